@@ -1,0 +1,3 @@
+from omnieval.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,71 @@
+"""The ``omnieval`` command line.
+
+Each subcommand lives in its own ``_<name>.py`` module exposing ``add_parser(subparsers)``; those
+modules import nothing heavy at module level so ``omnieval --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from omnieval.errors import OmnievalError
+
+# Order = order in `omnieval --help`. A module missing here is simply not offered.
+_SUBCOMMAND_MODULES = (
+    "_run",
+    "_validate",
+    "_metrics",
+    "_judge",
+    "_aggregate",
+    "_analyze",
+    "_lineage",
+    "_serve",
+    "_train",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="omnieval",
+        description=(
+            "Evaluate omnimodal generation systems (Omni-StoryBench, OmniACBench, PRISM-Bench): "
+            "versioned data, gated stages, LLM judges, statistics, MLflow tracking."
+        ),
+    )
+    from omnieval import __version__
+
+    parser.add_argument("--version", action="version", version=f"omnieval {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in _SUBCOMMAND_MODULES:
+        try:
+            module = importlib.import_module(f"omnieval.cli.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"omnieval.cli.{name}":
+                continue
+            raise
+        module.add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 0
+    try:
+        code = args.func(args)
+    except OmnievalError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    return int(code or 0)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

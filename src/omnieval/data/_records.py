@@ -1,0 +1,128 @@
+"""Typed records of the Omni-StoryBench release layout (FORMATS.md section 1).
+
+A :class:`Transition` holds one parquet row with its files resolved to absolute paths and its text
+files read. :meth:`Transition.task_inputs` is all a system under test may see; the next page's image
+and narration are evaluation targets only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Character:
+    """A character as listed in the conditions or the book metadata."""
+
+    name: str
+    description: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, **self.extra}
+
+
+@dataclass(frozen=True)
+class TargetSpeech:
+    """The spoken line a system must produce, with its requested delivery. There is no reference audio."""
+
+    name: str
+    line: str
+    emotion: str
+    speed: str
+    pitch: str
+    gender: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {
+            "name": self.name,
+            "line": self.line,
+            "emotion": self.emotion,
+            "speed": self.speed,
+            "pitch": self.pitch,
+            "gender": self.gender,
+        }
+
+
+@dataclass(frozen=True)
+class BookMetadata:
+    genre: str
+    topic: str
+    style: str
+    narrative_tense: str
+    narrative_perspective: str
+    characters: tuple[Character, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "genre": self.genre,
+            "topic": self.topic,
+            "style": self.style,
+            "narrative_tense": self.narrative_tense,
+            "narrative_perspective": self.narrative_perspective,
+            "characters": [c.as_dict() for c in self.characters],
+        }
+
+
+@dataclass(frozen=True)
+class NextPageCondition:
+    characters: tuple[Character, ...]
+    scene: str
+    text_content: str
+    ambient_sound: str
+
+    def as_dict(self) -> dict[str, Any]:
+        """The condition object exactly as systems and judges see it (note the key ``text content``)."""
+        return {
+            "characters": [c.as_dict() for c in self.characters],
+            "scene": self.scene,
+            "text content": self.text_content,
+            "ambient_sound": self.ambient_sound,
+        }
+
+
+@dataclass(frozen=True)
+class TaskInputs:
+    """What a system under test receives: never the next page."""
+
+    instance_id: str
+    index: int
+    current_image: Path
+    current_text: str
+    metadata: BookMetadata
+    condition: NextPageCondition
+    speech_request: TargetSpeech
+
+
+@dataclass(frozen=True)
+class Transition:
+    """One Omni-StoryBench transition (one parquet row), paths absolute, texts loaded."""
+
+    index: int
+    id: str
+    source: str
+    book: str
+    from_key: str
+    to_key: str
+    current_image: Path
+    current_text: str
+    next_image: Path
+    next_text: str
+    metadata: BookMetadata
+    condition: NextPageCondition
+    target_speech: TargetSpeech
+    sample_path: Path
+    metadata_path: Path
+
+    def task_inputs(self) -> TaskInputs:
+        return TaskInputs(
+            instance_id=self.id,
+            index=self.index,
+            current_image=self.current_image,
+            current_text=self.current_text,
+            metadata=self.metadata,
+            condition=self.condition,
+            speech_request=self.target_speech,
+        )

@@ -1,0 +1,112 @@
+"""Controllable speech synthesis with espeak-ng (Debian package ``espeak-ng``).
+
+Requested delivery (gender, speed, pitch, whisper) maps onto espeak-ng's voice variant (``+f3``,
+``+m3``, ``+whisper``, ``+whisperf``), speaking rate ``-s`` (words per minute) and pitch ``-p``
+(0-99). The mapping is data (:class:`EspeakProsody`) calibrated so that the measured labels of
+omnieval's speech metrics (words/s thresholds 2.6 / 4.7, gender-dependent F0 thresholds) land on the
+requested value; ``tests/backends/test_tts.py`` checks the calibration. Emotion is not rendered:
+espeak-ng has no emotional voices, and faking it with rate/pitch changes would corrupt the speed and
+pitch labels.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from omnieval.errors import OmnievalError
+
+
+class SynthesisError(OmnievalError):
+    """espeak-ng is missing or failed."""
+
+
+@dataclass(frozen=True)
+class SpeechRequest:
+    """What to say and how. Labels use the Omni-StoryBench vocabularies."""
+
+    text: str
+    gender: str = "female"
+    speed: str = "normal"
+    pitch: str = "normal"
+    whisper: bool = False
+
+
+@dataclass(frozen=True)
+class EspeakProsody:
+    """espeak-ng settings per label. Rates are espeak's nominal words per minute."""
+
+    rate_wpm: tuple[tuple[str, int], ...] = (("slow", 95), ("normal", 175), ("fast", 330))
+    pitch_female: tuple[tuple[str, int], ...] = (("low", 5), ("normal", 45), ("high", 99))
+    pitch_male: tuple[tuple[str, int], ...] = (("low", 10), ("normal", 55), ("high", 99))
+    female_variant: str = "f3"
+    male_variant: str = "m3"
+    language: str = "en-us"
+    version: str = "espeak-prosody-v1"
+
+    def voice(self, request: SpeechRequest) -> str:
+        if request.whisper:
+            variant = "whisperf" if request.gender == "female" else "whisper"
+        else:
+            variant = self.female_variant if request.gender == "female" else self.male_variant
+        return f"{self.language}+{variant}"
+
+    def rate(self, speed: str) -> int:
+        return _lookup(self.rate_wpm, speed, "speed")
+
+    def pitch(self, gender: str, pitch: str) -> int:
+        table = self.pitch_female if gender == "female" else self.pitch_male
+        return _lookup(table, pitch, "pitch")
+
+
+def _lookup(table: tuple[tuple[str, int], ...], key: str, field: str) -> int:
+    for label, value in table:
+        if label == key.strip().lower():
+            return value
+    known = ", ".join(label for label, _ in table)
+    raise SynthesisError(f"unknown {field} label {key!r} (known: {known})")
+
+
+@dataclass(frozen=True)
+class SynthesisInfo:
+    path: Path
+    command: tuple[str, ...]
+    engine: str
+
+
+def espeak_binary() -> str:
+    binary = shutil.which("espeak-ng")
+    if binary is None:
+        raise SynthesisError("espeak-ng is not installed (Debian package espeak-ng; `make setup` installs it)")
+    return binary
+
+
+def synthesize(request: SpeechRequest, out_path: Path, prosody: EspeakProsody | None = None) -> SynthesisInfo:
+    """Write ``request`` as a WAV (22.05 kHz mono, 16-bit) to ``out_path`` atomically."""
+    prosody = prosody or EspeakProsody()
+    text = " ".join(request.text.split())
+    if not text:
+        raise SynthesisError("nothing to say: empty text")
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out_path.with_name(out_path.stem + ".partial.wav")
+    command = (
+        espeak_binary(),
+        "-v",
+        prosody.voice(request),
+        "-s",
+        str(prosody.rate(request.speed)),
+        "-p",
+        str(prosody.pitch(request.gender, request.pitch)),
+        "-w",
+        str(tmp),
+        "--",
+        text,
+    )
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    if done.returncode != 0 or not tmp.is_file() or tmp.stat().st_size <= 44:
+        tmp.unlink(missing_ok=True)
+        raise SynthesisError(f"espeak-ng failed for {out_path}: {done.stderr.strip() or done.returncode}")
+    tmp.replace(out_path)
+    return SynthesisInfo(out_path, command[1:], f"espeak-ng:{prosody.version}")

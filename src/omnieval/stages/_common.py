@@ -1,0 +1,130 @@
+"""Shared plumbing of the stages: paths of the state folder, content keys and skip stamps.
+
+A stage's key hashes everything its output depends on (input digests, its config section, the code
+version). A stage whose stamp holds the same key and whose outputs exist does nothing, so a second
+run with nothing changed skips the expensive work (DVC does the same from ``dvc.yaml``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import omnieval
+from omnieval.config import SuiteConfig
+
+
+@dataclass(frozen=True)
+class StatePaths:
+    """Where each stage of one suite writes (all under ``state/<suite>/``)."""
+
+    root: Path
+
+    @property
+    def stamps(self) -> Path:
+        return self.root / ".stamps"
+
+    @property
+    def dataset_manifest(self) -> Path:
+        return self.root / "dataset" / "manifest.json"
+
+    @property
+    def gates(self) -> Path:
+        return self.root / "gates"
+
+    def candidates(self, system: str) -> Path:
+        return self.root / "candidates" / system
+
+    def metrics(self, system: str) -> Path:
+        return self.root / "metrics" / f"{system}.parquet"
+
+    def metrics_lineage(self, system: str) -> Path:
+        return self.root / "metrics" / f"{system}.lineage.json"
+
+    @property
+    def judge_dir(self) -> Path:
+        return self.root / "judge"
+
+    @property
+    def report_dir(self) -> Path:
+        return self.root / "report"
+
+    @property
+    def tracking(self) -> Path:
+        return self.root / "tracking.json"
+
+    @property
+    def cache(self) -> Path:
+        return self.root.parent / ".cache"
+
+
+def state_paths(config: SuiteConfig) -> StatePaths:
+    return StatePaths(config.state)
+
+
+@lru_cache(maxsize=1)
+def code_digest() -> str:
+    """SHA-256 over the package's source files: any code change invalidates stage stamps."""
+    root = Path(omnieval.__file__).parent
+    digest = hashlib.sha256(omnieval.__version__.encode())
+    for path in sorted(root.rglob("*")):
+        if path.suffix in {".py", ".yaml", ".json", ".txt", ".j2"} and "__pycache__" not in path.parts:
+            digest.update(path.relative_to(root).as_posix().encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def content_key(**parts: Any) -> str:
+    blob = json.dumps(parts, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def tree_digest(folder: Path) -> str:
+    """SHA-256 over the relative paths and bytes of every file below ``folder``."""
+    digest = hashlib.sha256()
+    if not folder.exists():
+        return "absent"
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        digest.update(path.relative_to(folder).as_posix().encode())
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def file_digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "absent"
+
+
+def stamp_path(paths: StatePaths, stage: str) -> Path:
+    return paths.stamps / f"{stage}.json"
+
+
+def is_fresh(paths: StatePaths, stage: str, key: str, outputs: list[Path]) -> bool:
+    stamp = stamp_path(paths, stage)
+    if not stamp.is_file() or not all(p.exists() for p in outputs):
+        return False
+    try:
+        return bool(json.loads(stamp.read_text())["key"] == key)
+    except (ValueError, KeyError):
+        return False
+
+
+def write_stamp(paths: StatePaths, stage: str, key: str, **extra: Any) -> None:
+    stamp = stamp_path(paths, stage)
+    write_json(stamp, {"stage": stage, "key": key, **extra})
+
+
+def write_json(path: Path, payload: Any) -> None:
+    """Write JSON atomically: a crash never leaves a half-written file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(payload, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+def read_json(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))

@@ -1,0 +1,118 @@
+"""Stage ``judge``: every configured panel over every system, model-major, through the response cache.
+
+    python -m omnieval.stages.judge --suite pipelines/nightly.yaml
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from omnieval.config import SuiteConfig
+from omnieval.data import Transition
+from omnieval.progress import note, progress_bar
+from omnieval.stages._common import (
+    code_digest,
+    content_key,
+    is_fresh,
+    state_paths,
+    tree_digest,
+    write_json,
+    write_stamp,
+)
+from omnieval.stages._main import stage_main
+
+
+@dataclass(frozen=True)
+class JudgeOutcome:
+    scores_path: Path
+    judgments_path: Path
+    model_calls: int
+    cache_hits: int
+    skipped: bool
+
+
+def _describe_audio(path: Path) -> Mapping[str, object]:
+    from omnieval.metrics import describe_audio
+
+    return describe_audio(path).to_dict()
+
+
+def run(config: SuiteConfig, transitions: Sequence[Transition], dataset_digest: str) -> JudgeOutcome:
+    import pandas as pd
+
+    from omnieval.judges import run_judges
+    from omnieval.scores import SCORE_COLUMNS, write_scores
+    from omnieval.systems import resolve_candidates_root
+
+    paths = state_paths(config)
+    out_dir = paths.judge_dir
+    scores_path, judgments_path = out_dir / "scores.parquet", out_dir / "judgments.parquet"
+    candidates = {sid: resolve_candidates_root(paths.candidates(sid)) for sid in config.systems}
+    key = content_key(
+        stage="judge",
+        dataset=dataset_digest,
+        rows=[t.id for t in transitions],
+        candidates={sid: tree_digest(root) for sid, root in candidates.items()},
+        panels=list(config.judges.panels),
+        code=code_digest(),
+    )
+    if is_fresh(paths, "judge", key, [scores_path, judgments_path]):
+        note("[judge] unchanged, reusing judge outputs (0 model calls)")
+        return JudgeOutcome(scores_path, judgments_path, 0, 0, True)
+
+    score_frames: list[pd.DataFrame] = []
+    judgment_frames: list[pd.DataFrame] = []
+    lineage: dict[str, Any] = {}
+    tags: dict[str, str] = {}
+    calls = hits = 0
+
+    for panel in config.judges.panels:
+        with progress_bar(f"judge {panel}", len(transitions) * len(candidates)) as update:
+
+            def report(_label: str, done: int, total: int, _update: Any = update) -> None:
+                _update(done, total)
+
+            result = run_judges(
+                transitions,
+                candidates,
+                panel=panel,
+                cache_dir=paths.cache / "judges",
+                describe_audio=_describe_audio,
+                progress=report,
+            )
+        score_frames.append(result.scores)
+        judgment_frames.append(result.judgments.assign(panel=panel))
+        lineage[panel] = result.lineage
+        tags.update(result.mlflow_tags())
+        calls += result.model_calls
+        hits += result.cache_hits
+        note(f"[judge] panel {panel}: {result.model_calls} model calls, {result.cache_hits} cache hits")
+
+    scores = pd.concat(score_frames, ignore_index=True) if score_frames else pd.DataFrame(columns=list(SCORE_COLUMNS))
+    write_scores(scores, scores_path)
+    judgments = pd.concat(judgment_frames, ignore_index=True) if judgment_frames else pd.DataFrame()
+    tmp = judgments_path.with_suffix(".tmp")
+    judgments.to_parquet(tmp, index=False)
+    tmp.replace(judgments_path)
+    write_json(
+        out_dir / "lineage.json",
+        {"panels": lineage, "mlflow_tags": tags, "model_calls": calls, "cache_hits": hits},
+    )
+    write_stamp(paths, "judge", key, model_calls=calls, cache_hits=hits)
+    return JudgeOutcome(scores_path, judgments_path, calls, hits, False)
+
+
+def main(argv: list[str] | None = None) -> int:
+    def body(cfg: SuiteConfig, _args: object) -> None:
+        from omnieval.stages.validate import dataset_digest, load_transitions
+
+        run(cfg, load_transitions(cfg), dataset_digest(state_paths(cfg)))
+
+    return stage_main("judge", body, argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

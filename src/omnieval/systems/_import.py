@@ -1,0 +1,55 @@
+"""``import``: outputs made elsewhere, in the candidate layout, evaluated as they are."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from omnieval.candidates import Modality, read_candidate
+from omnieval.data import Transition
+from omnieval.errors import ConfigError
+from omnieval.systems._base import SYSTEMS, GenerationSummary, Progress
+
+
+class ImportSystem:
+    """Points at an existing candidate folder; missing or undecodable outputs become ``missing_output``."""
+
+    uses_ground_truth = False
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path).expanduser()
+
+    def generate(
+        self, transitions: Sequence[Transition], out_root: Path, *, progress: Progress | None = None
+    ) -> GenerationSummary:
+        if not self.path.is_dir():
+            raise ConfigError(f"import system: candidate folder {self.path} does not exist")
+        source = self.path.resolve()
+        counts: dict[str, int] = {}
+        problems: list[str] = []
+        for done, tr in enumerate(transitions, start=1):
+            for modality in Modality:
+                found = read_candidate(source, modality, tr.index)
+                if not found.present:
+                    counts[modality.value] = counts.get(modality.value, 0) + 1
+                    problems.append(f"row {tr.index} ({tr.id}) {modality.value}: {found.problem}")
+            if progress:
+                progress(done, len(transitions))
+        out_root.mkdir(parents=True, exist_ok=True)
+        pointer = {"imported_from": str(source), "missing": counts, "problems": problems}
+        (out_root / "IMPORTED.json").write_text(json.dumps(pointer, indent=2) + "\n", encoding="utf-8")
+        return GenerationSummary(
+            "import", "import", source, len(transitions), counts, {"imported_from": str(source)}
+        )
+
+
+SYSTEMS.register("import")(ImportSystem)
+
+
+def resolve_candidates_root(out_root: Path) -> Path:
+    """Where a system's outputs really are: the imported folder for ``import``, else ``out_root``."""
+    pointer = out_root / "IMPORTED.json"
+    if pointer.is_file():
+        return Path(json.loads(pointer.read_text(encoding="utf-8"))["imported_from"])
+    return out_root

@@ -1,0 +1,134 @@
+"""Reference systems built from the dataset itself: ceilings and floors for every metric.
+
+``oracle`` and ``shuffled`` read the evaluation targets on purpose (``uses_ground_truth``); they
+bound the scale. ``copy-current`` sees only the task inputs, like a real system.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from pathlib import Path
+
+from omnieval.backends.tts import EspeakProsody, SpeechRequest, SynthesisError, synthesize
+from omnieval.candidates import Modality, output_path
+from omnieval.data import TargetSpeech, Transition
+from omnieval.systems._base import (
+    SYSTEMS,
+    GenerationSummary,
+    Progress,
+    clear_index,
+    record_missing,
+    write_image,
+    write_text,
+)
+
+
+def _speak(
+    root: Path, index: int, speech: TargetSpeech, *, controlled: bool, counts: dict[str, int]
+) -> None:
+    request = (
+        SpeechRequest(speech.line, gender=speech.gender, speed=speech.speed, pitch=speech.pitch)
+        if controlled
+        else SpeechRequest(speech.line)  # espeak-ng's default delivery: no attribute control
+    )
+    try:
+        synthesize(request, output_path(root, Modality.SPEECH, index), EspeakProsody())
+    except SynthesisError as exc:
+        record_missing(root, Modality.SPEECH, index, str(exc), counts)
+
+
+def _tts_lineage(controlled: bool) -> dict[str, object]:
+    prosody = EspeakProsody()
+    return {
+        "tts": "espeak-ng",
+        "tts_prosody": prosody.version,
+        "speech_attributes_controlled": controlled,
+        "emotion_rendered": False,
+    }
+
+
+class OracleSystem:
+    """Ground-truth narration and image; the target line spoken with the target attributes."""
+
+    uses_ground_truth = True
+
+    def generate(
+        self, transitions: Sequence[Transition], out_root: Path, *, progress: Progress | None = None
+    ) -> GenerationSummary:
+        counts: dict[str, int] = {}
+        for done, tr in enumerate(transitions, start=1):
+            clear_index(out_root, tr.index)
+            write_text(out_root, tr.index, tr.next_text)
+            write_image(out_root, tr.index, tr.next_image)
+            _speak(out_root, tr.index, tr.target_speech, controlled=True, counts=counts)
+            if progress:
+                progress(done, len(transitions))
+        return GenerationSummary("oracle", "oracle", out_root, len(transitions), counts, _tts_lineage(True))
+
+
+class CopyCurrentSystem:
+    """Repeats the current page: its narration and image; the requested line in the default voice."""
+
+    uses_ground_truth = False
+
+    def generate(
+        self, transitions: Sequence[Transition], out_root: Path, *, progress: Progress | None = None
+    ) -> GenerationSummary:
+        counts: dict[str, int] = {}
+        for done, tr in enumerate(transitions, start=1):
+            inputs = tr.task_inputs()
+            clear_index(out_root, inputs.index)
+            write_text(out_root, inputs.index, inputs.current_text)
+            write_image(out_root, inputs.index, inputs.current_image)
+            _speak(out_root, inputs.index, inputs.speech_request, controlled=False, counts=counts)
+            if progress:
+                progress(done, len(transitions))
+        return GenerationSummary(
+            "copy-current", "copy-current", out_root, len(transitions), counts, _tts_lineage(False)
+        )
+
+
+def derangement(transitions: Sequence[Transition], seed: int) -> dict[int, Transition]:
+    """Map every row to another row's transition, preferring one from a different book.
+
+    Deterministic for a seed. With a single transition there is nothing to shuffle, so the row maps
+    to itself (documented floor degenerates to the oracle, which the caller can see in lineage).
+    """
+    rng = random.Random(seed)
+    result: dict[int, Transition] = {}
+    for tr in transitions:
+        other_books = [o for o in transitions if o.book != tr.book or o.source != tr.source]
+        others = other_books or [o for o in transitions if o.index != tr.index] or [tr]
+        result[tr.index] = rng.choice(others)
+    return result
+
+
+class ShuffledSystem:
+    """Another transition's ground truth (another book's where possible): a floor for every metric."""
+
+    uses_ground_truth = True
+
+    def __init__(self, seed: int = 0) -> None:
+        self.seed = seed
+
+    def generate(
+        self, transitions: Sequence[Transition], out_root: Path, *, progress: Progress | None = None
+    ) -> GenerationSummary:
+        counts: dict[str, int] = {}
+        donors = derangement(transitions, self.seed)
+        for done, tr in enumerate(transitions, start=1):
+            donor = donors[tr.index]
+            clear_index(out_root, tr.index)
+            write_text(out_root, tr.index, donor.next_text)
+            write_image(out_root, tr.index, donor.next_image)
+            _speak(out_root, tr.index, donor.target_speech, controlled=True, counts=counts)
+            if progress:
+                progress(done, len(transitions))
+        lineage = {**_tts_lineage(True), "seed": self.seed, "donors": {tr.id: donors[tr.index].id for tr in transitions}}
+        return GenerationSummary("shuffled", "shuffled", out_root, len(transitions), counts, lineage)
+
+
+SYSTEMS.register("oracle")(OracleSystem)
+SYSTEMS.register("copy-current")(CopyCurrentSystem)
+SYSTEMS.register("shuffled")(ShuffledSystem)

@@ -1,0 +1,125 @@
+"""``omnieval judge``: inspect how judge answers are read, and which judge panels and prompts exist."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from omnieval.errors import DataError
+
+_TRACKS = ("text", "image", "speech", "integrated")
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = sub.add_parser(
+        "judge",
+        help="LLM-as-judge tools: parse a raw judge answer, list panels and prompt versions",
+        description=(
+            "Tools around the storybench LLM judges. Judging itself runs inside `omnieval run`; "
+            "these subcommands show how a raw answer is read and which panels and prompts exist."
+        ),
+    )
+    parser.set_defaults(func=lambda _args: (parser.print_help(), 0)[1])
+    judge_sub = parser.add_subparsers(dest="judge_command", metavar="SUBCOMMAND")
+
+    parse = judge_sub.add_parser(
+        "parse",
+        help="show how one raw judge answer is read (status, scores, rationales)",
+        description=(
+            "Read one raw judge answer the way the validity ledger does: local format normalization "
+            "(code fences, prose, trailing commas, quoted or '8/10' scores, key case), then strict "
+            "validation (all four criteria, integer 1-10, non-empty rationale; nothing is clamped). "
+            "The repair model is not called."
+        ),
+    )
+    parse.add_argument("--track", required=True, choices=_TRACKS, help="judge track whose criteria to expect")
+    parse.add_argument("file", type=Path, metavar="FILE", help="file holding the raw answer ('-' for stdin)")
+    parse.add_argument(
+        "--json",
+        action="store_true",
+        help='print {"status": ..., "scores": {...}, "rationales": {...}} (plus "error" when not ok)',
+    )
+    parse.set_defaults(func=_parse)
+
+    panels = judge_sub.add_parser(
+        "panels",
+        help="list the judge panels (paper-a, paper-b, paper-c, cpu, ...) and their judges per track",
+        description="List the shipped judge panels: each track's judges, or why the track is unavailable.",
+    )
+    panels.add_argument("--json", action="store_true", help="print the panels as JSON")
+    panels.set_defaults(func=_panels)
+
+    prompts = judge_sub.add_parser(
+        "prompts",
+        help="list the prompt templates with their version and SHA-256",
+        description="List every judge prompt template (per track and input variant), its version and hash.",
+    )
+    prompts.add_argument("--json", action="store_true", help="print as JSON")
+    prompts.set_defaults(func=_prompts)
+
+
+def _read_raw(path: Path) -> str:
+    if str(path) == "-":
+        return sys.stdin.read()
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise DataError(f"{path}: no such file") from None
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read ({exc.strerror})") from None
+
+
+def _parse(args: argparse.Namespace) -> int:
+    from omnieval.judges._parse import parse_verdict
+
+    result = parse_verdict(_read_raw(args.file), args.track)
+    if args.json:
+        print(json.dumps(result.as_dict(), ensure_ascii=False))
+        return 0
+    print(f"status: {result.status}")
+    if result.normalizations:
+        print(f"normalized: {', '.join(result.normalizations)}")
+    if not result.ok:
+        print(f"error: {result.error}")
+        for key, score in result.partial_scores.items():
+            print(f"  (readable but not scored) {key}: {score}")
+        return 0
+    for key, score in result.scores.items():
+        print(f"  {key}: {score}  -- {result.rationales[key]}")
+    return 0
+
+
+def _panels(args: argparse.Namespace) -> int:
+    from omnieval.judges._panels import describe_panels
+
+    described = describe_panels()
+    if args.json:
+        print(json.dumps(described, indent=2, ensure_ascii=False))
+        return 0
+    for panel in described:
+        print(f"{panel['name']}: {panel['description']}")
+        for track_name, entry in panel["tracks"].items():
+            if entry["unavailable"]:
+                print(f"  {track_name:11s} unavailable: {entry['unavailable']}")
+            else:
+                judges = ", ".join(f"{j['id']} [{j['backend']}]" for j in entry["judges"])
+                print(f"  {track_name:11s} {judges}")
+        if panel["repair"]:
+            print(f"  {'repair':11s} {panel['repair']}")
+    return 0
+
+
+def _prompts(args: argparse.Namespace) -> int:
+    from omnieval.judges._rubrics import template_catalog
+
+    catalog = template_catalog()
+    if args.json:
+        print(json.dumps(catalog, indent=2))
+        return 0
+    for entry in catalog:
+        print(f"{entry['track']:11s} {entry['variant']:9s} {entry['version']}  sha256 {entry['sha256']}")
+    return 0

@@ -1,0 +1,443 @@
+"""Reading a judge's raw answer into four criterion scores: the local half of the validity ledger.
+
+The reading is deliberately forgiving about *format* and strict about *content*:
+
+- format slips are normalized: reasoning blocks (``<think>...</think>``), Markdown code fences, prose
+  around the JSON, smart quotes, trailing commas, Python literals and single quotes, unescaped quotes
+  inside strings, raw newlines inside strings, an object cut off after a complete value, criterion
+  keys in another case or with spaces/dashes, and scores written as ``8``, ``8.0``, ``"8"``,
+  ``"8.0"`` or ``"8/10"``;
+- content problems are never patched: a missing criterion, a score outside 1-10 or not integral, a
+  missing or empty rationale, or two different verdicts in one answer make the record a parse error
+  (values are never clamped or guessed). Such non-empty answers are what the repair stage sees.
+
+Only the judge's own answer is read here; nothing from the candidate under evaluation reaches this
+module, so a candidate that tries to instruct the judge cannot change how the answer is read.
+
+Example:
+    >>> raw = '''Sure! ```json
+    ... {"Alignment With Metadata": {"score": "8/10", "rationale": "fits"},
+    ...  "natural_flow_from_current_narration": {"score": 7, "rationale": "smooth",},
+    ...  "satisfaction_of_generation_conditions": {"score": 9.0, "rationale": "all met"},
+    ...  "semantic_consistency_with_ground_truth": {"score": "6", "rationale": "close"}}
+    ... ```'''
+    >>> result = parse_verdict(raw, "text")
+    >>> result.status, list(result.scores.values())
+    ('ok', [8, 7, 9, 6])
+    >>> parse_verdict('{"alignment_with_metadata": {"score": 11, "rationale": "x"}}', "text").status
+    'parse_error'
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from omnieval.judges._tracks import SCORE_MAX, SCORE_MIN, track
+
+OK = "ok"
+PARSE_ERROR = "parse_error"
+
+# Longer inputs are not worth the quadratic candidate search; real verdicts are a few kB.
+_MAX_CHARS = 200_000
+_MAX_CANDIDATES = 400
+_RATIONALE_KEYS = frozenset({"rationale", "reason", "reasoning", "explanation", "justification"})
+_THINK_BLOCK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.S | re.I)
+_UNCLOSED_THINK = re.compile(r"^\s*<(think|thinking|reasoning)>", re.I)
+_FENCE = re.compile(r"```[ \t]*[A-Za-z0-9_+-]*[ \t]*\r?\n?(.*?)```", re.S)
+_SCORE_TEXT = re.compile(r"([0-9]+)(?:\.0+)?(?:\s*/\s*10)?")
+_SMART = str.maketrans({"“": '"', "”": '"', "„": '"', "‟": '"', "″": '"', "‘": "'", "’": "'", "‚": "'"})
+
+
+@dataclass(frozen=True)
+class ParseResult:
+    """How one raw answer was read.
+
+    Attributes:
+        status: ``ok`` (all four criteria valid) or ``parse_error``.
+        scores: criterion -> integer 1-10; all four when ok, empty otherwise.
+        rationales: criterion -> non-empty text; all four when ok, empty otherwise.
+        error: why the answer is not a valid verdict ('' when ok).
+        normalizations: format fixes that were needed, in order (e.g. ``code_fence``, ``trailing_commas``).
+        partial_scores: valid criteria found in the best failing candidate (diagnostics only, never scored).
+    """
+
+    status: str
+    scores: dict[str, int] = field(default_factory=dict)
+    rationales: dict[str, str] = field(default_factory=dict)
+    error: str = ""
+    normalizations: tuple[str, ...] = ()
+    partial_scores: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == OK
+
+    def as_dict(self) -> dict[str, Any]:
+        """The public reading: ``{"status", "scores", "rationales"}``, plus ``error`` when not ok."""
+        out: dict[str, Any] = {
+            "status": self.status,
+            "scores": dict(self.scores),
+            "rationales": dict(self.rationales),
+        }
+        if not self.ok:
+            out["error"] = self.error
+        return out
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    text: str
+    steps: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class _Extraction:
+    scores: dict[str, int]
+    rationales: dict[str, str]
+    problems: tuple[str, ...]
+
+
+def normalize_key(key: str) -> str:
+    """Case- and punctuation-insensitive form of a key: ``"Natural Flow-From"`` -> ``"naturalflowfrom"``."""
+    return re.sub(r"[^a-z0-9]", "", key.lower())
+
+
+def parse_score(value: object) -> int | str:
+    """Read one score; return the integer, or a message saying why it is not a valid 1-10 score.
+
+    Example:
+        >>> parse_score("8/10"), parse_score(7.0), parse_score(7.5), parse_score(0)
+        (8, 7, 'score 7.5 is not an integer', 'score 0 is outside 1-10')
+    """
+    number: int | None = None
+    if isinstance(value, bool):
+        return f"score {value!r} is not a number"
+    if isinstance(value, int):
+        number = value
+    elif isinstance(value, float):
+        if not value.is_integer():
+            return f"score {value!r} is not an integer"
+        number = int(value)
+    elif isinstance(value, str):
+        match = _SCORE_TEXT.fullmatch(value.strip())
+        if match is None:
+            return f"score {value!r} is not an integer 1-10"
+        number = int(match.group(1))
+    else:
+        return f"score {value!r} is not a number"
+    if not SCORE_MIN <= number <= SCORE_MAX:
+        return f"score {number} is outside {SCORE_MIN}-{SCORE_MAX}"
+    return number
+
+
+def parse_verdict(raw: str | None, track_name: str) -> ParseResult:
+    """Read a judge's raw answer for ``track_name`` (``text``, ``image``, ``speech``, ``integrated``)."""
+    criteria = track(track_name).criteria
+    if raw is None or not raw.strip():
+        return ParseResult(PARSE_ERROR, error="empty response")
+    text, pre_steps = _strip_reasoning(raw[:_MAX_CHARS])
+    if not text.strip():
+        return ParseResult(PARSE_ERROR, error="no answer after the reasoning block", normalizations=pre_steps)
+
+    complete: list[tuple[_Extraction, tuple[str, ...]]] = []
+    best: _Extraction | None = None
+    for candidate in _candidates(text):
+        loaded = _load(candidate.text)
+        if loaded is None:
+            continue
+        obj, load_steps = loaded
+        extraction = _extract(obj, criteria)
+        steps = pre_steps + candidate.steps + load_steps
+        if not extraction.problems:
+            if all(
+                extraction.scores != seen.scores or extraction.rationales != seen.rationales
+                for seen, _ in complete
+            ):
+                complete.append((extraction, steps))
+        elif best is None or len(extraction.scores) > len(best.scores):
+            best = extraction
+
+    if len(complete) == 1:
+        extraction, steps = complete[0]
+        return ParseResult(OK, extraction.scores, extraction.rationales, normalizations=_dedupe(steps))
+    if len(complete) > 1:
+        return ParseResult(PARSE_ERROR, error=f"{len(complete)} different verdicts in one answer")
+    if best is None:
+        return ParseResult(PARSE_ERROR, error="no JSON object found", normalizations=pre_steps)
+    return ParseResult(
+        PARSE_ERROR, error="; ".join(best.problems), normalizations=pre_steps, partial_scores=best.scores
+    )
+
+
+def _dedupe(steps: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(steps))
+
+
+def _strip_reasoning(text: str) -> tuple[str, tuple[str, ...]]:
+    """Drop reasoning blocks; an unclosed opening block means the model never reached its answer."""
+    steps: tuple[str, ...] = ()
+    stripped = _THINK_BLOCK.sub("", text)
+    if stripped != text:
+        steps = ("reasoning_block",)
+    if _UNCLOSED_THINK.match(stripped):
+        return "", (*steps, "unclosed_reasoning_block")
+    return stripped.lstrip("\ufeff"), steps
+
+
+def _candidates(text: str) -> Iterator[_Candidate]:
+    """The whole text, each fenced block, then every balanced ``{...}`` (and a truncated tail)."""
+    yield _Candidate(text.strip(), ())
+    count = 1
+    for match in _FENCE.finditer(text):
+        yield _Candidate(match.group(1).strip(), ("code_fence",))
+        count += 1
+    for start, end, closed in _braced_spans(text):
+        if count >= _MAX_CANDIDATES:
+            return
+        count += 1
+        steps: tuple[str, ...] = ("surrounding_prose",) if (start, end) != (0, len(text)) else ()
+        yield _Candidate(text[start:end], steps if closed else (*steps, "truncated_object"))
+
+
+def _braced_spans(text: str) -> Iterator[tuple[int, int, bool]]:
+    """(start, end, closed) for every ``{`` that opens a balanced object, string-aware.
+
+    An object still open at the end of the text is yielded once (closed=False) for the outermost
+    opening brace, so a truncated answer can be closed by :func:`_close_truncated`.
+    """
+    truncated_reported = False
+    for start in (i for i, c in enumerate(text) if c == "{"):
+        depth = 0
+        in_string = False
+        escaped = False
+        end = -1
+        for pos in range(start, len(text)):
+            char = text[pos]
+            if in_string:
+                if escaped:
+                    escaped = False
+                elif char == "\\":
+                    escaped = True
+                elif char == '"':
+                    in_string = False
+                continue
+            if char == '"':
+                in_string = True
+            elif char in "{[":
+                depth += 1
+            elif char in "}]":
+                depth -= 1
+                if depth == 0:
+                    end = pos + 1
+                    break
+        if end > 0:
+            yield start, end, True
+        elif not truncated_reported:
+            truncated_reported = True
+            yield start, len(text), False
+
+
+def _load(text: str) -> tuple[Any, tuple[str, ...]] | None:
+    """Parse a candidate as JSON, applying format fixes one after another until one works."""
+    if not text:
+        return None
+    try:
+        return json.loads(text), ()
+    except ValueError:
+        pass
+    steps: list[str] = []
+    current = text
+    # Cheap, meaning-preserving fixes first; the Python-literal reading sits between them and the
+    # two guessing fixes (stray quotes, truncation) so that it is only used when JSON fixes fail.
+    fixes: tuple[tuple[str, Callable[[str], str | None] | None], ...] = (
+        ("", None),
+        ("smart_quotes", lambda s: s.translate(_SMART)),
+        ("trailing_commas", _remove_trailing_commas),
+        ("python_literals", None),
+        ("unescaped_quotes", _escape_stray_quotes),
+        ("truncated_object", _close_truncated),
+    )
+    for name, fix in fixes:
+        if name == "python_literals":
+            literal = _python_literal(current)
+            if literal is not None:
+                return literal, (*steps, name)
+            continue
+        if fix is not None:
+            fixed = fix(current)
+            if fixed is None or fixed == current:
+                continue
+            current = fixed
+            steps.append(name)
+        try:
+            # strict=False accepts raw newlines and tabs inside strings.
+            value = json.loads(current, strict=False)
+        except ValueError:
+            continue
+        if value is not None:
+            return value, tuple(steps) if steps else ("control_characters",)
+    return None
+
+
+def _scan_outside_strings(text: str, quotes: str = '"') -> Iterator[tuple[bool, str]]:
+    """Split text into (is_string, chunk) pieces; strings keep their quotes."""
+    buf: list[str] = []
+    quote = ""
+    escaped = False
+    for char in text:
+        if quote:
+            buf.append(char)
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == quote:
+                yield True, "".join(buf)
+                buf, quote = [], ""
+            continue
+        if char in quotes:
+            if buf:
+                yield False, "".join(buf)
+            buf, quote = [char], char
+        else:
+            buf.append(char)
+    if buf:
+        yield bool(quote), "".join(buf)
+
+
+def _remove_trailing_commas(text: str) -> str:
+    return "".join(
+        chunk if is_str else re.sub(r",(\s*[}\]])", r"\1", chunk)
+        for is_str, chunk in _scan_outside_strings(text)
+    )
+
+
+_PY_FROM_JSON = {"true": "True", "false": "False", "null": "None"}
+
+
+def _python_literal(text: str) -> Any:
+    """Read a Python-style dict (single quotes, True/None); JSON literals outside strings are mapped."""
+    if len(text) > 50_000:
+        return None
+    converted = "".join(
+        chunk if is_str else re.sub(r"\b(true|false|null)\b", lambda m: _PY_FROM_JSON[m.group(1)], chunk)
+        for is_str, chunk in _scan_outside_strings(text, quotes="\"'")
+    )
+    try:
+        value = ast.literal_eval(converted)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    return value if isinstance(value, dict | list) else None
+
+
+def _escape_stray_quotes(text: str) -> str:
+    """Escape quotes inside strings that do not end the string (next char is not , : } ] or end)."""
+    out: list[str] = []
+    in_string = False
+    i = 0
+    while i < len(text):
+        char = text[i]
+        if not in_string:
+            in_string = char == '"'
+            out.append(char)
+        elif char == "\\":
+            out.append(text[i : i + 2])
+            i += 2
+            continue
+        elif char == '"':
+            j = i + 1
+            while j < len(text) and text[j] in " \t\r\n":
+                j += 1
+            if j == len(text) or text[j] in ",:}]":
+                in_string = False
+                out.append(char)
+            else:
+                out.append('\\"')
+        else:
+            out.append(char)
+        i += 1
+    return "".join(out)
+
+
+def _close_truncated(text: str) -> str | None:
+    """Close an object cut off right after a complete value; None when it stops mid-value."""
+    stack: list[str] = []
+    in_string = False
+    escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+            continue
+        if char == '"':
+            in_string = True
+        elif char in "{[":
+            stack.append("}" if char == "{" else "]")
+        elif char in "}]":
+            if not stack:
+                return None
+            stack.pop()
+    if in_string or not stack:
+        return None
+    body = text.rstrip()
+    if body.endswith(","):
+        body = body[:-1].rstrip()
+    if body.endswith((":", "[", "{")) and not body.endswith(("{}", "[]")):
+        return None
+    return body + "".join(reversed(stack))
+
+
+def _find_keys(obj: Any, wanted: dict[str, str]) -> dict[str, Any]:
+    """Breadth-first search for each wanted (normalized) key anywhere in a JSON value."""
+    found: dict[str, Any] = {}
+    queue: list[Any] = [obj]
+    while queue and len(found) < len(wanted):
+        node = queue.pop(0)
+        if isinstance(node, dict):
+            for key, value in node.items():
+                name = wanted.get(normalize_key(str(key)))
+                if name is not None and name not in found:
+                    found[name] = value
+            queue.extend(node.values())
+        elif isinstance(node, list):
+            queue.extend(node)
+    return found
+
+
+def _extract(obj: Any, criteria: tuple[str, ...]) -> _Extraction:
+    wanted = {normalize_key(c): c for c in criteria}
+    found = _find_keys(obj, wanted)
+    scores: dict[str, int] = {}
+    rationales: dict[str, str] = {}
+    problems: list[str] = []
+    for criterion in criteria:
+        if criterion not in found:
+            problems.append(f"{criterion}: missing")
+            continue
+        value = found[criterion]
+        if not isinstance(value, dict):
+            problems.append(f"{criterion}: expected an object with score and rationale")
+            continue
+        fields = {normalize_key(str(k)): v for k, v in value.items()}
+        if "score" not in fields:
+            problems.append(f"{criterion}: no score")
+            continue
+        score = parse_score(fields["score"])
+        rationale = next((fields[k] for k in fields if k in _RATIONALE_KEYS), None)
+        if isinstance(score, str):
+            problems.append(f"{criterion}: {score}")
+        elif not isinstance(rationale, str) or not rationale.strip():
+            problems.append(f"{criterion}: no rationale")
+        else:
+            scores[criterion] = score
+            rationales[criterion] = rationale.strip()
+    return _Extraction(scores, rationales, tuple(problems))

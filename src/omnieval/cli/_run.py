@@ -1,0 +1,40 @@
+"""``omnieval run SUITE.yaml``: the nightly flow, in this process, no Prefect server needed."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = sub.add_parser(
+        "run",
+        help="run a suite end to end (validate, generate, metrics, judges, report, MLflow)",
+        description=(
+            "Run the suite's Prefect flow in this process: validate and gate the dataset, generate "
+            "candidates for every system, compute metrics, run the judge panels, aggregate, analyse, "
+            "write the run folder and log to MLflow. Unchanged work is reused from the content cache. "
+            "Exit code 2 when a data gate fails."
+        ),
+    )
+    parser.add_argument("suite", type=Path, help="suite config, e.g. pipelines/nightly.yaml")
+    parser.add_argument("--json", action="store_true", help="print the run summary as JSON")
+    parser.set_defaults(func=_handle)
+
+
+def _handle(args: argparse.Namespace) -> int:
+    from omnieval.runner import run_suite
+
+    started = time.monotonic()
+    summary = run_suite(args.suite)
+    summary["seconds"] = round(time.monotonic() - started, 1)
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        print(f"run {summary['run_id']} finished in {summary['seconds']} s")
+        print(f"  run folder: {summary['run_folder']}")
+        print(f"  report:     {summary['report']}")
+        print("  MLflow:     make ui, then open http://127.0.0.1:5000")
+    return 0

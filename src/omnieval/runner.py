@@ -1,0 +1,73 @@
+"""The flows-facing API: what ``omnieval run``/``serve`` and the Prefect flows call.
+
+The Prefect flow itself lives in ``flows/nightly.py`` (scheduling, retries, concurrency only);
+this module finds and loads it and syncs DVC's lock afterwards so ``dvc repro`` sees a run made by
+the flow as up to date.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from omnieval.errors import OmnievalError
+
+
+def project_root(start: Path | None = None) -> Path:
+    """The nearest folder (from ``start`` or CWD upwards) that holds ``flows/nightly.py``."""
+    env = os.environ.get("OMNIEVAL_PROJECT_ROOT")
+    if env:
+        return Path(env)
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / "flows" / "nightly.py").is_file():
+            return folder
+    raise OmnievalError("cannot find flows/nightly.py: run omnieval from the project folder")
+
+
+def load_flow_module(name: str = "nightly") -> ModuleType:
+    path = project_root() / "flows" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"omnieval_flows_{name}", path)
+    if spec is None or spec.loader is None:
+        raise OmnievalError(f"cannot load flow {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def prepare_prefect_env() -> None:
+    """Run flows without a Prefect server: a temporary local one, no analytics, a project-local home."""
+    os.environ.setdefault("PREFECT_HOME", str(Path.cwd() / ".prefect"))
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+    os.environ.setdefault("DO_NOT_TRACK", "true")
+
+
+def run_suite(suite_path: Path) -> dict[str, Any]:
+    """Run the nightly flow on ``suite_path`` in this process; return its summary."""
+    from omnieval.config import load_suite
+
+    load_suite(suite_path)  # fail on a bad config before Prefect starts
+    prepare_prefect_env()
+    module = load_flow_module("nightly")
+    summary: dict[str, Any] = module.nightly(str(suite_path))
+    sync_dvc_lock()
+    return summary
+
+
+def sync_dvc_lock() -> None:
+    """Record the outputs the flow just produced in ``dvc.lock`` (``dvc commit``).
+
+    The flow runs exactly the stage functions that ``dvc.yaml`` declares, so committing their
+    current deps and outs makes ``dvc status`` clean and ``dvc repro`` a no-op after a run.
+    """
+    root = project_root()
+    dvc = shutil.which("dvc")
+    if dvc is None or not (root / "dvc.yaml").is_file() or not (root / ".dvc").is_dir():
+        return
+    subprocess.run([dvc, "commit", "--force", "--quiet"], cwd=root, check=False, timeout=600)

@@ -1,0 +1,157 @@
+"""Stage ``track``: the run folder (FORMATS.md section 4) and the MLflow runs of one suite execution.
+
+    python -m omnieval.stages.track --suite pipelines/nightly.yaml
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from omnieval.config import SuiteConfig
+from omnieval.progress import note
+from omnieval.stages._common import StatePaths, code_digest, read_json, state_paths, write_json
+from omnieval.stages._main import stage_main
+
+
+@dataclass(frozen=True)
+class TrackOutcome:
+    run_id: str
+    run_folder: Path
+    system_runs: dict[str, str]
+
+
+def _copy_tree(src: Path, dst: Path) -> None:
+    """Hard-link files where possible (candidates can be large), copy otherwise."""
+    for path in src.rglob("*"):
+        if path.is_file():
+            target = dst / path.relative_to(src)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.link(path, target)
+            except OSError:
+                shutil.copy2(path, target)
+
+
+def _lineage_parts(config: SuiteConfig, paths: StatePaths) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    metrics: dict[str, Any] = {}
+    systems: dict[str, Any] = {}
+    for sid in config.systems:
+        if paths.metrics_lineage(sid).is_file():
+            metrics[sid] = read_json(paths.metrics_lineage(sid))["lineage"]
+        summary = paths.root / "candidates" / f"{sid}.summary.json"
+        systems[sid] = read_json(summary) if summary.is_file() else {"kind": config.systems[sid].kind}
+    judges: dict[str, Any] = {}
+    judge_lineage = paths.judge_dir / "lineage.json"
+    if judge_lineage.is_file():
+        judges = read_json(judge_lineage)
+    return metrics, judges, systems
+
+
+def _resolved_config(config: SuiteConfig, metrics: dict[str, Any], judges: dict[str, Any]) -> dict[str, Any]:
+    resolved = config.model_dump(mode="json")
+    resolved["resolved"] = {
+        "metrics_models": next(iter(metrics.values()), {}),
+        "judge_panels": judges.get("panels", {}),
+        "code_digest": code_digest(),
+    }
+    return resolved
+
+
+def run(config: SuiteConfig, dataset_digest: str) -> TrackOutcome:
+    import pandas as pd
+    import yaml
+
+    from omnieval.analysis import aggregate
+    from omnieval.lineage import build_lineage
+    from omnieval.scores import read_scores
+    from omnieval.tracking import log_suite_run
+
+    paths = state_paths(config)
+    report = paths.report_dir
+    scores = read_scores(report / "scores.parquet")
+    agg = aggregate(scores, n_instances=int(scores["instance_id"].nunique()))
+    metrics_lineage, judge_lineage, systems = _lineage_parts(config, paths)
+    lineage = build_lineage(
+        suite=config.suite,
+        dataset_name=config.dataset.name,
+        dataset_path=config.dataset.path,
+        dataset_digest=dataset_digest,
+        code_digest=code_digest(),
+        metrics=metrics_lineage,
+        judges=judge_lineage.get("panels", {}),
+        systems=systems,
+        seeds={"analyses": config.analyses.seed, **{s: c.seed for s, c in config.systems.items() if c.seed is not None}},
+    )
+    tags = {
+        "omnieval.dataset.version": dataset_digest,
+        "omnieval.dataset.dvc_md5": lineage["dataset"]["dvc_md5"],
+        "omnieval.git_sha": lineage["code"]["git_sha"],
+        **{k: str(v) for k, v in judge_lineage.get("mlflow_tags", {}).items()},
+    }
+    resolved = _resolved_config(config, metrics_lineage, judge_lineage)
+    dataset_frame = pd.read_parquet(config.dataset.path / "data" / "omni_storybench.parquet")
+    folder_holder: dict[str, Path] = {}
+
+    def build_run_folder(run_id: str) -> Path:
+        folder = config.runs_dir / config.suite / run_id
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "config.resolved.yaml").write_text(yaml.safe_dump(resolved, sort_keys=False), encoding="utf-8")
+        write_json(folder / "lineage.json", {"run_id": run_id, **lineage})
+        if paths.gates.is_dir():
+            _copy_tree(paths.gates, folder / "gates")
+        for sid in config.systems:
+            pointer = paths.candidates(sid) / "IMPORTED.json"
+            if pointer.is_file():
+                (folder / "candidates" / sid).mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(pointer, folder / "candidates" / sid / "IMPORTED.json")
+            else:
+                _copy_tree(paths.candidates(sid), folder / "candidates" / sid)
+        for name in ("scores.parquet", "leaderboard.json", "report.html"):
+            shutil.copyfile(report / name, folder / name)
+        judgments = paths.judge_dir / "judgments.parquet"
+        if judgments.is_file():
+            shutil.copyfile(judgments, folder / "judgments.parquet")
+        folder_holder["folder"] = folder
+        return folder
+
+    ids = log_suite_run(
+        experiment=config.experiment,
+        suite=config.suite,
+        config=resolved,
+        tags=tags,
+        dataset_frame=dataset_frame,
+        dataset_name=config.dataset.name,
+        dataset_source=str(config.dataset.path.resolve()),
+        dataset_digest=dataset_digest,
+        system_metrics={sid: agg.mlflow_metrics(sid) for sid in config.systems},
+        system_params={sid: {"kind": c.kind, "seed": c.seed, "path": c.path} for sid, c in config.systems.items()},
+        artifacts=[],
+        run_folder_for=build_run_folder,
+        analyses_dir=report / "analyses",
+    )
+    folder = folder_holder["folder"]
+    write_json(folder / "mlflow.json", {"parent": ids.parent, "systems": ids.systems, "analyses": ids.analyses})
+    write_json(paths.tracking, {"run_id": ids.parent, "run_folder": str(folder), "systems": ids.systems})
+    if config.tracking.wandb:
+        from omnieval.tracking.wandb_log import log_to_wandb
+
+        log_to_wandb(config.suite, resolved, {sid: agg.mlflow_metrics(sid) for sid in config.systems}, folder)
+    note(f"[track] MLflow run {ids.parent}; run folder {folder}")
+    return TrackOutcome(ids.parent, folder, ids.systems)
+
+
+def main(argv: list[str] | None = None) -> int:
+    def body(cfg: SuiteConfig, _args: object) -> None:
+        from omnieval.stages.validate import dataset_digest
+
+        run(cfg, dataset_digest(state_paths(cfg)))
+
+    return stage_main("track", body, argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

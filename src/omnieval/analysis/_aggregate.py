@@ -1,0 +1,316 @@
+"""Storybench aggregation (appendix E.5 / F.4): valid-only and zero-filled, per component.
+
+The maths is in :func:`policy_scores` (pure, on a :class:`StoryTable`); :class:`Aggregate` holds
+both policies and renders them as the ``omnieval aggregate --json`` document and as MLflow metrics.
+
+Example:
+    >>> from omnieval.analysis.synthetic import make_scores
+    >>> agg = aggregate(make_scores(n_systems=3, n_instances=20, seed=1))
+    >>> sorted(agg.to_dict()["systems"])
+    ['sys00', 'sys01', 'sys02']
+    >>> agg.to_dict()["systems"]["sys00"]["valid_only"]["total_average_components"][:2]
+    ['bertscore_f1', 'image_similarity']
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from omnieval.analysis._schema import (
+    AUTOMATIC,
+    COMPONENTS,
+    JUDGE,
+    MODALITY_COMPONENTS,
+    POLICIES,
+    Policy,
+    scale,
+)
+from omnieval.analysis._table import FloatArray, StoryTable, _nanmean, build_table
+from omnieval.errors import DataError
+
+
+def _mean_over_instances(x: FloatArray, policy: Policy, n: int) -> FloatArray:
+    """Reduce axis 1 (instances): valid-only ignores NaN, zero-filled counts NaN as 0 over ``n``."""
+    if policy == "valid_only":
+        return _nanmean(x, axis=1)
+    out: FloatArray = np.where(np.isfinite(x), x, 0.0).sum(axis=1) / n
+    return out
+
+
+@dataclass(frozen=True)
+class PolicyScores:
+    """Every aggregate of one policy, per system (arrays are indexed like ``StoryTable.systems``).
+
+    ``components`` maps the seven component names to ``(S,)`` arrays on their native scale
+    (automatic 0-1, judges 1-10); a component that is not computed is absent, and a system with no
+    valid example of a computed component has NaN there (valid-only only).
+    """
+
+    policy: Policy
+    components: dict[str, FloatArray]
+    per_judge: dict[str, FloatArray]
+    per_criterion: dict[str, FloatArray]
+    speech_per_field: FloatArray | None
+    speech_exact: FloatArray | None
+
+    def scaled(self, names: tuple[str, ...] | None = None) -> FloatArray:
+        """``(S, K)`` matrix of the named (default: computed) components on the 0-10 scale."""
+        names = self.covered if names is None else names
+        return np.stack([self.components[c] * scale(c) for c in names], axis=1)
+
+    @property
+    def covered(self) -> tuple[str, ...]:
+        """Computed components in the paper's order."""
+        return tuple(c for c in COMPONENTS if c in self.components)
+
+    @property
+    def total(self) -> FloatArray:
+        """Total Average ``(S,)``: mean of each system's finite scaled components (NaN if none)."""
+        return _nanmean(self.scaled(), axis=1) if self.covered else np.full(self.n_systems, np.nan)
+
+    @property
+    def n_systems(self) -> int:
+        return len(next(iter(self.components.values()))) if self.components else 0
+
+    def total_components(self, s: int) -> list[str]:
+        """Components that entered system ``s``'s Total Average."""
+        return [c for c in self.covered if math.isfinite(float(self.components[c][s]))]
+
+    def modality(self, m: str) -> FloatArray | None:
+        """Modality score ``(S,)`` (appendix E.6): mean of the scaled automatic metric and the judge mean.
+
+        When only one of the two is computed the modality score is that one; None when neither is.
+        """
+        parts = [self.components[c] * scale(c) for c in MODALITY_COMPONENTS[m] if c in self.components]
+        if not parts:
+            return None
+        return _nanmean(np.stack(parts, axis=1), axis=1)
+
+
+def policy_scores(table: StoryTable, policy: Policy) -> PolicyScores:
+    """Aggregate ``table`` under ``policy`` (pure; see :class:`PolicyScores`).
+
+    Judge components average, with equal weight, each judge's mean over its own valid examples
+    (valid-only) or over all ``n`` instances with invalid examples as 0 (zero-filled). A judge with
+    no valid example for a system drops out of that system's valid-only judge mean.
+    """
+    n = table.n_instances
+    comps: dict[str, FloatArray] = {}
+    for name in AUTOMATIC:
+        if name == "speech_meta_accuracy":
+            if table.speech is not None:
+                comps[name] = _mean_over_instances(table.speech.accuracy, policy, n)
+        elif name in table.auto:
+            comps[name] = _mean_over_instances(table.auto[name].values, policy, n)
+    per_judge: dict[str, FloatArray] = {}
+    per_criterion: dict[str, FloatArray] = {}
+    for t, jt in table.judges.items():
+        example = jt.example  # (S, n, J)
+        pj = np.stack(
+            [_mean_over_instances(example[:, :, j], policy, n) for j in range(len(jt.judges))], axis=1
+        )
+        per_judge[t] = pj
+        comps[f"judge.{t}"] = _nanmean(pj, axis=1)
+        pc = np.stack(
+            [
+                _nanmean(
+                    np.stack(
+                        [
+                            _mean_over_instances(jt.scores[:, :, j, c], policy, n)
+                            for j in range(len(jt.judges))
+                        ],
+                        axis=1,
+                    ),
+                    axis=1,
+                )
+                for c in range(len(jt.criteria))
+            ],
+            axis=1,
+        )
+        per_criterion[t] = pc
+    per_field = exact = None
+    if table.speech is not None:
+        sp = table.speech
+        per_field = np.stack(
+            [_mean_over_instances(sp.correct[:, :, f], policy, n) for f in range(len(sp.fields))], axis=1
+        )
+        exact = _mean_over_instances(sp.exact, policy, n)
+    return PolicyScores(policy, comps, per_judge, per_criterion, per_field, exact)
+
+
+def _num(x: float) -> float | None:
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+_METRIC_UNSAFE = re.compile(r"[^A-Za-z0-9_\-. :/]")
+
+
+def _metric_key(*parts: str) -> str:
+    return ".".join(_METRIC_UNSAFE.sub("_", p) for p in parts)
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """Both policies of one benchmark's aggregate, with the table they came from."""
+
+    table: StoryTable
+    policies: Mapping[str, PolicyScores]
+
+    @property
+    def benchmark(self) -> str:
+        return self.table.benchmark
+
+    @property
+    def systems(self) -> tuple[str, ...]:
+        return self.table.systems
+
+    def _system_index(self, system: str) -> int:
+        try:
+            return self.table.systems.index(system)
+        except ValueError:
+            raise DataError(f"unknown system {system!r}; known: {list(self.table.systems)}") from None
+
+    def policy_dict(self, system: str, policy: Policy) -> dict[str, Any]:
+        """One system's entry for one policy (see :meth:`to_dict`)."""
+        s = self._system_index(system)
+        ps = self.policies[policy]
+        out: dict[str, Any] = {
+            c: (_num(ps.components[c][s]) if c in ps.components else None) for c in COMPONENTS
+        }
+        out["total_average"] = _num(ps.total[s])
+        out["total_average_components"] = ps.total_components(s)
+        out["judge_by_judge"] = {
+            t: {j: _num(ps.per_judge[t][s, k]) for k, j in enumerate(self.table.judges[t].judges)}
+            for t in ps.per_judge
+        }
+        out["criteria"] = {
+            t: {c: _num(ps.per_criterion[t][s, k]) for k, c in enumerate(self.table.judges[t].criteria)}
+            for t in ps.per_criterion
+        }
+        if self.table.speech is not None and ps.speech_per_field is not None and ps.speech_exact is not None:
+            out["speech_meta_fields"] = list(self.table.speech.fields)
+            out["speech_meta_per_field"] = {
+                f: _num(ps.speech_per_field[s, k]) for k, f in enumerate(self.table.speech.fields)
+            }
+            out["speech_meta_exact_match"] = _num(ps.speech_exact[s])
+        else:
+            out["speech_meta_fields"] = []
+        return out
+
+    def completeness(self, system: str) -> dict[str, Any]:
+        """Output availability per modality and record outcomes per component for one system."""
+        s = self._system_index(system)
+        t = self.table
+        outputs = {
+            m: {"n_instances": t.n_instances, "missing": int(t.missing[m][s].sum())}
+            for m in ("text", "image", "speech")
+        }
+        records: dict[str, Any] = {}
+        for name, a in t.auto.items():
+            records[name] = a.counts.for_system(s)
+        if t.speech is not None:
+            records["speech_meta_accuracy"] = t.speech.counts.for_system(s)
+        for tr, jt in t.judges.items():
+            counts = jt.counts
+            records[f"judge.{tr}"] = {j: counts.for_system(s, k) for k, j in enumerate(jt.judges)}
+        return {"outputs": outputs, "records": records}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``omnieval aggregate --json`` document.
+
+        ``{"benchmark", "n_instances", "components", "not_computed", "judges", "speech_meta_fields",
+        "systems": {SYSTEM: {"valid_only": {...}, "zero_filled": {...}, "completeness": {...}}}}``;
+        each policy holds the seven components (automatic 0-1, judges 1-10, null when not computed),
+        ``total_average`` (0-10) and ``total_average_components``, plus per-judge and per-criterion
+        breakdowns and the speech fields.
+        """
+        t = self.table
+        return {
+            "benchmark": t.benchmark,
+            "n_instances": t.n_instances,
+            "n_instances_scored": t.n_present,
+            "components": [c for c in COMPONENTS if c not in t.not_computed],
+            "not_computed": list(t.not_computed),
+            "judges": {tr: list(jt.judges) for tr, jt in t.judges.items()},
+            "speech_meta_fields": [] if t.speech is None else list(t.speech.fields),
+            "systems": {
+                sys: {
+                    "valid_only": self.policy_dict(sys, "valid_only"),
+                    "zero_filled": self.policy_dict(sys, "zero_filled"),
+                    "completeness": self.completeness(sys),
+                }
+                for sys in t.systems
+            },
+            "notes": list(t.notes),
+        }
+
+    def mlflow_metrics(self, system: str) -> dict[str, float]:
+        """MLflow metrics of one system (FORMATS.md section 5); components not computed are skipped.
+
+        Keys: ``storybench.<policy>.<component>``, ``storybench.<policy>.total_average``,
+        ``storybench.<policy>.judge.<track>.<judge_id>``,
+        ``storybench.<policy>.speech_meta_accuracy.<field>``,
+        ``storybench.<policy>.speech_meta_exact_match`` and ``storybench.missing_output.<modality>``.
+        """
+        s = self._system_index(system)
+        b = self.benchmark
+        out: dict[str, float] = {}
+        for policy in POLICIES:
+            ps = self.policies[policy]
+            for c in ps.covered:
+                v = _num(ps.components[c][s])
+                if v is not None:
+                    out[_metric_key(b, policy, c)] = v
+            total = _num(ps.total[s])
+            if total is not None:
+                out[_metric_key(b, policy, "total_average")] = total
+            for tr, pj in ps.per_judge.items():
+                for k, j in enumerate(self.table.judges[tr].judges):
+                    v = _num(pj[s, k])
+                    if v is not None:
+                        out[_metric_key(b, policy, "judge", tr, j)] = v
+            if (
+                self.table.speech is not None
+                and ps.speech_per_field is not None
+                and ps.speech_exact is not None
+            ):
+                for k, f in enumerate(self.table.speech.fields):
+                    v = _num(ps.speech_per_field[s, k])
+                    if v is not None:
+                        out[_metric_key(b, policy, "speech_meta_accuracy", f)] = v
+                v = _num(ps.speech_exact[s])
+                if v is not None:
+                    out[_metric_key(b, policy, "speech_meta_exact_match")] = v
+        for m, flags in self.table.missing.items():
+            out[_metric_key(b, "missing_output", m)] = float(flags[s].sum())
+        return out
+
+
+def aggregate_table(table: StoryTable) -> Aggregate:
+    """Both policies of an already built :class:`StoryTable`."""
+    return Aggregate(table, {p: policy_scores(table, p) for p in POLICIES})
+
+
+def aggregate(scores: pd.DataFrame, *, n_instances: int | None = None) -> Aggregate:
+    """Aggregate a scores table (FORMATS.md section 3) under both policies.
+
+    Args:
+        scores: the long scores table of one benchmark.
+        n_instances: zero-filled denominator; default the number of distinct instance ids in the table.
+
+    Raises:
+        DataError: the table is invalid, holds several benchmarks, or a benchmark without full
+            aggregation (only ``storybench`` has it so far).
+    """
+    return aggregate_table(build_table(scores, n_instances=n_instances))
+
+
+__all__ = ["JUDGE", "Aggregate", "PolicyScores", "aggregate", "aggregate_table", "policy_scores"]

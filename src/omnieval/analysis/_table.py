@@ -1,0 +1,581 @@
+"""Read the long scores table once into dense per-(system, instance) arrays.
+
+Every aggregate and analysis works on :class:`StoryTable`: for each system and instance, the value
+of each automatic metric, the per-field speech predictions and every judge's four criterion scores,
+with ``NaN`` wherever a record is missing or invalid. Building it validates the table and names the
+offending rows, so bad input fails here with a readable message rather than deep inside a statistic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from omnieval.analysis._schema import AUTOMATIC, BENCHMARK, RUBRICS, SPEECH_FIELDS, TRACKS
+from omnieval.errors import DataError
+from omnieval.scores import ALL_STATUSES, SCORE_COLUMNS, VALUED_STATUSES, Status, coerce_scores
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+_MAX_PROBLEMS = 20
+
+
+VALID, MISSING, INVALID, ABSENT = 0, 1, 2, 3
+"""Record states: valid records carry a value; missing records lack the candidate output; invalid
+records exist but failed (inference, parse, unrecoverable, incomplete); absent records have no row
+at all. Missing, invalid and absent records all count as 0 in the zero-filled policy."""
+
+
+@dataclass(frozen=True)
+class RecordCounts:
+    """How the records of one component fared, per system: ``(S,)`` or ``(S, J)`` integer arrays."""
+
+    valid: IntArray
+    missing_output: IntArray
+    invalid: IntArray
+    absent: IntArray
+
+    @classmethod
+    def from_state(cls, state: npt.NDArray[np.int8]) -> RecordCounts:
+        """Count the record states of a ``(S, n[, J])`` array over its instance axis."""
+        return cls(
+            *((state == code).sum(axis=1).astype(np.int64) for code in (VALID, MISSING, INVALID, ABSENT))
+        )
+
+    def for_system(self, s: int, j: int | None = None) -> dict[str, int]:
+        """Counts of system ``s`` (and judge ``j`` for judge tracks) as plain ints."""
+        pick = (s,) if j is None else (s, j)
+        return {
+            "valid": int(self.valid[pick]),
+            "missing_output": int(self.missing_output[pick]),
+            "invalid": int(self.invalid[pick]),
+            "absent": int(self.absent[pick]),
+        }
+
+
+@dataclass(frozen=True)
+class AutoMetric:
+    """One automatic metric on its native scale: ``values`` is ``(S, n)``, NaN where not valid."""
+
+    name: str
+    values: FloatArray
+    state: npt.NDArray[np.int8]
+
+    @property
+    def counts(self) -> RecordCounts:
+        return RecordCounts.from_state(self.state)
+
+
+@dataclass(frozen=True)
+class SpeechMeta:
+    """Speech-metadata predictions for the covered fields.
+
+    ``fields`` lists the fields some recognizer could predict here (others are ``not_applicable``
+    everywhere and excluded from numerator and denominator). ``correct`` is ``(S, n, F)`` with 0/1
+    and NaN where that field has no valid prediction. A sample is valid when at least one covered
+    field carries a value; its accuracy is the mean over those fields.
+    """
+
+    fields: tuple[str, ...]
+    correct: FloatArray
+    state: npt.NDArray[np.int8]
+
+    @property
+    def counts(self) -> RecordCounts:
+        return RecordCounts.from_state(self.state)
+
+    @property
+    def accuracy(self) -> FloatArray:
+        """Per-sample accuracy ``(S, n)``: mean over the sample's valued fields, NaN if none."""
+        return _nanmean(self.correct, axis=2)
+
+    @property
+    def exact(self) -> FloatArray:
+        """Per-sample exact match ``(S, n)``: 1 when all covered fields are right; NaN if invalid."""
+        valid = np.isfinite(self.correct).any(axis=2)
+        all_right = (self.correct == 1.0).all(axis=2)
+        return np.where(valid, all_right.astype(np.float64), np.nan)
+
+
+@dataclass(frozen=True)
+class JudgeTrack:
+    """Scores of one judge track: ``scores`` is ``(S, n, J, C)`` on 1-10.
+
+    A record (system, instance, judge) is valid only when all ``C`` = 4 criteria carry a value; every
+    criterion of an invalid or absent record is NaN, so means over any axis respect record validity.
+    """
+
+    track: str
+    judges: tuple[str, ...]
+    criteria: tuple[str, ...]
+    scores: FloatArray
+    state: npt.NDArray[np.int8]
+
+    @property
+    def counts(self) -> RecordCounts:
+        """Per system and judge: ``(S, J)`` arrays."""
+        return RecordCounts.from_state(self.state)
+
+    @property
+    def example(self) -> FloatArray:
+        """Example scores ``(S, n, J)``: the mean of the four criteria of each valid record."""
+        example: FloatArray = self.scores.mean(axis=3)
+        return example
+
+
+@dataclass(frozen=True)
+class StoryTable:
+    """The storybench part of a scores table as dense arrays over systems x instances.
+
+    ``instances`` has the fixed zero-filled denominator's length: the distinct instance ids in the
+    table, plus placeholders when an explicit ``n_instances`` asks for more (instances nobody
+    scored, which count as missing for every system).
+    """
+
+    benchmark: str
+    systems: tuple[str, ...]
+    instances: tuple[str, ...]
+    n_present: int
+    auto: dict[str, AutoMetric]
+    speech: SpeechMeta | None
+    judges: dict[str, JudgeTrack]
+    extras: dict[str, FloatArray]
+    missing: dict[str, BoolArray]
+    not_computed: tuple[str, ...]
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def n_systems(self) -> int:
+        return len(self.systems)
+
+    @property
+    def n_instances(self) -> int:
+        return len(self.instances)
+
+    def subset_instances(self, keep: BoolArray) -> StoryTable:
+        """The same table restricted to the instances where ``keep`` (``(n,)`` bool) is true."""
+        idx = np.flatnonzero(keep)
+        return self._take(instances=idx)
+
+    def subset_systems(self, keep: Sequence[str]) -> StoryTable:
+        """The same table restricted to the named systems (in the given order)."""
+        pos = {s: k for k, s in enumerate(self.systems)}
+        unknown = [s for s in keep if s not in pos]
+        if unknown:
+            raise DataError(f"unknown systems {unknown}; known: {list(self.systems)}")
+        return self._take(systems=np.array([pos[s] for s in keep], dtype=np.int64))
+
+    def _take(self, *, systems: IntArray | None = None, instances: IntArray | None = None) -> StoryTable:
+        si = np.arange(self.n_systems) if systems is None else systems
+        ii = np.arange(self.n_instances) if instances is None else instances
+        grid = np.ix_(si, ii)
+        return StoryTable(
+            benchmark=self.benchmark,
+            systems=tuple(self.systems[k] for k in si),
+            instances=tuple(self.instances[k] for k in ii),
+            n_present=int((ii < self.n_present).sum()),
+            auto={k: AutoMetric(a.name, a.values[grid], a.state[grid]) for k, a in self.auto.items()},
+            speech=None
+            if self.speech is None
+            else SpeechMeta(self.speech.fields, self.speech.correct[grid], self.speech.state[grid]),
+            judges={
+                t: JudgeTrack(j.track, j.judges, j.criteria, j.scores[grid], j.state[grid])
+                for t, j in self.judges.items()
+            },
+            extras={k: v[grid] for k, v in self.extras.items()},
+            missing={k: v[grid] for k, v in self.missing.items()},
+            not_computed=self.not_computed,
+            notes=self.notes,
+        )
+
+
+def _nanmean(a: FloatArray, axis: int) -> FloatArray:
+    """Mean over ``axis`` ignoring NaN; NaN (without a warning) where nothing is finite."""
+    finite = np.isfinite(a)
+    count = finite.sum(axis=axis)
+    total = np.where(finite, a, 0.0).sum(axis=axis)
+    out: FloatArray = np.where(count > 0, total / np.maximum(count, 1), np.nan)
+    return out
+
+
+def _ensure_frame(scores: pd.DataFrame) -> pd.DataFrame:
+    missing = [c for c in SCORE_COLUMNS if c not in scores.columns]
+    if missing:
+        raise DataError(f"scores table lacks columns: {', '.join(missing)}")
+    try:
+        return coerce_scores(scores)
+    except (ValueError, TypeError) as exc:
+        raise DataError(f"scores table has badly typed columns: {exc}") from None
+
+
+def _describe(frame: pd.DataFrame, rows: npt.NDArray[np.intp], why: str) -> list[str]:
+    out = []
+    for r in rows[:_MAX_PROBLEMS]:
+        rec = frame.iloc[int(r)]
+        out.append(
+            f"row {int(r)} (system={rec['system']!r}, instance_id={rec['instance_id']!r}, "
+            f"track={rec['track']!r}, component={rec['component']!r}, judge={rec['judge']!r}, "
+            f"criterion={rec['criterion']!r}, status={rec['status']!r}, value={rec['value']!r}): {why}"
+        )
+    if rows.size > _MAX_PROBLEMS:
+        out.append(f"... {rows.size - _MAX_PROBLEMS} more rows: {why}")
+    return out
+
+
+@dataclass(frozen=True)
+class _Col:
+    """A string column as integer codes into its distinct values (fast masks on millions of rows)."""
+
+    codes: IntArray
+    uniques: tuple[str, ...]
+
+    @classmethod
+    def of(cls, series: pd.Series) -> _Col:
+        codes, uniques = pd.factorize(series, sort=False)
+        return cls(codes.astype(np.int64), tuple(str(u) for u in uniques))
+
+    def isin(self, values: Sequence[str] | frozenset[str]) -> BoolArray:
+        wanted = [k for k, u in enumerate(self.uniques) if u in set(values)]
+        return np.isin(self.codes, wanted)
+
+    def eq(self, value: str) -> BoolArray:
+        return self.isin((value,))
+
+    def lut(self, mapping: dict[str, int]) -> IntArray:
+        """Lookup table code -> ``mapping[value]`` (-1 when unmapped); index it with ``codes[rows]``."""
+        return np.array([mapping.get(u, -1) for u in self.uniques], dtype=np.int64)
+
+    def at(self, rows: npt.NDArray[np.intp]) -> set[str]:
+        """Distinct values on ``rows``."""
+        return {self.uniques[k] for k in np.unique(self.codes[rows])}
+
+
+def select_benchmark(scores: pd.DataFrame) -> tuple[str, pd.DataFrame]:
+    """Return the single benchmark a table holds and the table; raise when it holds several or none."""
+    frame = _ensure_frame(scores)
+    if frame.empty:
+        raise DataError("scores table is empty")
+    names = sorted(str(b) for b in frame["benchmark"].unique())
+    if len(names) != 1:
+        raise DataError(
+            f"scores table holds several benchmarks {names}; aggregate one at a time "
+            "(filter the table on the benchmark column)"
+        )
+    return names[0], frame
+
+
+def build_table(scores: pd.DataFrame, *, n_instances: int | None = None) -> StoryTable:
+    """Validate a storybench scores table and return its dense form.
+
+    Args:
+        scores: the long table (FORMATS.md section 3), one benchmark only.
+        n_instances: the zero-filled denominator; default the number of distinct instance ids.
+
+    Raises:
+        DataError: unknown status/track/criterion, duplicate rows, values out of range, a valued
+            status without a value, a non-storybench benchmark.
+    """
+    benchmark, frame = select_benchmark(scores)
+    if benchmark != BENCHMARK:
+        raise DataError(
+            f"aggregation is implemented for {BENCHMARK!r} only; this scores table holds {benchmark!r} "
+            "(acbench and prism aggregation are not available yet)"
+        )
+    problems: list[str] = []
+
+    status = _Col.of(frame["status"])
+    bad_status = np.flatnonzero(~status.isin(ALL_STATUSES))
+    if bad_status.size:
+        problems += _describe(frame, bad_status, f"unknown status; known: {sorted(ALL_STATUSES)}")
+    valued = status.isin(VALUED_STATUSES)
+    missing_output = status.eq(Status.MISSING_OUTPUT.value)
+    not_applicable = status.eq(Status.NOT_APPLICABLE.value)
+    value = frame["value"].to_numpy(dtype=np.float64)
+    bad_value = np.flatnonzero(valued & ~np.isfinite(value))
+    if bad_value.size:
+        problems += _describe(frame, bad_value, "status ok/repaired needs a finite value")
+    stray = np.flatnonzero(~valued & np.isfinite(value))
+    if stray.size:
+        problems += _describe(frame, stray, "only ok/repaired rows may carry a value")
+
+    # Instances in canonical order: by the dataset index, then id.
+    inst_col = _Col.of(frame["instance_id"])
+    index = frame["index"].to_numpy(dtype=np.int64)
+    n_ids = len(inst_col.uniques)
+    lo = np.full(n_ids, np.iinfo(np.int64).max)
+    hi = np.full(n_ids, np.iinfo(np.int64).min)
+    np.minimum.at(lo, inst_col.codes, index)
+    np.maximum.at(hi, inst_col.codes, index)
+    clash = np.flatnonzero(lo != hi)
+    if clash.size:
+        problems += [
+            f"instance_id {inst_col.uniques[k]!r} appears with several index values ({lo[k]} .. {hi[k]})"
+            for k in clash[:_MAX_PROBLEMS]
+        ]
+    order = np.lexsort((np.array(inst_col.uniques, dtype=object), lo))
+    rank = np.empty(n_ids, dtype=np.int64)
+    rank[order] = np.arange(n_ids)
+    inst = rank[inst_col.codes]
+    instances = [inst_col.uniques[k] for k in order]
+    n_present = len(instances)
+    if n_instances is not None:
+        if n_instances < n_present:
+            raise DataError(
+                f"n_instances={n_instances} is smaller than the {n_present} distinct instance ids "
+                "in the scores table"
+            )
+        instances += [f"<unscored-{k}>" for k in range(n_instances - n_present)]
+    n = len(instances)
+
+    sys_codes, sys_ids = pd.factorize(frame["system"], sort=True)
+    systems = tuple(str(s) for s in sys_ids)
+    n_sys = len(systems)
+    sys = sys_codes.astype(np.int64)
+
+    component = _Col.of(frame["component"])
+    track = _Col.of(frame["track"])
+    judge = _Col.of(frame["judge"])
+    criterion = _Col.of(frame["criterion"])
+
+    is_judge = component.eq("judge")
+    bad_track = np.flatnonzero(is_judge & ~track.isin(TRACKS))
+    if bad_track.size:
+        problems += _describe(frame, bad_track, f"unknown judge track; known: {list(TRACKS)}")
+    no_judge = np.flatnonzero(is_judge & judge.eq(""))
+    if no_judge.size:
+        problems += _describe(frame, no_judge, "judge rows need a judge id")
+    judged_auto = np.flatnonzero(~is_judge & ~judge.eq(""))
+    if judged_auto.size:
+        problems += _describe(frame, judged_auto, 'automatic rows must have judge ""')
+
+    if problems:
+        raise DataError("scores table failed validation", problems)
+
+    ctx = _Ctx(frame, sys, inst, n_sys, n, valued, missing_output, not_applicable, value, problems)
+    not_computed: list[str] = []
+    notes: list[str] = []
+
+    auto: dict[str, AutoMetric] = {}
+    for name, (comp, want_track) in AUTOMATIC.items():
+        if comp == "speech_meta":
+            continue
+        mask = component.eq(comp)
+        rows = np.flatnonzero(mask)
+        wrong = np.flatnonzero(mask & ~track.eq(want_track))
+        if wrong.size:
+            problems += _describe(frame, wrong, f"{comp} rows belong to track {want_track!r}")
+        crit = np.flatnonzero(mask & ~criterion.eq("value"))
+        if crit.size:
+            problems += _describe(frame, crit, f'{comp} rows use criterion "value"')
+        rng = rows[valued[rows] & ((value[rows] < -1.0) | (value[rows] > 1.0))]
+        if rng.size:
+            problems += _describe(frame, rng, f"{comp} must lie in [-1, 1] (native scale)")
+        if rows.size == 0 or not_applicable[rows].all():
+            not_computed.append(name)
+            continue
+        values, state = ctx.single(rows, comp)
+        auto[name] = AutoMetric(name, values, state)
+
+    speech_mask = component.eq("speech_meta")
+    wrong = np.flatnonzero(speech_mask & ~track.eq("speech"))
+    if wrong.size:
+        problems += _describe(frame, wrong, "speech_meta rows belong to track 'speech'")
+    speech = _speech(ctx, np.flatnonzero(speech_mask), criterion)
+    if speech is None:
+        not_computed.append("speech_meta_accuracy")
+
+    judges: dict[str, JudgeTrack] = {}
+    for t in TRACKS:
+        rows = np.flatnonzero(is_judge & track.eq(t))
+        jt = _judge_track(ctx, t, rows, judge, criterion)
+        if jt is None:
+            not_computed.append(f"judge.{t}")
+        else:
+            judges[t] = jt
+
+    extras: dict[str, FloatArray] = {}
+    known = {c for c, _ in AUTOMATIC.values()} | {"judge"}
+    for comp in sorted(set(component.uniques) - known):
+        rows = np.flatnonzero(component.eq(comp))
+        key = sys[rows] * n + inst[rows]
+        if np.unique(key).size != rows.size:
+            notes.append(f"component {comp!r} has several rows per (system, instance); not used")
+            continue
+        arr = np.full((n_sys, n), np.nan)
+        ok = rows[valued[rows]]
+        arr[sys[ok], inst[ok]] = value[ok]
+        extras[comp] = arr
+
+    if problems:
+        raise DataError("scores table failed validation", problems)
+
+    missing = _missing_by_modality(ctx, track, n_sys, n)
+
+    order_nc = [c for c in (*AUTOMATIC, *(f"judge.{t}" for t in TRACKS)) if c in not_computed]
+    return StoryTable(
+        benchmark=benchmark,
+        systems=systems,
+        instances=tuple(instances),
+        n_present=n_present,
+        auto=auto,
+        speech=speech,
+        judges=judges,
+        extras=extras,
+        missing=missing,
+        not_computed=tuple(order_nc),
+        notes=tuple(notes),
+    )
+
+
+@dataclass
+class _Ctx:
+    frame: pd.DataFrame
+    sys: IntArray
+    inst: IntArray
+    n_sys: int
+    n: int
+    valued: BoolArray
+    missing_output: BoolArray
+    not_applicable: BoolArray
+    value: FloatArray
+    problems: list[str]
+
+    def duplicates(self, rows: npt.NDArray[np.intp], key: IntArray, what: str) -> bool:
+        _, first, counts = np.unique(key, return_index=True, return_counts=True)
+        if (counts > 1).any():
+            dup_keys = key[first[counts > 1]]
+            dup_rows = rows[np.isin(key, dup_keys)]
+            self.problems += _describe(self.frame, dup_rows, f"duplicate {what} row")
+            return True
+        return False
+
+    def single(self, rows: npt.NDArray[np.intp], what: str) -> tuple[FloatArray, npt.NDArray[np.int8]]:
+        """Values ``(S, n)`` and record states for a component with one row per (system, instance)."""
+        key = self.sys[rows] * self.n + self.inst[rows]
+        self.duplicates(rows, key, what)
+        values = np.full((self.n_sys, self.n), np.nan)
+        ok = rows[self.valued[rows]]
+        values[self.sys[ok], self.inst[ok]] = self.value[ok]
+        present = np.zeros((self.n_sys, self.n), dtype=bool)
+        present[self.sys[rows], self.inst[rows]] = True
+        miss = np.zeros((self.n_sys, self.n), dtype=bool)
+        mrows = rows[self.missing_output[rows]]
+        miss[self.sys[mrows], self.inst[mrows]] = True
+        return values, _state(np.isfinite(values), miss, present)
+
+
+def _state(valid: BoolArray, missing: BoolArray, present: BoolArray) -> npt.NDArray[np.int8]:
+    """Per-record state codes from validity, missing-output and presence flags (same shapes)."""
+    state = np.full(valid.shape, INVALID, dtype=np.int8)
+    state[~present] = ABSENT
+    state[present & missing & ~valid] = MISSING
+    state[valid] = VALID
+    return state
+
+
+def _speech(ctx: _Ctx, rows: npt.NDArray[np.intp], criterion: _Col) -> SpeechMeta | None:
+    if rows.size == 0:
+        return None
+    field_lut = criterion.lut({f: k for k, f in enumerate(SPEECH_FIELDS)})
+    fc_all = field_lut[criterion.codes[rows]]
+    bad = rows[fc_all < 0]
+    if bad.size:
+        ctx.problems += _describe(
+            ctx.frame, bad, f"speech_meta criterion must be one of {list(SPEECH_FIELDS)}"
+        )
+        return None
+    rng = rows[ctx.valued[rows] & ~np.isin(ctx.value[rows], [0.0, 1.0])]
+    if rng.size:
+        ctx.problems += _describe(ctx.frame, rng, "speech_meta values are 0 or 1")
+    covered = np.zeros(len(SPEECH_FIELDS), dtype=bool)
+    covered[np.unique(fc_all[~ctx.not_applicable[rows]])] = True
+    fields = tuple(f for k, f in enumerate(SPEECH_FIELDS) if covered[k])
+    if not fields:
+        return None
+    remap = np.full(len(SPEECH_FIELDS), -1, dtype=np.int64)
+    remap[covered] = np.arange(len(fields))
+    fc_all = remap[fc_all]
+    keep = rows[fc_all >= 0]
+    fc = fc_all[fc_all >= 0]
+    nf = len(fields)
+    s_, i_ = ctx.sys[keep], ctx.inst[keep]
+    key = (s_ * ctx.n + i_) * nf + fc
+    ctx.duplicates(keep, key, "speech_meta")
+    correct = np.full((ctx.n_sys, ctx.n, nf), np.nan)
+    ok = ctx.valued[keep]
+    correct[s_[ok], i_[ok], fc[ok]] = ctx.value[keep][ok]
+    present = np.zeros((ctx.n_sys, ctx.n), dtype=bool)
+    present[s_, i_] = True
+    miss = np.zeros((ctx.n_sys, ctx.n), dtype=bool)
+    m = ctx.missing_output[keep]
+    miss[s_[m], i_[m]] = True
+    valid = np.isfinite(correct).any(axis=2)
+    return SpeechMeta(fields, correct, _state(valid, miss, present))
+
+
+def _judge_track(
+    ctx: _Ctx, t: str, rows: npt.NDArray[np.intp], judge: _Col, criterion: _Col
+) -> JudgeTrack | None:
+    if rows.size == 0:
+        return None
+    criteria = RUBRICS[t]
+    cc = criterion.lut({c: k for k, c in enumerate(criteria)})[criterion.codes[rows]]
+    bad = rows[cc < 0]
+    if bad.size:
+        ctx.problems += _describe(
+            ctx.frame, bad, f"unknown criterion for track {t!r}; known: {list(criteria)}"
+        )
+        return None
+    rng = rows[ctx.valued[rows] & ((ctx.value[rows] < 1.0) | (ctx.value[rows] > 10.0))]
+    if rng.size:
+        ctx.problems += _describe(ctx.frame, rng, "judge scores lie in 1-10")
+    judges = tuple(sorted(judge.at(rows[~ctx.not_applicable[rows]])))
+    if not judges:
+        return None
+    jc_all = judge.lut({j: k for k, j in enumerate(judges)})[judge.codes[rows]]
+    sel = jc_all >= 0
+    keep, jc, cc = rows[sel], jc_all[sel], cc[sel]
+    nj, nc = len(judges), len(criteria)
+    s_, i_ = ctx.sys[keep], ctx.inst[keep]
+    key = ((s_ * ctx.n + i_) * nj + jc) * nc + cc
+    ctx.duplicates(keep, key, f"judge {t}")
+    scores = np.full((ctx.n_sys, ctx.n, nj, nc), np.nan)
+    ok = ctx.valued[keep]
+    scores[s_[ok], i_[ok], jc[ok], cc[ok]] = ctx.value[keep][ok]
+    valid = np.isfinite(scores).all(axis=3)
+    scores[~valid] = np.nan
+    present = np.zeros((ctx.n_sys, ctx.n, nj), dtype=bool)
+    present[s_, i_, jc] = True
+    miss = np.zeros((ctx.n_sys, ctx.n, nj), dtype=bool)
+    m = ctx.missing_output[keep]
+    miss[s_[m], i_[m], jc[m]] = True
+    return JudgeTrack(t, judges, criteria, scores, _state(valid, miss, present))
+
+
+def _missing_by_modality(ctx: _Ctx, track: _Col, n_sys: int, n: int) -> dict[str, BoolArray]:
+    """``(S, n)`` flags: the candidate output of that modality is missing.
+
+    A modality's output counts as missing for an instance when any row of its track says
+    ``missing_output``, or when the system has no row of that track for the instance at all while
+    other systems do (and always for placeholder instances beyond the table's own ids).
+    """
+    out: dict[str, BoolArray] = {}
+    for m in ("text", "image", "speech"):
+        rows = np.flatnonzero(track.eq(m) & ~ctx.not_applicable)
+        miss = np.zeros((n_sys, n), dtype=bool)
+        if rows.size == 0:
+            out[m] = miss
+            continue
+        mrows = rows[ctx.missing_output[rows]]
+        miss[ctx.sys[mrows], ctx.inst[mrows]] = True
+        present = np.zeros((n_sys, n), dtype=bool)
+        present[ctx.sys[rows], ctx.inst[rows]] = True
+        miss |= ~present
+        out[m] = miss
+    return out

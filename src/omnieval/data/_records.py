@@ -7,6 +7,7 @@ and narration are evaluation targets only.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,14 +15,37 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Character:
-    """A character as listed in the conditions or the book metadata."""
+    """A character as listed in the conditions or the book metadata.
+
+    Condition characters carry per-page keys (``emotion``, ``visibility``, ``action``,
+    ``speech_intent``) in ``extra``; book characters usually only ``name`` and ``description``.
+    ``keys`` remembers the original key order so :meth:`as_dict` gives back the object exactly as the
+    dataset stored it (prompt hashes depend on it).
+    """
 
     name: str
     description: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    keys: tuple[str, ...] = field(default=(), compare=False, repr=False)
+
+    @classmethod
+    def from_obj(cls, obj: Mapping[str, Any]) -> Character:
+        """Build from a JSON object; the caller has checked that ``name`` is a non-empty string."""
+        extra = {k: v for k, v in obj.items() if k not in ("name", "description")}
+        description = obj.get("description", "")
+        return cls(
+            name=str(obj["name"]),
+            description=description if isinstance(description, str) else str(description),
+            extra=extra,
+            keys=tuple(obj.keys()),
+        )
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "description": self.description, **self.extra}
+        """The character as a JSON object, in the dataset's key order when known."""
+        full: dict[str, Any] = {"name": self.name, "description": self.description, **self.extra}
+        if not self.keys:
+            return full
+        return {k: full[k] for k in self.keys if k in full}
 
 
 @dataclass(frozen=True)
@@ -36,6 +60,7 @@ class TargetSpeech:
     gender: str
 
     def as_dict(self) -> dict[str, str]:
+        """``{name, line, emotion, speed, pitch, gender}`` as in FORMATS.md section 1."""
         return {
             "name": self.name,
             "line": self.line,
@@ -48,6 +73,8 @@ class TargetSpeech:
 
 @dataclass(frozen=True)
 class BookMetadata:
+    """Book-level metadata, identical for every transition of one book."""
+
     genre: str
     topic: str
     style: str
@@ -56,6 +83,7 @@ class BookMetadata:
     characters: tuple[Character, ...]
 
     def as_dict(self) -> dict[str, Any]:
+        """``{genre, topic, style, narrative_tense, narrative_perspective, characters}``."""
         return {
             "genre": self.genre,
             "topic": self.topic,
@@ -68,6 +96,8 @@ class BookMetadata:
 
 @dataclass(frozen=True)
 class NextPageCondition:
+    """What the next page must show and say, as given to systems and judges."""
+
     characters: tuple[Character, ...]
     scene: str
     text_content: str
@@ -98,7 +128,11 @@ class TaskInputs:
 
 @dataclass(frozen=True)
 class Transition:
-    """One Omni-StoryBench transition (one parquet row), paths absolute, texts loaded."""
+    """One Omni-StoryBench transition (one parquet row), paths absolute, texts loaded.
+
+    ``current_text`` and ``next_text`` are the parquet columns with surrounding whitespace removed
+    (validation checks that they equal the text files).
+    """
 
     index: int
     id: str
@@ -115,8 +149,11 @@ class Transition:
     target_speech: TargetSpeech
     sample_path: Path
     metadata_path: Path
+    current_text_path: Path | None = None
+    next_text_path: Path | None = None
 
     def task_inputs(self) -> TaskInputs:
+        """The inputs a system may see for this transition (no next-page image or narration)."""
         return TaskInputs(
             instance_id=self.id,
             index=self.index,

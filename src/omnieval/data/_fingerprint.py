@@ -1,0 +1,172 @@
+"""Fingerprint manifest of a loaded Omni-StoryBench folder.
+
+The manifest lists the SHA-256 of the parquet and of every file a row references, and per instance
+the SHA-256 of each normalized text field (so a copy with re-encoded files but the same words still
+matches on text, and an overlap audit can compare hashes without the texts). Its ``digest`` (SHA-256
+over the sorted entries) is the dataset version used as the MLflow dataset digest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from omnieval.data._storybench import StoryBenchDataset
+
+MANIFEST_VERSION = 1
+
+#: Text fields hashed per instance (the texts of FORMATS.md section 1 a system or judge reads).
+TEXT_FIELDS: tuple[str, ...] = (
+    "current_text",
+    "next_text",
+    "scene",
+    "text_instruction",
+    "ambient_sound",
+    "speech_utterance",
+)
+
+_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    """One file: path relative to the dataset root (POSIX), byte size and SHA-256 (hex)."""
+
+    path: str
+    size: int
+    sha256: str
+
+
+@dataclass(frozen=True)
+class TextEntry:
+    """SHA-256 of one normalized text field of one instance (see :func:`normalize_text`)."""
+
+    id: str
+    field: str
+    sha256: str
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """Fingerprints of a dataset. ``digest`` changes when any byte or normalized text changes."""
+
+    n_rows: int
+    parquet: FileEntry
+    files: tuple[FileEntry, ...]
+    texts: tuple[TextEntry, ...]
+    digest: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (stable key order)."""
+        return {
+            "manifest_version": MANIFEST_VERSION,
+            "algorithm": "sha256",
+            "text_normalization": "NFKC, casefold, whitespace collapsed to single spaces, stripped",
+            "digest": self.digest,
+            "n_rows": self.n_rows,
+            "parquet": _file_dict(self.parquet),
+            "files": [_file_dict(f) for f in self.files],
+            "texts": [{"id": t.id, "field": t.field, "sha256": t.sha256} for t in self.texts],
+        }
+
+
+def normalize_text(text: str) -> str:
+    """The form hashed for texts: NFKC, case-folded, whitespace runs collapsed, stripped.
+
+    >>> normalize_text("  The  Fox\\nran. ")
+    'the fox ran.'
+    """
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+def sha256_text(text: str) -> str:
+    """SHA-256 (hex) of the UTF-8 bytes of :func:`normalize_text` of ``text``."""
+    return hashlib.sha256(normalize_text(text).encode("utf-8")).hexdigest()
+
+
+def sha256_file(path: Path) -> str:
+    """SHA-256 (hex) of a file's bytes, read in 1 MiB chunks."""
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(_CHUNK):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def fingerprint_storybench(dataset: StoryBenchDataset) -> Manifest:
+    """Hash the parquet, every referenced file and every instance's normalized texts.
+
+    Files used by several rows (a page is the next page of one transition and the current page of
+    the following one) are listed once. Absolute paths never enter the digest, so the same data in
+    another folder has the same digest.
+    """
+    root = dataset.root
+    referenced: set[Path] = set()
+    for t in dataset.transitions:
+        referenced.update(p for p in _paths(t) if p is not None)
+    files = tuple(sorted((_entry(root, p) for p in referenced), key=lambda e: e.path))
+    texts: list[TextEntry] = []
+    for t in dataset.transitions:
+        values = {
+            "current_text": t.current_text,
+            "next_text": t.next_text,
+            "scene": t.condition.scene,
+            "text_instruction": t.condition.text_content,
+            "ambient_sound": t.condition.ambient_sound,
+            "speech_utterance": t.target_speech.line,
+        }
+        texts.extend(TextEntry(t.id, name, sha256_text(values[name])) for name in TEXT_FIELDS)
+    parquet = _entry(root, dataset.parquet_path)
+    texts_sorted = tuple(sorted(texts, key=lambda e: (e.id, e.field)))
+    digest = _digest(len(dataset.transitions), parquet, files, texts_sorted)
+    return Manifest(len(dataset.transitions), parquet, files, texts_sorted, digest)
+
+
+def write_manifest(manifest: Manifest, path: Path) -> Path:
+    """Write the manifest as indented JSON, atomically (temporary file, then rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(manifest.to_dict(), indent=2, ensure_ascii=False) + "\n"
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def _paths(t: Any) -> Iterable[Path | None]:
+    return (
+        t.current_image,
+        t.next_image,
+        t.current_text_path,
+        t.next_text_path,
+        t.sample_path,
+        t.metadata_path,
+    )
+
+
+def _entry(root: Path, path: Path) -> FileEntry:
+    rel = path.resolve().relative_to(root.resolve()).as_posix()
+    return FileEntry(rel, path.stat().st_size, sha256_file(path))
+
+
+def _file_dict(entry: FileEntry) -> dict[str, Any]:
+    return {"path": entry.path, "size": entry.size, "sha256": entry.sha256}
+
+
+def _digest(n_rows: int, parquet: FileEntry, files: Iterable[FileEntry], texts: Iterable[TextEntry]) -> str:
+    lines = [f"manifest\t{MANIFEST_VERSION}", f"rows\t{n_rows}", f"parquet\t{parquet.path}\t{parquet.sha256}"]
+    lines.extend(f"file\t{e.path}\t{e.sha256}" for e in files)
+    lines.extend(f"text\t{e.id}\t{e.field}\t{e.sha256}" for e in texts)
+    return hashlib.sha256(("\n".join(sorted(lines)) + "\n").encode("utf-8")).hexdigest()

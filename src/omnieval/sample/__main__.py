@@ -1,0 +1,43 @@
+"""``python -m omnieval.sample --out DIR``: write the sample dataset and validate it."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Write the sample, then run the strict validator on it; exit 2 if it does not pass."""
+    parser = argparse.ArgumentParser(
+        prog="python -m omnieval.sample",
+        description="Write omnieval's Omni-StoryBench sample (4 books, 20 transitions)",
+    )
+    parser.add_argument("--out", type=Path, default=Path("data/storybench-sample"), help="output folder")
+    parser.add_argument("--size", type=int, default=256, help="illustration size in pixels (default 256)")
+    args = parser.parse_args(argv)
+
+    from omnieval.data import validate_storybench
+    from omnieval.errors import OmnievalError
+    from omnieval.sample import write_sample
+
+    try:
+        summary = write_sample(args.out, size=args.size)
+    except OmnievalError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    report = validate_storybench(summary.root)
+    if not report.ok:
+        for problem in report.problems:
+            print(f"  - {problem}", file=sys.stderr)
+        return 2
+    print(
+        f"wrote {summary.n_rows} transitions, {summary.n_pages} pages, {summary.n_books} books to "
+        f"{summary.root}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,160 @@
+"""Write the sample books in the Omni-StoryBench release layout (FORMATS.md section 1).
+
+The output is byte-for-byte reproducible: fixed drawing seeds, PNGs without timestamps, JSON with a
+fixed key order, and a parquet written from an explicit all-string schema.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from omnieval.data._schema import PARQUET_RELPATH, REQUIRED_COLUMNS, expected_id, sample_object
+from omnieval.errors import OmnievalError
+from omnieval.sample._books import BOOKS, Book
+from omnieval.sample._draw import draw_page
+
+#: Top-level entries the generator owns inside its output folder.
+LAYOUT_ENTRIES = ("data", "samples", "metadata", "images", "texts", "README.md")
+
+_README = """# Omni-StoryBench sample (made by omnieval)
+
+{n_rows} page transitions from {n_books} short picture books written and illustrated by the omnieval
+project, in the public Omni-StoryBench release layout. The illustrations are drawn by code
+(`src/omnieval/sample/_draw.py`); the stories, conditions and speech lines are in
+`src/omnieval/sample/_books.py`. Regenerate with `python -m omnieval.sample --out <folder>`; the
+output is byte-for-byte identical on every run. Same licence as omnieval (Apache-2.0).
+"""
+
+
+@dataclass(frozen=True)
+class SampleSummary:
+    """What :func:`write_sample` wrote."""
+
+    root: Path
+    n_books: int
+    n_pages: int
+    n_rows: int
+
+
+def build_rows(books: tuple[Book, ...] = BOOKS) -> list[dict[str, Any]]:
+    """The parquet rows (dicts with every required column), in dataset order."""
+    rows: list[dict[str, Any]] = []
+    for book in books:
+        if len(book.steps) != len(book.pages) - 1:
+            raise ValueError(f"book {book.key}: {len(book.pages)} pages need {len(book.pages) - 1} steps")
+        base = f"{book.source}/{book.key}"
+        book_characters = json.dumps([dict(c) for c in book.characters], ensure_ascii=False)
+        for step, (cur, nxt) in zip(book.steps, zip(book.pages, book.pages[1:], strict=False), strict=True):
+            row = {
+                "id": expected_id(book.source, book.key, cur.key, nxt.key),
+                "source": book.source,
+                "book": book.key,
+                "from_key": cur.key,
+                "to_key": nxt.key,
+                "current_image": f"images/{base}/{cur.key}.png",
+                "current_text": cur.text,
+                "current_text_path": f"texts/{base}/{cur.key}.txt",
+                "next_image": f"images/{base}/{nxt.key}.png",
+                "next_text": nxt.text,
+                "next_text_path": f"texts/{base}/{nxt.key}.txt",
+                "genre": book.genre,
+                "topic": book.topic,
+                "style": book.style,
+                "narrative_tense": book.narrative_tense,
+                "narrative_perspective": book.narrative_perspective,
+                "scene": step.scene,
+                "text_instruction": step.text_instruction,
+                "ambient_sound": step.ambient_sound,
+                "speech_utterance": step.line,
+                "speech_speaker": step.speaker,
+                "speech_emotion": step.emotion,
+                "speech_speed": step.speed,
+                "speech_pitch": step.pitch,
+                "speech_gender": step.gender,
+                "condition_characters": json.dumps([dict(c) for c in step.characters], ensure_ascii=False),
+                "book_characters": book_characters,
+                "sample_path": f"samples/{base}/{cur.key}__{nxt.key}.json",
+                "metadata_path": f"metadata/{base}.json",
+            }
+            rows.append({c: row[c] for c in REQUIRED_COLUMNS})
+    return rows
+
+
+def write_sample(out: Path, *, size: int = 256, books: tuple[Book, ...] = BOOKS) -> SampleSummary:
+    """Write the sample dataset into ``out`` (replacing an earlier sample there).
+
+    Args:
+        out: target folder; if it exists it may only contain what this function writes.
+        size: illustration width and height in pixels.
+        books: the books to write (default: all four).
+
+    Raises:
+        OmnievalError: ``out`` exists and holds files this generator did not write.
+    """
+    out = Path(out)
+    if out.exists():
+        foreign = sorted(p.name for p in out.iterdir() if p.name not in LAYOUT_ENTRIES)
+        if foreign:
+            raise OmnievalError(f"{out} holds files the sample generator does not own: {', '.join(foreign)}")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        rows = build_rows(books)
+        n_pages = _write_pages(tmp, books, size)
+        for book in books:
+            _write_json(tmp / "metadata" / book.source / f"{book.key}.json", book.metadata())
+        for row in rows:
+            _write_json(tmp / row["sample_path"], sample_object(row))
+        _write_parquet(tmp / PARQUET_RELPATH, rows)
+        (tmp / "README.md").write_text(_README.format(n_rows=len(rows), n_books=len(books)), encoding="utf-8")
+        if out.exists():
+            for name in LAYOUT_ENTRIES:
+                target = out / name
+                if target.is_dir():
+                    shutil.rmtree(target)
+                elif target.exists():
+                    target.unlink()
+            for entry in sorted(tmp.iterdir()):
+                entry.rename(out / entry.name)
+            tmp.rmdir()
+        else:
+            tmp.rename(out)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp)
+    return SampleSummary(out, len(books), n_pages, len(rows))
+
+
+def _write_pages(root: Path, books: tuple[Book, ...], size: int) -> int:
+    n = 0
+    for book in books:
+        for page in book.pages:
+            image_path = root / "images" / book.source / book.key / f"{page.key}.png"
+            image_path.parent.mkdir(parents=True, exist_ok=True)
+            # No ancillary chunks (time, text) and a fixed compression level: stable bytes.
+            draw_page(book, page, size).save(image_path, format="PNG", optimize=False, compress_level=9)
+            text_path = root / "texts" / book.source / book.key / f"{page.key}.txt"
+            text_path.parent.mkdir(parents=True, exist_ok=True)
+            text_path.write_text(page.text + "\n", encoding="utf-8")
+            n += 1
+    return n
+
+
+def _write_json(path: Path, obj: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(obj, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def _write_parquet(path: Path, rows: list[dict[str, Any]]) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = pa.schema([pa.field(c, pa.string(), nullable=False) for c in REQUIRED_COLUMNS])
+    table = pa.Table.from_pylist(rows, schema=schema)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, path, compression="zstd", compression_level=9, use_dictionary=False)

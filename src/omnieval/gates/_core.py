@@ -1,0 +1,317 @@
+"""Run a Great Expectations suite stored as JSON over a pandas table; turn the outcome into a report.
+
+This module (with the rest of :mod:`omnieval.gates`) is the only place that imports
+``great_expectations``, and only inside :func:`validate_frame`, so importing omnieval stays cheap.
+
+Helper columns: a gate may add derived columns to the table before validating (for example
+``current_image__decodable``). When a failed expectation is about a column named ``<base>__<check>``
+and the table also has ``<base>__problem``, the report shows that column's text for the failing rows,
+so a reader sees *why* a file did not decode, not just ``False``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from omnieval.errors import ConfigError, GateFailed
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+log = logging.getLogger("omnieval.gates")
+
+#: How many failing values / rows each failed expectation keeps.
+MAX_EXAMPLES = 5
+#: How many failed expectations :meth:`GateResult.report` prints before summarising the rest.
+MAX_REPORT_LINES = 15
+
+_MISSING_COLUMN = re.compile(r'The column "([^"]+)" in BatchData does not exist')
+
+
+@dataclass(frozen=True)
+class FailedExpectation:
+    """One expectation that did not hold, with a few examples of what broke it."""
+
+    expectation_type: str
+    column: str = ""
+    unexpected_count: int | None = None
+    unexpected_values: list[str] = field(default_factory=list)
+    unexpected_rows: list[int] = field(default_factory=list)
+    row_labels: list[str] = field(default_factory=list)
+    detail: str = ""
+
+    def describe(self) -> str:
+        """One line: the expectation, its column, how many rows failed and a few examples."""
+        head = self.expectation_type + (f"({self.column})" if self.column else "")
+        parts: list[str] = []
+        if self.unexpected_count is not None:
+            parts.append(f"{self.unexpected_count} unexpected")
+        if self.unexpected_values and not all(v in ("False", "None") for v in self.unexpected_values):
+            parts.append("e.g. " + ", ".join(self.unexpected_values))
+        if self.row_labels:
+            parts.append("rows: " + "; ".join(self.row_labels))
+        elif self.unexpected_rows:
+            parts.append("rows " + ", ".join(str(r) for r in self.unexpected_rows))
+        if self.detail:
+            parts.append(self.detail)
+        return head + (": " + "; ".join(parts) if parts else "")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "expectation_type": self.expectation_type,
+            "column": self.column,
+            "unexpected_count": self.unexpected_count,
+            "unexpected_values": list(self.unexpected_values),
+            "unexpected_rows": list(self.unexpected_rows),
+            "row_labels": list(self.row_labels),
+            "detail": self.detail,
+        }
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """Outcome of one gate: the suite, the artifact it judged, and what failed."""
+
+    suite: str
+    artifact: str
+    success: bool
+    evaluated: int
+    failed: list[FailedExpectation] = field(default_factory=list)
+    n_rows: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def report(self) -> str:
+        """A short readable report (a headline plus one line per failed expectation)."""
+        if self.success:
+            head = (
+                f"gate {self.suite} passed on {self.artifact} "
+                f"({self.evaluated} expectations, {self.n_rows} rows)"
+            )
+            return "\n".join([head, *(f"  note: {n}" for n in self.notes)])
+        head = (
+            f"gate {self.suite} failed on {self.artifact}: {len(self.failed)} of {self.evaluated} "
+            f"expectations failed ({self.n_rows} rows)"
+        )
+        lines = [head, *(f"  - {f.describe()}" for f in self.failed[:MAX_REPORT_LINES])]
+        if len(self.failed) > MAX_REPORT_LINES:
+            lines.append(f"  ... and {len(self.failed) - MAX_REPORT_LINES} more (see the saved gate result)")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (what ``out_json`` holds)."""
+        return {
+            "suite": self.suite,
+            "artifact": self.artifact,
+            "success": self.success,
+            "evaluated": self.evaluated,
+            "n_failed": len(self.failed),
+            "n_rows": self.n_rows,
+            "failed": [f.to_dict() for f in self.failed],
+            "notes": list(self.notes),
+            "report": self.report(),
+        }
+
+
+def load_suite_json(suite_file: Path) -> dict[str, Any]:
+    """Read a suite file: ``{"name": ..., "expectations": [{"type": ..., "kwargs": {...}}], "meta": ...}``."""
+    try:
+        obj = json.loads(Path(suite_file).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"expectation suite {suite_file} not found") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"expectation suite {suite_file} is not readable JSON: {exc}") from None
+    if (
+        not isinstance(obj, dict)
+        or not isinstance(obj.get("name"), str)
+        or not isinstance(obj.get("expectations"), list)
+    ):
+        raise ConfigError(f"expectation suite {suite_file} needs a string 'name' and a list 'expectations'")
+    return obj
+
+
+def validate_frame(
+    frame: pd.DataFrame,
+    suite_file: Path,
+    *,
+    artifact: str,
+    out_json: Path | None = None,
+    id_column: str | None = None,
+    notes: list[str] | None = None,
+) -> GateResult:
+    """Validate ``frame`` against the GX suite stored as JSON in ``suite_file``.
+
+    Uses an ephemeral GX context (nothing written to disk by GX), progress bars off.
+
+    Args:
+        frame: the table to check; its index labels are reported as row numbers.
+        suite_file: JSON suite (``expectations/<name>.json``).
+        artifact: what the table is (a path or name), for the report.
+        out_json: where to save :meth:`GateResult.to_dict` (atomically); None to skip.
+        id_column: a column whose values label failing rows in the report (e.g. ``id``).
+        notes: lines added to the result (e.g. non-failing observations such as missing outputs).
+
+    Returns:
+        The gate result; call :func:`enforce` to stop on failure.
+
+    Raises:
+        ConfigError: the suite file is missing, not JSON, or GX rejects it.
+    """
+    suite_obj = load_suite_json(suite_file)
+    import great_expectations as gx
+    from great_expectations.data_context.types.base import ProgressBarsConfig
+
+    context = gx.get_context(mode="ephemeral")
+    context.variables.progress_bars = ProgressBarsConfig(globally=False, metric_calculations=False)
+    try:
+        suite = gx.ExpectationSuite(
+            name=suite_obj["name"],
+            expectations=suite_obj["expectations"],
+            meta=suite_obj.get("meta") or {},
+        )
+    except Exception as exc:
+        raise ConfigError(f"expectation suite {suite_file}: {type(exc).__name__}: {exc}") from None
+    suite = context.suites.add(suite)
+    batch = (
+        context.data_sources.add_pandas("omnieval")
+        .add_dataframe_asset("table")
+        .add_batch_definition_whole_dataframe("whole")
+        .get_batch(batch_parameters={"dataframe": frame})
+    )
+    outcome = batch.validate(
+        suite,
+        result_format={"result_format": "SUMMARY", "partial_unexpected_count": MAX_EXAMPLES},
+    )
+
+    order = {_key(e): i for i, e in enumerate(suite_obj["expectations"])}
+    results = sorted(
+        outcome.results,
+        key=lambda r: order.get(
+            _key({"type": r.expectation_config.type, "kwargs": r.expectation_config.kwargs}), 10**6
+        ),
+    )
+    failed = [_failure(r, frame, id_column) for r in results if not r.success]
+    result = GateResult(
+        suite=suite_obj["name"],
+        artifact=artifact,
+        success=bool(outcome.success),
+        evaluated=len(outcome.results),
+        failed=failed,
+        n_rows=len(frame),
+        notes=list(notes or []),
+    )
+    if out_json is not None:
+        write_result(result, out_json)
+    # INFO, not WARNING: callers print the report themselves; a WARNING would reach stderr twice.
+    log.info("%s", result.report())
+    return result
+
+
+def enforce(result: GateResult) -> None:
+    """Stop the run when a gate failed: raise :class:`~omnieval.errors.GateFailed` (exit code 2)."""
+    if not result.success:
+        raise GateFailed(result.report())
+
+
+def write_result(result: GateResult, path: Path) -> Path:
+    """Save ``result.to_dict()`` as indented JSON, atomically (temporary file, then rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(result.to_dict(), f, indent=2, ensure_ascii=False, default=str)
+            f.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def _key(expectation: dict[str, Any]) -> str:
+    kwargs = {k: v for k, v in (expectation.get("kwargs") or {}).items() if k != "batch_id"}
+    return json.dumps([expectation.get("type"), kwargs], sort_keys=True, default=str)
+
+
+def _failure(r: Any, frame: pd.DataFrame, id_column: str | None) -> FailedExpectation:
+    kwargs = dict(r.expectation_config.kwargs)
+    column = (
+        kwargs.get("column")
+        or ", ".join(str(kwargs[k]) for k in ("column_A", "column_B") if k in kwargs)
+        or ", ".join(str(c) for c in kwargs.get("column_list", []) or [])
+    )
+    res: dict[str, Any] = dict(r.result or {})
+    detail = _exception_message(r)
+    if detail:
+        missing = _MISSING_COLUMN.search(detail)
+        detail = f"column {missing.group(1)!r} is missing" if missing else detail
+    elif "observed_value" in res and "unexpected_count" not in res:
+        detail = f"observed {_clip(repr(res['observed_value']), 160)}"
+        mismatch = (res.get("details") or {}).get("mismatched")
+        if isinstance(mismatch, dict) and mismatch.get("missing"):
+            detail = f"missing columns: {', '.join(map(str, mismatch['missing']))}"
+    values = [_clip(repr(v), 60) for v in (res.get("partial_unexpected_list") or [])[:MAX_EXAMPLES]]
+    rows = [int(i) for i in (res.get("partial_unexpected_index_list") or [])[:MAX_EXAMPLES] if _is_int(i)]
+    labels = _row_labels(frame, rows, str(column), id_column)
+    count = res.get("unexpected_count")
+    return FailedExpectation(
+        expectation_type=str(r.expectation_config.type),
+        column=str(column),
+        unexpected_count=int(count) if isinstance(count, int | float) else None,
+        unexpected_values=values,
+        unexpected_rows=rows,
+        row_labels=labels,
+        detail=detail,
+    )
+
+
+def _row_labels(frame: pd.DataFrame, rows: list[int], column: str, id_column: str | None) -> list[str]:
+    if not rows:
+        return []
+    base = column.split("__", 1)[0] if "__" in column else ""
+    problem_col = f"{base}__problem" if base and f"{base}__problem" in frame.columns else None
+    if id_column not in frame.columns and problem_col is None:
+        return []
+    labels = []
+    for i in rows:
+        if i not in frame.index:
+            continue
+        label = f"{i}"
+        if id_column is not None and id_column in frame.columns:
+            label += f" (id {frame.at[i, id_column]!r})"
+        if problem_col is not None and frame.at[i, problem_col]:
+            label += f" {frame.at[i, problem_col]}"
+        labels.append(label)
+    return labels
+
+
+def _exception_message(r: Any) -> str:
+    info = getattr(r, "exception_info", None) or {}
+    if isinstance(info, dict) and info.get("raised_exception"):
+        return _clip(str(info.get("exception_message") or "raised an exception"), 200)
+    if isinstance(info, dict):
+        for value in info.values():
+            if isinstance(value, dict) and value.get("raised_exception"):
+                return _clip(str(value.get("exception_message") or "raised an exception"), 200)
+    return ""
+
+
+def _is_int(value: object) -> bool:
+    try:
+        int(value)  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -190,13 +190,9 @@ def validate_frame(
         result_format={"result_format": "SUMMARY", "partial_unexpected_count": MAX_EXAMPLES},
     )
 
+    # GX returns results grouped by metric, not in suite order; report them in the suite's order.
     order = {_key(e): i for i, e in enumerate(suite_obj["expectations"])}
-    results = sorted(
-        outcome.results,
-        key=lambda r: order.get(
-            _key({"type": r.expectation_config.type, "kwargs": r.expectation_config.kwargs}), 10**6
-        ),
-    )
+    results: list[Any] = sorted(outcome.results, key=lambda r: order.get(_result_key(r), 10**6))
     failed = [_failure(r, frame, id_column) for r in results if not r.success]
     result = GateResult(
         suite=suite_obj["name"],
@@ -239,6 +235,11 @@ def write_result(result: GateResult, path: Path) -> Path:
 def _key(expectation: dict[str, Any]) -> str:
     kwargs = {k: v for k, v in (expectation.get("kwargs") or {}).items() if k != "batch_id"}
     return json.dumps([expectation.get("type"), kwargs], sort_keys=True, default=str)
+
+
+def _result_key(r: Any) -> str:
+    config = r.expectation_config
+    return _key({"type": config.type, "kwargs": config.kwargs})
 
 
 def _failure(r: Any, frame: pd.DataFrame, id_column: str | None) -> FailedExpectation:

@@ -61,7 +61,8 @@ def image_problem(path: Path, label: str) -> str:
             if img.width < 1 or img.height < 1:
                 return f"{label}: image has no pixels"
     except Exception as exc:
-        detail = str(exc).replace(f"'{path}'", "the file").replace(str(path), "the file")
+        # PIL puts the absolute path in its messages; the label already names the file.
+        detail = str(exc).replace(f" '{path}'", "").replace(str(path), "<file>")
         return f"{label}: cannot decode image ({type(exc).__name__}: {_clip(detail)})"
     return ""
 

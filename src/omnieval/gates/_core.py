@@ -46,6 +46,7 @@ class FailedExpectation:
     unexpected_rows: list[int] = field(default_factory=list)
     row_labels: list[str] = field(default_factory=list)
     detail: str = ""
+    values_in_labels: bool = False
 
     def describe(self) -> str:
         """One line: the expectation, its column, how many rows failed and a few examples."""
@@ -53,8 +54,10 @@ class FailedExpectation:
         parts: list[str] = []
         if self.unexpected_count is not None:
             parts.append(f"{self.unexpected_count} unexpected")
-        if self.unexpected_values and not all(v in ("False", "None") for v in self.unexpected_values):
-            parts.append("e.g. " + ", ".join(self.unexpected_values))
+        values = list(dict.fromkeys(self.unexpected_values))
+        # Booleans of helper columns say nothing the row reasons do not; ids are in the row labels.
+        if values and not all(v in ("False", "None") for v in values) and not self.values_in_labels:
+            parts.append("e.g. " + ", ".join(values))
         if self.row_labels:
             parts.append("rows: " + "; ".join(self.row_labels))
         elif self.unexpected_rows:
@@ -271,23 +274,26 @@ def _failure(r: Any, frame: pd.DataFrame, id_column: str | None) -> FailedExpect
         unexpected_rows=rows,
         row_labels=labels,
         detail=detail,
+        values_in_labels=bool(labels) and id_column is not None and id_column in str(column).split(", "),
     )
 
 
 def _row_labels(frame: pd.DataFrame, rows: list[int], column: str, id_column: str | None) -> list[str]:
+    """Labels for failing rows: number, id and the reason from ``<base>__problem`` or ``problem``."""
     if not rows:
         return []
     base = column.split("__", 1)[0] if "__" in column else ""
-    problem_col = f"{base}__problem" if base and f"{base}__problem" in frame.columns else None
-    if id_column not in frame.columns and problem_col is None:
+    problem_col = next((c for c in (f"{base}__problem", "problem") if c in frame.columns), None)
+    has_id = id_column is not None and id_column in frame.columns
+    if not has_id and problem_col is None:
         return []
     labels = []
     for i in rows:
         if i not in frame.index:
             continue
         label = f"{i}"
-        if id_column is not None and id_column in frame.columns:
-            label += f" (id {frame.at[i, id_column]!r})"
+        if has_id:
+            label += f" ({id_column} {frame.at[i, id_column]!r})"
         if problem_col is not None and frame.at[i, problem_col]:
             label += f" {frame.at[i, problem_col]}"
         labels.append(label)

@@ -38,13 +38,17 @@ class SpeechRequest:
 class EspeakProsody:
     """espeak-ng settings per label. Rates are espeak's nominal words per minute."""
 
-    rate_wpm: tuple[tuple[str, int], ...] = (("slow", 95), ("normal", 175), ("fast", 330))
-    pitch_female: tuple[tuple[str, int], ...] = (("low", 5), ("normal", 45), ("high", 99))
-    pitch_male: tuple[tuple[str, int], ...] = (("low", 10), ("normal", 55), ("high", 99))
-    female_variant: str = "f3"
-    male_variant: str = "m3"
+    rate_wpm: tuple[tuple[str, int], ...] = (("slow", 95), ("normal", 150), ("fast", 280))
+    pitch_female: tuple[tuple[str, int], ...] = (("low", 5), ("normal", 55), ("high", 92))
+    pitch_male: tuple[tuple[str, int], ...] = (("low", 25), ("normal", 88), ("high", 99))
+    male_high_shift_semitones: float = 5.0
+    """espeak-ng's male voices top out near 175 Hz, below the 220 Hz "high" threshold used when the
+    speaker's gender is unknown; male "high" is therefore shifted up afterwards (phase vocoder,
+    duration kept)."""
+    female_variant: str = "f1"
+    male_variant: str = "m2"
     language: str = "en-us"
-    version: str = "espeak-prosody-v1"
+    version: str = "espeak-prosody-v2"
 
     def voice(self, request: SpeechRequest) -> str:
         if request.whisper:
@@ -59,6 +63,11 @@ class EspeakProsody:
     def pitch(self, gender: str, pitch: str) -> int:
         table = self.pitch_female if gender == "female" else self.pitch_male
         return _lookup(table, pitch, "pitch")
+
+    def shift_semitones(self, request: SpeechRequest) -> float:
+        if request.gender != "female" and request.pitch.strip().lower() == "high" and not request.whisper:
+            return self.male_high_shift_semitones
+        return 0.0
 
 
 def _lookup(table: tuple[tuple[str, int], ...], key: str, field: str) -> int:
@@ -108,5 +117,19 @@ def synthesize(request: SpeechRequest, out_path: Path, prosody: EspeakProsody | 
     if done.returncode != 0 or not tmp.is_file() or tmp.stat().st_size <= 44:
         tmp.unlink(missing_ok=True)
         raise SynthesisError(f"espeak-ng failed for {out_path}: {done.stderr.strip() or done.returncode}")
+    shift = prosody.shift_semitones(request)
+    if shift:
+        _pitch_shift_in_place(tmp, shift)
     tmp.replace(out_path)
     return SynthesisInfo(out_path, command[1:], f"espeak-ng:{prosody.version}")
+
+
+def _pitch_shift_in_place(path: Path, semitones: float) -> None:
+    import librosa
+    import numpy as np
+    import soundfile as sf
+
+    wave, rate = sf.read(str(path), dtype="float32")
+    shifted = librosa.effects.pitch_shift(wave, sr=rate, n_steps=semitones)
+    peak = float(np.max(np.abs(shifted))) or 1.0
+    sf.write(str(path), (shifted / max(peak, 1.0)).astype(np.float32), rate, subtype="PCM_16", format="WAV")

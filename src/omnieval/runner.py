@@ -48,15 +48,19 @@ def prepare_prefect_env() -> None:
     os.environ.setdefault("DO_NOT_TRACK", "true")
 
 
-def run_suite(suite_path: Path) -> dict[str, Any]:
-    """Run the nightly flow on ``suite_path`` in this process; return its summary."""
+def run_suite(suite_path: Path, *, sync_dvc: bool = True) -> dict[str, Any]:
+    """Run the nightly flow on ``suite_path`` in this process; return its summary.
+
+    ``sync_dvc`` records the outputs in ``dvc.lock`` afterwards (off for suites outside the DAG).
+    """
     from omnieval.config import load_suite
 
     load_suite(suite_path)  # fail on a bad config before Prefect starts
     prepare_prefect_env()
     module = load_flow_module("nightly")
     summary: dict[str, Any] = module.nightly(str(suite_path))
-    sync_dvc_lock()
+    if sync_dvc:
+        sync_dvc_lock()
     return summary
 
 

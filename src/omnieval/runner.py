@@ -54,11 +54,16 @@ def run_suite(suite_path: Path, *, sync_dvc: bool = True) -> dict[str, Any]:
     ``sync_dvc`` records the outputs in ``dvc.lock`` afterwards (off for suites outside the DAG).
     """
     from omnieval.config import load_suite
+    from omnieval.errors import DataError, GateFailed
 
-    load_suite(suite_path)  # fail on a bad config before Prefect starts
+    config = load_suite(suite_path)  # fail on a bad config before Prefect starts
     prepare_prefect_env()
     module = load_flow_module("nightly")
-    summary: dict[str, Any] = module.nightly(str(suite_path))
+    try:
+        summary: dict[str, Any] = module.nightly(str(suite_path))
+    except (DataError, GateFailed) as exc:
+        _record_gate_failure(config, str(exc))
+        raise
     if sync_dvc:
         sync_dvc_lock()
     return summary
@@ -75,3 +80,20 @@ def sync_dvc_lock() -> None:
     if dvc is None or not (root / "dvc.yaml").is_file() or not (root / ".dvc").is_dir():
         return
     subprocess.run([dvc, "commit", "--force", "--quiet"], cwd=root, check=False, timeout=600)
+
+
+def _record_gate_failure(config: Any, reason: str) -> None:
+    """Save the failed gate results as a FAILED MLflow run, so nothing looks like a successful run."""
+    from omnieval.stages._common import state_paths
+    from omnieval.tracking import log_failed_run
+
+    gates = state_paths(config).gates
+    artifacts = sorted(gates.glob("*.json")) if gates.is_dir() else []
+    run_id = log_failed_run(
+        experiment=config.experiment,
+        suite=config.suite,
+        reason=reason.splitlines()[0],
+        artifacts=artifacts,
+        tags={"omnieval.dataset.path": str(config.dataset.path)},
+    )
+    print(f"gate failed; results saved in {gates} and MLflow run {run_id} (status FAILED)", flush=True)

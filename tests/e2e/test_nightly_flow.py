@@ -106,8 +106,8 @@ def test_bad_dataset_stops_the_run_with_exit_2_and_a_failed_run(
     shutil.copytree(ROOT / "data" / "storybench-sample", broken)
     victim = next((broken / "images").rglob("*.png"))
     victim.write_bytes(b"not a png")
-    suite = _suite(tmp / "bad", dataset=broken, limit=2, systems={"oracle": {"kind": "oracle"}}) if (tmp / "bad").mkdir() is None else None
-    assert suite is not None
+    (tmp / "bad").mkdir()
+    suite = _suite(tmp / "bad", dataset=broken, limit=2, systems={"oracle": {"kind": "oracle"}})
     code = main(["run", str(suite)])
     err = capsys.readouterr().err
     assert code == 2

@@ -27,7 +27,9 @@ def test_typo_fails_at_load_time_with_the_key_path(tmp_path: Path) -> None:
 
 def test_unknown_components_are_listed(tmp_path: Path) -> None:
     bad = tmp_path / "s.yaml"
-    bad.write_text("suite: x\nsystems:\n  a: {kind: oracel}\n  b: {kind: import}\njudges: {panels: [gpu-magic]}\n")
+    bad.write_text(
+        "suite: x\nsystems:\n  a: {kind: oracel}\n  b: {kind: import}\njudges: {panels: [gpu-magic]}\n"
+    )
     with pytest.raises(ConfigError) as info:
         load_suite(bad)
     message = str(info.value)

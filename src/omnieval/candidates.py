@@ -79,7 +79,9 @@ def read_candidate(root: Path, modality: Modality, index: int, *, decode: bool =
     path = output_path(root, modality, index)
     if not path.is_file():
         reason_file = folder / "missing.txt"
-        reason = reason_file.read_text(encoding="utf-8", errors="replace").strip() if reason_file.is_file() else ""
+        reason = (
+            reason_file.read_text(encoding="utf-8", errors="replace").strip() if reason_file.is_file() else ""
+        )
         return CandidateOutput(modality, index, None, reason or f"{path}: no output")
     if decode:
         problem = _decode_problem(path, modality)

@@ -110,7 +110,9 @@ def check_components(config: SuiteConfig, source: Path | str = "config") -> None
     problems: list[str] = []
     for sid, system in config.systems.items():
         if system.kind not in SYSTEMS:
-            problems.append(f"systems.{sid}.kind: unknown system {system.kind!r}; known: {', '.join(SYSTEMS.names())}")
+            problems.append(
+                f"systems.{sid}.kind: unknown system {system.kind!r}; known: {', '.join(SYSTEMS.names())}"
+            )
         if system.kind == "import" and not system.path:
             problems.append(f"systems.{sid}.path: the import system needs a candidate folder")
     if config.judges.panels:

@@ -28,7 +28,9 @@ def git_info(cwd: Path | None = None) -> dict[str, Any]:
     """Commit SHA and whether the working tree has changes; ``unknown`` outside a git checkout."""
 
     def git(*args: str) -> str:
-        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=20, check=False)
+        done = subprocess.run(
+            ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=20, check=False
+        )
         return done.stdout.strip() if done.returncode == 0 else ""
 
     sha = git("rev-parse", "HEAD") or "unknown"

@@ -59,9 +59,10 @@ def leaderboard_table(board: dict[str, Any]) -> str:
     console = Console(width=180, record=True, force_terminal=False)
     with console.capture() as capture:
         console.print(table)
-        console.print(f"Total Average covers: {', '.join(covered) or 'nothing'}" + (
-            "" if len(covered) == 7 else f"  ({7 - len(covered)} of 7 components not computable here)"
-        ))
+        console.print(
+            f"Total Average covers: {', '.join(covered) or 'nothing'}"
+            + ("" if len(covered) == 7 else f"  ({7 - len(covered)} of 7 components not computable here)")
+        )
     return capture.get()
 
 
@@ -108,13 +109,13 @@ def write_report_html(
     doc = f"""<!doctype html><html><head><meta charset="utf-8"><title>omnieval {html.escape(config.suite)}</title>
 <style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;
 padding:3px 6px;text-align:right}}.z{{color:#777}}pre{{background:#f6f6f6;padding:1em;overflow:auto}}</style></head>
-<body><h1>omnieval — suite {html.escape(config.suite)} ({html.escape(leaderboard.get('benchmark', ''))})</h1>
+<body><h1>omnieval — suite {html.escape(config.suite)} ({html.escape(leaderboard.get("benchmark", ""))})</h1>
 <p>Dataset {html.escape(config.dataset.name)} at {html.escape(str(config.dataset.path))},
-digest <code>{html.escape(str(leaderboard.get('dataset_digest', '')))}</code>.
+digest <code>{html.escape(str(leaderboard.get("dataset_digest", "")))}</code>.
 Automatic metrics are scaled x10 as in the Total Average. Both aggregation policies side by side:
 valid-only (mean over valid records) and zero-filled (missing or invalid records count 0).</p>
-<h2>Leaderboard</h2><table><tr><th></th>{head}</tr><tr><th></th>{sub}</tr>{''.join(rows)}</table>
-<h2>Analyses</h2>{''.join(sections) or '<p>No analyses were run.</p>'}
+<h2>Leaderboard</h2><table><tr><th></th>{head}</tr><tr><th></th>{sub}</tr>{"".join(rows)}</table>
+<h2>Analyses</h2>{"".join(sections) or "<p>No analyses were run.</p>"}
 <h2>Raw data</h2><pre>{html.escape(json.dumps(leaderboard, indent=1)[:20000])}</pre>
 </body></html>"""
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -46,7 +46,11 @@ def flow_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     mp.setenv("MLFLOW_TRACKING_URI", uri)
     mp.setenv("OMNIEVAL_MLFLOW_ARTIFACTS", str(tmp / "artifacts"))
     mp.setenv("OMNIEVAL_PROJECT_ROOT", str(ROOT))
-    systems = {"oracle": {"kind": "oracle"}, "copy-current": {"kind": "copy-current"}, "shuffled": {"kind": "shuffled", "seed": 0}}
+    systems = {
+        "oracle": {"kind": "oracle"},
+        "copy-current": {"kind": "copy-current"},
+        "shuffled": {"kind": "shuffled", "seed": 0},
+    }
     suite = _suite(tmp, dataset=ROOT / "data" / "storybench-sample", limit=4, systems=systems)
     from omnieval.runner import run_suite
 
@@ -82,8 +86,15 @@ def test_text_judge_ranks_oracle_above_shuffled(flow_env: dict[str, Any]) -> Non
 
 def test_run_folder_has_the_contract_files(flow_env: dict[str, Any]) -> None:
     folder = Path(flow_env["first"]["run_folder"])
-    for name in ("config.resolved.yaml", "lineage.json", "scores.parquet", "judgments.parquet",
-                 "leaderboard.json", "report.html", "gates/dataset.json"):
+    for name in (
+        "config.resolved.yaml",
+        "lineage.json",
+        "scores.parquet",
+        "judgments.parquet",
+        "leaderboard.json",
+        "report.html",
+        "gates/dataset.json",
+    ):
         assert (folder / name).is_file(), name
     assert (folder / "candidates" / "oracle" / "speech" / "0" / "generated.wav").is_file()
     lineage = json.loads((folder / "lineage.json").read_text())

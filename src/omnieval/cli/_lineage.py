@@ -48,7 +48,9 @@ def _models(section: dict[str, Any]) -> list[str]:
         if isinstance(value, dict):
             for key, sub in value.items():
                 walk(f"{prefix}.{key}" if prefix else str(key), sub)
-        elif any(word in prefix.lower() for word in ("model", "sha256", "revision", "path", "encoder", "backbone")):
+        elif any(
+            word in prefix.lower() for word in ("model", "sha256", "revision", "path", "encoder", "backbone")
+        ):
             lines.append(f"    {prefix}: {value}")
 
     walk("", section)
@@ -66,8 +68,13 @@ def _handle(args: argparse.Namespace) -> int:
     print(f"  dataset: {ds['name']} at {ds['path']}")
     print(f"    version (content digest): {ds['version']}")
     print(f"    DVC md5: {ds['dvc_md5']}   git rev: {ds['git_rev']}")
-    print(f"  code: git {code['git_sha']}{' (dirty)' if code['git_dirty'] else ''}, package digest {code['package_digest'][:16]}")
-    print("  systems: " + ", ".join(f"{k} ({v.get('kind', '?')})" for k, v in lineage.get("systems", {}).items()))
+    print(
+        f"  code: git {code['git_sha']}{' (dirty)' if code['git_dirty'] else ''}, package digest {code['package_digest'][:16]}"
+    )
+    print(
+        "  systems: "
+        + ", ".join(f"{k} ({v.get('kind', '?')})" for k, v in lineage.get("systems", {}).items())
+    )
     metric_lines = _models(next(iter(lineage.get("metrics", {}).values()), {}))
     print("  metric models:")
     print("\n".join(metric_lines) or "    (none recorded)")

@@ -25,7 +25,9 @@ def _handle(args: argparse.Namespace) -> int:
     from omnieval.runner import load_flow_module, prepare_prefect_env
 
     config = load_suite(args.suite)
-    print(f"serving suite {config.suite}: cron '{config.schedule.cron}' ({config.schedule.timezone}); Ctrl-C stops")
+    print(
+        f"serving suite {config.suite}: cron '{config.schedule.cron}' ({config.schedule.timezone}); Ctrl-C stops"
+    )
     prepare_prefect_env()
     load_flow_module("nightly").serve(str(args.suite))
     return 0

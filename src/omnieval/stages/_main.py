@@ -18,7 +18,9 @@ def stage_main(
     *,
     needs_system: bool = False,
 ) -> int:
-    parser = argparse.ArgumentParser(prog=f"python -m omnieval.stages.{stage}", description=f"omnieval stage {stage}")
+    parser = argparse.ArgumentParser(
+        prog=f"python -m omnieval.stages.{stage}", description=f"omnieval stage {stage}"
+    )
     parser.add_argument("--suite", required=True, help="suite config (pipelines/*.yaml)")
     if needs_system:
         parser.add_argument("--system", required=True, help="system id from the suite config")

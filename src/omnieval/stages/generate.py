@@ -1,6 +1,6 @@
 """Stage ``generate``: one system under test writes its candidate layout, then the candidates gate.
 
-    python -m omnieval.stages.generate --suite pipelines/nightly.yaml --system oracle
+python -m omnieval.stages.generate --suite pipelines/nightly.yaml --system oracle
 """
 
 from __future__ import annotations
@@ -41,7 +41,9 @@ def _build_system(config: SuiteConfig, system_id: str) -> object:
     return factory(**kwargs)
 
 
-def run(config: SuiteConfig, system_id: str, transitions: Sequence[Transition], dataset_digest: str) -> GenerateOutcome:
+def run(
+    config: SuiteConfig, system_id: str, transitions: Sequence[Transition], dataset_digest: str
+) -> GenerateOutcome:
     from omnieval.gates import enforce, gate_candidates
     from omnieval.systems import resolve_candidates_root
 
@@ -73,8 +75,13 @@ def run(config: SuiteConfig, system_id: str, transitions: Sequence[Transition], 
         summary = system.generate(transitions, out, progress=update)  # type: ignore[attr-defined]
     write_json(
         out.parent / f"{system_id}.summary.json",
-        {"system": system_id, "kind": summary.kind, "written": summary.written, "missing": summary.missing,
-         "lineage": summary.lineage},
+        {
+            "system": system_id,
+            "kind": summary.kind,
+            "written": summary.written,
+            "missing": summary.missing,
+            "lineage": summary.lineage,
+        },
     )
     root = resolve_candidates_root(out)
     gate = gate_candidates(root, [t.index for t in transitions], paths.gates / f"candidates-{system_id}.json")

@@ -1,6 +1,6 @@
 """Stage ``judge``: every configured panel over every system, model-major, through the response cache.
 
-    python -m omnieval.stages.judge --suite pipelines/nightly.yaml
+python -m omnieval.stages.judge --suite pipelines/nightly.yaml
 """
 
 from __future__ import annotations
@@ -91,7 +91,11 @@ def run(config: SuiteConfig, transitions: Sequence[Transition], dataset_digest: 
         hits += result.cache_hits
         note(f"[judge] panel {panel}: {result.model_calls} model calls, {result.cache_hits} cache hits")
 
-    scores = pd.concat(score_frames, ignore_index=True) if score_frames else pd.DataFrame(columns=list(SCORE_COLUMNS))
+    scores = (
+        pd.concat(score_frames, ignore_index=True)
+        if score_frames
+        else pd.DataFrame(columns=list(SCORE_COLUMNS))
+    )
     write_scores(scores, scores_path)
     judgments = pd.concat(judgment_frames, ignore_index=True) if judgment_frames else pd.DataFrame()
     tmp = judgments_path.with_suffix(".tmp")

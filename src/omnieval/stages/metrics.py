@@ -1,6 +1,6 @@
 """Stage ``metrics``: automatic metrics of one system's candidates into scores-table rows.
 
-    python -m omnieval.stages.metrics --suite pipelines/nightly.yaml --system oracle
+python -m omnieval.stages.metrics --suite pipelines/nightly.yaml --system oracle
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Stage ``report``: the suite's scores table, leaderboard (both policies), analyses and report.html.
 
-    python -m omnieval.stages.report --suite pipelines/nightly.yaml
+python -m omnieval.stages.report --suite pipelines/nightly.yaml
 """
 
 from __future__ import annotations
@@ -45,7 +45,9 @@ def collect_scores(config: SuiteConfig) -> Any:
     if config.judges.panels and judge_scores.is_file():
         frames.append(read_scores(judge_scores))
     table = pd.concat(frames, ignore_index=True)
-    return coerce_scores(table.sort_values(["system", "index", "component", "judge", "criterion"], kind="stable"))
+    return coerce_scores(
+        table.sort_values(["system", "index", "component", "judge", "criterion"], kind="stable")
+    )
 
 
 def run(config: SuiteConfig, dataset_digest: str) -> ReportOutcome:
@@ -80,7 +82,9 @@ def run(config: SuiteConfig, dataset_digest: str) -> ReportOutcome:
     outputs: dict[str, Any] = {}
     if config.analyses.enabled:
         note("[report] running analyses")
-        analysis_config = AnalysisConfig(seed=config.analyses.seed, bootstrap_draws=config.analyses.bootstrap_draws)
+        analysis_config = AnalysisConfig(
+            seed=config.analyses.seed, bootstrap_draws=config.analyses.bootstrap_draws
+        )
         outputs = run_analyses(scores, analyses_dir, only=config.analyses.only, config=analysis_config)
     write_report_html(report_path, config=config, leaderboard=board, analyses_dir=analyses_dir, state=paths)
     write_stamp(paths, "report", key, analyses=sorted(outputs))

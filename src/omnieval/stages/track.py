@@ -1,6 +1,6 @@
 """Stage ``track``: the run folder (FORMATS.md section 4) and the MLflow runs of one suite execution.
 
-    python -m omnieval.stages.track --suite pipelines/nightly.yaml
+python -m omnieval.stages.track --suite pipelines/nightly.yaml
 """
 
 from __future__ import annotations
@@ -36,7 +36,9 @@ def _copy_tree(src: Path, dst: Path) -> None:
                 shutil.copy2(path, target)
 
 
-def _lineage_parts(config: SuiteConfig, paths: StatePaths) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+def _lineage_parts(
+    config: SuiteConfig, paths: StatePaths
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     metrics: dict[str, Any] = {}
     systems: dict[str, Any] = {}
     for sid in config.systems:
@@ -84,7 +86,10 @@ def run(config: SuiteConfig, dataset_digest: str) -> TrackOutcome:
         metrics=metrics_lineage,
         judges=judge_lineage.get("panels", {}),
         systems=systems,
-        seeds={"analyses": config.analyses.seed, **{s: c.seed for s, c in config.systems.items() if c.seed is not None}},
+        seeds={
+            "analyses": config.analyses.seed,
+            **{s: c.seed for s, c in config.systems.items() if c.seed is not None},
+        },
     )
     tags = {
         "omnieval.dataset.version": dataset_digest,
@@ -99,7 +104,9 @@ def run(config: SuiteConfig, dataset_digest: str) -> TrackOutcome:
     def build_run_folder(run_id: str) -> Path:
         folder = config.runs_dir / config.suite / run_id
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / "config.resolved.yaml").write_text(yaml.safe_dump(resolved, sort_keys=False), encoding="utf-8")
+        (folder / "config.resolved.yaml").write_text(
+            yaml.safe_dump(resolved, sort_keys=False), encoding="utf-8"
+        )
         write_json(folder / "lineage.json", {"run_id": run_id, **lineage})
         if paths.gates.is_dir():
             _copy_tree(paths.gates, folder / "gates")
@@ -128,13 +135,17 @@ def run(config: SuiteConfig, dataset_digest: str) -> TrackOutcome:
         dataset_source=str(config.dataset.path.resolve()),
         dataset_digest=dataset_digest,
         system_metrics={sid: agg.mlflow_metrics(sid) for sid in config.systems},
-        system_params={sid: {"kind": c.kind, "seed": c.seed, "path": c.path} for sid, c in config.systems.items()},
+        system_params={
+            sid: {"kind": c.kind, "seed": c.seed, "path": c.path} for sid, c in config.systems.items()
+        },
         artifacts=[],
         run_folder_for=build_run_folder,
         analyses_dir=report / "analyses",
     )
     folder = folder_holder["folder"]
-    write_json(folder / "mlflow.json", {"parent": ids.parent, "systems": ids.systems, "analyses": ids.analyses})
+    write_json(
+        folder / "mlflow.json", {"parent": ids.parent, "systems": ids.systems, "analyses": ids.analyses}
+    )
     write_json(paths.tracking, {"run_id": ids.parent, "run_folder": str(folder), "systems": ids.systems})
     if config.tracking.wandb:
         from omnieval.tracking.wandb_log import log_to_wandb

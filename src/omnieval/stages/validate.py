@@ -48,9 +48,16 @@ def run(config: SuiteConfig) -> DatasetState:
     if not report.ok:
         write_json(
             gate_path,
-            {"suite": "storybench_dataset", "artifact": str(root), "success": False, "problems": report.problems},
+            {
+                "suite": "storybench_dataset",
+                "artifact": str(root),
+                "success": False,
+                "problems": report.problems,
+            },
         )
-        raise DataError(f"dataset {root} failed validation ({len(report.problems)} problems)", report.problems)
+        raise DataError(
+            f"dataset {root} failed validation ({len(report.problems)} problems)", report.problems
+        )
     gate = gate_storybench_dataset(root, gate_path)
     enforce(gate)
     dataset = load_storybench(root)

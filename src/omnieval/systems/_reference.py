@@ -24,9 +24,7 @@ from omnieval.systems._base import (
 )
 
 
-def _speak(
-    root: Path, index: int, speech: TargetSpeech, *, controlled: bool, counts: dict[str, int]
-) -> None:
+def _speak(root: Path, index: int, speech: TargetSpeech, *, controlled: bool, counts: dict[str, int]) -> None:
     request = (
         SpeechRequest(speech.line, gender=speech.gender, speed=speech.speed, pitch=speech.pitch)
         if controlled
@@ -125,7 +123,11 @@ class ShuffledSystem:
             _speak(out_root, tr.index, donor.target_speech, controlled=True, counts=counts)
             if progress:
                 progress(done, len(transitions))
-        lineage = {**_tts_lineage(True), "seed": self.seed, "donors": {tr.id: donors[tr.index].id for tr in transitions}}
+        lineage = {
+            **_tts_lineage(True),
+            "seed": self.seed,
+            "donors": {tr.id: donors[tr.index].id for tr in transitions},
+        }
         return GenerationSummary("shuffled", "shuffled", out_root, len(transitions), counts, lineage)
 
 

@@ -37,7 +37,9 @@ def configure_mlflow(experiment: str) -> str:
         return str(found.experiment_id)
     location = None
     if uri.startswith("sqlite:") or uri.startswith("file:") or "://" not in uri:
-        artifacts = Path(os.environ.get("OMNIEVAL_MLFLOW_ARTIFACTS", str(DEFAULT_STORE / "artifacts"))).resolve()
+        artifacts = Path(
+            os.environ.get("OMNIEVAL_MLFLOW_ARTIFACTS", str(DEFAULT_STORE / "artifacts"))
+        ).resolve()
         artifacts.mkdir(parents=True, exist_ok=True)
         location = (artifacts / experiment.replace("/", "_")).as_uri()
     exp_id = mlflow.create_experiment(experiment, artifact_location=location)
@@ -121,13 +123,17 @@ def log_suite_run(
     return SuiteRunIds(parent.info.run_id, system_runs, analysis_runs)
 
 
-def log_failed_run(*, experiment: str, suite: str, reason: str, artifacts: list[Path], tags: Mapping[str, str]) -> str:
+def log_failed_run(
+    *, experiment: str, suite: str, reason: str, artifacts: list[Path], tags: Mapping[str, str]
+) -> str:
     """Record a suite execution that stopped at a gate: status FAILED, the gate result attached."""
     import mlflow
 
     configure_mlflow(experiment)
     with mlflow.start_run(run_name=f"{suite} (failed)") as run:
-        mlflow.set_tags({"omnieval.kind": "suite", "omnieval.suite": suite, "omnieval.failed": reason[:250], **tags})
+        mlflow.set_tags(
+            {"omnieval.kind": "suite", "omnieval.suite": suite, "omnieval.failed": reason[:250], **tags}
+        )
         for path in artifacts:
             if path.is_file():
                 mlflow.log_artifact(str(path), artifact_path="gates")

@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Any
 
 
-def log_to_wandb(suite: str, config: Mapping[str, Any], metrics: Mapping[str, Mapping[str, float]], folder: Path) -> None:
+def log_to_wandb(
+    suite: str, config: Mapping[str, Any], metrics: Mapping[str, Mapping[str, float]], folder: Path
+) -> None:
     import wandb
 
     os.environ.setdefault("WANDB_MODE", "offline")

@@ -14,7 +14,15 @@ from omnieval.config import SuiteConfig
 from omnieval.data import Transition
 from omnieval.errors import ConfigError
 from omnieval.progress import note, progress_bar
-from omnieval.stages._common import code_digest, content_key, is_fresh, state_paths, write_json, write_stamp
+from omnieval.stages._common import (
+    code_digest,
+    content_key,
+    is_fresh,
+    read_json,
+    state_paths,
+    write_json,
+    write_stamp,
+)
 from omnieval.stages._main import stage_main
 
 
@@ -84,7 +92,9 @@ def run(
         },
     )
     root = resolve_candidates_root(out)
-    gate = gate_candidates(root, [t.index for t in transitions], paths.gates / f"candidates-{system_id}.json")
+    # Valid index folders are those of the whole dataset, even when the suite evaluates a prefix.
+    n_rows = int(read_json(paths.dataset_manifest).get("n_rows", len(transitions)))
+    gate = gate_candidates(root, n_rows, paths.gates / f"candidates-{system_id}.json")
     enforce(gate)
     write_stamp(paths, stage, key)
     return GenerateOutcome(system_id, root, False)

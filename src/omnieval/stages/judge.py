@@ -37,7 +37,8 @@ class JudgeOutcome:
 def _describe_audio(path: Path) -> Mapping[str, object]:
     from omnieval.metrics import describe_audio
 
-    return describe_audio(path).to_dict()
+    attributes: Mapping[str, object] = describe_audio(path).to_dict()
+    return attributes
 
 
 def run(config: SuiteConfig, transitions: Sequence[Transition], dataset_digest: str) -> JudgeOutcome:

@@ -93,7 +93,7 @@ def log_suite_run(
     with mlflow.start_run(run_name=f"{suite}") as parent:
         mlflow.set_tags({"omnieval.kind": "suite", "omnieval.suite": suite, **tags})
         mlflow.log_params(dict(list(params.items())[:400]))
-        dataset = mlflow.data.from_pandas(
+        dataset = mlflow.data.from_pandas(  # type: ignore[attr-defined]
             dataset_frame, source=dataset_source, name=dataset_name, digest=dataset_digest[:36]
         )
         mlflow.log_input(dataset, context="evaluation")

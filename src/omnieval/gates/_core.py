@@ -260,8 +260,12 @@ def _failure(r: Any, frame: pd.DataFrame, id_column: str | None) -> FailedExpect
     elif "observed_value" in res and "unexpected_count" not in res:
         detail = f"observed {_clip(repr(res['observed_value']), 160)}"
         mismatch = (res.get("details") or {}).get("mismatched")
-        if isinstance(mismatch, dict) and mismatch.get("missing"):
-            detail = f"missing columns: {', '.join(map(str, mismatch['missing']))}"
+        if isinstance(mismatch, dict) and (mismatch.get("missing") or mismatch.get("unexpected")):
+            detail = "; ".join(
+                f"{kind} columns: {', '.join(map(str, mismatch[kind]))}"
+                for kind in ("missing", "unexpected")
+                if mismatch.get(kind)
+            )
     values = [_clip(repr(v), 60) for v in (res.get("partial_unexpected_list") or [])[:MAX_EXAMPLES]]
     rows = [int(i) for i in (res.get("partial_unexpected_index_list") or [])[:MAX_EXAMPLES] if _is_int(i)]
     labels = _row_labels(frame, rows, str(column), id_column)

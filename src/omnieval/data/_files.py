@@ -6,6 +6,8 @@ Each check returns a value and a short problem string ('' when fine); callers ad
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, NamedTuple
 
@@ -34,7 +36,7 @@ def resolve_in_root(root: Path, rel: object) -> Resolved:
     "path '../etc/passwd' leaves the dataset folder"
     """
     if not isinstance(rel, str) or not rel.strip():
-        return Resolved(None, f"expected a relative path, got {_short(rel)}")
+        return Resolved(None, f"expected a relative path, got {show_value(rel)}")
     if PurePosixPath(rel).is_absolute() or PureWindowsPath(rel).is_absolute() or PureWindowsPath(rel).drive:
         return Resolved(None, f"path {rel!r} is absolute; paths must be relative to the dataset folder")
     base = root.resolve()
@@ -63,7 +65,7 @@ def image_problem(path: Path, label: str) -> str:
     except Exception as exc:
         # PIL puts the absolute path in its messages; the label already names the file.
         detail = str(exc).replace(f" '{path}'", "").replace(str(path), "<file>")
-        return f"{label}: cannot decode image ({type(exc).__name__}: {_clip(detail)})"
+        return f"{label}: cannot decode image ({type(exc).__name__}: {clip(detail)})"
     return ""
 
 
@@ -138,16 +140,40 @@ def _json_kind(value: object) -> str:
     return f"a {type(value).__name__}"
 
 
-def _clip(text: str, limit: int = 120) -> str:
+def clip(text: str, limit: int = 120) -> str:
+    """``text`` on one line, cut to ``limit`` characters with an ellipsis.
+
+    >>> clip("a  long   text", 8)
+    'a lon...'
+    """
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _short(value: object, limit: int = 60) -> str:
-    """A value for an error message: its type and a clipped repr."""
+def show_value(value: object, limit: int = 50) -> str:
+    """A value for an error message: strings quoted and clipped, other values with their type.
+
+    >>> show_value(None), show_value(" x "), show_value(3)
+    ('null', "'x'", 'int 3')
+    """
     if value is None:
         return "null"
-    text = repr(value)
-    if len(text) > limit:
-        text = text[: limit - 3] + "..."
-    return f"{type(value).__name__} {text}"
+    if isinstance(value, str):
+        return repr(clip(value, limit)) if value.strip() else repr(value)
+    return f"{type(value).__name__} {clip(repr(value), limit)}"
+
+
+def write_json_atomic(path: Path, obj: object) -> Path:
+    """Write ``obj`` as indented UTF-8 JSON via a temporary file and a rename (never half-written)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n"
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path

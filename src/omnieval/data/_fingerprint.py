@@ -9,15 +9,13 @@ over the sorted entries) is the dataset version used as the MLflow dataset diges
 from __future__ import annotations
 
 import hashlib
-import json
-import os
-import tempfile
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from omnieval.data._files import write_json_atomic
 from omnieval.data._storybench import StoryBenchDataset
 
 MANIFEST_VERSION = 1
@@ -131,18 +129,7 @@ def fingerprint_storybench(dataset: StoryBenchDataset) -> Manifest:
 
 def write_manifest(manifest: Manifest, path: Path) -> Path:
     """Write the manifest as indented JSON, atomically (temporary file, then rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(manifest.to_dict(), indent=2, ensure_ascii=False) + "\n"
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    return write_json_atomic(path, manifest.to_dict())
 
 
 def _paths(t: Any) -> Iterable[Path | None]:

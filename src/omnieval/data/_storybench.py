@@ -9,17 +9,19 @@ records.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from omnieval.data._files import (
+    clip,
     image_problem,
     parse_characters,
     read_json_file,
     read_text_file,
     resolve_in_root,
+    show_value,
 )
 from omnieval.data._records import (
     BookMetadata,
@@ -207,7 +209,7 @@ class _RowChecker:
             if column in row and column not in PATH_COLUMNS:
                 value = row[column]
                 if not isinstance(value, str) or not value.strip():
-                    bad(column, f"expected a non-empty string, got {_show(value)}")
+                    bad(column, f"expected a non-empty string, got {show_value(value)}")
 
         parts = [row.get(c) for c in ("source", "book", "from_key", "to_key")]
         if isinstance(rid, str) and all(isinstance(p, str) and p for p in parts):
@@ -259,7 +261,7 @@ class _RowChecker:
                 bad(
                     column,
                     f"{row[column]} differs from column {text_column!r} "
-                    f"(file {_clip(text.strip())!r}, column {_clip(inline.strip())!r})",
+                    f"(file {clip(text.strip())!r}, column {clip(inline.strip())!r})",
                 )
 
         jsons: dict[str, Any] = {}
@@ -289,7 +291,7 @@ class _RowChecker:
         label: str,
         meta: dict[str, Any],
         characters: dict[str, list[dict[str, Any]]],
-        bad: Any,
+        bad: Callable[[str, str], None],
     ) -> None:
         for key in METADATA_KEYS:
             column = "book_characters" if key == "characters" else key
@@ -304,7 +306,10 @@ class _RowChecker:
                     bad(column, f"{label} has different characters than the row")
                 continue
             if column in row and not _same_text(meta[key], row[column]):
-                bad(column, f"{label} has {key} = {_show(meta[key])} but the row has {_show(row[column])}")
+                bad(
+                    column,
+                    f"{label} has {key} = {show_value(meta[key])} but the row has {show_value(row[column])}",
+                )
 
     def _check_sample(
         self,
@@ -312,7 +317,7 @@ class _RowChecker:
         label: str,
         sample: dict[str, Any],
         characters: dict[str, list[dict[str, Any]]],
-        bad: Any,
+        bad: Callable[[str, str], None],
     ) -> None:
         for spec in SAMPLE_LAYOUT:
             node: Any = sample
@@ -340,8 +345,8 @@ class _RowChecker:
                 if not same:
                     bad(
                         spec.column,
-                        f"{label} has {spec.dotted} = {_show(node)} but the row has "
-                        f"{_show(row[spec.column])}",
+                        f"{label} has {spec.dotted} = {show_value(node)} but the row has "
+                        f"{show_value(row[spec.column])}",
                     )
 
     def _image(self, path: Path, label: str) -> str:
@@ -419,17 +424,3 @@ def _same_path(a: object, b: object) -> bool:
     if isinstance(a, str) and isinstance(b, str):
         return PurePosixPath(a.strip()) == PurePosixPath(b.strip())
     return a == b
-
-
-def _clip(text: str, limit: int = 50) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _show(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, str):
-        return repr(_clip(value))
-    text = repr(value)
-    return f"{type(value).__name__} {text if len(text) <= 50 else text[:47] + '...'}"

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from omnieval.data._files import clip, write_json_atomic
 from omnieval.errors import ConfigError, GateFailed
 
 if TYPE_CHECKING:
@@ -221,18 +220,7 @@ def enforce(result: GateResult) -> None:
 
 def write_result(result: GateResult, path: Path) -> Path:
     """Save ``result.to_dict()`` as indented JSON, atomically (temporary file, then rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(result.to_dict(), f, indent=2, ensure_ascii=False, default=str)
-            f.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    return write_json_atomic(path, result.to_dict())
 
 
 def _key(expectation: dict[str, Any]) -> str:
@@ -258,7 +246,7 @@ def _failure(r: Any, frame: pd.DataFrame, id_column: str | None) -> FailedExpect
         missing = _MISSING_COLUMN.search(detail)
         detail = f"column {missing.group(1)!r} is missing" if missing else detail
     elif "observed_value" in res and "unexpected_count" not in res:
-        detail = f"observed {_clip(repr(res['observed_value']), 160)}"
+        detail = f"observed {clip(repr(res['observed_value']), 160)}"
         mismatch = (res.get("details") or {}).get("mismatched")
         if isinstance(mismatch, dict) and (mismatch.get("missing") or mismatch.get("unexpected")):
             detail = "; ".join(
@@ -266,7 +254,7 @@ def _failure(r: Any, frame: pd.DataFrame, id_column: str | None) -> FailedExpect
                 for kind in ("missing", "unexpected")
                 if mismatch.get(kind)
             )
-    values = [_clip(repr(v), 60) for v in (res.get("partial_unexpected_list") or [])[:MAX_EXAMPLES]]
+    values = [clip(repr(v), 60) for v in (res.get("partial_unexpected_list") or [])[:MAX_EXAMPLES]]
     rows = [int(i) for i in (res.get("partial_unexpected_index_list") or [])[:MAX_EXAMPLES] if _is_int(i)]
     labels = _row_labels(frame, rows, str(column), id_column)
     count = res.get("unexpected_count")
@@ -307,11 +295,11 @@ def _row_labels(frame: pd.DataFrame, rows: list[int], column: str, id_column: st
 def _exception_message(r: Any) -> str:
     info = getattr(r, "exception_info", None) or {}
     if isinstance(info, dict) and info.get("raised_exception"):
-        return _clip(str(info.get("exception_message") or "raised an exception"), 200)
+        return clip(str(info.get("exception_message") or "raised an exception"), 200)
     if isinstance(info, dict):
         for value in info.values():
             if isinstance(value, dict) and value.get("raised_exception"):
-                return _clip(str(value.get("exception_message") or "raised an exception"), 200)
+                return clip(str(value.get("exception_message") or "raised an exception"), 200)
     return ""
 
 
@@ -321,8 +309,3 @@ def _is_int(value: object) -> bool:
     except (TypeError, ValueError):
         return False
     return True
-
-
-def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import random
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import ClassVar
 
@@ -24,6 +25,8 @@ Point = tuple[float, float]
 
 #: Props drawn after the darkening overlay of night scenes, so they glow.
 _GLOWING = {"lantern_bright", "lamp_post_lit", "beam", "lighthouse_lit", "aurora", "stars"}
+#: Props that are weather drawn over everything in ``finish``, not objects in the scene.
+_WEATHER = {"rain", "snowstorm", "light_snow"}
 #: Times of day that get a darkening overlay over everything drawn before the glowing props.
 _DARK = {
     "night": (10, 20, 60, 110),
@@ -111,10 +114,12 @@ def face(pen: Pen, cx: float, cy: float, r: float, mood: str, eye: Color = (30, 
         pen.line([(cx - r * 0.18, my), (cx + r * 0.18, my)], dark, 2)
 
 
-class Painter:
+class Painter(ABC):
     """Shared machinery: sky, overlays, glows; subclasses add the book's setting and cast."""
 
     skies: ClassVar[dict[str, tuple[Color, Color]]] = {}
+    #: (number of streaks, colour) of rain.
+    rain_style: ClassVar[tuple[int, Color]] = (140, (200, 215, 235))
 
     def __init__(self, book: Book, page: Page) -> None:
         self.book = book
@@ -142,13 +147,18 @@ class Painter:
         self.finish()
         return self.img
 
+    @abstractmethod
     def background(self) -> None:
-        raise NotImplementedError
+        """The book's fixed setting (ground, buildings, sea...) over the sky."""
 
     def finish(self) -> None:
-        """Effects drawn over everything (rain, snow)."""
+        """Effects drawn over everything: rain when the page has a ``rain`` prop."""
+        if any(p.kind == "rain" for p in self.page.props):
+            self.rain(*self.rain_style)
 
     def prop(self, prop: Prop) -> None:
+        if prop.kind in _WEATHER:
+            return  # drawn by finish(), over the characters
         method: Callable[[Prop], None] | None = getattr(self, f"prop_{prop.kind}", None)
         if method is None:
             raise ValueError(f"{type(self).__name__} cannot draw prop {prop.kind!r}")
@@ -334,6 +344,7 @@ class SeaPainter(Painter):
         "cloudy": ((141, 153, 166), (198, 204, 211)),
         "storm": ((27, 34, 48), (57, 70, 90)),
     }
+    rain_style = (180, (150, 170, 200))
 
     def background(self) -> None:
         t = self.page.time
@@ -418,13 +429,6 @@ class SeaPainter(Painter):
                 pen.circle(dx, -14, 8, (240, 200, 160))
                 pen.rect(dx - 9, -28, dx + 9, -22, (40, 60, 140))
 
-    def prop_rain(self, p: Prop) -> None:
-        """Rain is drawn in :meth:`finish`, over the characters."""
-
-    def finish(self) -> None:
-        if any(p.kind == "rain" for p in self.page.props):
-            self.rain(180, (150, 170, 200))
-
     def actor_marta(self, a: Actor) -> None:
         pen = self.pen(a.x, a.y, a.scale, a.flip)
         yellow, skin = (244, 196, 48), (241, 199, 160)
@@ -468,6 +472,7 @@ class CityPainter(Painter):
         "rain": ((125, 135, 148), (179, 186, 195)),
         "evening": ((59, 42, 92), (217, 130, 91)),
     }
+    rain_style = (170, (200, 215, 235))
 
     def background(self) -> None:
         rng = random.Random(f"{self.book.key}/buildings")
@@ -541,13 +546,6 @@ class CityPainter(Painter):
         for i, c in enumerate(colors):
             r = 260 - i * 14
             self.d.arc((256 - r, 330 - r, 256 + r, 330 + r), 180, 360, fill=c, width=14)
-
-    def prop_rain(self, p: Prop) -> None:
-        """Rain is drawn in :meth:`finish`, over the characters."""
-
-    def finish(self) -> None:
-        if any(p.kind == "rain" for p in self.page.props):
-            self.rain(170)
 
     def actor_bolt(self, a: Actor) -> None:
         pen = self.pen(a.x, a.y, a.scale, a.flip)
@@ -662,12 +660,6 @@ class SnowPainter(Painter):
             top = [(x, base + 30 * math.sin(x / 70 + k)) for x in range(0, CANVAS + 16, 16)]
             bottom = [(x, base + 45 + 25 * math.sin(x / 55 + k * 2)) for x in range(CANVAS, -16, -16)]
             self.translucent_polygon(top + bottom, color)
-
-    def prop_snowstorm(self, p: Prop) -> None:
-        """Drawn in :meth:`finish`, over the characters."""
-
-    def prop_light_snow(self, p: Prop) -> None:
-        """Drawn in :meth:`finish`, over the characters."""
 
     def finish(self) -> None:
         kinds = {p.kind for p in self.page.props}

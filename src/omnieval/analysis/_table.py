@@ -221,7 +221,7 @@ def _describe(frame: pd.DataFrame, rows: npt.NDArray[np.intp], why: str) -> list
         out.append(
             f"row {int(r)} (system={rec['system']!r}, instance_id={rec['instance_id']!r}, "
             f"track={rec['track']!r}, component={rec['component']!r}, judge={rec['judge']!r}, "
-            f"criterion={rec['criterion']!r}, status={rec['status']!r}, value={rec['value']!r}): {why}"
+            f"criterion={rec['criterion']!r}, status={rec['status']!r}, value={float(rec['value'])}): {why}"
         )
     if rows.size > _MAX_PROBLEMS:
         out.append(f"... {rows.size - _MAX_PROBLEMS} more rows: {why}")
@@ -412,6 +412,14 @@ def build_table(scores: pd.DataFrame, *, n_instances: int | None = None) -> Stor
         arr[sys[ok], inst[ok]] = value[ok]
         extras[comp] = arr
 
+    dup = _duplicate_rows(sys, inst, n, (track, component, judge, criterion))
+    if dup.size:
+        problems += _describe(
+            frame,
+            dup,
+            "duplicate row: (system, instance_id, track, component, judge, criterion) must be unique",
+        )
+
     if problems:
         raise DataError("scores table failed validation", problems)
 
@@ -431,6 +439,22 @@ def build_table(scores: pd.DataFrame, *, n_instances: int | None = None) -> Stor
         not_computed=tuple(order_nc),
         notes=tuple(notes),
     )
+
+
+def _duplicate_rows(sys: IntArray, inst: IntArray, n: int, cols: Sequence[_Col]) -> npt.NDArray[np.intp]:
+    """Rows whose (system, instance, track, component, judge, criterion) occurs more than once."""
+    key = sys * n + inst
+    size = (int(sys.max()) + 1 if sys.size else 1) * n
+    for col in cols:
+        width = max(len(col.uniques), 1)
+        if size * width >= 2**62:  # would overflow int64: fall back to sorting rows
+            stacked = np.stack([sys, inst, *(c.codes for c in cols)], axis=1)
+            _, inverse, counts = np.unique(stacked, axis=0, return_inverse=True, return_counts=True)
+            return np.flatnonzero(counts[inverse.ravel()] > 1)
+        key = key * width + col.codes
+        size *= width
+    _, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
+    return np.flatnonzero(counts[inverse] > 1)
 
 
 @dataclass

@@ -1,0 +1,132 @@
+"""``omnieval analyze``: every statistic of Omni-StoryBench's appendices from a scores table."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+
+def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
+    parser = sub.add_parser(
+        "analyze",
+        help="run the statistical analyses (bootstrap, sensitivity, agreement, ...) on a scores table",
+        description=(
+            "Run the analyses of Omni-StoryBench's appendices E.6 and F.1-F.8 on a scores table and write "
+            "one <name>.json (plus <name>.png where a plot helps) per analysis into --out. Analyses the "
+            "table cannot support (too few systems, a track not computed, no human ratings) write "
+            '{"status": "skipped", "reason": ...}. Use --list to see the analyses.'
+        ),
+    )
+    parser.add_argument("scores", type=Path, nargs="?", metavar="SCORES.parquet", help="the scores table")
+    parser.add_argument("--out", type=Path, metavar="DIR", help="output folder (created)")
+    parser.add_argument("--only", metavar="NAME,...", help="comma-separated analyses to run (default: all)")
+    parser.add_argument("--seed", type=int, default=None, help="bootstrap seed (default 0)")
+    parser.add_argument("--draws", type=int, default=None, help="bootstrap resamples (default 10000)")
+    parser.add_argument(
+        "--humans",
+        type=Path,
+        default=None,
+        metavar="EXPORT.json",
+        help="Label Studio JSON export of human ratings",
+    )
+    parser.add_argument(
+        "--duplicates", type=Path, default=None, metavar="CLUSTERS.json", help="internal-duplicate clusters"
+    )
+    parser.add_argument(
+        "--n-instances",
+        type=int,
+        default=None,
+        metavar="N",
+        help="zero-filled denominator (default: distinct ids)",
+    )
+    parser.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="YAML/JSON with AnalysisConfig fields (system_groups, panels, sweep seeds, ...); flags override it",
+    )
+    parser.add_argument(
+        "--track-mlflow",
+        action="store_true",
+        help="log each analysis as an MLflow run tagged omnieval.kind=analysis",
+    )
+    parser.add_argument(
+        "--experiment", default="omnieval/analyses", help="MLflow experiment for --track-mlflow"
+    )
+    parser.add_argument("--parent-run-id", default=None, help="nest the analysis runs under this MLflow run")
+    parser.add_argument("--list", action="store_true", help="list the analyses and exit")
+    parser.set_defaults(func=handler)
+
+
+def _load_config(args: argparse.Namespace) -> Any:
+    import json
+
+    import yaml
+    from pydantic import ValidationError
+
+    from omnieval.analysis import AnalysisConfig
+    from omnieval.errors import ConfigError
+
+    base: dict[str, Any] = {}
+    if args.config is not None:
+        try:
+            text = args.config.read_text(encoding="utf-8")
+            loaded = json.loads(text) if args.config.suffix == ".json" else yaml.safe_load(text)
+        except (OSError, ValueError, yaml.YAMLError) as exc:
+            raise ConfigError(f"{args.config}: cannot read analysis config: {exc}") from None
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"{args.config}: expected a mapping of AnalysisConfig fields")
+        base.update(loaded)
+    overrides = {
+        "seed": args.seed,
+        "bootstrap_draws": args.draws,
+        "humans": args.humans,
+        "duplicates": args.duplicates,
+        "n_instances": args.n_instances,
+    }
+    base.update({k: v for k, v in overrides.items() if v is not None})
+    for key in ("humans", "duplicates"):
+        path = base.get(key)
+        if path is not None and not Path(path).is_file():
+            raise ConfigError(f"--{key}: no such file {path}")
+    try:
+        return AnalysisConfig(**base)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise ConfigError(f"invalid analysis options: {problems}") from None
+
+
+def handler(args: argparse.Namespace) -> int:
+    from omnieval.analysis import ANALYSES, analysis_names, run_analyses
+    from omnieval.cli._aggregate import _load
+    from omnieval.errors import ConfigError
+
+    if args.list:
+        for name in analysis_names():
+            print(f"{name:26s} {ANALYSES.get(name).summary}")
+        return 0
+    if args.scores is None or args.out is None:
+        raise ConfigError("analyze needs SCORES.parquet and --out DIR (or --list)")
+    config = _load_config(args)
+    only = [n.strip() for n in args.only.split(",") if n.strip()] if args.only else None
+    scores = _load(args.scores)
+    start = time.perf_counter()
+    outputs = run_analyses(scores, args.out, only=only, config=config)
+    elapsed = time.perf_counter() - start
+    for name, out in outputs.items():
+        extra = f"  ({out.reason})" if out.reason else ""
+        plots = f"  + {len(out.plots)} plot(s)" if out.plots else ""
+        print(f"{name:26s} {out.status:8s} {out.seconds:7.2f} s{plots}{extra}")
+    print(f"wrote {len(outputs)} analyses to {args.out} in {elapsed:.1f} s")
+    if args.track_mlflow:
+        from omnieval.tracking.analysis_runs import log_analysis_runs
+
+        runs = log_analysis_runs(outputs, parent_run_id=args.parent_run_id, experiment=args.experiment)
+        for name, run_id in runs.items():
+            print(f"mlflow run {run_id}  {name}")
+    sys.stdout.flush()
+    return 0

@@ -1,0 +1,118 @@
+"""run_analyses and ``omnieval analyze`` end to end, including tables that cannot support everything."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from omnieval.analysis import AnalysisConfig, analysis_names, run_analyses
+from omnieval.analysis.synthetic import make_scores
+from omnieval.cli import main
+from omnieval.errors import ConfigError
+from omnieval.scores import write_scores
+
+ALL = set(analysis_names())
+
+
+def _load(folder: Path) -> dict[str, object]:
+    return {p.stem: json.loads(p.read_text()) for p in folder.glob("*.json")}
+
+
+@pytest.mark.parametrize("image_similarity", [False, True])
+def test_sample_shaped_table_never_crashes(tmp_path: Path, image_similarity: bool) -> None:
+    # Like the bundled sample: 4 systems, 16 transitions, one CPU judge for text and speech only.
+    frame = make_scores(
+        n_systems=4,
+        n_instances=16,
+        n_judges=1,
+        not_applicable_tracks=("integrated", *(() if image_similarity else ("image",))),
+        not_applicable_fields=("emotion",),
+        seed=1,
+    )
+    if image_similarity:
+        frame = frame[~((frame["component"] == "judge") & (frame["track"] == "image"))]
+    outputs = run_analyses(frame, tmp_path, config=AnalysisConfig(bootstrap_draws=200))
+    assert set(outputs) == ALL
+    docs = _load(tmp_path)
+    assert set(docs) == ALL
+    status = {n: o.status for n, o in outputs.items()}
+    for name in (
+        "bootstrap",
+        "bottleneck",
+        "correlations",
+        "zero_filled_sensitivity",
+        "aggregation_sensitivity",
+    ):
+        assert status[name] == "ok", (name, outputs[name].reason)
+    for name in ("human_agreement", "duplicate_sensitivity", "integrated_categories", "inter_judge"):
+        assert status[name] == "skipped"
+        assert docs[name]["status"] == "skipped" and docs[name]["reason"]  # type: ignore[index]
+    assert status["partial_correlations"] == ("ok" if image_similarity else "skipped")
+    boot = docs["bootstrap"]
+    assert set(boot["systems"]) == {"sys00", "sys01", "sys02", "sys03"}  # type: ignore[index]
+    assert (tmp_path / "bootstrap.png").is_file()
+    assert json.loads((tmp_path / "_params" / "bootstrap.json").read_text())["draws"] == 200
+
+
+@pytest.mark.parametrize("n_systems", [1, 2])
+def test_tiny_tables_skip_instead_of_crashing(tmp_path: Path, n_systems: int) -> None:
+    frame = make_scores(n_systems=n_systems, n_instances=6, seed=0)
+    outputs = run_analyses(frame, tmp_path, config=AnalysisConfig(bootstrap_draws=20))
+    assert set(outputs) == ALL
+    for out in outputs.values():
+        if out.status == "skipped":
+            assert out.reason
+
+
+def test_unknown_analysis_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="unknown analyses"):
+        run_analyses(make_scores(n_systems=2, n_instances=3), tmp_path, only=["bootstrapp"])
+
+
+def test_cli_analyze_and_seed_reproducibility(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    scores = tmp_path / "scores.parquet"
+    write_scores(make_scores(n_systems=6, n_instances=25, seed=8), scores)
+    args = [
+        "analyze",
+        str(scores),
+        "--only",
+        "bootstrap,partial_correlations",
+        "--draws",
+        "150",
+        "--seed",
+        "4",
+    ]
+    assert main([*args, "--out", str(tmp_path / "a")]) == 0
+    assert main([*args, "--out", str(tmp_path / "b")]) == 0
+    out = capsys.readouterr().out
+    assert "bootstrap" in out and "wrote 2 analyses" in out
+    a = (tmp_path / "a" / "bootstrap.json").read_text()
+    assert a == (tmp_path / "b" / "bootstrap.json").read_text()
+    boot = json.loads(a)
+    for entry in boot["systems"].values():
+        assert {"total_average", "ci95", "rank_interval"} <= set(entry)
+    partial = json.loads((tmp_path / "a" / "partial_correlations.json").read_text())
+    assert isinstance(partial, list) and partial
+    assert {"x", "y", "controls", "r", "p"} <= set(partial[0])
+    assert {(e["x"], e["y"]) for e in partial} >= {("text", "image"), ("text", "speech"), ("image", "speech")}
+
+
+def test_cli_analyze_list_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["analyze", "--list"]) == 0
+    listed = capsys.readouterr().out
+    assert all(name in listed for name in ALL)
+    scores = tmp_path / "scores.parquet"
+    write_scores(make_scores(n_systems=3, n_instances=4, seed=0), scores)
+    assert (
+        main(["analyze", str(scores), "--out", str(tmp_path / "o"), "--humans", str(tmp_path / "none.json")])
+        == 2
+    )
+    assert "no such file" in capsys.readouterr().err
+    assert main(["analyze", str(scores), "--out", str(tmp_path / "o"), "--only", "nope"]) == 2
+    assert "unknown analyses" in capsys.readouterr().err
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text("bootstrap_draws: 3\n")
+    assert main(["analyze", str(scores), "--out", str(tmp_path / "o"), "--config", str(cfg)]) == 2
+    assert "bootstrap_draws" in capsys.readouterr().err

@@ -50,6 +50,34 @@ def resolve_in_root(root: Path, rel: object) -> Resolved:
     return Resolved(target, "")
 
 
+class FileCheck(NamedTuple):
+    """A referenced file after :func:`check_file`: ``path`` is None unless it is inside the root and
+    exists; ``content`` is the text (``text``) or JSON object (``json``) when ``problem`` is empty."""
+
+    path: Path | None
+    problem: str
+    content: Any = None
+
+
+def check_file(root: Path, rel: object, kind: str) -> FileCheck:
+    """Resolve ``rel`` under ``root`` and check it is a file of ``kind`` (``image``, ``text``, ``json``)."""
+    resolved, problem = resolve_in_root(root, rel)
+    if resolved is None:
+        return FileCheck(None, problem)
+    label = str(rel)
+    if kind == "image":
+        return FileCheck(resolved, image_problem(resolved, label))
+    if kind == "text":
+        text, problem = read_text_file(resolved, label)
+        return FileCheck(resolved, problem, text)
+    if kind != "json":
+        raise ValueError(f"unknown file kind {kind!r}")
+    value, problem = read_json_file(resolved, label)
+    if not problem and not isinstance(value, dict):
+        problem = f"{label}: expected a JSON object at the top level"
+    return FileCheck(resolved, problem, value if not problem else None)
+
+
 def image_problem(path: Path, label: str) -> str:
     """'' when ``path`` is an image PIL can verify and fully decode, else a reason naming ``label``."""
     from PIL import Image

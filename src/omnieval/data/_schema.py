@@ -49,6 +49,13 @@ TEXT_PATH_COLUMNS: Final = ("current_text_path", "next_text_path")
 JSON_PATH_COLUMNS: Final = ("sample_path", "metadata_path")
 PATH_COLUMNS: Final = IMAGE_COLUMNS + TEXT_PATH_COLUMNS + JSON_PATH_COLUMNS
 
+#: What each path column must point to: ``image`` (decodable), ``text`` (UTF-8), ``json`` (an object).
+FILE_KINDS: Final[dict[str, str]] = {
+    **{c: "image" for c in IMAGE_COLUMNS},
+    **{c: "text" for c in TEXT_PATH_COLUMNS},
+    **{c: "json" for c in JSON_PATH_COLUMNS},
+}
+
 #: Text file column -> the column holding the same narration inline.
 TEXT_FILE_OF: Final = {"current_text_path": "current_text", "next_text_path": "next_text"}
 

@@ -14,15 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from omnieval.data._files import (
-    clip,
-    image_problem,
-    parse_characters,
-    read_json_file,
-    read_text_file,
-    resolve_in_root,
-    show_value,
-)
+from omnieval.data._files import FileCheck, check_file, clip, parse_characters, show_value
 from omnieval.data._records import (
     BookMetadata,
     Character,
@@ -32,8 +24,7 @@ from omnieval.data._records import (
 )
 from omnieval.data._schema import (
     CHARACTER_COLUMNS,
-    IMAGE_COLUMNS,
-    JSON_PATH_COLUMNS,
+    FILE_KINDS,
     METADATA_KEYS,
     PARQUET_RELPATH,
     PATH_COLUMNS,
@@ -189,9 +180,13 @@ class _RowChecker:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._image_cache: dict[Path, str] = {}
-        self._text_cache: dict[Path, tuple[Any, str]] = {}
-        self._json_cache: dict[Path, tuple[Any, str]] = {}
+        self._cache: dict[tuple[str, str], FileCheck] = {}
+
+    def _file(self, rel: object, kind: str) -> FileCheck:
+        key = (kind, str(rel))
+        if key not in self._cache:
+            self._cache[key] = check_file(self.root, rel, kind)
+        return self._cache[key]
 
     def check(self, index: int, row: Mapping[str, Any]) -> tuple[list[str], Transition | None]:
         rid = row.get("id")
@@ -233,48 +228,26 @@ class _RowChecker:
                 characters[column] = parsed
 
         files: dict[str, Path] = {}
-        for column in PATH_COLUMNS:
+        jsons: dict[str, Any] = {}
+        for column, kind in FILE_KINDS.items():
             if column not in row:
                 continue
-            resolved, problem = resolve_in_root(self.root, row[column])
-            if problem:
-                bad(column, problem)
-            else:
-                assert resolved is not None
-                files[column] = resolved
-
-        for column in IMAGE_COLUMNS:
-            if column in files:
-                problem = self._image(files[column], str(row[column]))
-                if problem:
-                    bad(column, problem)
-
-        for column, text_column in TEXT_FILE_OF.items():
-            if column not in files:
-                continue
-            text, problem = self._text(files[column], str(row[column]))
-            if problem:
-                bad(column, problem)
-                continue
-            inline = row.get(text_column)
-            if isinstance(inline, str) and inline.strip() != text.strip():
-                bad(
-                    column,
-                    f"{row[column]} differs from column {text_column!r} "
-                    f"(file {clip(text.strip())!r}, column {clip(inline.strip())!r})",
-                )
-
-        jsons: dict[str, Any] = {}
-        for column in JSON_PATH_COLUMNS:
-            if column not in files:
-                continue
-            value, problem = self._json(files[column], str(row[column]))
-            if problem:
-                bad(column, problem)
-            elif not isinstance(value, dict):
-                bad(column, f"{row[column]}: expected a JSON object at the top level")
-            else:
-                jsons[column] = value
+            checked = self._file(row[column], kind)
+            if checked.path is not None:
+                files[column] = checked.path
+            if checked.problem:
+                bad(column, checked.problem)
+            elif kind == "json":
+                jsons[column] = checked.content
+            elif kind == "text":
+                inline = row.get(TEXT_FILE_OF[column])
+                text = str(checked.content).strip()
+                if isinstance(inline, str) and inline.strip() != text:
+                    bad(
+                        column,
+                        f"{row[column]} differs from column {TEXT_FILE_OF[column]!r} "
+                        f"(file {clip(text, 50)!r}, column {clip(inline, 50)!r})",
+                    )
 
         if "metadata_path" in jsons:
             self._check_metadata(row, str(row["metadata_path"]), jsons["metadata_path"], characters, bad)
@@ -348,21 +321,6 @@ class _RowChecker:
                         f"{label} has {spec.dotted} = {show_value(node)} but the row has "
                         f"{show_value(row[spec.column])}",
                     )
-
-    def _image(self, path: Path, label: str) -> str:
-        if path not in self._image_cache:
-            self._image_cache[path] = image_problem(path, label)
-        return self._image_cache[path]
-
-    def _text(self, path: Path, label: str) -> tuple[Any, str]:
-        if path not in self._text_cache:
-            self._text_cache[path] = tuple(read_text_file(path, label))
-        return self._text_cache[path]
-
-    def _json(self, path: Path, label: str) -> tuple[Any, str]:
-        if path not in self._json_cache:
-            self._json_cache[path] = tuple(read_json_file(path, label))
-        return self._json_cache[path]
 
 
 def _transition(

@@ -10,17 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from omnieval.data._files import (
-    image_problem,
-    parse_characters,
-    read_json_file,
-    read_text_file,
-    resolve_in_root,
-)
+from omnieval.data._files import FileCheck, check_file, parse_characters
 from omnieval.data._schema import (
     CHARACTER_COLUMNS,
-    IMAGE_COLUMNS,
-    JSON_PATH_COLUMNS,
+    FILE_KINDS,
     PARQUET_RELPATH,
     PATH_COLUMNS,
     TEXT_FILE_OF,
@@ -35,12 +28,9 @@ if TYPE_CHECKING:
 #: Name of the suite file under ``expectations/``.
 STORYBENCH_SUITE = "storybench_dataset.json"
 
-#: The check each path column gets besides ``__present``.
-FILE_CHECK: dict[str, str] = {
-    **{c: "decodable" for c in IMAGE_COLUMNS},
-    **{c: "readable" for c in TEXT_PATH_COLUMNS},
-    **{c: "parses" for c in JSON_PATH_COLUMNS},
-}
+#: The check each path column gets besides ``__present``, by file kind.
+_CHECK_NAME = {"image": "decodable", "text": "readable", "json": "parses"}
+FILE_CHECK: dict[str, str] = {column: _CHECK_NAME[kind] for column, kind in FILE_KINDS.items()}
 
 
 def expectations_dir() -> Path:
@@ -79,25 +69,28 @@ def storybench_gate_frame(root: Path) -> pd.DataFrame:
     rows: list[dict[str, Any]] = table.to_pylist()
     frame = pd.DataFrame(rows, columns=table.column_names)
     base = root.resolve()
-    cache: dict[tuple[str, str], tuple[bool, bool, str, Any]] = {}
+    cache: dict[tuple[str, str], FileCheck] = {}
     extra: dict[str, list[Any]] = {name: [] for name in helper_columns()}
     extra.update({f"{c}__problem": [] for c in (*PATH_COLUMNS, *CHARACTER_COLUMNS)})
     for row in rows:
         parts = [row.get(c) for c in ("source", "book", "from_key", "to_key")]
         ok_parts = all(isinstance(p, str) and p for p in parts)
         extra["id__expected"].append(expected_id(*parts) if ok_parts else None)  # type: ignore[arg-type]
-        for column in PATH_COLUMNS:
+        for column, kind in FILE_KINDS.items():
             rel = row.get(column)
-            key = (column, str(rel))
+            key = (kind, str(rel))
             if key not in cache:
-                cache[key] = _check_file(base, column, rel)
-            present, checked, problem, content = cache[key]
-            extra[f"{column}__present"].append(present)
-            extra[f"{column}__{FILE_CHECK[column]}"].append(checked)
+                cache[key] = check_file(base, rel, kind)
+            checked = cache[key]
+            problem = checked.problem
+            extra[f"{column}__present"].append(checked.path is not None)
+            extra[f"{column}__{FILE_CHECK[column]}"].append(not checked.problem)
             if column in TEXT_FILE_OF:
                 inline = row.get(TEXT_FILE_OF[column])
-                matches = checked and isinstance(inline, str) and inline.strip() == str(content).strip()
-                if checked and not matches:
+                matches = (
+                    not problem and isinstance(inline, str) and inline.strip() == str(checked.content).strip()
+                )
+                if not problem and not matches:
                     problem = f"{rel} differs from column {TEXT_FILE_OF[column]!r}"
                 extra[f"{column}__matches"].append(bool(matches))
             extra[f"{column}__problem"].append(problem)
@@ -147,25 +140,6 @@ def gate_storybench_dataset(
             write_result(result, out_json)
         return result
     return validate_frame(frame, suite, artifact=artifact, out_json=out_json, id_column="id")
-
-
-def _check_file(base: Path, column: str, rel: object) -> tuple[bool, bool, str, Any]:
-    """(present, check passed, problem, content) for one referenced file."""
-    resolved, problem = resolve_in_root(base, rel)
-    if resolved is None:
-        return False, False, problem, None
-    label = str(rel)
-    kind = FILE_CHECK[column]
-    if kind == "decodable":
-        problem = image_problem(resolved, label)
-        return True, not problem, problem, None
-    if kind == "readable":
-        text, problem = read_text_file(resolved, label)
-        return True, not problem, problem, text
-    value, problem = read_json_file(resolved, label)
-    if not problem and not isinstance(value, dict):
-        problem = f"{label}: expected a JSON object at the top level"
-    return True, not problem, problem, value
 
 
 def _first_line(exc: BaseException) -> str:

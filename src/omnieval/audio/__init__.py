@@ -1,0 +1,27 @@
+"""Audio loading and preparation shared by every speech metric."""
+
+from omnieval.audio._load import (
+    TARGET_RATE,
+    AudioError,
+    AudioStatus,
+    PreparedSpeech,
+    Waveform,
+    load_audio,
+    prepare_speech,
+    resample,
+    to_mono,
+    trim_silence,
+)
+
+__all__ = [
+    "TARGET_RATE",
+    "AudioError",
+    "AudioStatus",
+    "PreparedSpeech",
+    "Waveform",
+    "load_audio",
+    "prepare_speech",
+    "resample",
+    "to_mono",
+    "trim_silence",
+]

@@ -1,0 +1,173 @@
+"""Speech recognition with word timestamps (faster-whisper / CTranslate2 Whisper models).
+
+The paper transcribes with Whisper large-v3 through the Hugging Face ASR pipeline, which decodes
+greedily (one beam, temperature 0, no fallback). The embedded default here runs the packaged Whisper
+tiny.en with the same decoding; ``whisper-base`` (multilingual) or any local CTranslate2 Whisper
+folder (e.g. a converted large-v3 on a GPU machine) can be configured instead.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from omnieval.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Word:
+    """One recognized word and its span in seconds from the start of the input."""
+
+    text: str
+    start: float
+    end: float
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """What the ASR heard: the full text and its words with timestamps."""
+
+    text: str
+    words: tuple[Word, ...]
+
+
+@dataclass(frozen=True)
+class ModelIdentity:
+    """Identity of a model for lineage and cache keys."""
+
+    name: str
+    path: str
+    sha256: str
+    settings: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"name": self.name, "path": self.path, "sha256": self.sha256, "settings": self.settings}
+
+
+class Transcriber(Protocol):
+    """Speech to text with word timestamps."""
+
+    name: str
+
+    def transcribe(self, wave_16k: npt.NDArray[np.float32]) -> Transcript:
+        """Transcribe mono 16 kHz audio, shape ``(n,)``."""
+        ...
+
+    def identity(self) -> ModelIdentity: ...
+
+
+def _packaged_whisper(name: str) -> Callable[[], Path]:
+    def locate() -> Path:
+        from omnieval.backends import assets
+
+        getter = {"whisper-tiny.en": assets.whisper_tiny_path, "whisper-base": assets.whisper_base_path}[name]
+        return getter()
+
+    return locate
+
+
+ASR_MODELS: dict[str, Callable[[], Path]] = {
+    "whisper-tiny.en": _packaged_whisper("whisper-tiny.en"),
+    "whisper-base": _packaged_whisper("whisper-base"),
+}
+"""Packaged Whisper models by config name; any other value is read as a local CTranslate2 folder."""
+
+
+def resolve_whisper(model: str) -> Path:
+    """Folder of a CTranslate2 Whisper model given a packaged name or a local path."""
+    if model in ASR_MODELS:
+        return ASR_MODELS[model]()
+    path = Path(model).expanduser()
+    if (path / "model.bin").is_file():
+        return path
+    known = ", ".join(sorted(ASR_MODELS))
+    raise ConfigError(
+        f"ASR model {model!r} is neither a packaged model ({known}) nor a local CTranslate2 Whisper folder "
+        "(a directory with model.bin); convert Hugging Face checkpoints with ct2-transformers-converter"
+    )
+
+
+@functools.lru_cache(maxsize=16)
+def _model_sha256(path: str) -> str:
+    from omnieval.backends.assets import tree_sha256
+
+    return tree_sha256(Path(path))
+
+
+class WhisperTranscriber:
+    """faster-whisper with greedy decoding and word timestamps; the model loads on first use.
+
+    Args:
+        model: ``whisper-tiny.en``, ``whisper-base`` or a local CTranslate2 Whisper folder.
+        beam_size: 1 = greedy, as in the paper's pipeline.
+        language: Language code forced on the decoder (None = detect; English-only models need "en").
+        compute_type: CTranslate2 compute type (``int8`` on CPU).
+        cpu_threads: Intra-op threads (0 = CTranslate2's default).
+    """
+
+    def __init__(
+        self,
+        model: str = "whisper-tiny.en",
+        *,
+        beam_size: int = 1,
+        language: str | None = "en",
+        compute_type: str = "int8",
+        cpu_threads: int = 0,
+    ) -> None:
+        self.name = model
+        self.path = resolve_whisper(model)
+        self.beam_size = beam_size
+        self.language = language
+        self.compute_type = compute_type
+        self.cpu_threads = cpu_threads
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._model is None:
+                try:
+                    from faster_whisper import WhisperModel
+                except ImportError as exc:  # pragma: no cover - in the CPU lock
+                    raise ConfigError("faster-whisper is not installed (pip install faster-whisper)") from exc
+                self._model = WhisperModel(
+                    str(self.path), device="cpu", compute_type=self.compute_type, cpu_threads=self.cpu_threads
+                )
+            return self._model
+
+    def transcribe(self, wave_16k: npt.NDArray[np.float32]) -> Transcript:
+        model = self._load()
+        segments, _info = model.transcribe(
+            np.asarray(wave_16k, dtype=np.float32),
+            language=self.language,
+            beam_size=self.beam_size,
+            temperature=0.0,
+            word_timestamps=True,
+            vad_filter=False,
+        )
+        words: list[Word] = []
+        texts: list[str] = []
+        for segment in segments:
+            texts.append(segment.text)
+            for word in segment.words or ():
+                words.append(Word(str(word.word), float(word.start), float(word.end)))
+        return Transcript(" ".join(t.strip() for t in texts if t.strip()), tuple(words))
+
+    def identity(self) -> ModelIdentity:
+        settings = f"beam={self.beam_size};temperature=0;language={self.language};compute={self.compute_type}"
+        return ModelIdentity(self.name, str(self.path), _model_sha256(str(self.path)), settings)
+
+
+@functools.lru_cache(maxsize=4)
+def load_transcriber(
+    model: str = "whisper-tiny.en", beam_size: int = 1, language: str | None = "en"
+) -> WhisperTranscriber:
+    """A shared transcriber per configuration, so the model loads once per process."""
+    return WhisperTranscriber(model, beam_size=beam_size, language=language)

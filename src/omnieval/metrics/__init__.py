@@ -1,0 +1,32 @@
+"""Automatic metrics of Omni-StoryBench and OmniACBench.
+
+Pure functions live in :mod:`omnieval.metrics.functional`; this package wraps them with models,
+a content-addressed cache and scores-table rows.
+"""
+
+from omnieval.metrics._cache import MetricCache
+from omnieval.metrics._classifiers import AttributeClassifier, load_classifier
+from omnieval.metrics._config import MetricsConfig
+from omnieval.metrics._spec import METRICS, MetricSpec
+from omnieval.metrics._speech import SpeechAnalyzer, SpeechAttributes, default_analyzer, describe_audio
+from omnieval.metrics._storybench import MetricsResult, compute_storybench_metrics
+from omnieval.metrics._text_image import BertScorer, ImageSimilarity, bertscore, image_similarity
+
+__all__ = [
+    "METRICS",
+    "AttributeClassifier",
+    "BertScorer",
+    "ImageSimilarity",
+    "MetricCache",
+    "MetricSpec",
+    "MetricsConfig",
+    "MetricsResult",
+    "SpeechAnalyzer",
+    "SpeechAttributes",
+    "bertscore",
+    "compute_storybench_metrics",
+    "default_analyzer",
+    "describe_audio",
+    "image_similarity",
+    "load_classifier",
+]

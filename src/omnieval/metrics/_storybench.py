@@ -1,0 +1,323 @@
+"""Omni-StoryBench automatic metrics for one system's candidates, as scores-table rows.
+
+Rows (benchmark ``storybench``, judge ``""``):
+
+- ``bertscore_f1``: track ``text``, criterion ``value``.
+- ``image_similarity``: track ``image``, criterion ``value`` (backbone in lineage).
+- ``speech_meta``: track ``speech``, one row per field (criterion ``emotion``/``speed``/``pitch``/
+  ``gender``), value 1.0 when the predicted label equals the target (lower-cased, stripped) else 0.0;
+  ``not_applicable`` for fields no model here can predict; ``missing_output`` for all four when the
+  audio is missing or unusable (absent, empty, truncated, undecodable, non-finite, silent), and
+  ``inference_error`` when it could not be analysed (too long, model failure).
+- ``dreamsim_distance`` (track ``image``) only when DreamSim is enabled and available.
+
+Every result is cached by content (candidate and reference hashes, metric version, model identity),
+so a second run over unchanged candidates computes nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from omnieval.audio import AudioStatus
+from omnieval.candidates import Modality, read_candidate
+from omnieval.metrics._cache import MetricCache, cache_key, sha256_file
+from omnieval.metrics._config import MetricsConfig
+from omnieval.metrics._spec import BERTSCORE_F1, DREAMSIM_DISTANCE, IMAGE_SIMILARITY, SPEECH_META
+from omnieval.metrics._speech import INFERENCE_ERROR, SpeechAnalyzer, SpeechAttributes, default_analyzer
+from omnieval.metrics.functional.labels import SPEECH_FIELDS, labels_match
+from omnieval.scores import ScoreRow, Status
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from omnieval.data import Transition
+
+BENCHMARK = "storybench"
+
+# Audio problems that mean "the system gave no usable speech" vs "we could not analyse it".
+_MISSING_AUDIO = {
+    AudioStatus.MISSING.value,
+    AudioStatus.EMPTY_FILE.value,
+    AudioStatus.TRUNCATED.value,
+    AudioStatus.UNDECODABLE.value,
+    AudioStatus.NO_SAMPLES.value,
+    AudioStatus.NON_FINITE.value,
+    AudioStatus.SILENT.value,
+}
+
+
+@dataclass
+class MetricsResult:
+    """Output of :func:`compute_storybench_metrics`.
+
+    Attributes:
+        scores: Scores-table rows (FORMATS.md section 3).
+        lineage: Metric names and versions, model ids/paths/SHA-256, speech fields covered, deviations
+            from the paper, and per-instance problems.
+        computed: Metric evaluations computed in this call.
+        cache_hits: Metric evaluations served from the cache.
+        speech: Speech attributes per dataset index (for reports and the speech judge).
+    """
+
+    scores: pd.DataFrame
+    lineage: dict[str, Any]
+    computed: int
+    cache_hits: int
+    speech: dict[int, SpeechAttributes] = field(default_factory=dict)
+
+
+def _row(
+    system: str, tr: Transition, track: str, component: str, criterion: str, value: float | None, status: str
+) -> ScoreRow:
+    return ScoreRow(BENCHMARK, system, tr.id, tr.index, track, component, "", criterion, value, status)
+
+
+class _Progress:
+    """Reports progress in transitions across the three modality passes."""
+
+    def __init__(self, total: int, callback: Callable[[int, int], None] | None) -> None:
+        self.total = total
+        self.callback = callback
+        self.units = 0
+
+    def advance(self, units: int = 1) -> None:
+        self.units += units
+        if self.callback and self.total:
+            self.callback(min(self.total, self.units // 3), self.total)
+
+
+def _deviations(
+    config: MetricsConfig, text_ident: dict[str, Any], backbone: str, analyzer: SpeechAnalyzer
+) -> list[str]:
+    notes = []
+    if config.text_encoder != "roberta-large":
+        notes.append(
+            f"BERTScore encoder {text_ident['encoder']['name']} (layer {text_ident['num_layers']}) instead of "
+            "roberta-large layer 17, bert-score's English default used by the paper"
+        )
+    if backbone != "clip-vit-b-32":
+        notes.append(
+            f"image similarity uses {backbone} features instead of CLIP ViT-B/32 (weights not on disk)"
+        )
+    if config.asr_model is not None and "large-v3" not in config.asr_model:
+        notes.append(f"ASR {config.asr_model} instead of Whisper large-v3 (speed label)")
+    for name, reason in analyzer.unavailable_fields().items():
+        notes.append(f"speech field {name} not scored: {reason}")
+    if config.gender_classifier is None:
+        notes.append("pitch thresholds use the gender-unknown pair (145/220 Hz) since no gender is predicted")
+    if config.emotion_classifiers and len(config.emotion_classifiers) != 3:
+        notes.append(
+            f"emotion ensemble of {len(config.emotion_classifiers)} recognizers instead of the paper's 3"
+        )
+    return notes
+
+
+def compute_storybench_metrics(
+    transitions: Sequence[Transition],
+    system: str,
+    candidates_root: Path,
+    *,
+    cache_dir: Path,
+    config: MetricsConfig | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> MetricsResult:
+    """Score one system's candidates with the automatic metrics of Omni-StoryBench.
+
+    Args:
+        transitions: Dataset rows (their ``index`` addresses the candidate folders).
+        system: System id written into the rows.
+        candidates_root: Candidate layout root (FORMATS.md section 2).
+        cache_dir: Content-addressed result cache (shared across systems and runs).
+        config: Models and settings; default = packaged models.
+        progress: Called with (done, total) transitions.
+
+    Returns:
+        Rows, lineage and cache statistics.
+    """
+    from omnieval.metrics._text_image import BertScorer, DreamSimDistance, ImageSimilarity, dreamsim_status
+    from omnieval.scores import scores_frame
+
+    config = config or MetricsConfig()
+    cache = MetricCache(cache_dir)
+    root = Path(candidates_root)
+    rows: list[ScoreRow] = []
+    problems: list[str] = []
+    computed = hits = 0
+    tick = _Progress(len(transitions), progress)
+
+    # -- text -------------------------------------------------------------------------------------
+    scorer = BertScorer(config)
+    text_ident = scorer.identity()
+    pairs: list[tuple[Transition, str]] = []
+    for tr in transitions:
+        cand = read_candidate(root, Modality.TEXT, tr.index)
+        if cand.path is None:
+            rows.append(
+                _row(system, tr, "text", BERTSCORE_F1.name, "value", None, Status.MISSING_OUTPUT.value)
+            )
+            problems.append(f"text {tr.index} ({tr.id}): {cand.problem}")
+            tick.advance()
+            continue
+        pairs.append((tr, cand.path.read_text(encoding="utf-8")))
+    if pairs:
+        prfs, n_new, n_hit = scorer.score_cached(
+            [c for _, c in pairs], [tr.next_text for tr, _ in pairs], cache
+        )
+        computed += n_new
+        hits += n_hit
+        for (tr, _), prf in zip(pairs, prfs, strict=True):
+            rows.append(_row(system, tr, "text", BERTSCORE_F1.name, "value", prf.f1, Status.OK.value))
+            tick.advance()
+
+    # -- image ------------------------------------------------------------------------------------
+    similarity = ImageSimilarity(config)
+    image_ident = similarity.identity()
+    present: list[tuple[Transition, Path]] = []
+    for tr in transitions:
+        cand = read_candidate(root, Modality.IMAGE, tr.index)
+        if cand.path is None:
+            rows.append(
+                _row(system, tr, "image", IMAGE_SIMILARITY.name, "value", None, Status.MISSING_OUTPUT.value)
+            )
+            problems.append(f"image {tr.index} ({tr.id}): {cand.problem}")
+            tick.advance()
+            continue
+        if not Path(tr.next_image).is_file():
+            rows.append(
+                _row(system, tr, "image", IMAGE_SIMILARITY.name, "value", None, Status.INFERENCE_ERROR.value)
+            )
+            problems.append(f"image {tr.index} ({tr.id}): reference image {tr.next_image} is missing")
+            tick.advance()
+            continue
+        present.append((tr, cand.path))
+    if present:
+        files = [p for _, p in present] + [Path(tr.next_image) for tr, _ in present]
+        embedded, n_new, n_hit = similarity.embed_files(files, cache)
+        computed += n_new
+        hits += n_hit
+        for tr, path in present:
+            value = similarity.similarity(embedded[path], embedded[Path(tr.next_image)])
+            rows.append(_row(system, tr, "image", IMAGE_SIMILARITY.name, "value", value, Status.OK.value))
+            tick.advance()
+    dreamsim_note = ""
+    if config.dreamsim:
+        dreamsim_note = dreamsim_status(config)
+        if not dreamsim_note and present:
+            ds = DreamSimDistance(config)
+            for tr, path in present:
+                key = cache_key(
+                    cand=sha256_file(path), ref=sha256_file(Path(tr.next_image)), model=ds.identity()
+                )
+                hit = cache.get(DREAMSIM_DISTANCE.name, key)
+                if hit is None:
+                    value = ds.distance(path, Path(tr.next_image))
+                    cache.put(DREAMSIM_DISTANCE.name, key, value)
+                    computed += 1
+                else:
+                    value = float(hit)
+                    hits += 1
+                rows.append(
+                    _row(system, tr, "image", DREAMSIM_DISTANCE.name, "value", value, Status.OK.value)
+                )
+
+    # -- speech -----------------------------------------------------------------------------------
+    analyzer = default_analyzer(config)
+    speech_ident = analyzer.identity()
+    covered = analyzer.fields_covered()
+    unavailable = analyzer.unavailable_fields()
+    speech: dict[int, SpeechAttributes] = {}
+    todo: dict[str, list[tuple[Transition, Path]]] = {}
+    keys: dict[str, str] = {}
+    for tr in transitions:
+        cand = read_candidate(root, Modality.SPEECH, tr.index, decode=False)
+        if cand.path is None:
+            speech[tr.index] = SpeechAttributes(
+                path="", status=AudioStatus.MISSING.value, message=cand.problem
+            )
+            continue
+        digest = sha256_file(cand.path)
+        key = cache_key(audio=digest, model=speech_ident)
+        hit = cache.get(SPEECH_META.name, key)
+        if hit is not None:
+            speech[tr.index] = SpeechAttributes.from_dict(hit).with_path(cand.path)
+            hits += 1
+            continue
+        # Byte-identical clips (e.g. the same line rendered for two systems) are analysed once.
+        todo.setdefault(digest, []).append((tr, cand.path))
+        keys[digest] = key
+    for tr in transitions:
+        if tr.index in speech:
+            tick.advance()
+    if todo:
+        digests = list(todo)
+        firsts = [todo[d][0][1] for d in digests]
+
+        def on_clip(done: int, total: int) -> None:
+            tick.advance(len(todo[digests[done - 1]]))
+
+        described = analyzer.describe_many(firsts, progress=on_clip)
+        for digest, attrs in zip(digests, described, strict=True):
+            computed += 1
+            if attrs.status not in (INFERENCE_ERROR,):
+                cache.put(SPEECH_META.name, keys[digest], attrs.to_dict())
+            for tr, path in todo[digest]:
+                speech[tr.index] = attrs.with_path(path)
+    for tr in transitions:
+        attrs = speech[tr.index]
+        target = tr.target_speech.as_dict()
+        if not attrs.ok:
+            status = (
+                Status.MISSING_OUTPUT.value
+                if attrs.status in _MISSING_AUDIO
+                else Status.INFERENCE_ERROR.value
+            )
+            problems.append(f"speech {tr.index} ({tr.id}): {attrs.status}: {attrs.message}")
+            for name in SPEECH_FIELDS:
+                rows.append(_row(system, tr, "speech", SPEECH_META.name, name, None, status))
+            continue
+        predicted = attrs.labels()
+        for name in SPEECH_FIELDS:
+            label = predicted[name]
+            if label is None:
+                rows.append(
+                    _row(system, tr, "speech", SPEECH_META.name, name, None, Status.NOT_APPLICABLE.value)
+                )
+            else:
+                value = 1.0 if labels_match(label, target[name]) else 0.0
+                rows.append(_row(system, tr, "speech", SPEECH_META.name, name, value, Status.OK.value))
+
+    if progress:
+        progress(len(transitions), len(transitions))
+    order = {name: i for i, name in enumerate(("value", *SPEECH_FIELDS))}
+    tracks = {"text": 0, "image": 1, "speech": 2}
+    rows.sort(key=lambda r: (tracks[r.track], r.component, r.index, order.get(r.criterion, 99)))
+    lineage: dict[str, Any] = {
+        "metrics": {
+            BERTSCORE_F1.name: {**BERTSCORE_F1.as_dict(), **text_ident},
+            IMAGE_SIMILARITY.name: {**IMAGE_SIMILARITY.as_dict(), **image_ident},
+            SPEECH_META.name: {
+                **SPEECH_META.as_dict(),
+                **speech_ident,
+                "fields_covered": covered,
+                "fields_unavailable": unavailable,
+                "pitch_threshold_rule": "gender hint, else predicted gender, else unknown (145/220 Hz)",
+            },
+        },
+        "deviations": _deviations(config, text_ident, similarity.backbone, analyzer),
+        "config": config.model_dump(mode="json"),
+        "problems": problems[:500],
+        "problems_total": len(problems),
+    }
+    if config.dreamsim:
+        lineage["metrics"][DREAMSIM_DISTANCE.name] = (
+            {**DREAMSIM_DISTANCE.as_dict(), "available": False, "reason": dreamsim_note}
+            if dreamsim_note
+            else {**DREAMSIM_DISTANCE.as_dict(), "available": True}
+        )
+    lineage["digest"] = hashlib.sha256(repr(sorted(lineage["metrics"].items())).encode()).hexdigest()
+    return MetricsResult(scores_frame(rows), lineage, computed, hits, speech)

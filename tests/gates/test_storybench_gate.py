@@ -126,3 +126,18 @@ def test_expectations_dir_override(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     monkeypatch.delenv("OMNIEVAL_EXPECTATIONS")
     assert (expectations_dir() / "storybench_dataset.json").is_file()
     assert os.path.basename(expectations_dir()) == "expectations"
+
+
+def test_characters_as_list_of_structs_pass_the_gate(sample_copy: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = pq.read_table(sample_copy / PARQUET).to_pylist()
+    for row in rows:
+        for column in ("condition_characters", "book_characters"):
+            row[column] = json.loads(row[column])
+    pq.write_table(pa.Table.from_pylist(rows), sample_copy / PARQUET)
+    frame = storybench_gate_frame(sample_copy)
+    assert frame["condition_characters__valid"].all() and frame["book_characters__valid"].all()
+    result = gate_storybench_dataset(sample_copy, None)
+    assert result.success, result.report()

@@ -23,6 +23,7 @@ from omnieval.analysis._schema import AUTOMATIC_SCALE, COMPONENTS, MODALITIES, M
 from omnieval.analysis._stats import (
     FloatArray,
     holm,
+    normal_two_sided,
     partial_rows,
     pearson_rows,
     percentile_interval,
@@ -146,9 +147,22 @@ def bootstrap_draws(
         Per-draw ``(B, S)`` totals and modality scores, plus the point estimates (all weights 1),
         which equal :func:`omnieval.analysis.aggregate`'s.
     """
-    lay = _layout(table)
-    n = table.n_instances
-    s = table.n_systems
+    return resample(
+        _layout(table),
+        n_systems=table.n_systems,
+        draws=draws,
+        seed=seed,
+        policy=policy,
+        chunk_elements=chunk_elements,
+    )
+
+
+def resample(
+    lay: _Layout, *, n_systems: int, draws: int, seed: int, policy: Policy, chunk_elements: int
+) -> BootstrapDraws:
+    """The resampling loop of :func:`bootstrap_draws` on a prepared layout (see there)."""
+    n = lay.num.shape[0]
+    s = n_systems
     point_totals, point_modality, include = _reduce(lay, np.ones((1, n)), s, policy, None)
     chunk = max(1, min(draws, chunk_elements // max(n, lay.num.shape[1])))
     rng = np.random.default_rng(seed)
@@ -161,6 +175,7 @@ def bootstrap_draws(
         for r in range(c):
             idx[r] = rng.integers(0, n, size=n)
         weights = np.bincount((idx + offsets[:c]).ravel(), minlength=c * n).reshape(c, n).astype(np.float64)
+        del idx
         t, mods, _ = _reduce(lay, weights, s, policy, include)
         totals[start : start + c] = t
         for m, v in mods.items():
@@ -212,7 +227,6 @@ def summarize(
             "share_leader_ranks_first": float((ranks[:, lead] == 1).mean()),
         }
     pairs: list[dict[str, Any]] = []
-    from scipy import stats
 
     for i_pos, i in enumerate(order):
         rest = order[i_pos + 1 :]
@@ -231,7 +245,7 @@ def summarize(
                     "difference": diff,
                     "se": float(se[col]),
                     "z": z,
-                    "p": float(2.0 * stats.norm.sf(abs(z))) if math.isfinite(diff) else None,
+                    "p": normal_two_sided(z) if math.isfinite(diff) else None,
                     key: [float(dci[0, col]), float(dci[1, col])],
                 }
             )

@@ -45,10 +45,17 @@ class EspeakProsody:
     """espeak-ng's male voices top out near 175 Hz, below the 220 Hz "high" threshold used when the
     speaker's gender is unknown; male "high" is therefore shifted up afterwards (phase vocoder,
     duration kept)."""
+    target_words_per_second: tuple[tuple[str, float], ...] = (("slow", 1.9), ("normal", 3.6), ("fast", 6.2))
+    """Speaking-rate targets (words over the speech span after a 30 dB trim, as the speed metric
+    counts them), well inside the metric's bands (< 2.6 slow, > 4.7 fast). espeak-ng's nominal
+    rate ignores punctuation pauses, so short exclamatory lines come out much slower than asked;
+    :func:`synthesize` corrects the rate by measurement."""
+    rate_bounds: tuple[int, int] = (70, 520)
+    rate_iterations: int = 3
     female_variant: str = "f1"
     male_variant: str = "m2"
     language: str = "en-us"
-    version: str = "espeak-prosody-v2"
+    version: str = "espeak-prosody-v3"
 
     def voice(self, request: SpeechRequest) -> str:
         if request.whisper:
@@ -59,6 +66,12 @@ class EspeakProsody:
 
     def rate(self, speed: str) -> int:
         return _lookup(self.rate_wpm, speed, "speed")
+
+    def target_rate(self, speed: str) -> float:
+        for label, value in self.target_words_per_second:
+            if label == speed.strip().lower():
+                return value
+        raise SynthesisError(f"unknown speed label {speed!r}")
 
     def pitch(self, gender: str, pitch: str) -> int:
         table = self.pitch_female if gender == "female" else self.pitch_male
@@ -94,20 +107,54 @@ def espeak_binary() -> str:
     return binary
 
 
-def synthesize(request: SpeechRequest, out_path: Path, prosody: EspeakProsody | None = None) -> SynthesisInfo:
-    """Write ``request`` as a WAV (22.05 kHz mono, 16-bit) to ``out_path`` atomically."""
+def synthesize(
+    request: SpeechRequest,
+    out_path: Path,
+    prosody: EspeakProsody | None = None,
+    *,
+    controlled_rate: bool = True,
+) -> SynthesisInfo:
+    """Write ``request`` as a WAV (22.05 kHz mono, 16-bit) to ``out_path`` atomically.
+
+    With ``controlled_rate`` the espeak-ng rate is corrected (up to ``rate_iterations`` times) until
+    the measured words per second of the speech span is within 8 % of the label's target.
+    """
     prosody = prosody or EspeakProsody()
     text = " ".join(request.text.split())
     if not text:
         raise SynthesisError("nothing to say: empty text")
     out_path.parent.mkdir(parents=True, exist_ok=True)
     tmp = out_path.with_name(out_path.stem + ".partial.wav")
+    rate = prosody.rate(request.speed)
+    command = _run_espeak(prosody, request, text, rate, tmp, out_path)
+    if controlled_rate:
+        target = prosody.target_rate(request.speed)
+        low, high = prosody.rate_bounds
+        for _ in range(prosody.rate_iterations):
+            measured = _words_per_second(tmp, len(text.split()))
+            if measured is None or abs(measured - target) <= 0.08 * target:
+                break
+            new_rate = int(min(high, max(low, round(rate * target / measured))))
+            if new_rate == rate:
+                break
+            rate = new_rate
+            command = _run_espeak(prosody, request, text, rate, tmp, out_path)
+    shift = prosody.shift_semitones(request)
+    if shift:
+        _pitch_shift_in_place(tmp, shift)
+    tmp.replace(out_path)
+    return SynthesisInfo(out_path, command[1:], f"espeak-ng:{prosody.version}")
+
+
+def _run_espeak(
+    prosody: EspeakProsody, request: SpeechRequest, text: str, rate: int, tmp: Path, out_path: Path
+) -> tuple[str, ...]:
     command = (
         espeak_binary(),
         "-v",
         prosody.voice(request),
         "-s",
-        str(prosody.rate(request.speed)),
+        str(rate),
         "-p",
         str(prosody.pitch(request.gender, request.pitch)),
         "-w",
@@ -119,11 +166,18 @@ def synthesize(request: SpeechRequest, out_path: Path, prosody: EspeakProsody | 
     if done.returncode != 0 or not tmp.is_file() or tmp.stat().st_size <= 44:
         tmp.unlink(missing_ok=True)
         raise SynthesisError(f"espeak-ng failed for {out_path}: {done.stderr.strip() or done.returncode}")
-    shift = prosody.shift_semitones(request)
-    if shift:
-        _pitch_shift_in_place(tmp, shift)
-    tmp.replace(out_path)
-    return SynthesisInfo(out_path, command[1:], f"espeak-ng:{prosody.version}")
+    return command
+
+
+def _words_per_second(path: Path, n_words: int) -> float | None:
+    """Words over the speech span left by a 30 dB trim (the speed metric's audio preparation)."""
+    import librosa
+    import soundfile as sf
+
+    wave, rate = sf.read(str(path), dtype="float32")
+    _trimmed, (start, end) = librosa.effects.trim(wave, top_db=30)
+    span = (end - start) / rate
+    return n_words / span if span > 0.2 and n_words > 0 else None
 
 
 def _pitch_shift_in_place(path: Path, semitones: float) -> None:

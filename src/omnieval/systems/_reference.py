@@ -31,7 +31,9 @@ def _speak(root: Path, index: int, speech: TargetSpeech, *, controlled: bool, co
         else SpeechRequest(speech.line)  # espeak-ng's default delivery: no attribute control
     )
     try:
-        synthesize(request, output_path(root, Modality.SPEECH, index), EspeakProsody())
+        synthesize(
+            request, output_path(root, Modality.SPEECH, index), EspeakProsody(), controlled_rate=controlled
+        )
     except SynthesisError as exc:
         record_missing(root, Modality.SPEECH, index, str(exc), counts)
 

@@ -123,7 +123,6 @@ class TaskInputs:
     current_text: str
     metadata: BookMetadata
     condition: NextPageCondition
-    speech_request: TargetSpeech
 
 
 @dataclass(frozen=True)
@@ -161,5 +160,4 @@ class Transition:
             current_text=self.current_text,
             metadata=self.metadata,
             condition=self.condition,
-            speech_request=self.target_speech,
         )

@@ -60,7 +60,7 @@ def run(config: SuiteConfig) -> DatasetState:
         )
     gate = gate_storybench_dataset(root, gate_path)
     enforce(gate)
-    dataset = load_storybench(root)
+    dataset = report.dataset if report.dataset is not None else load_storybench(root)
     manifest = fingerprint_storybench(dataset)
     write_manifest(manifest, paths.dataset_manifest)
     rows = dataset.transitions[: config.dataset.limit] if config.dataset.limit else dataset.transitions

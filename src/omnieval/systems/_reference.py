@@ -67,8 +67,15 @@ class OracleSystem:
         return GenerationSummary("oracle", "oracle", out_root, len(transitions), counts, _tts_lineage(True))
 
 
+def _first_sentence(text: str) -> str:
+    import re
+
+    parts = re.split(r"(?<=[.!?])\s+", " ".join(text.split()), maxsplit=1)
+    return parts[0] if parts and parts[0] else text
+
+
 class CopyCurrentSystem:
-    """Repeats the current page: its narration and image; the requested line in the default voice."""
+    """Repeats the current page: its narration, its image, and its first sentence in the default voice."""
 
     uses_ground_truth = False
 
@@ -81,7 +88,12 @@ class CopyCurrentSystem:
             clear_index(out_root, inputs.index)
             write_text(out_root, inputs.index, inputs.current_text)
             write_image(out_root, inputs.index, inputs.current_image)
-            _speak(out_root, inputs.index, inputs.speech_request, controlled=False, counts=counts)
+            # The target line is ground truth, not a task input: say the current page's first sentence.
+            line = _first_sentence(inputs.current_text)
+            speech = TargetSpeech(
+                name="narrator", line=line, emotion="neutral", speed="normal", pitch="normal", gender="female"
+            )
+            _speak(out_root, inputs.index, speech, controlled=False, counts=counts)
             if progress:
                 progress(done, len(transitions))
         return GenerationSummary(

@@ -147,3 +147,25 @@ def test_correlations_and_bertscore_agreement_match_scipy(small) -> None:  # typ
     assert got["pearson"]["r"] == pytest.approx(stats.pearsonr(bert, judge).statistic, abs=1e-12)
     assert got["range_bertscore_x10"] == pytest.approx([min(bert), max(bert)])
     assert docs["bottleneck"]["valid_only"]["n_systems"] == 8
+
+
+def test_dreamsim_correlations(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from scipy import stats
+
+    frame = make_scores(n_systems=6, n_instances=12, seed=2)
+    img = frame[frame["component"] == "image_similarity"].copy()
+    img["component"] = "dreamsim_distance"
+    img["value"] = 1.0 - img["value"]
+    outputs = run_analyses(pd.concat([frame, img], ignore_index=True), tmp_path, only=["dreamsim"])
+    assert outputs["dreamsim"].status == "ok"
+    doc = json.loads((tmp_path / "dreamsim.json").read_text())
+    row = next(r for r in doc["valid_only"] if r["y"] == "image_similarity")
+    assert row["r"] == pytest.approx(-1.0)
+    agg = aggregate(frame).to_dict()["systems"]
+    dist = [doc["mean_distance"][s] for s in sorted(agg)]
+    total = [agg[s]["valid_only"]["total_average"] for s in sorted(agg)]
+    row = next(r for r in doc["valid_only"] if r["y"] == "total_average")
+    assert row["r"] == pytest.approx(stats.pearsonr(dist, total).statistic)
+    assert run_analyses(frame, tmp_path / "none", only=["dreamsim"])["dreamsim"].status == "skipped"

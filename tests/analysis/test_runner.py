@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from omnieval.analysis import AnalysisConfig, analysis_names, run_analyses
+from omnieval.analysis._schema import TRACKS
 from omnieval.analysis.synthetic import make_scores
 from omnieval.cli import main
 from omnieval.errors import ConfigError
@@ -116,3 +119,35 @@ def test_cli_analyze_list_and_errors(tmp_path: Path, capsys: pytest.CaptureFixtu
     cfg.write_text("bootstrap_draws: 3\n")
     assert main(["analyze", str(scores), "--out", str(tmp_path / "o"), "--config", str(cfg)]) == 2
     assert "bootstrap_draws" in capsys.readouterr().err
+
+
+def _identical_systems() -> pd.DataFrame:
+    f = make_scores(n_systems=1, n_instances=8, seed=0)
+    return pd.concat([f.assign(system=f"s{k}") for k in range(4)], ignore_index=True)
+
+
+def _one_system_without_outputs() -> pd.DataFrame:
+    f = make_scores(n_systems=4, n_instances=8, seed=0)
+    gone = f["system"] == "sys01"
+    f.loc[gone, "status"] = "missing_output"
+    f.loc[gone, "value"] = np.nan
+    return f
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        _identical_systems,
+        _one_system_without_outputs,
+        lambda: make_scores(n_systems=5, n_instances=1, seed=0),
+        lambda: make_scores(n_systems=5, n_instances=8, missing_rate=0.6, invalid_rate=0.5, seed=0),
+        lambda: make_scores(n_systems=5, n_instances=8, not_applicable_tracks=TRACKS, seed=0),
+    ],
+)
+def test_degenerate_tables_never_crash(tmp_path: Path, make) -> None:  # type: ignore[no-untyped-def]
+    outputs = run_analyses(make(), tmp_path, config=AnalysisConfig(bootstrap_draws=30))
+    assert set(outputs) == ALL
+    docs = _load(tmp_path)
+    for name, out in outputs.items():
+        if out.status == "skipped":
+            assert out.reason and docs[name]["status"] == "skipped"  # type: ignore[index]

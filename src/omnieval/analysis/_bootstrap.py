@@ -265,8 +265,12 @@ def modality_associations(boot: BootstrapDraws, *, level: float = 0.95) -> list[
     if len(mods) < 2:
         return []
     key = _interval_key(level)
-    data = np.stack([boot.modality[m] for m in mods], axis=2)  # (B, S, M)
-    point = np.stack([boot.point_modality[m] for m in mods], axis=1)[None]  # (1, S, M)
+    # Systems without a point-estimate modality score take no part (as in the point analysis).
+    keep = np.isfinite(np.stack([boot.point_modality[m] for m in mods], axis=1)).all(axis=1)
+    if keep.sum() < 3:
+        return []
+    data = np.stack([boot.modality[m][:, keep] for m in mods], axis=2)  # (B, S, M)
+    point = np.stack([boot.point_modality[m][keep] for m in mods], axis=1)[None]  # (1, S, M)
     out = []
     for i in range(len(mods)):
         for j in range(i + 1, len(mods)):

@@ -379,3 +379,48 @@ def integrated_categories(ctx: AnalysisContext) -> AnalysisResult:
             },
         }
     return AnalysisResult(out)
+
+
+DREAMSIM = "dreamsim_distance"
+
+
+@analysis(
+    "dreamsim", summary="mean DreamSim distance vs image, integrated and total scores across systems (F.2)"
+)
+def dreamsim(ctx: AnalysisContext) -> AnalysisResult:
+    if DREAMSIM not in ctx.table.extras:
+        raise Skip(f"the scores table has no {DREAMSIM!r} rows (DreamSim disabled or unavailable)")
+    ctx.need_systems(3)
+    # Mean distance over valid generated images; missing images are left out (valid-only).
+    distance = _nanmean_rows(ctx.table.extras[DREAMSIM])
+    out: dict[str, Any] = {"mean_distance": dict(zip(ctx.table.systems, distance, strict=True))}
+    for policy in POLICIES:
+        ps = ctx.policy(policy)
+        targets: dict[str, FloatArray] = {}
+        if "image_similarity" in ps.components:
+            targets["image_similarity"] = ps.components["image_similarity"] * 10.0
+        if "judge.image" in ps.components:
+            targets["judge.image"] = ps.components["judge.image"]
+            for k, c in enumerate(ctx.table.judges["image"].criteria):
+                targets[f"judge.image.{c}"] = ps.per_criterion["image"][:, k]
+        image = ps.modality("image")
+        if image is not None:
+            targets["image_modality"] = image
+        if "judge.integrated" in ps.components:
+            targets["judge.integrated"] = ps.components["judge.integrated"]
+        targets["total_average"] = ps.total
+        rows = []
+        for name, values in targets.items():
+            ok = np.isfinite(distance) & np.isfinite(values)
+            if ok.sum() >= 3:
+                corr = pearson(distance[ok], values[ok])
+                rows.append({"y": name, "r": corr.r, "p": corr.p, "n": corr.n})
+        out[policy] = rows
+    return AnalysisResult(out)
+
+
+def _nanmean_rows(x: FloatArray) -> FloatArray:
+    finite = np.isfinite(x)
+    count = finite.sum(axis=1)
+    out: FloatArray = np.where(count > 0, np.where(finite, x, 0.0).sum(axis=1) / np.maximum(count, 1), np.nan)
+    return out

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -199,7 +200,10 @@ def run_analyses(
         json_path = out_dir / f"{name}.json"
         start = time.perf_counter()
         try:
-            result = spec.func(ctx)
+            with warnings.catch_warnings():
+                # Undefined statistics (constant columns, all-NaN slices) become null in the JSON.
+                warnings.simplefilter("ignore", RuntimeWarning)
+                result = spec.func(ctx)
         except Skip as why:
             write_json(json_path, {"analysis": name, "status": "skipped", "reason": str(why)})
             write_json(out_dir / PARAMS_DIR / f"{name}.json", params)

@@ -227,11 +227,17 @@ def partial_rows(data: FloatArray, i: int, j: int, controls: Sequence[int]) -> F
     """
     cols = [i, j, *controls]
     sub = data[..., cols]
-    centered = sub - sub.mean(axis=-2, keepdims=True)
+    r: FloatArray = np.full(sub.shape[:-2], np.nan)
+    # Draws with a missing value have no defined correlation (and would break the SVD).
+    finite = np.isfinite(sub).all(axis=(-2, -1))
+    if not finite.any():
+        return r
+    ok = sub[finite]
+    centered = ok - ok.mean(axis=-2, keepdims=True)
     cov = np.einsum("...si,...sj->...ij", centered, centered)
     with np.errstate(invalid="ignore", divide="ignore"):
         prec = np.linalg.pinv(cov)
-        r: FloatArray = -prec[..., 0, 1] / np.sqrt(prec[..., 0, 0] * prec[..., 1, 1])
+        r[finite] = -prec[..., 0, 1] / np.sqrt(prec[..., 0, 0] * prec[..., 1, 1])
     return r
 
 

@@ -48,6 +48,7 @@ def make_scores(
     not_applicable_tracks: Sequence[str] = (),
     not_applicable_fields: Sequence[str] = (),
     narration_length: bool = True,
+    dreamsim: bool = False,
     seed: int = 0,
 ) -> pd.DataFrame:
     """A seeded synthetic storybench scores table.
@@ -65,6 +66,7 @@ def make_scores(
             ``image`` also marks image similarity not applicable.
         not_applicable_fields: speech fields no recognizer can predict here.
         narration_length: add ``narration_length`` rows (characters of the generated narration).
+        dreamsim: add ``dreamsim_distance`` rows (perceptual distance to the reference image, 0-1).
         seed: seed of the only random generator used.
 
     Returns:
@@ -142,6 +144,18 @@ def make_scores(
         clip,
         statuses(missing["image"], "image" in not_applicable_tracks),
     )
+
+    if dreamsim:
+        noise = rng.normal(0.0, 1.0, (S, N))
+        distance = np.clip(0.55 - 0.8 * (clip - 0.70) + 0.05 * noise, 0.0, 1.0)
+        block(
+            "image",
+            "dreamsim_distance",
+            "",
+            "value",
+            distance,
+            statuses(missing["image"], "image" in not_applicable_tracks),
+        )
 
     for field in SPEECH_FIELDS:
         p = 1.0 / (1.0 + np.exp(-(0.6 + 0.5 * quality["speech"][:, None] - 0.3 * difficulty)))

@@ -57,7 +57,7 @@ BERTSCORE_F1 = _register(
         True,
         (-1.0, 1.0),
         ("candidate_text", "reference_text"),
-        "1",
+        "2",
         "BERTScore F1 of the generated narration against the next page's narration (no idf, no rescaling)",
     )
 )

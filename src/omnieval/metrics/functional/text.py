@@ -160,7 +160,8 @@ def greedy_match_prf(
     r = np.asarray(reference, dtype=np.float64)
     c = c / np.linalg.norm(c, axis=1, keepdims=True)
     r = r / np.linalg.norm(r, axis=1, keepdims=True)
-    sim = c @ r.T
+    # Cosines of unit vectors can overshoot +-1 by float rounding (identical texts gave 1.0000000000000002).
+    sim = np.clip(c @ r.T, -1.0, 1.0)
     wc = np.asarray(candidate_weights, dtype=np.float64)
     wr = np.asarray(reference_weights, dtype=np.float64)
     precision = float((sim.max(axis=1) * wc).sum() / wc.sum()) if wc.sum() > 0 else 0.0

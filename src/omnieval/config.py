@@ -46,7 +46,7 @@ class AnalysesConfig(_Strict):
     only: tuple[str, ...] | None = None
     """Run only these analyses; None = every analysis the table supports."""
     seed: int = 0
-    bootstrap_draws: int = Field(default=2000, ge=100)
+    bootstrap_draws: int = Field(default=10_000, ge=100)
 
 
 class TrackingConfig(_Strict):

@@ -79,6 +79,7 @@ def write_report_html(
     analyses_dir: Path,
     state: StatePaths,
     analysis_runs: dict[str, str] | None = None,
+    run_id: str | None = None,
 ) -> None:
     """Write one self-contained HTML page: leaderboard, completeness, analyses with plots, lineage notes."""
     rows = []
@@ -112,6 +113,7 @@ padding:3px 6px;text-align:right}}.z{{color:#777}}pre{{background:#f6f6f6;paddin
 <body><h1>omnieval — suite {html.escape(config.suite)} ({html.escape(leaderboard.get("benchmark", ""))})</h1>
 <p>Dataset {html.escape(config.dataset.name)} at {html.escape(str(config.dataset.path))},
 digest <code>{html.escape(str(leaderboard.get("dataset_digest", "")))}</code>.
+{f"MLflow run <code>{html.escape(run_id)}</code> (experiment {html.escape(config.experiment)})." if run_id else ""}
 Automatic metrics are scaled x10 as in the Total Average. Both aggregation policies side by side:
 valid-only (mean over valid records) and zero-filled (missing or invalid records count 0).</p>
 <h2>Leaderboard</h2><table><tr><th></th>{head}</tr><tr><th></th>{sub}</tr>{"".join(rows)}</table>

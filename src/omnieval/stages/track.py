@@ -69,6 +69,7 @@ def run(config: SuiteConfig, dataset_digest: str) -> TrackOutcome:
 
     from omnieval.analysis import aggregate
     from omnieval.lineage import build_lineage
+    from omnieval.report import write_report_html
     from omnieval.scores import read_scores
     from omnieval.tracking import log_suite_run
 
@@ -101,7 +102,7 @@ def run(config: SuiteConfig, dataset_digest: str) -> TrackOutcome:
     dataset_frame = pd.read_parquet(config.dataset.path / "data" / "omni_storybench.parquet")
     folder_holder: dict[str, Path] = {}
 
-    def build_run_folder(run_id: str) -> Path:
+    def build_run_folder(run_id: str, analysis_runs: dict[str, str]) -> Path:
         folder = config.runs_dir / config.suite / run_id
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "config.resolved.yaml").write_text(
@@ -117,8 +118,18 @@ def run(config: SuiteConfig, dataset_digest: str) -> TrackOutcome:
                 shutil.copyfile(pointer, folder / "candidates" / sid / "IMPORTED.json")
             else:
                 _copy_tree(paths.candidates(sid), folder / "candidates" / sid)
-        for name in ("scores.parquet", "leaderboard.json", "report.html"):
+        for name in ("scores.parquet", "leaderboard.json"):
             shutil.copyfile(report / name, folder / name)
+        # Re-render the report now that the analysis runs exist, so it links each one.
+        write_report_html(
+            folder / "report.html",
+            config=config,
+            leaderboard=read_json(report / "leaderboard.json"),
+            analyses_dir=report / "analyses",
+            state=paths,
+            analysis_runs=analysis_runs,
+            run_id=run_id,
+        )
         judgments = paths.judge_dir / "judgments.parquet"
         if judgments.is_file():
             shutil.copyfile(judgments, folder / "judgments.parquet")

@@ -82,8 +82,8 @@ def log_suite_run(
 ) -> SuiteRunIds:
     """Log one suite execution: parent run, a child run per system, analysis child runs.
 
-    ``run_folder_for(run_id) -> Path`` builds the run folder once the run id is known; its files are
-    logged as the parent's artifacts next to ``artifacts``.
+    ``run_folder_for(run_id, analysis_run_ids) -> Path`` builds the run folder once the run ids are
+    known; its files are logged as the parent's artifacts next to ``artifacts``.
     """
     import mlflow
 
@@ -115,7 +115,7 @@ def log_suite_run(
             analysis_runs = dict(
                 log_analysis_runs(analyses_dir, parent_run_id=parent.info.run_id, experiment=experiment)
             )
-        folder: Path = run_folder_for(parent.info.run_id)
+        folder: Path = run_folder_for(parent.info.run_id, analysis_runs)
         for path in artifacts:
             if path.is_file():
                 mlflow.log_artifact(str(path))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -93,9 +94,12 @@ def log_suite_run(
     with mlflow.start_run(run_name=f"{suite}") as parent:
         mlflow.set_tags({"omnieval.kind": "suite", "omnieval.suite": suite, **tags})
         mlflow.log_params(dict(list(params.items())[:400]))
-        dataset = mlflow.data.from_pandas(  # type: ignore[attr-defined]
-            dataset_frame, source=dataset_source, name=dataset_name, digest=dataset_digest[:36]
-        )
+        with warnings.catch_warnings():
+            # A local folder matches two equivalent MLflow source types; either is right.
+            warnings.simplefilter("ignore", UserWarning)
+            dataset = mlflow.data.from_pandas(  # type: ignore[attr-defined]
+                dataset_frame, source=dataset_source, name=dataset_name, digest=dataset_digest[:36]
+            )
         mlflow.log_input(dataset, context="evaluation")
         system_runs: dict[str, str] = {}
         for system, metrics in system_metrics.items():

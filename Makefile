@@ -49,7 +49,7 @@ test-fast: setup  ## tests without the slow real-model ones
 
 ui: setup  ## serve the MLflow UI on http://127.0.0.1:5000
 	$(VENV)/bin/mlflow ui --backend-store-uri "$${MLFLOW_TRACKING_URI:-sqlite:///mlflow/mlflow.db}" \
-		--default-artifact-root mlflow/artifacts --host 127.0.0.1 --port $${PORT:-5000}
+		--default-artifact-root mlflow/artifacts --host 127.0.0.1 --port $${PORT:-5000} --workers 1
 
 bench: setup  ## speed/memory benchmarks, printed as ratios against in-process baselines
 	$(PY) -m bench

@@ -12,6 +12,7 @@ from omnieval.audio._load import (
     to_mono,
     trim_silence,
 )
+from omnieval.audio._synth import espeak_wav, harmonic_tone
 
 __all__ = [
     "TARGET_RATE",
@@ -19,6 +20,8 @@ __all__ = [
     "AudioStatus",
     "PreparedSpeech",
     "Waveform",
+    "espeak_wav",
+    "harmonic_tone",
     "load_audio",
     "prepare_speech",
     "resample",

@@ -301,10 +301,16 @@ class CtcPhones:
             inputs = self._processor(
                 np.asarray(wave_16k, dtype=np.float32), sampling_rate=16_000, return_tensors="pt"
             )
-            logits = self._model(inputs.input_values).logits
-            ids = torch.argmax(logits, dim=-1)[0]
-            text = self._processor.batch_decode(ids[None])[0]
-        return normalize_ipa(str(text).split())
+            ids = torch.argmax(self._model(inputs.input_values).logits, dim=-1)[0].tolist()
+        tokenizer = getattr(self._processor, "tokenizer", self._processor)
+        # Greedy CTC: merge repeats, drop blanks/specials and word delimiters; each token is one phone.
+        collapsed = [tok for i, tok in enumerate(ids) if i == 0 or tok != ids[i - 1]]
+        skip = set(getattr(tokenizer, "all_special_tokens", ())) | {
+            "|",
+            getattr(tokenizer, "word_delimiter_token", "|"),
+        }
+        tokens = tokenizer.convert_ids_to_tokens(collapsed)
+        return normalize_ipa([str(t) for t in tokens if t is not None and str(t) not in skip])
 
     def identity(self) -> ModelIdentity:
         from omnieval.backends.assets import tree_sha256

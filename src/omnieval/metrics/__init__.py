@@ -4,6 +4,13 @@ Pure functions live in :mod:`omnieval.metrics.functional`; this package wraps th
 a content-addressed cache and scores-table rows.
 """
 
+from omnieval.metrics._acbench import (
+    AcbenchInstance,
+    AcbenchResult,
+    AcbenchSummary,
+    compute_acbench_metrics,
+    read_manifest,
+)
 from omnieval.metrics._cache import MetricCache
 from omnieval.metrics._classifiers import AttributeClassifier, load_classifier
 from omnieval.metrics._config import MetricsConfig
@@ -14,6 +21,9 @@ from omnieval.metrics._text_image import BertScorer, ImageSimilarity, bertscore,
 
 __all__ = [
     "METRICS",
+    "AcbenchInstance",
+    "AcbenchResult",
+    "AcbenchSummary",
     "AttributeClassifier",
     "BertScorer",
     "ImageSimilarity",
@@ -24,9 +34,11 @@ __all__ = [
     "SpeechAnalyzer",
     "SpeechAttributes",
     "bertscore",
+    "compute_acbench_metrics",
     "compute_storybench_metrics",
     "default_analyzer",
     "describe_audio",
     "image_similarity",
     "load_classifier",
+    "read_manifest",
 ]

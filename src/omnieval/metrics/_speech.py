@@ -130,14 +130,30 @@ class SpeechAnalyzer:
 
     Args:
         config: Model choices and thresholds; defaults are the packaged models.
+        gender_model: An already loaded gender classifier (overrides ``config.gender_classifier``).
+        emotion_models: Already loaded emotion recognizers (override ``config.emotion_classifiers``).
     """
 
-    def __init__(self, config: MetricsConfig | None = None) -> None:
+    def __init__(
+        self,
+        config: MetricsConfig | None = None,
+        *,
+        gender_model: AttributeClassifier | None = None,
+        emotion_models: Sequence[AttributeClassifier] | None = None,
+    ) -> None:
         self.config = config or MetricsConfig()
         self._lock = threading.Lock()
         self._transcriber: Any = None
-        self._gender_model: AttributeClassifier | None = None
-        self._emotion_models: list[AttributeClassifier] | None = None
+        self._gender_model: AttributeClassifier | None = gender_model
+        self._gender_ref = self.config.gender_classifier or (
+            f"in-memory:{type(gender_model).__name__}" if gender_model is not None else None
+        )
+        self._emotion_models: list[AttributeClassifier] | None = (
+            list(emotion_models) if emotion_models else None
+        )
+        self._emotion_refs: tuple[str, ...] = self.config.emotion_classifiers or tuple(
+            f"in-memory:{type(m).__name__}" for m in (emotion_models or ())
+        )
 
     # -- models ---------------------------------------------------------------------------------
 
@@ -159,10 +175,8 @@ class SpeechAnalyzer:
 
     def gender_classifier(self) -> AttributeClassifier | None:
         ref = self.config.gender_classifier
-        if ref is None:
-            return None
         with self._lock:
-            if self._gender_model is None:
+            if self._gender_model is None and ref is not None:
                 self._gender_model = load_classifier(ref)
             return self._gender_model
 
@@ -175,23 +189,23 @@ class SpeechAnalyzer:
     def fields_covered(self) -> list[str]:
         """Scored fields this configuration can predict, in the paper's order."""
         covered = []
-        if self.config.emotion_classifiers:
+        if self._emotion_refs:
             covered.append("emotion")
         if self.config.asr_model is not None:
             covered.append("speed")
         covered.append("pitch")
-        if self.config.gender_classifier is not None:
+        if self._gender_ref is not None:
             covered.append("gender")
         return covered
 
     def unavailable_fields(self) -> dict[str, str]:
         """Fields that cannot be predicted here, with the reason."""
         out = {}
-        if not self.config.emotion_classifiers:
+        if not self._emotion_refs:
             out["emotion"] = "no emotion recognizer configured (none is available offline here)"
         if self.config.asr_model is None:
             out["speed"] = "no ASR model configured"
-        if self.config.gender_classifier is None:
+        if self._gender_ref is None:
             out["gender"] = "no gender classifier configured (none is available offline here)"
         return out
 

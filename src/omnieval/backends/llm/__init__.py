@@ -1,0 +1,62 @@
+"""LLM backends behind one chat interface: text, images and audio in; text or schema-constrained JSON out.
+
+Backends (registered by config ``kind``): ``openai`` (any OpenAI-compatible server: vLLM, hosted
+APIs), ``vllm`` (omnieval starts and stops ``vllm serve`` from a separate environment), ``llamacpp``
+(GGUF in-process, the packaged CPU judge), ``transformers`` (small local checkpoints) and
+``scripted`` (plumbing tests). Heavy runtimes are imported only when a backend is opened.
+"""
+
+from __future__ import annotations
+
+from omnieval.backends.llm._config import (
+    BackendConfig,
+    HttpClientSettings,
+    LlamaCppConfig,
+    OpenAIBackendConfig,
+    ScriptedConfig,
+    TransformersConfig,
+    VllmServerConfig,
+)
+from omnieval.backends.llm._factory import LLM_BACKENDS, backend_identity, open_backend, output_fingerprint
+from omnieval.backends.llm._types import (
+    AudioPart,
+    BackendError,
+    BackendUnavailable,
+    ChatBackend,
+    ChatRequest,
+    Completion,
+    Decoding,
+    ImagePart,
+    Message,
+    ModelIdentity,
+    TextPart,
+    TransientBackendError,
+    UnsupportedInput,
+)
+
+__all__ = [
+    "LLM_BACKENDS",
+    "AudioPart",
+    "BackendConfig",
+    "BackendError",
+    "BackendUnavailable",
+    "ChatBackend",
+    "ChatRequest",
+    "Completion",
+    "Decoding",
+    "HttpClientSettings",
+    "ImagePart",
+    "LlamaCppConfig",
+    "Message",
+    "ModelIdentity",
+    "OpenAIBackendConfig",
+    "ScriptedConfig",
+    "TextPart",
+    "TransformersConfig",
+    "TransientBackendError",
+    "UnsupportedInput",
+    "VllmServerConfig",
+    "backend_identity",
+    "open_backend",
+    "output_fingerprint",
+]

@@ -1,0 +1,119 @@
+"""Backend registry: the config's ``kind`` names the factory. Heavy imports happen inside factories."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from omnieval.backends.llm._config import (
+    BackendConfig,
+    LlamaCppConfig,
+    OpenAIBackendConfig,
+    ScriptedConfig,
+    TransformersConfig,
+    VllmServerConfig,
+)
+from omnieval.backends.llm._identity import hf_identity, local_identity
+from omnieval.backends.llm._types import ChatBackend, ModelIdentity
+from omnieval.registry import Registry
+
+BackendFactory = Callable[[Any, str, str], ChatBackend]
+IdentityFn = Callable[[Any, str, str], ModelIdentity]
+
+LLM_BACKENDS: Registry[BackendFactory] = Registry("llm backend")
+_IDENTITIES: dict[str, IdentityFn] = {}
+
+
+def _identity(kind: str) -> Callable[[IdentityFn], IdentityFn]:
+    def deco(fn: IdentityFn) -> IdentityFn:
+        _IDENTITIES[kind] = fn
+        return fn
+
+    return deco
+
+
+@LLM_BACKENDS.register("openai")
+def _openai(config: OpenAIBackendConfig, model: str, revision: str) -> ChatBackend:
+    from omnieval.backends.llm._openai import OpenAIChatBackend
+
+    return OpenAIChatBackend.from_config(config, model=model, revision=revision)
+
+
+@LLM_BACKENDS.register("vllm")
+def _vllm(config: VllmServerConfig, model: str, revision: str) -> ChatBackend:
+    from omnieval.backends.llm._vllm import ManagedVllmBackend
+
+    return ManagedVllmBackend(config, model=model, revision=revision)
+
+
+@LLM_BACKENDS.register("llamacpp")
+def _llamacpp(config: LlamaCppConfig, model: str, revision: str) -> ChatBackend:
+    from omnieval.backends.llm._llamacpp import LlamaCppChatBackend
+
+    return LlamaCppChatBackend(config, model=model, revision=revision)
+
+
+@LLM_BACKENDS.register("transformers")
+def _transformers(config: TransformersConfig, model: str, revision: str) -> ChatBackend:
+    from omnieval.backends.llm._transformers import TransformersChatBackend
+
+    return TransformersChatBackend(config, model=model, revision=revision)
+
+
+@LLM_BACKENDS.register("scripted")
+def _scripted(config: ScriptedConfig, model: str, revision: str) -> ChatBackend:
+    from omnieval.backends.llm._scripted import ScriptedChatBackend
+
+    return ScriptedChatBackend(config, model=model, revision=revision)
+
+
+@_identity("openai")
+@_identity("vllm")
+def _hf_identity(config: OpenAIBackendConfig | VllmServerConfig, model: str, revision: str) -> ModelIdentity:
+    return hf_identity(model, revision)
+
+
+@_identity("llamacpp")
+def _gguf_identity(config: LlamaCppConfig, model: str, revision: str) -> ModelIdentity:
+    from omnieval.backends.llm._llamacpp import gguf_identity
+
+    return gguf_identity(config, model, revision)
+
+
+@_identity("transformers")
+def _tf_identity(config: TransformersConfig, model: str, revision: str) -> ModelIdentity:
+    if config.model_path:
+        return local_identity(model, revision, config.model_path)
+    return hf_identity(model, revision)
+
+
+@_identity("scripted")
+def _scripted_identity(config: ScriptedConfig, model: str, revision: str) -> ModelIdentity:
+    return ModelIdentity(model=model, revision=revision or config.script)
+
+
+def open_backend(config: BackendConfig, *, model: str, revision: str = "") -> ChatBackend:
+    """Load the model behind ``config`` (start a server, read weights...). Close it when done."""
+    return LLM_BACKENDS.get(config.kind)(config, model, revision)
+
+
+def backend_identity(config: BackendConfig, *, model: str, revision: str = "") -> ModelIdentity:
+    """Identity of the weights behind ``config`` *without loading them* (cache keys, lineage)."""
+    return _IDENTITIES[config.kind](config, model, revision)
+
+
+def output_fingerprint(config: BackendConfig) -> dict[str, Any]:
+    """Backend settings that change what the model answers (not speed): part of every cache key."""
+    out: dict[str, Any] = {"kind": config.kind}
+    if isinstance(config, LlamaCppConfig):
+        out["constrained_decoding"] = config.constrained_decoding
+        out["chat_format"] = config.chat_format
+    elif isinstance(config, OpenAIBackendConfig | VllmServerConfig):
+        out["schema_field"] = config.schema_field
+        out["vllm_extensions"] = config.vllm_extensions
+    elif isinstance(config, TransformersConfig):
+        out["dtype"] = config.dtype
+        out["model_class"] = config.model_class
+    elif isinstance(config, ScriptedConfig):
+        out["script"] = config.script
+    return out

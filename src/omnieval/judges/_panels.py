@@ -1,0 +1,211 @@
+"""Judge panels as configuration: which judge scores which track, with which backend and settings.
+
+Panels are YAML files shipped in ``omnieval/judges/panels/`` and registered by name below (the
+name is the suite config's key). A suite may also name a YAML file path for a custom panel. Files
+are validated strictly (frozen pydantic models, unknown keys rejected) when loaded, before any
+model starts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from omnieval.backends.llm._config import BackendConfig
+from omnieval.backends.llm._types import Decoding
+from omnieval.errors import ConfigError
+from omnieval.judges._render import Framing
+from omnieval.judges._tracks import TRACK_NAMES
+from omnieval.registry import Registry
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class JudgeConfig(_Strict):
+    """One judge model with its runtime and protocol settings."""
+
+    id: str = Field(min_length=1)
+    """Judge id written to the scores table (the hub id for the paper's judges)."""
+    model: str = Field(min_length=1)
+    """Model id: hub id, or a label for local files."""
+    revision: str = ""
+    """Pinned commit, tag or package version; '' resolves the local hub cache's ``main`` when present."""
+    backend: BackendConfig
+    decoding: Decoding = Decoding()
+    framing: Framing = Framing()
+    batch_size: int = Field(default=1, ge=1)
+    """Requests handed to the backend at once (servers run them concurrently)."""
+    retries: int = Field(default=3, ge=0)
+    """Extra attempts after a transient failure (timeout, HTTP 429/5xx, connection lost)."""
+    retry_backoff_s: float = Field(default=2.0, ge=0)
+    """First wait before a retry; doubles each time."""
+    notes: str = ""
+    """Protocol details that are not settings (e.g. what the server's environment must provide)."""
+
+
+class TrackConfig(_Strict):
+    """A track's judges, or why the track cannot be judged with this panel."""
+
+    judges: tuple[JudgeConfig, ...] = ()
+    input: Literal["native", "cascade"] = "native"
+    """``native``: the judge gets the media; ``cascade`` (speech only): it gets an ASR transcript and
+    measured attributes of the candidate audio instead."""
+    unavailable: str | None = None
+    """Reason the track is not judged (its records become ``not_applicable``)."""
+
+    @model_validator(mode="after")
+    def _judges_or_reason(self) -> TrackConfig:
+        if bool(self.judges) == bool(self.unavailable):
+            raise ValueError("give either judges or an 'unavailable' reason")
+        return self
+
+
+class PanelConfig(_Strict):
+    """A judge panel: per-track judges plus the repair model."""
+
+    name: str
+    description: str = ""
+    include: tuple[str, ...] = ()
+    """Other panels whose tracks' judges are added to this one (``paper`` = A + B + C)."""
+    tracks: dict[str, TrackConfig] = Field(default_factory=dict)
+    """Track name (``text``, ``image``, ``speech``, ``integrated``) -> its judges or unavailability."""
+    repair: JudgeConfig | None = None
+    """Model that fixes the format of unreadable answers after judging; None = no repair stage."""
+
+    @field_validator("tracks")
+    @classmethod
+    def _known_tracks(cls, value: dict[str, TrackConfig]) -> dict[str, TrackConfig]:
+        unknown = sorted(set(value) - set(TRACK_NAMES))
+        if unknown:
+            raise ValueError(f"unknown track(s) {', '.join(unknown)}; known: {', '.join(TRACK_NAMES)}")
+        for name, cfg in value.items():
+            if cfg.input == "cascade" and name != "speech":
+                raise ValueError(f"track {name}: only the speech track has a cascade input")
+        return value
+
+    def sha256(self) -> str:
+        return hashlib.sha256(json.dumps(self.model_dump(mode="json"), sort_keys=True).encode()).hexdigest()
+
+    def judges(self) -> list[tuple[str, JudgeConfig]]:
+        """(track, judge) pairs in track order."""
+        return [(t, j) for t, cfg in self.tracks.items() for j in cfg.judges]
+
+
+PANELS: Registry[str] = Registry("judge panel")
+for _name in ("paper-a", "paper-b", "paper-c", "paper", "cpu"):
+    PANELS.register(_name)(f"{_name}.yaml")
+
+
+def panel_names() -> list[str]:
+    """Names of the shipped judge panels."""
+    return PANELS.names()
+
+
+def _read_yaml(name: str) -> tuple[dict[str, Any], str]:
+    import yaml
+
+    if name in PANELS:
+        source = f"omnieval/judges/panels/{PANELS.get(name)}"
+        text = (
+            resources.files("omnieval.judges")
+            .joinpath("panels", PANELS.get(name))
+            .read_text(encoding="utf-8")
+        )
+    else:
+        path = Path(name)
+        if path.suffix not in (".yaml", ".yml") or not path.is_file():
+            known = ", ".join(panel_names())
+            raise ConfigError(
+                f"unknown judge panel {name!r}; known: {known} (or a path to a panel YAML file)"
+            )
+        source, text = str(path), path.read_text(encoding="utf-8")
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{source}: not valid YAML: {exc}") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: expected a mapping at the top level")
+    return raw, source
+
+
+def _validate(raw: dict[str, Any], source: str) -> PanelConfig:
+    try:
+        return PanelConfig.model_validate(raw)
+    except ValidationError as exc:
+        lines = [f"{source}: invalid judge panel"]
+        for err in exc.errors():
+            where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+            lines.append(f"  - {where}: {err['msg']}")
+        raise ConfigError("\n".join(lines)) from None
+
+
+def load_panel(name: str, _seen: tuple[str, ...] = ()) -> PanelConfig:
+    """Load a shipped panel by name (or a YAML file by path), resolving ``include``."""
+    if name in _seen:
+        raise ConfigError(f"judge panel {name!r} includes itself ({' -> '.join((*_seen, name))})")
+    raw, source = _read_yaml(name)
+    panel = _validate(raw, source)
+    if not panel.include:
+        return panel
+    tracks: dict[str, dict[str, Any]] = {}
+    repair = panel.repair
+    for included in (load_panel(n, (*_seen, name)) for n in panel.include):
+        if repair is None:
+            repair = included.repair
+        elif included.repair is not None and included.repair != repair:
+            raise ConfigError(f"{source}: included panel {included.name!r} uses a different repair model")
+        for track_name, cfg in included.tracks.items():
+            entry = tracks.setdefault(track_name, {"judges": [], "input": cfg.input, "unavailable": None})
+            if entry["input"] != cfg.input:
+                raise ConfigError(f"{source}: included panels disagree on the {track_name} track's input")
+            if cfg.unavailable:
+                entry["unavailable"] = entry["unavailable"] or cfg.unavailable
+            entry["judges"].extend(j.model_dump(mode="json") for j in cfg.judges)
+    for track_name, cfg in panel.tracks.items():
+        tracks[track_name] = cfg.model_dump(mode="json")
+    for entry in tracks.values():
+        if entry["judges"]:
+            entry["unavailable"] = None
+    merged = {
+        "name": panel.name,
+        "description": panel.description,
+        "tracks": tracks,
+        "repair": repair.model_dump(mode="json") if repair else None,
+    }
+    result = _validate(merged, source)
+    for track_name, cfg in result.tracks.items():
+        track_ids = [j.id for j in cfg.judges]
+        if len(set(track_ids)) != len(track_ids):
+            raise ConfigError(f"{source}: judge listed twice in the {track_name} track")
+    return result
+
+
+def describe_panels() -> list[dict[str, Any]]:
+    """Each shipped panel: description, per-track judges (id, backend) or unavailability, repair model."""
+    out: list[dict[str, Any]] = []
+    for name in panel_names():
+        panel = load_panel(name)
+        tracks = {
+            t: {
+                "input": cfg.input,
+                "unavailable": cfg.unavailable,
+                "judges": [{"id": j.id, "model": j.model, "backend": j.backend.kind} for j in cfg.judges],
+            }
+            for t, cfg in panel.tracks.items()
+        }
+        out.append(
+            {
+                "name": name,
+                "description": panel.description,
+                "tracks": tracks,
+                "repair": panel.repair.id if panel.repair else None,
+            }
+        )
+    return out

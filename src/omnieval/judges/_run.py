@@ -1,0 +1,708 @@
+"""Run a judge panel over every system: model-major, batched, cached, resumable.
+
+One *record* is one (track, judge, system, transition) judgement; it ends with exactly one status
+(FORMATS.md section 3) and becomes four rows of the scores table (one per criterion) and one row
+of ``judgments.parquet`` (raw answer, rationales, repair history, cache key, latency).
+
+Order of work:
+
+1. records whose inputs are missing (``missing_output``) or whose track cannot be judged here
+   (``not_applicable``) are settled without a model;
+2. every other record's request is rendered and keyed (:mod:`._cache`); cached answers are used;
+3. judges are run *model-major*: all records of one model (every track, judge role and system) go
+   through it while it is loaded, sorted so that consecutive requests share their longest prefix;
+   each answer is written to the cache as soon as it arrives, so a killed run resumes where it
+   stopped without repeating or losing a record;
+4. answers are read by the ledger (:mod:`._parse`); unreadable non-empty answers go to the panel's
+   repair model (:mod:`._repair`), through the same cache.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from omnieval.backends.llm._factory import backend_identity, open_backend, output_fingerprint
+from omnieval.backends.llm._types import (
+    BackendError,
+    ChatBackend,
+    ChatRequest,
+    Completion,
+    ModelIdentity,
+)
+from omnieval.candidates import Modality, read_candidate
+from omnieval.judges._cache import (
+    DiskCache,
+    MediaHasher,
+    ResponseCache,
+    cache_key,
+    canonical_json,
+    request_material,
+)
+from omnieval.judges._panels import JudgeConfig, PanelConfig, load_panel
+from omnieval.judges._parse import ParseResult, parse_verdict
+from omnieval.judges._render import JudgeInputs, render_messages, render_repair
+from omnieval.judges._repair import judge_repair
+from omnieval.judges._rubrics import repair_prompt_sha256, template
+from omnieval.judges._tracks import TRACK_NAMES, TRACKS, repair_schema, verdict_schema
+from omnieval.scores import Status
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from omnieval.data import Transition
+
+log = logging.getLogger(__name__)
+
+BENCHMARK = "storybench"
+COMPONENT = "judge"
+UNAVAILABLE_JUDGE = "unavailable"
+JUDGMENT_COLUMNS: tuple[str, ...] = (
+    "system",
+    "instance_id",
+    "index",
+    "track",
+    "judge",
+    "model",
+    "revision",
+    "prompt_sha256",
+    "status",
+    "raw_response",
+    "scores",
+    "rationales",
+    "error",
+    "normalizations",
+    "repair_history",
+    "cache_key",
+    "cache_hit",
+    "latency_s",
+    "finish_reason",
+    "note",
+)
+
+DescribeAudio = Callable[[Path], Mapping[str, object]]
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class _Record:
+    track: str
+    judge: JudgeConfig | None
+    system: str
+    transition: Transition
+    status: str = ""
+    note: str = ""
+    prompt_sha256: str = ""
+    request: ChatRequest | None = None
+    key: str = ""
+    completion: Completion | None = None
+    cache_hit: bool = False
+    reading: ParseResult | None = None
+    repair_history: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def judge_id(self) -> str:
+        return self.judge.id if self.judge is not None else UNAVAILABLE_JUDGE
+
+    @property
+    def order(self) -> tuple[int, int, str, str]:
+        return (TRACK_NAMES.index(self.track), self.transition.index, self.judge_id, self.system)
+
+
+@dataclass
+class JudgeResult:
+    """What a panel run produced.
+
+    Attributes:
+        scores: scores-table rows (FORMATS.md section 3), four per judge record.
+        judgments: one row per judge record (columns :data:`JUDGMENT_COLUMNS`).
+        model_calls: requests actually sent to a model (judging and repair, retries included).
+        cache_hits: requests answered from the cache.
+        lineage: panel, judge ids, revisions, weight hashes, prompt hashes, decoding parameters.
+    """
+
+    scores: pd.DataFrame
+    judgments: pd.DataFrame
+    model_calls: int
+    cache_hits: int
+    lineage: dict[str, Any]
+
+    def mlflow_tags(self) -> dict[str, str]:
+        """Tags named as in FORMATS.md section 5 (judge revision and weight hash, prompt hash per track)."""
+        tags: dict[str, str] = {}
+        for judge_id, info in self.lineage.get("judges", {}).items():
+            tags[f"omnieval.judge.{judge_id}.revision"] = info.get("revision") or "unpinned"
+            if info.get("weights_digest"):
+                tags[f"omnieval.judge.{judge_id}.sha256"] = info["weights_digest"]
+        for track_name, info in self.lineage.get("prompts", {}).items():
+            tags[f"omnieval.prompt.{track_name}.sha256"] = info["sha256"]
+        return tags
+
+
+@dataclass
+class _Counters:
+    calls: int = 0
+    hits: int = 0
+    descriptions: int = 0
+    done: int = 0
+    total: int = 0
+
+
+def _group_key(judge: JudgeConfig) -> str:
+    """Records sharing a key share one loaded model (one server, one in-process model)."""
+    return canonical_json(
+        {"model": judge.model, "revision": judge.revision, "backend": judge.backend.model_dump()}
+    )
+
+
+class _Pool:
+    """Loaded backends by group key; closed explicitly (and always at the end)."""
+
+    def __init__(self) -> None:
+        self.open: dict[str, ChatBackend] = {}
+        self.failed: dict[str, str] = {}
+
+    def get(self, judge: JudgeConfig) -> ChatBackend | None:
+        key = _group_key(judge)
+        if key in self.failed:
+            return None
+        if key not in self.open:
+            try:
+                log.info("loading judge model %s (%s)", judge.model, judge.backend.kind)
+                self.open[key] = open_backend(judge.backend, model=judge.model, revision=judge.revision)
+            except BackendError as exc:
+                self.failed[key] = str(exc)
+                log.error("judge model %s unavailable: %s", judge.model, exc)
+                return None
+        return self.open[key]
+
+    def close(self, key: str) -> None:
+        backend = self.open.pop(key, None)
+        if backend is not None:
+            backend.close()
+
+    def close_all(self) -> None:
+        for key in list(self.open):
+            self.close(key)
+
+
+def _jsonable(value: object) -> object:
+    if hasattr(value, "item"):
+        return value.item()  # numpy scalars
+    return str(value)
+
+
+class _Runner:
+    def __init__(
+        self,
+        panel: PanelConfig,
+        cache_dir: Path,
+        describe_audio: DescribeAudio | None,
+        progress: Progress | None,
+    ) -> None:
+        self.panel = panel
+        self.cache = ResponseCache(cache_dir)
+        self.descriptions = DiskCache(cache_dir, "audio_descriptions")
+        self.hasher = MediaHasher()
+        self.describe_audio = describe_audio
+        self.progress = progress
+        self.counters = _Counters()
+        self.identities: dict[str, ModelIdentity] = {}
+        self.identity_errors: dict[str, str] = {}
+        self.pool = _Pool()
+
+    # -- bookkeeping ------------------------------------------------------------------------------
+
+    def _settle(self, record: _Record, status: str, note: str = "") -> None:
+        record.status = status
+        if note:
+            record.note = note
+        self._tick(record.judge_id)
+
+    def _tick(self, label: str) -> None:
+        self.counters.done += 1
+        if self.progress is not None:
+            self.progress(f"judge {label}", self.counters.done, self.counters.total)
+
+    def identity(self, judge: JudgeConfig) -> ModelIdentity | None:
+        key = _group_key(judge)
+        if key not in self.identities and key not in self.identity_errors:
+            try:
+                self.identities[key] = backend_identity(
+                    judge.backend, model=judge.model, revision=judge.revision
+                )
+            except BackendError as exc:
+                self.identity_errors[key] = str(exc)
+        return self.identities.get(key)
+
+    # -- records ----------------------------------------------------------------------------------
+
+    def build_records(
+        self, transitions: Sequence[Transition], candidates: Mapping[str, Path]
+    ) -> list[_Record]:
+        records: list[_Record] = []
+        for track_name in TRACK_NAMES:
+            track_cfg = self.panel.tracks.get(track_name)
+            if track_cfg is None:
+                continue
+            judges: Sequence[JudgeConfig | None] = track_cfg.judges or (None,)
+            for judge in judges:
+                for system in candidates:
+                    for transition in transitions:
+                        records.append(_Record(track_name, judge, system, transition))
+        self.counters.total = len(records)
+        return records
+
+    def _inputs(self, record: _Record, root: Path) -> JudgeInputs | str:
+        """The judge inputs, or the reason an output the track needs is missing."""
+        t = record.transition
+        outputs: dict[Modality, Path] = {}
+        for modality in TRACKS[record.track].needs:
+            found = read_candidate(root, modality, t.index)
+            if found.path is None:
+                return f"{modality.value} output missing: {found.problem}"
+            outputs[modality] = found.path
+        text_path = outputs.get(Modality.TEXT)
+        return JudgeInputs(
+            metadata=t.metadata.as_dict(),
+            condition=t.condition.as_dict(),
+            current_text=t.current_text,
+            reference_text=t.next_text,
+            reference_speech=t.target_speech.as_dict(),
+            current_image=t.current_image,
+            reference_image=t.next_image,
+            candidate_text=text_path.read_text(encoding="utf-8") if text_path else None,
+            candidate_image=outputs.get(Modality.IMAGE),
+            candidate_audio=outputs.get(Modality.SPEECH),
+        )
+
+    def _describe(self, audio: Path) -> Mapping[str, object]:
+        assert self.describe_audio is not None
+        fn = self.describe_audio
+        describer = f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', type(fn).__name__)}"
+        key = cache_key(
+            kind="audio_description",
+            describer=describer,
+            version=str(getattr(fn, "version", "")),
+            audio=self.hasher(audio),
+        )
+        cached = self.descriptions.get_json(key)
+        if cached is not None:
+            return dict(cached["description"])
+        description = json.loads(json.dumps(dict(fn(audio)), default=_jsonable))
+        self.descriptions.put_json(key, {"describer": describer, "description": description})
+        self.counters.descriptions += 1
+        return dict(description)
+
+    def prepare(self, records: list[_Record], candidates: Mapping[str, Path]) -> None:
+        """Settle records that need no model; render and key the rest."""
+        for record in records:
+            track_cfg = self.panel.tracks[record.track]
+            if record.judge is None:
+                self._settle(record, Status.NOT_APPLICABLE, track_cfg.unavailable or "")
+                continue
+            found = self._inputs(record, Path(candidates[record.system]))
+            if isinstance(found, str):
+                self._settle(record, Status.MISSING_OUTPUT, found)
+                continue
+            inputs = found
+            if track_cfg.input == "cascade":
+                if self.describe_audio is None:
+                    self._settle(record, Status.NOT_APPLICABLE, "the speech cascade needs an audio describer")
+                    continue
+                assert inputs.candidate_audio is not None
+                try:
+                    analysis = self._describe(inputs.candidate_audio)
+                except Exception as exc:  # the describer is outside our control: any failure is recorded
+                    self._settle(
+                        record, Status.INFERENCE_ERROR, f"audio analysis failed: {type(exc).__name__}: {exc}"
+                    )
+                    continue
+                if str(analysis.get("status", "ok")) != "ok":
+                    reason = analysis.get("message") or analysis.get("status")
+                    self._settle(record, Status.INFERENCE_ERROR, f"audio analysis failed: {reason}")
+                    continue
+                inputs = dataclasses.replace(inputs, candidate_audio_analysis=analysis)
+            identity = self.identity(record.judge)
+            if identity is None:
+                reason = self.identity_errors[_group_key(record.judge)]
+                self._settle(record, Status.NOT_APPLICABLE, f"judge model unavailable: {reason}")
+                continue
+            tpl = template(record.track, track_cfg.input)
+            judge = record.judge
+            schema = (
+                verdict_schema(record.track, rationale_max_chars=judge.framing.rationale_max_chars)
+                if judge.framing.schema_constrained
+                else None
+            )
+            record.prompt_sha256 = tpl.sha256()
+            record.request = ChatRequest(
+                messages=render_messages(tpl, inputs, judge.framing),
+                decoding=judge.decoding,
+                json_schema=schema,
+                chat_template_kwargs=dict(judge.framing.chat_template_kwargs),
+            )
+            record.key = self._key(identity, judge, record.prompt_sha256, record.request)
+
+    def _key(
+        self, identity: ModelIdentity, judge: JudgeConfig, prompt_sha256: str, request: ChatRequest
+    ) -> str:
+        return cache_key(
+            model=identity.model,
+            revision=identity.revision,
+            weights=identity.weights_digest,
+            backend=output_fingerprint(judge.backend),
+            prompt_sha256=prompt_sha256,
+            request=request_material(request, self.hasher),
+        )
+
+    # -- model calls ------------------------------------------------------------------------------
+
+    def _from_cache(self, jobs: list[_Job]) -> list[_Job]:
+        misses: list[_Job] = []
+        for job in jobs:
+            cached = self.cache.get(job.key)
+            if cached is None:
+                misses.append(job)
+            else:
+                self.counters.hits += 1
+                job.on_done(cached, True)
+        return misses
+
+    def run_jobs(self, jobs: list[_Job], keep_open: str | None) -> None:
+        """Answer every job: cache first, then model-major over the misses."""
+        misses = self._from_cache(jobs)
+        groups: dict[str, list[_Job]] = {}
+        for job in misses:
+            groups.setdefault(_group_key(job.judge), []).append(job)
+        # The group that is also needed afterwards (the repair model) runs last and stays loaded.
+        order = sorted(groups, key=lambda k: k == keep_open)
+        for key in order:
+            group = sorted(groups[key], key=lambda j: j.order)
+            backend = self.pool.get(group[0].judge)
+            if backend is None:
+                reason = self.pool.failed[key]
+                for job in group:
+                    job.on_unavailable(reason)
+                continue
+            try:
+                self._run_group(backend, group)
+            finally:
+                if key != keep_open:
+                    self.pool.close(key)
+
+    def _run_group(self, backend: ChatBackend, jobs: list[_Job]) -> None:
+        size = max(job.judge.batch_size for job in jobs)
+        for start in range(0, len(jobs), size):
+            pending = jobs[start : start + size]
+            attempt = 0
+            while pending:
+                results = backend.chat_many([job.request for job in pending])
+                self.counters.calls += len(pending)
+                retry: list[_Job] = []
+                for job, result in zip(pending, results, strict=True):
+                    if isinstance(result, Completion):
+                        self.cache.put(job.key, result, job.meta)
+                        job.on_done(result, False)
+                    elif result.transient and attempt < job.judge.retries:
+                        retry.append(job)
+                    else:
+                        job.on_error(result)
+                if retry:
+                    wait = min(retry[0].judge.retry_backoff_s * 2**attempt, 300.0)
+                    log.warning("%d transient failures; retrying in %.1f s", len(retry), wait)
+                    time.sleep(wait)
+                    attempt += 1
+                pending = retry
+
+    # -- judging and repair -----------------------------------------------------------------------
+
+    def judge(self, records: list[_Record]) -> None:
+        jobs = [_JudgeJob(self, r) for r in records if not r.status and r.request is not None]
+        repair_key = _group_key(self.panel.repair) if self.panel.repair else None
+        self.run_jobs(list(jobs), keep_open=repair_key)
+
+    def repair(self, records: list[_Record]) -> None:
+        todo = [
+            r
+            for r in records
+            if r.status == Status.PARSE_ERROR and r.completion and r.completion.text.strip()
+        ]
+        if not todo:
+            return
+        repair = self.panel.repair
+        if repair is None:
+            for record in todo:
+                record.repair_history.append(
+                    {"outcome": "skipped", "detail": "the panel has no repair model"}
+                )
+            return
+        identity = self.identity(repair)
+        if identity is None:
+            reason = self.identity_errors[_group_key(repair)]
+            for record in todo:
+                record.repair_history.append(
+                    {"outcome": "skipped", "detail": f"repair model unavailable: {reason}"}
+                )
+            return
+        jobs: list[_Job] = []
+        for record in todo:
+            assert record.completion is not None and record.reading is not None
+            request = ChatRequest(
+                messages=render_repair(
+                    record.completion.text, record.reading.error, verdict_schema(record.track)
+                ),
+                decoding=repair.decoding,
+                json_schema=repair_schema(record.track),
+                chat_template_kwargs=dict(repair.framing.chat_template_kwargs),
+            )
+            key = self._key(identity, repair, repair_prompt_sha256(), request)
+            jobs.append(_RepairJob(self, record, repair, request, key))
+        self.run_jobs(jobs, keep_open=None)
+
+
+class _Job:
+    """One request with what to do with its answer."""
+
+    judge: JudgeConfig
+    request: ChatRequest
+    key: str
+    order: tuple[int, int, str, str]
+    meta: dict[str, Any]
+
+    def on_done(self, completion: Completion, cached: bool) -> None:
+        raise NotImplementedError
+
+    def on_error(self, error: BackendError) -> None:
+        raise NotImplementedError
+
+    def on_unavailable(self, reason: str) -> None:
+        raise NotImplementedError
+
+
+class _JudgeJob(_Job):
+    def __init__(self, runner: _Runner, record: _Record) -> None:
+        assert record.judge is not None and record.request is not None
+        self.runner, self.record = runner, record
+        self.judge, self.request, self.key, self.order = (
+            record.judge,
+            record.request,
+            record.key,
+            record.order,
+        )
+        self.meta = {"judge": record.judge.id, "track": record.track, "prompt_sha256": record.prompt_sha256}
+
+    def on_done(self, completion: Completion, cached: bool) -> None:
+        record = self.record
+        record.completion, record.cache_hit = completion, cached
+        record.reading = parse_verdict(completion.text, record.track)
+        status = Status.OK if record.reading.ok else Status.PARSE_ERROR
+        self.runner._settle(record, status)
+
+    def on_error(self, error: BackendError) -> None:
+        self.runner._settle(self.record, Status.INFERENCE_ERROR, f"{type(error).__name__}: {error}")
+
+    def on_unavailable(self, reason: str) -> None:
+        self.runner._settle(self.record, Status.NOT_APPLICABLE, f"judge model unavailable: {reason}")
+
+
+class _RepairJob(_Job):
+    def __init__(
+        self, runner: _Runner, record: _Record, judge: JudgeConfig, request: ChatRequest, key: str
+    ) -> None:
+        self.runner, self.record = runner, record
+        self.judge, self.request, self.key, self.order = judge, request, key, record.order
+        self.meta = {
+            "repair_for": record.judge_id,
+            "track": record.track,
+            "prompt_sha256": repair_prompt_sha256(),
+        }
+
+    def _entry(self, outcome: str, detail: str, raw: str = "", cached: bool = False) -> None:
+        self.record.repair_history.append(
+            {
+                "model": self.judge.model,
+                "revision": self.judge.revision,
+                "outcome": outcome,
+                "detail": detail,
+                "raw_response": raw,
+                "cache_key": self.key,
+                "cache_hit": cached,
+            }
+        )
+
+    def on_done(self, completion: Completion, cached: bool) -> None:
+        record = self.record
+        assert record.completion is not None
+        decision = judge_repair(record.completion.text, completion.text, record.track)
+        self._entry(decision.status, decision.reason, completion.text, cached)
+        record.status = decision.status
+        if decision.reading is not None:
+            record.reading = decision.reading
+
+    def on_error(self, error: BackendError) -> None:
+        self._entry("inference_error", f"{type(error).__name__}: {error}")
+
+    def on_unavailable(self, reason: str) -> None:
+        self._entry("skipped", f"repair model unavailable: {reason}")
+
+
+def _rows(records: list[_Record]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    score_rows: list[dict[str, Any]] = []
+    judgment_rows: list[dict[str, Any]] = []
+    for record in sorted(records, key=lambda r: (r.system, r.order)):
+        t = record.transition
+        valued = record.status in (Status.OK, Status.REPAIRED)
+        reading = record.reading
+        scores = reading.scores if (valued and reading is not None) else {}
+        for criterion in TRACKS[record.track].criteria:
+            value = float(scores[criterion]) if valued else None
+            score_rows.append(
+                {
+                    "benchmark": BENCHMARK,
+                    "system": record.system,
+                    "instance_id": t.id,
+                    "index": t.index,
+                    "track": record.track,
+                    "component": COMPONENT,
+                    "judge": record.judge_id,
+                    "criterion": criterion,
+                    "value": value,
+                    "status": str(record.status),
+                }
+            )
+        completion = record.completion
+        judgment_rows.append(
+            {
+                "system": record.system,
+                "instance_id": t.id,
+                "index": t.index,
+                "track": record.track,
+                "judge": record.judge_id,
+                "model": record.judge.model if record.judge else "",
+                "revision": record.judge.revision if record.judge else "",
+                "prompt_sha256": record.prompt_sha256,
+                "status": str(record.status),
+                "raw_response": completion.text if completion else "",
+                "scores": json.dumps(scores),
+                "rationales": json.dumps(
+                    reading.rationales if (valued and reading) else {}, ensure_ascii=False
+                ),
+                "error": reading.error if reading is not None else "",
+                "normalizations": json.dumps(list(reading.normalizations) if reading else []),
+                "repair_history": json.dumps(record.repair_history, ensure_ascii=False),
+                "cache_key": record.key,
+                "cache_hit": record.cache_hit,
+                "latency_s": completion.latency_s if completion else math.nan,
+                "finish_reason": completion.finish_reason if completion else "",
+                "note": record.note,
+            }
+        )
+    return score_rows, judgment_rows
+
+
+def _lineage(runner: _Runner, records: list[_Record]) -> dict[str, Any]:
+    panel = runner.panel
+    judges: dict[str, dict[str, Any]] = {}
+    entries = [(t, j) for t, j in panel.judges()]
+    if panel.repair is not None:
+        entries.append(("repair", panel.repair))
+    for role, judge in entries:
+        identity = runner.identities.get(_group_key(judge))
+        info = judges.setdefault(
+            judge.id,
+            {
+                "model": judge.model,
+                "revision": identity.revision if identity else judge.revision,
+                "weights_sha256": dict(identity.weights_sha256) if identity else {},
+                "weights_digest": identity.weights_digest if identity else "",
+                "backend": judge.backend.model_dump(mode="json"),
+                "roles": {},
+            },
+        )
+        info["roles"][role] = {
+            "decoding": judge.decoding.model_dump(mode="json"),
+            "framing": judge.framing.model_dump(mode="json"),
+        }
+    prompts: dict[str, Any] = {}
+    for track_name, cfg in panel.tracks.items():
+        if cfg.judges:
+            tpl = template(track_name, cfg.input)
+            prompts[track_name] = {"variant": tpl.variant, "version": tpl.version, "sha256": tpl.sha256()}
+    prompts_repair = {"sha256": repair_prompt_sha256()} if panel.repair is not None else None
+    statuses: dict[str, dict[str, int]] = {}
+    for record in records:
+        per = statuses.setdefault(f"{record.track}/{record.judge_id}", {})
+        per[str(record.status)] = per.get(str(record.status), 0) + 1
+    return {
+        "panel": panel.name,
+        "panel_sha256": panel.sha256(),
+        "judges": judges,
+        "prompts": prompts,
+        "repair_prompt": prompts_repair,
+        "unavailable": {t: cfg.unavailable for t, cfg in panel.tracks.items() if cfg.unavailable},
+        "statuses": statuses,
+        "model_calls": runner.counters.calls,
+        "cache_hits": runner.counters.hits,
+        "audio_descriptions_computed": runner.counters.descriptions,
+    }
+
+
+def run_judges(
+    transitions: Sequence[Transition],
+    candidates: Mapping[str, Path],
+    *,
+    panel: str,
+    cache_dir: Path,
+    describe_audio: DescribeAudio | None = None,
+    progress: Progress | None = None,
+) -> JudgeResult:
+    """Judge every system's candidates with one panel.
+
+    Args:
+        transitions: the dataset rows (their ``index`` is the candidate index).
+        candidates: system id -> candidate folder (FORMATS.md section 2).
+        panel: a shipped panel name (``cpu``, ``paper-a``, ``paper-b``, ``paper-c``, ``paper``) or a
+            path to a panel YAML file.
+        cache_dir: where answers (and audio descriptions) are cached; safe to share between runs.
+        describe_audio: for the speech cascade: audio path -> transcript and measured attributes
+            (``transcript, f0_median_hz, pitch, speed, words_per_second, gender, emotion``).
+        progress: called as ``progress(label, done, total)`` as records settle.
+
+    Returns:
+        The scores rows, the judgment records, call and cache counts and the lineage.
+    """
+    import pandas as pd
+
+    from omnieval.scores import SCORE_COLUMNS, coerce_scores
+
+    config = load_panel(panel)
+    runner = _Runner(config, Path(cache_dir), describe_audio, progress)
+    started = time.perf_counter()
+    records = runner.build_records(transitions, candidates)
+    try:
+        runner.prepare(records, candidates)
+        runner.judge(records)
+        runner.repair(records)
+    finally:
+        runner.pool.close_all()
+    score_rows, judgment_rows = _rows(records)
+    scores = coerce_scores(pd.DataFrame(score_rows, columns=list(SCORE_COLUMNS)))
+    judgments = pd.DataFrame(judgment_rows, columns=list(JUDGMENT_COLUMNS))
+    lineage = _lineage(runner, records)
+    log.info(
+        "judge panel %s: %d records, %d model calls, %d cache hits, %.1f s",
+        config.name,
+        len(records),
+        runner.counters.calls,
+        runner.counters.hits,
+        time.perf_counter() - started,
+    )
+    return JudgeResult(scores, judgments, runner.counters.calls, runner.counters.hits, lineage)

@@ -45,6 +45,9 @@ def prepare_prefect_env() -> None:
     os.environ.setdefault("PREFECT_HOME", str(Path.cwd() / ".prefect"))
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+    # The temporary server needs 11-17 s on an idle 2-core machine; the default 20 s limit is too
+    # tight when the machine is busy.
+    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
     os.environ.setdefault("DO_NOT_TRACK", "true")
 
 

@@ -75,6 +75,11 @@ class Story:
 
 @pytest.fixture()
 def story(tmp_path: Path) -> Story:
+    return make_story(tmp_path)
+
+
+def make_story(tmp_path: Path) -> Story:
+    """Three transitions of one small book, with drawn images, under ``tmp_path``."""
     media = tmp_path / "media"
     media.mkdir()
     pip = Character("Pip", "a small orange fox")

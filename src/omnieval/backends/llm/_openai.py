@@ -1,0 +1,227 @@
+"""OpenAI-compatible chat client: vLLM servers (``vllm serve``), llama.cpp's server, hosted APIs.
+
+The request body carries the protocol's decoding exactly (temperature, top_p, seed, max_tokens) and,
+for vLLM, its extra sampling fields (``repetition_penalty``, ``top_k``, ``stop_token_ids``) and
+chat-template switches (``chat_template_kwargs``, e.g. ``{"enable_thinking": false}``). A JSON
+schema is sent as OpenAI ``response_format`` (json_schema), vLLM's ``guided_json`` or its
+``structured_outputs``. Images travel as ``image_url`` data URLs, audio as ``input_audio``.
+
+The API key is read from the named environment variable when each request is sent; it is never
+stored on the object, logged, or included in error messages.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import mimetypes
+import os
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from omnieval.backends.llm._config import HttpClientSettings, OpenAIBackendConfig, SchemaField
+from omnieval.backends.llm._identity import hf_identity
+from omnieval.backends.llm._types import (
+    AudioPart,
+    BackendError,
+    BackendUnavailable,
+    ChatRequest,
+    Completion,
+    ImagePart,
+    Message,
+    ModelIdentity,
+    TextPart,
+    TransientBackendError,
+)
+
+log = logging.getLogger(__name__)
+
+TRANSIENT_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+
+
+def _data_url(path: Path, default_mime: str) -> tuple[str, str]:
+    mime = mimetypes.guess_type(path.name)[0] or default_mime
+    return mime, base64.b64encode(path.read_bytes()).decode("ascii")
+
+
+def message_payload(message: Message) -> dict[str, Any]:
+    """One chat message in OpenAI form; text-only messages keep a plain string content."""
+    if not message.has_media:
+        return {"role": message.role, "content": message.text}
+    content: list[dict[str, Any]] = []
+    for part in message.parts:
+        if isinstance(part, TextPart):
+            content.append({"type": "text", "text": part.text})
+        elif isinstance(part, ImagePart):
+            mime, data = _data_url(part.path, "image/png")
+            content.append({"type": "image_url", "image_url": {"url": f"data:{mime};base64,{data}"}})
+        elif isinstance(part, AudioPart):
+            _, data = _data_url(part.path, "audio/wav")
+            fmt = part.path.suffix.lstrip(".").lower() or "wav"
+            content.append({"type": "input_audio", "input_audio": {"data": data, "format": fmt}})
+    return {"role": message.role, "content": content}
+
+
+def request_body(
+    request: ChatRequest,
+    *,
+    model: str,
+    schema_field: SchemaField = "response_format",
+    vllm_extensions: bool = True,
+) -> dict[str, Any]:
+    """The JSON body of ``POST /chat/completions`` for one request."""
+    decoding = request.decoding
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": [message_payload(m) for m in request.messages],
+        "temperature": decoding.temperature,
+        "top_p": decoding.top_p,
+        "max_tokens": decoding.max_tokens,
+        "n": 1,
+        "stream": False,
+    }
+    if decoding.seed is not None:
+        body["seed"] = decoding.seed
+    if vllm_extensions:
+        body["repetition_penalty"] = decoding.repetition_penalty
+        if decoding.top_k is not None:
+            body["top_k"] = decoding.top_k
+        if decoding.stop_token_ids:
+            body["stop_token_ids"] = list(decoding.stop_token_ids)
+        if request.chat_template_kwargs:
+            body["chat_template_kwargs"] = dict(request.chat_template_kwargs)
+    if request.json_schema is not None:
+        schema = dict(request.json_schema)
+        if schema_field == "response_format":
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "judge_verdict", "schema": schema, "strict": True},
+            }
+        elif schema_field == "guided_json":
+            body["guided_json"] = schema
+        else:
+            body["structured_outputs"] = {"json": schema}
+    return body
+
+
+class OpenAIChatBackend:
+    """Chat completions over HTTP; ``chat_many`` keeps up to ``concurrency`` requests in flight."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        model: str,
+        revision: str = "",
+        served_model: str | None = None,
+        api_key_env: str | None = None,
+        settings: HttpClientSettings | None = None,
+    ) -> None:
+        try:
+            import httpx
+        except ImportError as exc:  # pragma: no cover - httpx is in the lock
+            raise BackendUnavailable("httpx is not installed (pip install httpx)") from exc
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.revision = revision
+        self.served_model = served_model or model
+        self.api_key_env = api_key_env
+        self.settings = settings or HttpClientSettings()
+        self._client = httpx.Client(
+            timeout=httpx.Timeout(self.settings.timeout_s, connect=min(30.0, self.settings.timeout_s))
+        )
+
+    @classmethod
+    def from_config(cls, config: OpenAIBackendConfig, *, model: str, revision: str = "") -> OpenAIChatBackend:
+        base_url = config.base_url or (os.environ.get(config.base_url_env, "") if config.base_url_env else "")
+        if not base_url:
+            where = f"${config.base_url_env}" if config.base_url_env else "base_url"
+            raise BackendUnavailable(f"no server address for {model}: set {where}")
+        settings = HttpClientSettings(**{k: getattr(config, k) for k in HttpClientSettings.model_fields})
+        return cls(
+            base_url,
+            model=model,
+            revision=revision,
+            served_model=config.served_model,
+            api_key_env=config.api_key_env,
+            settings=settings,
+        )
+
+    def __repr__(self) -> str:
+        return f"OpenAIChatBackend({self.base_url!r}, model={self.served_model!r})"
+
+    def identity(self) -> ModelIdentity:
+        return hf_identity(self.model, self.revision)
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json"}
+        if self.api_key_env:
+            key = os.environ.get(self.api_key_env)
+            if not key:
+                raise BackendUnavailable(f"the API key variable ${self.api_key_env} is not set")
+            headers["Authorization"] = f"Bearer {key}"
+        return headers
+
+    def body(self, request: ChatRequest) -> dict[str, Any]:
+        return request_body(
+            request,
+            model=self.served_model,
+            schema_field=self.settings.schema_field,
+            vllm_extensions=self.settings.vllm_extensions,
+        )
+
+    def chat(self, request: ChatRequest) -> Completion:
+        import httpx
+
+        started = time.perf_counter()
+        try:
+            response = self._client.post(
+                f"{self.base_url}/chat/completions", json=self.body(request), headers=self._headers()
+            )
+        except httpx.TimeoutException:
+            raise TransientBackendError(
+                f"{self.served_model}: request timed out after {self.settings.timeout_s} s"
+            ) from None
+        except httpx.TransportError as exc:
+            raise TransientBackendError(
+                f"{self.served_model}: {type(exc).__name__} talking to {self.base_url}"
+            ) from None
+        latency = time.perf_counter() - started
+        if response.status_code != 200:
+            detail = response.text[:300].replace("\n", " ")
+            message = f"{self.served_model}: HTTP {response.status_code}: {detail}"
+            if response.status_code in TRANSIENT_STATUS:
+                raise TransientBackendError(message)
+            raise BackendError(message)
+        try:
+            data = response.json()
+            choice = data["choices"][0]
+            content = choice["message"].get("content") or ""
+        except (ValueError, KeyError, IndexError, TypeError):
+            raise BackendError(f"{self.served_model}: malformed response: {response.text[:200]!r}") from None
+        usage = data.get("usage") or {}
+        return Completion(
+            text=str(content),
+            finish_reason=str(choice.get("finish_reason") or ""),
+            prompt_tokens=usage.get("prompt_tokens"),
+            completion_tokens=usage.get("completion_tokens"),
+            latency_s=latency,
+        )
+
+    def _safe_chat(self, request: ChatRequest) -> Completion | BackendError:
+        try:
+            return self.chat(request)
+        except BackendError as exc:
+            return exc
+
+    def chat_many(self, requests: Sequence[ChatRequest]) -> list[Completion | BackendError]:
+        if len(requests) <= 1 or self.settings.concurrency == 1:
+            return [self._safe_chat(r) for r in requests]
+        with ThreadPoolExecutor(max_workers=min(self.settings.concurrency, len(requests))) as pool:
+            return list(pool.map(self._safe_chat, requests))
+
+    def close(self) -> None:
+        self._client.close()

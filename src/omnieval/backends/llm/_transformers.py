@@ -1,0 +1,175 @@
+"""transformers backend: a local checkpoint in-process (small models here; Audio Flamingo Next on GPU).
+
+The chat is rendered by the checkpoint's own chat template: the tokenizer's for text-only models, the
+processor's for multimodal ones (image and audio parts become ``{"type": "image"|"audio", "path": ...}``
+content items, in order). Decoding is greedy when temperature is 0 (``do_sample=False``), with the
+request's repetition penalty, seed and new-token limit; ``stop_token_ids`` are added to the end
+tokens. JSON schemas are not enforced here (transformers has no schema-guided decoding): the answer
+goes to the validity ledger like any other, which is also how the paper ran Audio Flamingo Next.
+
+Only local files are read (``local_files_only``): a checkpoint that is not on disk is unavailable.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+from omnieval.backends.llm._config import TransformersConfig
+from omnieval.backends.llm._identity import hf_hub_cache, hf_identity, local_identity, resolve_revision
+from omnieval.backends.llm._types import (
+    BackendUnavailable,
+    ChatRequest,
+    Completion,
+    ImagePart,
+    ModelIdentity,
+    SequentialChatMixin,
+    TextPart,
+    UnsupportedInput,
+)
+
+log = logging.getLogger(__name__)
+
+
+def local_checkpoint(config: TransformersConfig, model: str, revision: str) -> Path:
+    """The folder to load: ``model_path``, or the model's snapshot in the local hub cache."""
+    if config.model_path:
+        path = Path(config.model_path).expanduser()
+        if not path.is_dir():
+            raise BackendUnavailable(f"checkpoint folder {path} not found")
+        return path
+    commit = resolve_revision(model, revision)
+    snapshot = hf_hub_cache() / ("models--" + model.replace("/", "--")) / "snapshots" / (commit or "main")
+    if not snapshot.is_dir():
+        raise BackendUnavailable(
+            f"{model} is not in the local Hugging Face cache ({hf_hub_cache()}); download it on a machine "
+            "with hub access first (omnieval never downloads weights at run time)"
+        )
+    return snapshot
+
+
+def _torch_dtype(name: str) -> Any:
+    import torch
+
+    if name == "auto":
+        return "auto"
+    value = getattr(torch, name, None)
+    if not isinstance(value, torch.dtype):
+        raise BackendUnavailable(f"unknown torch dtype {name!r}")
+    return value
+
+
+class TransformersChatBackend(SequentialChatMixin):
+    """Greedy (or sampled) generation from a local transformers checkpoint."""
+
+    def __init__(self, config: TransformersConfig, *, model: str, revision: str = "") -> None:
+        try:
+            import transformers
+        except ImportError as exc:  # pragma: no cover - transformers is in the lock
+            raise BackendUnavailable("transformers is not installed") from exc
+        self.config = config
+        self.path = local_checkpoint(config, model, revision)
+        self._identity = (
+            local_identity(model, revision, self.path) if config.model_path else hf_identity(model, revision)
+        )
+        started = time.perf_counter()
+        common: dict[str, Any] = {"local_files_only": True, "trust_remote_code": config.trust_remote_code}
+        self.processor: Any = None
+        if config.model_class == "causal-lm":
+            self.tokenizer: Any = transformers.AutoTokenizer.from_pretrained(self.path, **common)
+            loader: Any = transformers.AutoModelForCausalLM
+        else:
+            self.processor = transformers.AutoProcessor.from_pretrained(self.path, **common)  # type: ignore[no-untyped-call]
+            self.tokenizer = getattr(self.processor, "tokenizer", self.processor)
+            loader = (
+                transformers.AutoModelForImageTextToText
+                if config.model_class == "image-text-to-text"
+                else transformers.AutoModel
+            )
+        try:
+            self.model: Any = loader.from_pretrained(self.path, dtype=_torch_dtype(config.dtype), **common)
+        except OSError as exc:
+            raise BackendUnavailable(f"cannot load {self.path}: {exc}") from None
+        self.model.to(config.device)
+        self.model.eval()
+        self.load_s = time.perf_counter() - started
+        log.info("loaded %s with transformers in %.1f s", self.path, self.load_s)
+
+    def identity(self) -> ModelIdentity:
+        return self._identity
+
+    def _conversation(self, request: ChatRequest) -> list[dict[str, Any]]:
+        conversation: list[dict[str, Any]] = []
+        for message in request.messages:
+            if not message.has_media:
+                content: Any = message.text
+                if self.processor is not None:
+                    content = [{"type": "text", "text": message.text}]
+                conversation.append({"role": message.role, "content": content})
+                continue
+            if self.processor is None:
+                raise UnsupportedInput(f"{self.path.name} is a text-only checkpoint: no images or audio")
+            items: list[dict[str, Any]] = []
+            for part in message.parts:
+                if isinstance(part, TextPart):
+                    items.append({"type": "text", "text": part.text})
+                else:
+                    kind = "image" if isinstance(part, ImagePart) else "audio"
+                    items.append({"type": kind, "path": str(part.path)})
+            conversation.append({"role": message.role, "content": items})
+        return conversation
+
+    def chat(self, request: ChatRequest) -> Completion:
+        import torch
+
+        renderer = self.processor if self.processor is not None else self.tokenizer
+        inputs = renderer.apply_chat_template(
+            self._conversation(request),
+            add_generation_prompt=True,
+            tokenize=True,
+            return_dict=True,
+            return_tensors="pt",
+            **dict(request.chat_template_kwargs),
+        )
+        inputs = {k: v.to(self.config.device) if hasattr(v, "to") else v for k, v in inputs.items()}
+        decoding = request.decoding
+        sample = decoding.temperature > 0
+        generate: dict[str, Any] = {
+            "max_new_tokens": decoding.max_tokens,
+            "do_sample": sample,
+            "repetition_penalty": decoding.repetition_penalty,
+            "pad_token_id": self.tokenizer.pad_token_id or self.tokenizer.eos_token_id,
+        }
+        if sample:
+            generate.update(temperature=decoding.temperature, top_p=decoding.top_p)
+            if decoding.top_k is not None:
+                generate["top_k"] = decoding.top_k
+        else:
+            # Greedy: neutral sampling fields keep transformers from warning about unused settings.
+            generate.update(temperature=None, top_p=None, top_k=None)
+        if decoding.stop_token_ids:
+            eos = self.model.generation_config.eos_token_id
+            eos_list = [eos] if isinstance(eos, int) else list(eos or [])
+            generate["eos_token_id"] = eos_list + list(decoding.stop_token_ids)
+        if decoding.seed is not None:
+            torch.manual_seed(decoding.seed)
+        started = time.perf_counter()
+        with torch.inference_mode():
+            output = self.model.generate(**inputs, **generate)
+        latency = time.perf_counter() - started
+        prompt_len = int(inputs["input_ids"].shape[-1])
+        new_tokens = output[0, prompt_len:]
+        text = self.tokenizer.decode(new_tokens, skip_special_tokens=True)
+        finish = "length" if len(new_tokens) >= decoding.max_tokens else "stop"
+        return Completion(
+            text=text,
+            finish_reason=finish,
+            prompt_tokens=prompt_len,
+            completion_tokens=len(new_tokens),
+            latency_s=latency,
+        )
+
+    def close(self) -> None:
+        self.model = None

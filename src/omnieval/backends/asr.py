@@ -60,6 +60,10 @@ class Transcriber(Protocol):
         """Transcribe mono 16 kHz audio, shape ``(n,)``."""
         ...
 
+    def transcribe_file(self, path: Path) -> Transcript:
+        """Transcribe an audio file, decoded by the ASR library's own loader."""
+        ...
+
     def identity(self) -> ModelIdentity: ...
 
 
@@ -143,9 +147,21 @@ class WhisperTranscriber:
             return self._model
 
     def transcribe(self, wave_16k: npt.NDArray[np.float32]) -> Transcript:
+        return self._run(np.asarray(wave_16k, dtype=np.float32))
+
+    def transcribe_file(self, path: Path) -> Transcript:
+        """Transcribe a file decoded and resampled by faster-whisper (PyAV).
+
+        The paper's harness hands the original file to its ASR pipeline; decoding it the same way here
+        (rather than feeding our own 16 kHz resampling) keeps transcripts, and so speed labels,
+        identical to a plain per-file run.
+        """
+        return self._run(str(path))
+
+    def _run(self, audio: Any) -> Transcript:
         model = self._load()
         segments, _info = model.transcribe(
-            np.asarray(wave_16k, dtype=np.float32),
+            audio,
             language=self.language,
             beam_size=self.beam_size,
             temperature=0.0,

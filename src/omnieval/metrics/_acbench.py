@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 BENCHMARK = "acbench"
-ACBENCH_VERSION = "1"
+ACBENCH_VERSION = "2"
 
 MANIFEST_FIELDS = (
     "id",
@@ -263,7 +263,7 @@ class _Measurer:
         except AudioError as exc:
             return AcbenchMeasurement(status=exc.status.value, message=str(exc))
         try:
-            heard = self.asr.transcribe(speech.wave)
+            heard = self.asr.transcribe_file(speech.path)
             ref_words = normalize_words(inst.script)
             hyp_words = normalize_words(heard.text)
             counts = edit_counts(ref_words, hyp_words)

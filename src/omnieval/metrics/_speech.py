@@ -8,8 +8,9 @@ Steps for one clip:
 3. pitch: median pYIN F0 of the trimmed audio (>= 5 finite), else YIN (>= 5 finite positive), else
    ``normal``; thresholds from the gender hint if given, else the predicted gender, else the
    gender-unknown pair (145/220 Hz);
-4. speed: ASR word chunks per second on the untrimmed 16 kHz audio (fallback: transcript tokens per
-   second of energy-detected speech); 2.6 / 4.7 thresholds;
+4. speed: ASR word chunks per second; the ASR reads the original file, as in the harness (fallback:
+   transcript tokens per second of energy-detected speech in the untrimmed 16 kHz audio); 2.6 / 4.7
+   thresholds;
 5. emotion (if recognizers are configured): equal-weight mean of their canonical 4-class
    distributions, arg-max.
 
@@ -34,7 +35,7 @@ from omnieval.metrics.functional.gender import binarize_gender, mean_probabiliti
 from omnieval.metrics.functional.pitch import median_f0, pitch_label, pitch_thresholds
 from omnieval.metrics.functional.speed import WordChunk, speaking_rate, speed_label
 
-SPEECH_VERSION = "1"
+SPEECH_VERSION = "2"
 """Version of the attribute extraction (part of cache keys)."""
 
 INFERENCE_ERROR = "inference_error"
@@ -268,7 +269,7 @@ class SpeechAnalyzer:
         rate = None
         asr = self.transcriber()
         if asr is not None:
-            heard = asr.transcribe(speech.wave)
+            heard = asr.transcribe_file(speech.path)
             transcript = heard.text
             chunks = [WordChunk(w.text, w.start, w.end) for w in heard.words]
             rate = speaking_rate(chunks, heard.text, speech.wave, TARGET_RATE)

@@ -1,0 +1,303 @@
+"""Speed of the automatic metrics, each against a straightforward baseline measured in the same run.
+
+1. Speech attributes over the sample's clips: the speech candidates of the nightly suite's three
+   systems (oracle, copy-current, shuffled) on the bundled sample. Baseline, one file at a time:
+   ``librosa.load`` at the native rate, resample to 16 kHz, trim, ``librosa.pyin`` over C2-C7, then
+   Whisper on the file path with the same decoding settings.
+   Ours: :class:`omnieval.metrics.SpeechAnalyzer` (banded exact pYIN, clips in parallel threads). Models are loaded and JIT-compiled before either is timed.
+   Labels (pitch, speed) are compared clip by clip.
+2. BERTScore over distinct sentence pairs: one pair per call vs all pairs batched (same encoder, same
+   code), plus the bert-score package one pair at a time for context.
+3. A second ``compute_storybench_metrics`` over unchanged candidates: how much it recomputes.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+SAMPLE = Path("data/storybench-sample")
+
+
+def _line(name: str, baseline_s: float, ours_s: float, extra: str = "") -> float:
+    ratio = baseline_s / ours_s if ours_s > 0 else float("inf")
+    print(f"{name}: ratio {ratio:.1f}x (baseline {baseline_s:.1f} s, ours {ours_s:.1f} s){extra}", flush=True)
+    return ratio
+
+
+def _sample_candidates(transitions: Sequence[Any], folder: Path) -> dict[str, Path]:
+    """Candidate folders of the nightly suite's three reference systems on the sample."""
+    from omnieval.systems import SYSTEMS
+
+    roots = {}
+    for name, kwargs in (("oracle", {}), ("copy-current", {}), ("shuffled", {"seed": 0})):
+        roots[name] = folder / name
+        SYSTEMS.get(name)(**kwargs).generate(transitions, roots[name])
+    return roots
+
+
+def _baseline_labels(path: Path, model: Any) -> tuple[str, str]:
+    """The harness's steps written plainly: librosa everywhere, dense pYIN, ASR on the file path."""
+    import librosa
+    import numpy as np
+
+    from omnieval.metrics.functional.pitch import pitch_label
+    from omnieval.metrics.functional.speed import WordChunk, speaking_rate, speed_label
+
+    y, sr = librosa.load(path, sr=None, mono=True)
+    y = librosa.resample(y, orig_sr=sr, target_sr=16000)
+    trimmed, _ = librosa.effects.trim(y, top_db=30)
+    if trimmed.size == 0:
+        trimmed = y
+    f0, _, _ = librosa.pyin(trimmed, fmin=librosa.note_to_hz("C2"), fmax=librosa.note_to_hz("C7"), sr=16000)
+    finite = f0[np.isfinite(f0)]
+    median: float | None = float(np.median(finite)) if finite.size >= 5 else None
+    if median is None:
+        est = librosa.yin(trimmed, fmin=librosa.note_to_hz("C2"), fmax=librosa.note_to_hz("C7"), sr=16000)
+        usable = est[np.isfinite(est) & (est > 0)]
+        median = float(np.median(usable)) if usable.size >= 5 else None
+    segments, _ = model.transcribe(
+        str(path), language="en", beam_size=1, temperature=0.0, word_timestamps=True, vad_filter=False
+    )
+    words, texts = [], []
+    for seg in segments:
+        texts.append(seg.text)
+        words += [WordChunk(w.word, w.start, w.end) for w in seg.words or ()]
+    rate = speaking_rate(words, " ".join(texts), y, 16000)
+    return pitch_label(median, None), speed_label(rate.units_per_second)
+
+
+def bench_speech(transitions: Sequence[Any], roots: dict[str, Path]) -> dict[str, Any]:
+    import librosa
+    from faster_whisper import WhisperModel
+
+    from omnieval.audio import prepare_speech
+    from omnieval.backends.assets import whisper_tiny_path
+    from omnieval.metrics import MetricsConfig, SpeechAnalyzer
+    from omnieval.metrics._cache import sha256_file
+    from omnieval.metrics.functional.pitch import pyin_f0
+
+    files = [roots[name] / "speech" / str(tr.index) / "generated.wav" for name in roots for tr in transitions]
+    files = [f for f in files if f.is_file()]
+    workers = int(os.environ.get("OMNIEVAL_BENCH_WORKERS", "2"))
+    analyzer = SpeechAnalyzer(MetricsConfig(workers=workers))
+    analyzer.describe(files[0])  # load Whisper, compile the banded decoder
+    model = WhisperModel(str(whisper_tiny_path()), device="cpu", compute_type="int8")
+    _baseline_labels(files[0], model)  # warm librosa's numba kernels and the baseline's ASR
+
+    baseline: list[tuple[str, str]] = []
+    per_file: list[float] = []
+    for path in files:
+        started = time.monotonic()
+        baseline.append(_baseline_labels(path, model))
+        per_file.append(time.monotonic() - started)
+    baseline_s = sum(per_file)
+
+    # Ours, as the metrics stage runs it: identical files (the shuffled system re-renders the
+    # oracle's lines) are hashed and analysed once.
+    started = time.monotonic()
+    digests = [sha256_file(p) for p in files]
+    first: dict[str, Path] = {}
+    for digest, path in zip(digests, files, strict=True):
+        first.setdefault(digest, path)
+    described = dict(zip(first, analyzer.describe_many(list(first.values())), strict=True))
+    ours = [described[d] for d in digests]
+    ours_s = time.monotonic() - started
+    distinct_baseline_s = sum(
+        t for t, d, i in zip(per_file, digests, range(len(files)), strict=True) if first[d] == files[i]
+    )
+    same = sum(1 for (bp, bs), a in zip(baseline, ours, strict=True) if (a.pitch, a.speed) == (bp, bs))
+    share = same / len(files)
+    ratio_distinct = _line(
+        f"speech attributes, {len(first)} distinct sample clips",
+        distinct_baseline_s,
+        ours_s,
+        f"; identical pitch+speed labels on {same}/{len(files)} files ({100 * share:.0f} %)",
+    )
+    ratio = _line(
+        f"speech attributes, all {len(files)} candidate files of the sample's {len(roots)} systems "
+        f"({len(first)} distinct)",
+        baseline_s,
+        ours_s,
+    )
+
+    # Where the time goes: pYIN alone, dense vs banded, on the same trimmed clips.
+    trimmed = [prepare_speech(p).trimmed for p in first.values()]
+    started = time.monotonic()
+    for y in trimmed:
+        librosa.pyin(y, fmin=librosa.note_to_hz("C2"), fmax=librosa.note_to_hz("C7"), sr=16000)
+    dense_s = time.monotonic() - started
+    started = time.monotonic()
+    for y in trimmed:
+        pyin_f0(y)
+    banded_s = time.monotonic() - started
+    pitch_ratio = _line("  pYIN alone, dense librosa vs banded (identical F0)", dense_s, banded_s)
+    asr = analyzer.transcriber()
+    started = time.monotonic()
+    for p in first.values():
+        asr.transcribe_file(p)
+    asr_s = time.monotonic() - started
+    mean_s = sum(len(y) for y in trimmed) / 16000 / len(trimmed)
+    print(
+        f"  ASR alone (Whisper tiny.en, greedy, word timestamps): {asr_s:.1f} s for {len(first)} clips "
+        f"(mean {mean_s:.1f} s of speech; Whisper encodes a 30 s window per clip), {100 * asr_s / ours_s:.0f} % "
+        f"of ours: identical ASR in both sets a floor, so the {5.0:.0f}x target "
+        f"{'is met' if ratio >= 5.0 and share >= 0.98 else 'is NOT met'}",
+        flush=True,
+    )
+    return {
+        "files": len(files),
+        "distinct": len(first),
+        "baseline_s": baseline_s,
+        "baseline_distinct_s": distinct_baseline_s,
+        "ours_s": ours_s,
+        "ratio": ratio,
+        "ratio_distinct": ratio_distinct,
+        "identical_labels": share,
+        "target_ratio": 5.0,
+        "target_met": ratio >= 5.0 and share >= 0.98,
+        "pyin_dense_s": dense_s,
+        "pyin_banded_s": banded_s,
+        "pyin_ratio": pitch_ratio,
+        "asr_s": asr_s,
+        "workers": workers,
+    }
+
+
+def _sentence_pairs(transitions: Sequence[Any], n: int = 128) -> tuple[list[str], list[str]]:
+    import random
+    import re
+
+    sentences: list[str] = []
+    for tr in transitions:
+        for text in (tr.current_text, tr.next_text):
+            sentences += [s.strip() for s in re.split(r"(?<=[.!?])\s+", text) if len(s.split()) >= 3]
+    sentences = sorted(set(sentences))
+    rng = random.Random(0)
+    cands: list[str] = []
+    refs: list[str] = []
+    seen: set[str] = set()
+    while len(cands) < n:
+        a, b, c = rng.sample(sentences, 3)
+        cand = f"{a} {b}"
+        if cand in seen:
+            continue
+        seen.add(cand)
+        cands.append(cand)
+        refs.append(f"{b} {c}")
+    return cands, refs
+
+
+def bench_bertscore(transitions: Sequence[Any]) -> dict[str, Any]:
+    from omnieval.backends.embeddings import TokenEncoder, resolve_text_encoder
+    from omnieval.metrics.functional.text import greedy_match_prf
+
+    cands, refs = _sentence_pairs(transitions)
+    spec = resolve_text_encoder("minilm")
+    single = TokenEncoder(spec, batch_size=1)
+    batched = TokenEncoder(spec, batch_size=64)
+    single.embed(["warm up"])
+    batched.embed(["warm up"])
+
+    def score(encoder: TokenEncoder, c: list[str], r: list[str]) -> list[float]:
+        emb = encoder.embed(c + r)
+        return [
+            greedy_match_prf(x.vectors, x.weights, y.vectors, y.weights).f1
+            for x, y in zip(emb[: len(c)], emb[len(c) :], strict=True)
+        ]
+
+    started = time.monotonic()
+    one_by_one = [score(single, [c], [r])[0] for c, r in zip(cands, refs, strict=True)]
+    baseline_s = time.monotonic() - started
+    started = time.monotonic()
+    all_at_once = score(batched, cands, refs)
+    ours_s = time.monotonic() - started
+    max_diff = max(abs(a - b) for a, b in zip(one_by_one, all_at_once, strict=True))
+    ratio = _line(
+        f"BERTScore batched vs one pair at a time ({len(cands)} distinct pairs, MiniLM)",
+        baseline_s,
+        ours_s,
+        f"; max |F1 difference| {max_diff:.1e}",
+    )
+    figures: dict[str, Any] = {
+        "pairs": len(cands),
+        "baseline_s": baseline_s,
+        "ours_s": ours_s,
+        "ratio": ratio,
+    }
+    try:
+        import bert_score
+
+        from omnieval.backends.assets import minilm_path
+
+        scorer = bert_score.BERTScorer(model_type=str(minilm_path()), num_layers=6)
+        scorer.score(["warm up"], ["warm up"])
+        started = time.monotonic()
+        for c, r in zip(cands, refs, strict=True):
+            scorer.score([c], [r])
+        package_s = time.monotonic() - started
+        figures["bert_score_package_one_by_one_s"] = package_s
+        figures["ratio_vs_package"] = _line(
+            "  vs the bert-score package one pair at a time", package_s, ours_s
+        )
+    except ImportError:
+        print("  (bert-score package not installed: no package comparison)")
+    return figures
+
+
+def bench_cache(transitions: Sequence[Any], roots: dict[str, Path], tmp: Path) -> dict[str, Any]:
+    from omnieval.metrics import MetricsConfig, compute_storybench_metrics
+
+    config = MetricsConfig()
+    cache = tmp / "cache"
+    first_s = second_s = 0.0
+    first_computed = second_computed = hits = 0
+    identical = True
+    for system, root in roots.items():
+        started = time.monotonic()
+        first = compute_storybench_metrics(transitions, system, root, cache_dir=cache, config=config)
+        first_s += time.monotonic() - started
+        started = time.monotonic()
+        second = compute_storybench_metrics(transitions, system, root, cache_dir=cache, config=config)
+        second_s += time.monotonic() - started
+        first_computed += first.computed
+        second_computed += second.computed
+        hits += second.cache_hits
+        identical &= bool(first.scores.equals(second.scores))
+    ratio = _line(
+        f"storybench metrics, second run over unchanged candidates ({len(roots)} systems x {len(transitions)})",
+        first_s,
+        second_s,
+        f"; computed {first_computed} then {second_computed} (cache hits {hits}), rows identical: {identical}",
+    )
+    return {
+        "first_s": first_s,
+        "second_s": second_s,
+        "ratio": ratio,
+        "first_computed": first_computed,
+        "second_computed": second_computed,
+        "identical_rows": identical,
+    }
+
+
+def run() -> dict[str, Any]:
+    from omnieval.data import load_storybench
+
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    transitions = load_storybench(SAMPLE).transitions
+    with tempfile.TemporaryDirectory(prefix="omnieval-bench-metrics-") as name:
+        tmp = Path(name)
+        roots = _sample_candidates(transitions, tmp / "candidates")
+        return {
+            "speech": bench_speech(transitions, roots),
+            "bertscore": bench_bertscore(transitions),
+            "cache": bench_cache(transitions, roots, tmp),
+        }
+
+
+if __name__ == "__main__":
+    run()

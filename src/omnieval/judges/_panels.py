@@ -209,3 +209,21 @@ def describe_panels() -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def pin_revisions(panel: PanelConfig, pins: dict[str, str]) -> PanelConfig:
+    """A copy of ``panel`` where judges without a revision get the registry's pin for their id."""
+    if not pins:
+        return panel
+
+    def pin(judge: dict[str, Any]) -> dict[str, Any]:
+        if not judge.get("revision") and pins.get(judge["id"]):
+            judge = {**judge, "revision": pins[judge["id"]]}
+        return judge
+
+    data = panel.model_dump(mode="json")
+    for track_cfg in data["tracks"].values():
+        track_cfg["judges"] = [pin(j) for j in track_cfg["judges"]]
+    if data.get("repair"):
+        data["repair"] = pin(data["repair"])
+    return PanelConfig.model_validate(data)

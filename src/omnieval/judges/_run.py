@@ -46,8 +46,9 @@ from omnieval.judges._cache import (
     canonical_json,
     request_material,
 )
-from omnieval.judges._panels import JudgeConfig, PanelConfig, load_panel
+from omnieval.judges._panels import JudgeConfig, PanelConfig, load_panel, pin_revisions
 from omnieval.judges._parse import ParseResult, parse_verdict
+from omnieval.judges._registry import judge_registry, weights_verified
 from omnieval.judges._render import JudgeInputs, render_messages, render_repair
 from omnieval.judges._repair import judge_repair
 from omnieval.judges._rubrics import repair_prompt_sha256, template
@@ -100,6 +101,7 @@ class _Record:
     status: str = ""
     note: str = ""
     prompt_sha256: str = ""
+    revision: str = ""
     request: ChatRequest | None = None
     key: str = ""
     completion: Completion | None = None
@@ -335,6 +337,7 @@ class _Runner:
                 reason = self.identity_errors[_group_key(record.judge)]
                 self._settle(record, Status.NOT_APPLICABLE, f"judge model unavailable: {reason}")
                 continue
+            record.revision = identity.revision
             tpl = template(record.track, track_cfg.input)
             judge = record.judge
             schema = (
@@ -587,7 +590,7 @@ def _rows(records: list[_Record]) -> tuple[list[dict[str, Any]], list[dict[str, 
                 "track": record.track,
                 "judge": record.judge_id,
                 "model": record.judge.model if record.judge else "",
-                "revision": record.judge.revision if record.judge else "",
+                "revision": record.revision or (record.judge.revision if record.judge else ""),
                 "prompt_sha256": record.prompt_sha256,
                 "status": str(record.status),
                 "raw_response": completion.text if completion else "",
@@ -610,6 +613,7 @@ def _rows(records: list[_Record]) -> tuple[list[dict[str, Any]], list[dict[str, 
 
 def _lineage(runner: _Runner, records: list[_Record]) -> dict[str, Any]:
     panel = runner.panel
+    registry = judge_registry()
     judges: dict[str, dict[str, Any]] = {}
     entries = [(t, j) for t, j in panel.judges()]
     if panel.repair is not None:
@@ -627,6 +631,16 @@ def _lineage(runner: _Runner, records: list[_Record]) -> dict[str, Any]:
                 "roles": {},
             },
         )
+        entry = registry.get(judge.id)
+        if entry is not None and "registry" not in info:
+            verified = weights_verified(entry.weights_sha256, info["weights_sha256"])
+            info["registry"] = {
+                "revision": entry.revision,
+                "weights_sha256": dict(entry.weights_sha256),
+                "weights_verified": verified,
+            }
+            if verified is False:
+                log.warning("judge %s: local weights do not match models/judges.yaml", judge.id)
         info["roles"][role] = {
             "decoding": judge.decoding.model_dump(mode="json"),
             "framing": judge.framing.model_dump(mode="json"),
@@ -683,7 +697,8 @@ def run_judges(
 
     from omnieval.scores import SCORE_COLUMNS, coerce_scores
 
-    config = load_panel(panel)
+    registry = judge_registry()
+    config = pin_revisions(load_panel(panel), {k: v.revision for k, v in registry.items() if v.revision})
     runner = _Runner(config, Path(cache_dir), describe_audio, progress)
     started = time.perf_counter()
     records = runner.build_records(transitions, candidates)

@@ -229,11 +229,15 @@ class LlamaCppChatBackend(SequentialChatMixin):
                 finish = "length"
                 break
             if isinstance(segment, IntChoice):
-                value, used = self._choose_int(prompt + out, segment, budget)
+                value, used, complete = self._choose_int(prompt + out, segment, budget)
             else:
-                value, used = self._write_text(prompt + out, segment, budget)
+                value, used, complete = self._write_text(prompt + out, segment, budget)
             budget -= used
             out += value
+            if not complete:
+                # Out of tokens mid-value: return the truncated answer; the ledger will not accept it.
+                finish = "length"
+                break
         return Completion(
             text=out,
             finish_reason=finish,
@@ -242,7 +246,7 @@ class LlamaCppChatBackend(SequentialChatMixin):
             latency_s=time.perf_counter() - started,
         )
 
-    def _choose_int(self, context: str, segment: IntChoice, budget: int) -> tuple[str, int]:
+    def _choose_int(self, context: str, segment: IntChoice, budget: int) -> tuple[str, int, bool]:
         tables = self._tables()
         logits = self._prime(context)
         digits = ""
@@ -267,19 +271,20 @@ class LlamaCppChatBackend(SequentialChatMixin):
                 break
             digits += tables.pieces[token]
             used += 1
+            more, _ = int_continuations(digits, segment.values)
+            if not more:
+                # Nothing can follow: the next prime evaluates this digit with the skeleton text.
+                break
             logits = self._advance(token)
-        if not digits:
-            # Budget ran out before the first digit: the smallest value keeps the JSON well-formed
-            # but the caller sees finish_reason "length" and the record is not trusted.
-            digits = str(segment.values[0])
-        return digits, used
+        return digits, used, digits in {str(v) for v in segment.values}
 
-    def _write_text(self, context: str, segment: Text, budget: int) -> tuple[str, int]:
+    def _write_text(self, context: str, segment: Text, budget: int) -> tuple[str, int, bool]:
         tables = self._tables()
         logits = self._prime(context)
         raw = b""
         used = 0
         text = ""
+        complete = False
         while used < budget:
             if len(text.strip()) < max(segment.min_chars, 1):
                 logits = logits.copy()
@@ -287,6 +292,7 @@ class LlamaCppChatBackend(SequentialChatMixin):
             token = int(np.argmax(logits))
             piece = tables.piece_bytes[token]
             if not piece:
+                complete = True
                 break
             raw += piece
             used += 1
@@ -294,9 +300,11 @@ class LlamaCppChatBackend(SequentialChatMixin):
             end = _closing_quote(text)
             if end >= 0:
                 text = text[:end]
+                complete = True
                 break
             if segment.max_chars is not None and len(text) >= segment.max_chars:
                 text = text[: segment.max_chars]
+                complete = True
                 break
             logits = self._advance(token)
         try:
@@ -307,7 +315,7 @@ class LlamaCppChatBackend(SequentialChatMixin):
         if segment.max_chars is not None:
             value = value[: segment.max_chars]
         # The plan's Fixed segments supply the quotes; return the escaped inside of the string.
-        return json.dumps(value, ensure_ascii=False)[1:-1], used
+        return json.dumps(value, ensure_ascii=False)[1:-1], used, complete and len(value) >= segment.min_chars
 
     def close(self) -> None:
         llm, self._llm = self._llm, None

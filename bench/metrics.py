@@ -168,7 +168,7 @@ def bench_speech(transitions: Sequence[Any], roots: dict[str, Path]) -> dict[str
     }
 
 
-def _sentence_pairs(transitions: Sequence[Any], n: int = 128) -> tuple[list[str], list[str]]:
+def _sentence_pairs(transitions: Sequence[Any], n: int = 64) -> tuple[list[str], list[str]]:
     import random
     import re
 

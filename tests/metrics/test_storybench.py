@@ -119,6 +119,10 @@ def test_rows_statuses_and_cache(story: tuple[list[Transition], Path], tmp_path:
     assert result.speech[4].status == "silent" and result.speech[5].status == "truncated"
     assert "generated.wav" in result.speech[5].message
 
+    summary = result.speech_summary
+    assert summary is not None and summary.fields == ("speed", "pitch")
+    assert summary.instances == 6 and summary.valid == 3 and summary.zero_filled.denominator == 6
+
     lineage = result.lineage
     assert lineage["metrics"]["speech_meta"]["fields_covered"] == ["speed", "pitch"]
     assert lineage["metrics"]["image_similarity"]["backbone"] in ("efficientnet-lite0", "clip-vit-b-32")

@@ -26,6 +26,13 @@ from omnieval.backends.asr import ModelIdentity
 from omnieval.errors import ConfigError
 
 
+def quiet_transformers() -> None:
+    """Silence transformers' per-load progress bars (they flood logs of batch runs)."""
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+
+
 @functools.lru_cache(maxsize=16)
 def _sha256(path: str) -> str:
     from omnieval.backends.assets import file_sha256, tree_sha256
@@ -105,6 +112,7 @@ class TokenEncoder:
             if self._loaded is None:
                 from transformers import AutoModel, AutoTokenizer
 
+                quiet_transformers()
                 try:
                     tokenizer = AutoTokenizer.from_pretrained(self.spec.source, local_files_only=True)
                     model = AutoModel.from_pretrained(self.spec.source, local_files_only=True)
@@ -211,6 +219,7 @@ class ClipImageEmbedder:
     def __init__(self, source: str = CLIP_B32_ID, *, batch_size: int = 16) -> None:
         from transformers import CLIPImageProcessor, CLIPVisionModelWithProjection
 
+        quiet_transformers()
         try:
             processor_cls: Any = CLIPImageProcessor
             model_cls: Any = CLIPVisionModelWithProjection

@@ -285,6 +285,9 @@ class CtcPhones:
         try:
             from transformers import AutoModelForCTC, AutoProcessor
 
+            from omnieval.backends.embeddings import quiet_transformers
+
+            quiet_transformers()
             processor_cls: Any = AutoProcessor
             model_cls: Any = AutoModelForCTC
             self._processor: Any = processor_cls.from_pretrained(self.source, local_files_only=True)

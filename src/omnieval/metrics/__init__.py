@@ -17,6 +17,7 @@ from omnieval.metrics._config import MetricsConfig
 from omnieval.metrics._spec import METRICS, MetricSpec
 from omnieval.metrics._speech import SpeechAnalyzer, SpeechAttributes, default_analyzer, describe_audio
 from omnieval.metrics._storybench import MetricsResult, compute_storybench_metrics
+from omnieval.metrics._summary import SpeechMetaSummary, summarize_speech_meta
 from omnieval.metrics._text_image import BertScorer, ImageSimilarity, bertscore, image_similarity
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "MetricsResult",
     "SpeechAnalyzer",
     "SpeechAttributes",
+    "SpeechMetaSummary",
     "bertscore",
     "compute_acbench_metrics",
     "compute_storybench_metrics",
@@ -41,4 +43,5 @@ __all__ = [
     "image_similarity",
     "load_classifier",
     "read_manifest",
+    "summarize_speech_meta",
 ]

@@ -47,6 +47,9 @@ class HFAudioClassifier:
         try:
             from transformers import AutoFeatureExtractor, AutoModelForAudioClassification
 
+            from omnieval.backends.embeddings import quiet_transformers
+
+            quiet_transformers()
             extractor_cls: Any = AutoFeatureExtractor
             model_cls: Any = AutoModelForAudioClassification
             self._extractor: Any = extractor_cls.from_pretrained(self.source, local_files_only=True)

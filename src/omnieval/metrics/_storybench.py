@@ -29,6 +29,7 @@ from omnieval.metrics._cache import MetricCache, cache_key, sha256_file
 from omnieval.metrics._config import MetricsConfig
 from omnieval.metrics._spec import BERTSCORE_F1, DREAMSIM_DISTANCE, IMAGE_SIMILARITY, SPEECH_META
 from omnieval.metrics._speech import INFERENCE_ERROR, SpeechAnalyzer, SpeechAttributes, default_analyzer
+from omnieval.metrics._summary import SpeechMetaSummary, summarize_speech_meta
 from omnieval.metrics.functional.labels import SPEECH_FIELDS, labels_match
 from omnieval.scores import ScoreRow, Status
 
@@ -62,6 +63,8 @@ class MetricsResult:
         computed: Metric evaluations computed in this call.
         cache_hits: Metric evaluations served from the cache.
         speech: Speech attributes per dataset index (for reports and the speech judge).
+        speech_summary: Per-field accuracy, sample accuracy and exact match over the covered fields,
+            valid-only and zero-filled.
     """
 
     scores: pd.DataFrame
@@ -69,6 +72,7 @@ class MetricsResult:
     computed: int
     cache_hits: int
     speech: dict[int, SpeechAttributes] = field(default_factory=dict)
+    speech_summary: SpeechMetaSummary | None = None
 
 
 def _row(
@@ -320,4 +324,6 @@ def compute_storybench_metrics(
             else {**DREAMSIM_DISTANCE.as_dict(), "available": True}
         )
     lineage["digest"] = hashlib.sha256(repr(sorted(lineage["metrics"].items())).encode()).hexdigest()
-    return MetricsResult(scores_frame(rows), lineage, computed, hits, speech)
+    frame = scores_frame(rows)
+    summary = summarize_speech_meta(frame) if len(transitions) else None
+    return MetricsResult(frame, lineage, computed, hits, speech, summary)

@@ -240,8 +240,8 @@ def pyin_f0(
         >>> import numpy as np
         >>> t = np.arange(16000) / 16000
         >>> track = pyin_f0(0.5 * np.sin(2 * np.pi * 200.0 * t))
-        >>> round(float(np.nanmedian(track.f0)))
-        200
+        >>> abs(float(np.nanmedian(track.f0)) - 200.0) < 2.0  # pYIN's grid is 10 cents
+        True
     """
     import librosa
     from librosa.core import pitch as _pitch

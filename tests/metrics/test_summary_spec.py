@@ -12,7 +12,9 @@ from omnieval.scores import ScoreRow, scores_frame
 
 def _rows() -> list[ScoreRow]:
     def row(index: int, field: str, value: float | None, status: str) -> ScoreRow:
-        return ScoreRow("storybench", "s", f"id{index}", index, "speech", "speech_meta", "", field, value, status)
+        return ScoreRow(
+            "storybench", "s", f"id{index}", index, "speech", "speech_meta", "", field, value, status
+        )
 
     out = []
     # instance 0: speed and pitch right; 1: speed right, pitch wrong; 2: audio missing

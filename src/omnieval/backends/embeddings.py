@@ -30,7 +30,8 @@ def quiet_transformers() -> None:
     """Silence transformers' per-load progress bars (they flood logs of batch runs)."""
     from transformers.utils import logging as hf_logging
 
-    hf_logging.disable_progress_bar()
+    disable: Any = hf_logging.disable_progress_bar
+    disable()
 
 
 @functools.lru_cache(maxsize=16)

@@ -114,6 +114,15 @@ def _deviations(
         notes.append(f"speech field {name} not scored: {reason}")
     if config.gender_classifier is None:
         notes.append("pitch thresholds use the gender-unknown pair (145/220 Hz) since no gender is predicted")
+    else:
+        notes.append(
+            f"gender from {config.gender_classifier} instead of audeering/wav2vec2-large-robust-24-ft-age-gender"
+        )
+    if config.emotion_classifiers:
+        notes.append(
+            f"emotion from {', '.join(config.emotion_classifiers)} instead of the paper's SpeechBrain "
+            "wav2vec2-IEMOCAP, superb/hubert-large-superb-er and emotion2vec+ large"
+        )
     if config.emotion_classifiers and len(config.emotion_classifiers) != 3:
         notes.append(
             f"emotion ensemble of {len(config.emotion_classifiers)} recognizers instead of the paper's 3"

@@ -173,6 +173,7 @@ def compute_storybench_metrics(
             rows.append(
                 _row(system, tr, "text", BERTSCORE_F1.name, "value", None, Status.MISSING_OUTPUT.value)
             )
+            rows.append(_row(system, tr, "text", "narration_length", "value", None, Status.MISSING_OUTPUT.value))
             problems.append(f"text {tr.index} ({tr.id}): {cand.problem}")
             tick.advance()
             continue
@@ -183,8 +184,11 @@ def compute_storybench_metrics(
         )
         computed += n_new
         hits += n_hit
-        for (tr, _), prf in zip(pairs, prfs, strict=True):
+        for (tr, text), prf in zip(pairs, prfs, strict=True):
             rows.append(_row(system, tr, "text", BERTSCORE_F1.name, "value", prf.f1, Status.OK.value))
+            # Unicode characters of the stripped narration: the length the M1/M2 controls bin on.
+            length = float(len(text.strip()))
+            rows.append(_row(system, tr, "text", "narration_length", "value", length, Status.OK.value))
             tick.advance()
 
     # -- image ------------------------------------------------------------------------------------

@@ -44,7 +44,7 @@ from omnieval.corpora._splits import SplitFractions, assign_splits
 from omnieval.corpora._texts import SENTENCES
 from omnieval.errors import DataError, OmnievalError
 
-SYNTH_VERSION = "espeak-corpus-v1"
+SYNTH_VERSION = "espeak-corpus-v2"
 """Bump when rendering changes in a way that changes audio bytes."""
 
 ACCENTS: tuple[str, ...] = (
@@ -250,9 +250,12 @@ def whisperize(
     hop = frame // 2
     window = np.hanning(frame + 1)[:-1]
     padded = np.concatenate([emphasised, np.zeros(frame)])
+    original = np.concatenate([x, np.zeros(frame)])
     starts = np.arange(0, len(x), hop)
     frames = np.stack([padded[s : s + frame] for s in starts])
-    gains = np.sqrt(np.mean(frames**2, axis=1))
+    # The envelope is fitted on the pre-emphasised signal (a flat noise source, like turbulence at the
+    # glottis), but each frame keeps the original's loudness.
+    gains = np.sqrt(np.mean(np.stack([original[s : s + frame] for s in starts]) ** 2, axis=1))
     # Autocorrelation method for all frames at once (FFT), then one Toeplitz solve per frame.
     spectrum = np.fft.rfft(frames * window, n=2 * frame, axis=1)
     autocorr = np.fft.irfft(np.abs(spectrum) ** 2, axis=1)[:, : order + 1]

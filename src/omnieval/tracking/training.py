@@ -124,10 +124,16 @@ class TrainingTracker:
         self, run_id: str, frame: Any, *, name: str, digest: str, source: str, context: str
     ) -> None:
         """Record the corpus manifest as the run's dataset input (shown in the UI's Datasets column)."""
+        import warnings
+
         from mlflow.data.pandas_dataset import from_pandas
         from mlflow.entities import DatasetInput, InputTag
 
-        dataset = from_pandas(frame, source=source, name=name, digest=digest[:36])
+        with warnings.catch_warnings():
+            # Schema inference notes (integer columns, ambiguous local source) are about model serving,
+            # not about a training manifest.
+            warnings.simplefilter("ignore", UserWarning)
+            dataset = from_pandas(frame, source=source, name=name, digest=digest[:36])
         entity = DatasetInput(dataset._to_mlflow_entity(), tags=[InputTag("mlflow.data.context", context)])
         self.client.log_inputs(run_id, datasets=[entity])
 
@@ -171,8 +177,8 @@ class TrainingTracker:
         return RegisteredVersion(name, str(version.version), reused=False)
 
 
-def resolve_version(name: str, version: str) -> str:
-    """A concrete version number for ``version`` (``latest`` = the highest registered number)."""
+def resolve_version(name: str, version: str) -> tuple[str, str]:
+    """``(version number, source run id)`` of ``models:/<name>/<version>`` (``latest`` = highest number)."""
     from mlflow import MlflowClient
     from mlflow.exceptions import MlflowException
 
@@ -182,44 +188,50 @@ def resolve_version(name: str, version: str) -> str:
             versions = client.search_model_versions(f"name = '{name}'")
             if not versions:
                 raise OmnievalError(f"registered model {name!r} has no versions at {tracking_uri()}")
-            return str(max(int(v.version) for v in versions))
-        return str(client.get_model_version(name, version).version)
+            found = max(versions, key=lambda v: int(v.version))
+        else:
+            found = client.get_model_version(name, version)
     except MlflowException:
         raise OmnievalError(
             f"models:/{name}/{version} is not in the Model Registry at {tracking_uri()} "
             "(run `make train-demo`, or set MLFLOW_TRACKING_URI to the store that holds it)"
         ) from None
+    return str(found.version), str(found.run_id or "")
 
 
 def download_registered_evaluator(name: str, version: str) -> tuple[Path, str]:
     """Fetch the checkpoint folder of ``models:/<name>/<version>``; returns ``(folder, version)``.
 
-    Registry versions are immutable, so a folder already downloaded for the same store, name and
-    version is reused (under ``.cache/omnieval/registry``).
+    Registry versions are immutable, so a folder already downloaded for the same store, name,
+    version and source run is reused (under ``.cache/omnieval/registry``).
     """
+    import shutil
+
     os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
     import mlflow
 
-    resolved = resolve_version(name, version)
+    resolved, run_id = resolve_version(name, version)
     store = hashlib.sha256(tracking_uri().encode()).hexdigest()[:12]
-    target = Path(os.environ.get("OMNIEVAL_CACHE", ".cache/omnieval")) / "registry" / store / name / resolved
+    cache = Path(os.environ.get("OMNIEVAL_CACHE", ".cache/omnieval")) / "registry" / store / name
+    target = cache / f"{resolved}-{run_id[:12]}"
     if (target / "card.json").is_file():
         return target, resolved
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{resolved}.", dir=target.parent))
-    mlflow.set_tracking_uri(tracking_uri())
-    local = Path(
-        mlflow.artifacts.download_artifacts(artifact_uri=f"models:/{name}/{resolved}", dst_path=str(staging))
-    )
-    if not (local / "card.json").is_file():
-        raise OmnievalError(f"models:/{name}/{resolved} holds no evaluator checkpoint (card.json missing)")
-    if target.exists():
-        import shutil
-
-        shutil.rmtree(target)
-    local.replace(target)
-    if staging.exists() and staging != local:
-        import shutil
-
+    cache.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{resolved}.", dir=cache))
+    try:
+        mlflow.set_tracking_uri(tracking_uri())
+        local = Path(
+            mlflow.artifacts.download_artifacts(
+                artifact_uri=f"models:/{name}/{resolved}", dst_path=str(staging)
+            )
+        )
+        if not (local / "card.json").is_file():
+            raise OmnievalError(
+                f"models:/{name}/{resolved} holds no evaluator checkpoint (card.json missing)"
+            )
+        if target.exists():
+            shutil.rmtree(target)
+        local.replace(target)
+    finally:
         shutil.rmtree(staging, ignore_errors=True)
     return target, resolved

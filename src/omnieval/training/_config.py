@@ -101,6 +101,10 @@ class OptimConfig(_Strict):
     """bf16 autocast on CUDA; CPU always runs fp32."""
     num_workers: int = Field(default=0, ge=0)
     """DataLoader worker processes (audio decoding on GPU machines)."""
+    cpu_threads: int | None = Field(default=1, ge=1)
+    """torch intra-op threads while training on CPU (None = torch's default). One thread is fastest for
+    the small CPU models here: their per-batch work is too small to pay for thread synchronisation,
+    which gets very slow on shared cores."""
 
 
 class GridConfig(_Strict):
@@ -155,7 +159,7 @@ class TrainEvaluatorsConfig(_Strict):
     """Grid-point checkpoints and cached features (resumable; safe to delete)."""
     runs_dir: Path = Path("runs/train-evaluators")
     """Gate reports and plots of each execution."""
-    register: bool = True
+    register_model: bool = True
     """Register the selected checkpoint in the MLflow Model Registry."""
     resume: bool = True
     """Reuse a finished grid point whose inputs (config, corpus, code) are unchanged."""

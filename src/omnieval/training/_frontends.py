@@ -28,7 +28,7 @@ from omnieval.training._prosody import PROSODY_DIM, prosody_frames
 SAMPLE_RATE = 16_000
 WHISPER_WINDOW = 30 * SAMPLE_RATE
 """Whisper's encoder accepts at most 30 s (3000 mel frames) per call."""
-PROSODY_VERSION = "prosody-v1"
+PROSODY_VERSION = "prosody-v2"
 """Bump when :func:`prosody_frames` changes, so cached frames are recomputed."""
 MIN_SAMPLES = SAMPLE_RATE // 10
 """Clips shorter than 0.1 s are zero-padded to it so the encoder sees a few frames."""

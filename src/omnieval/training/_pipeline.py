@@ -616,7 +616,7 @@ def run_feature(
             runs_dir=config.runs_dir,
             tracker=tracker,
             parent_run=parent,
-            register=config.register,
+            register=config.register_model,
         )
     except BaseException as exc:
         if tracker is not None and parent is not None:

@@ -9,8 +9,8 @@ CPU backbone therefore appends three prosodic values to every encoder frame (50 
   function (de Cheveigne & Kawahara 2002) at the chosen period (1 = perfectly periodic);
 - frame level in dB relative to the clip's loudest frame, divided by 60 and clipped to [-1, 0].
 
-The difference function is computed for every frame at once from the FFT autocorrelation (the
-``d(tau) = 2 (r(0) - r(tau))`` form), which is fast enough to run on every clip of a corpus.
+The difference function is computed for every frame at once with FFT cross-correlations and
+running sums of squares, which is fast enough to run on every clip of a corpus.
 """
 
 from __future__ import annotations
@@ -51,9 +51,16 @@ def prosody_frames(wave_16k: np.ndarray, *, rate: int = 16_000) -> np.ndarray:
     frames = frames - frames.mean(axis=1, keepdims=True)
     tau_min = int(rate / F0_MAX)
     tau_max = int(rate / F0_MIN)
-    spectrum = np.fft.rfft(frames, n=2 * FRAME, axis=1)
-    acf = np.fft.irfft(np.abs(spectrum) ** 2, axis=1)[:, : tau_max + 1]
-    diff = 2.0 * (acf[:, :1] - acf)
+    # YIN's difference function over a fixed window of W samples for every lag up to tau_max:
+    # d(tau) = sum_j (x_j - x_{j+tau})^2 = E(x[0:W]) + E(x[tau:tau+W]) - 2 sum_j x_j x_{j+tau}.
+    width = FRAME - tau_max
+    head = np.fft.rfft(frames[:, :width], n=2 * FRAME, axis=1)
+    whole = np.fft.rfft(frames, n=2 * FRAME, axis=1)
+    cross = np.fft.irfft(np.conj(head) * whole, axis=1)[:, : tau_max + 1]
+    squares = np.concatenate([np.zeros((count, 1)), np.cumsum(frames**2, axis=1)], axis=1)
+    lags = np.arange(tau_max + 1)
+    shifted = squares[:, lags + width] - squares[:, lags]
+    diff = np.maximum(squares[:, width : width + 1] + shifted - 2.0 * cross, 0.0)
     running = np.cumsum(diff[:, 1:], axis=1) / np.arange(1, tau_max + 1)[None, :]
     cmndf = np.ones_like(diff)
     cmndf[:, 1:] = diff[:, 1:] / np.maximum(running, 1e-12)

@@ -181,12 +181,37 @@ def train_point(
     epoch's figures as they come (the tracker logs them live).
     """
     import torch
-    from torch.utils.data import DataLoader
 
     if len(train) == 0 or len(dev) == 0:
         from omnieval.errors import DataError
 
         raise DataError("training needs at least one train clip and one dev clip")
+    previous_threads = torch.get_num_threads()
+    if device == "cpu" and optim.cpu_threads is not None:
+        torch.set_num_threads(optim.cpu_threads)
+    try:
+        return _train(
+            build_model, train, dev, optim, head_lr, backbone_lr, seed, device, max_train_frames, on_epoch
+        )
+    finally:
+        torch.set_num_threads(previous_threads)
+
+
+def _train(
+    build_model: Callable[[], nn.Module],
+    train: ClipData,
+    dev: ClipData,
+    optim: OptimConfig,
+    head_lr: float,
+    backbone_lr: float,
+    seed: int,
+    device: str,
+    max_train_frames: int | None,
+    on_epoch: Callable[[EpochLog], None] | None,
+) -> PointOutcome:
+    import torch
+    from torch.utils.data import DataLoader
+
     torch.manual_seed(seed)
     model = build_model().to(device)
     loader = DataLoader(

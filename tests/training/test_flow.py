@@ -1,0 +1,82 @@
+"""``omnieval train`` end to end through the Prefect flow (one temporary Prefect server per session)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from omnieval.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+
+def _config(tmp: Path, **feature_overrides: Any) -> Path:
+    feature = {
+        "feature": "gender",
+        "registered_name": "flow-gender",
+        "description": "flow test stand-in",
+        "labels": ["female", "male"],
+        "corpus": {
+            "kind": "espeak",
+            "recipe": "gender",
+            "name": "flow-gender",
+            "root": str(tmp / "corpus"),
+            "clips_per_label": 12,
+            "female_variants": ["f1", "f2", "f3", "f4"],
+            "male_variants": ["m1", "m2", "m3", "m4"],
+            "splits": {"train": 0.5, "dev": 0.25, "test": 0.25},
+        },
+        "backbone": {"kind": "prosody", "adapter_dim": 16},
+        "head": {"hidden": 16},
+        "optim": {"epochs": 3, "batch_size": 8},
+        "grid": {"head_lr": [1e-3], "backbone_lr": [1e-3]},
+        "device": "cpu",
+        **feature_overrides,
+    }
+    config = {
+        "experiment": "test/flow",
+        "output_dir": str(tmp / "models"),
+        "work_dir": str(tmp / "work"),
+        "runs_dir": str(tmp / "runs"),
+        "features": [feature],
+    }
+    path = tmp / "train.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def test_flow_trains_registers_and_stops_on_a_bad_corpus(
+    tmp_path: Path, mlflow_uri: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mlflow import MlflowClient
+
+    monkeypatch.setenv("OMNIEVAL_PROJECT_ROOT", str(ROOT))
+    monkeypatch.setenv("OMNIEVAL_CACHE", str(tmp_path / "cache"))
+    config = _config(tmp_path)
+    assert main(["train", str(config), "--json"]) == 0
+    [summary] = json.loads(capsys.readouterr().out)
+    assert summary["version"] == "1" and summary["check"]["evaluator"] == "flow-gender@1"
+    assert summary["chance_uniform"] == 0.5 and 0.0 <= summary["test_accuracy"] <= 1.0
+    client = MlflowClient(mlflow_uri)
+    assert (
+        client.get_model_version("flow-gender", "1").tags["omnieval.corpus.version"]
+        == summary["corpus_version"]
+    )
+
+    # A corpus with a label outside the vocabulary: the gate fails before training, exit code 2.
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    manifest = (tmp_path / "corpus" / "manifest.jsonl").read_text().splitlines()
+    row = json.loads(manifest[0])
+    row["label"] = "robot"
+    (tmp_path / "corpus" / "manifest.jsonl").write_text("\n".join([json.dumps(row), *manifest[1:]]) + "\n")
+    bad_config = _config(bad, corpus={"kind": "manifest", "root": str(tmp_path / "corpus")})
+    assert main(["train", str(bad_config)]) == 2
+    err = capsys.readouterr().err
+    assert "gate speech_corpus failed" in err and "robot" in err
+    assert not (bad / "work").exists()

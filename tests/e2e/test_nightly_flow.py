@@ -24,6 +24,7 @@ def _suite(tmp: Path, *, dataset: Path, limit: int, systems: dict[str, Any]) -> 
         runs_dir=str(tmp / "runs"),
         systems=systems,
         analyses={"enabled": True, "seed": 0, "bootstrap_draws": 200},
+        tracking={"experiment": "omnieval/e2e"},
     )
     suite["dataset"] = {"name": "storybench-sample", "path": str(dataset), "limit": limit}
     path = tmp / "e2e.yaml"
@@ -67,9 +68,11 @@ def test_mlflow_holds_parent_and_child_runs_with_the_contract_metrics(flow_env: 
     systems = children[children["tags.omnieval.kind"] == "system"]
     assert set(systems["tags.omnieval.system"]) == {"oracle", "copy-current", "shuffled"}
     by_system = systems.set_index("tags.omnieval.system")
+    # The first rows all come from one book, so copy-current vs shuffled is not ordered here;
+    # tests/e2e/test_sample_ordering.py checks the full order on the whole sample.
     for key in ("storybench.valid_only.bertscore_f1", "storybench.valid_only.image_similarity"):
         values = by_system[f"metrics.{key}"]
-        assert values["oracle"] > values["copy-current"] > values["shuffled"], key
+        assert values["oracle"] > max(values["copy-current"], values["shuffled"]), key
     assert (children["tags.omnieval.kind"] == "analysis").any()
     parent = runs.set_index("run_id").loc[first_parent]
     assert parent["tags.omnieval.dataset.version"]

@@ -53,6 +53,9 @@ class Framing(BaseModel):
     """Cut any text block longer than this, with a note saying how much was left out."""
     compact_json: bool = False
     """Serialize mappings (metadata, conditions) on one line instead of indented."""
+    rationale_first: bool = False
+    """With constrained decoding, write each criterion's rationale before its score (a small judge
+    then scores after stating its reason instead of before)."""
 
 
 @dataclass(frozen=True)
@@ -100,46 +103,60 @@ def _measured(value: object) -> bool:
     return value is not None and value != "" and not (isinstance(value, float) and value != value)
 
 
-def describe_analysis(analysis: Mapping[str, object]) -> str:
+def describe_analysis(analysis: Mapping[str, object], requested: Mapping[str, object] | None = None) -> str:
     """Readable lines for the speech cascade: transcript first, then the measured attributes.
 
     Only the attributes below are shown (never file paths or tool names, which would leak run
-    details into the prompt and the cache key).
+    details into the prompt and the cache key). With ``requested`` (the reference speech metadata),
+    each attribute is shown next to its requested value and the requested line next to the
+    transcript, so a small judge compares like with like.
 
     Example:
         >>> print(describe_analysis({"transcript": "Run, little goat!", "pitch": "high", "f0_median_hz": 262.41,
         ...                          "speed": "fast", "words_per_second": 5.2, "gender": "female", "emotion": None,
-        ...                          "duration_s": 1.94, "path": "/tmp/x.wav"}))
-        transcript: "Run, little goat!"
+        ...                          "duration_s": 1.94, "path": "/tmp/x.wav"},
+        ...                         {"line": "Run, little goat, run!", "pitch": "normal", "speed": "fast"}))
+        transcript: "Run, little goat!" (requested line: "Run, little goat, run!")
         duration: 1.9 s
-        pitch: high (median F0 262.4 Hz)
-        speed: fast (5.20 words per second)
+        pitch: high (median F0 262.4 Hz; requested: normal)
+        speed: fast (5.20 words per second; requested: fast)
         apparent gender: female
         emotion: not measured
     """
     get = analysis.get
+    wanted = requested or {}
+
+    def with_request(text: str, detail: str, key: str) -> str:
+        notes = [d for d in (detail, f"requested: {wanted[key]}" if _measured(wanted.get(key)) else "") if d]
+        return f"{text} ({'; '.join(notes)})" if notes else text
+
     transcript = get("transcript")
+    heard = json.dumps(transcript, ensure_ascii=False) if _measured(transcript) else "(no words recognised)"
+    line = wanted.get("line")
     lines = [
-        f"transcript: {json.dumps(transcript, ensure_ascii=False)}"
-        if _measured(transcript)
-        else "transcript: (no words recognised)"
+        f"transcript: {heard}"
+        + (f" (requested line: {json.dumps(line, ensure_ascii=False)})" if _measured(line) else "")
     ]
     duration = get("duration_s")
     if _measured(duration) and isinstance(duration, int | float):
         lines.append(f"duration: {float(duration):.1f} s")
     pitch, f0 = get("pitch"), get("f0_median_hz")
-    pitch_text = str(pitch) if _measured(pitch) else "not measured"
-    if _measured(f0) and isinstance(f0, int | float):
-        pitch_text += f" (median F0 {float(f0):.1f} Hz)"
-    lines.append(f"pitch: {pitch_text}")
+    f0_text = f"median F0 {float(f0):.1f} Hz" if _measured(f0) and isinstance(f0, int | float) else ""
+    lines.append(
+        "pitch: " + with_request(str(pitch) if _measured(pitch) else "not measured", f0_text, "pitch")
+    )
     speed, wps = get("speed"), get("words_per_second")
-    speed_text = str(speed) if _measured(speed) else "not measured"
-    if _measured(wps) and isinstance(wps, int | float):
-        speed_text += f" ({float(wps):.2f} words per second)"
-    lines.append(f"speed: {speed_text}")
+    wps_text = f"{float(wps):.2f} words per second" if _measured(wps) and isinstance(wps, int | float) else ""
+    lines.append(
+        "speed: " + with_request(str(speed) if _measured(speed) else "not measured", wps_text, "speed")
+    )
     gender, emotion = get("gender"), get("emotion")
-    lines.append(f"apparent gender: {gender if _measured(gender) else 'not measured'}")
-    lines.append(f"emotion: {emotion if _measured(emotion) else 'not measured'}")
+    lines.append(
+        "apparent gender: " + with_request(str(gender) if _measured(gender) else "not measured", "", "gender")
+    )
+    lines.append(
+        "emotion: " + with_request(str(emotion) if _measured(emotion) else "not measured", "", "emotion")
+    )
     return "\n".join(lines)
 
 
@@ -153,7 +170,10 @@ def _section_value(section: Section, inputs: JudgeInputs, framing: Framing) -> s
         if inputs.candidate_audio_analysis is None:
             raise ValueError("the speech cascade needs the candidate audio's analysis")
         return neutralize_tags(
-            _truncate(describe_analysis(inputs.candidate_audio_analysis), framing.max_field_chars)
+            _truncate(
+                describe_analysis(inputs.candidate_audio_analysis, inputs.reference_speech),
+                framing.max_field_chars,
+            )
         )
     value = getattr(inputs, source)
     if value is None:

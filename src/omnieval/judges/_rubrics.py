@@ -208,9 +208,10 @@ _SPEECH_CASCADE_RUBRIC = "\n".join(
         "(pitch class with median pitch, speed class with words per second, apparent gender, emotion). "
         "Score the clip on four separate criteria, each with an integer from 1 to 10:",
         _criteria_list("speech", _SPEECH_MEANINGS),
-        "Treat the analysis as evidence of what is audible; recognition can contain small errors. An "
-        "attribute reported as not measured counts neither for nor against the clip. The reference speech "
-        "metadata describes the intended line; the spoken words need not be identical to it.",
+        "Treat the analysis as evidence of what is audible; recognition can contain small errors. Each "
+        "measured attribute is shown next to the value the reference speech metadata requests, and the "
+        "transcript next to the requested line. An attribute reported as not measured counts neither for "
+        "nor against the clip. The spoken words need not be identical to the requested line.",
         _ANCHORS,
         _DATA_RULE,
         "Answer with JSON only, in exactly this shape:",

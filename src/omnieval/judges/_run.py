@@ -341,7 +341,11 @@ class _Runner:
             tpl = template(record.track, track_cfg.input)
             judge = record.judge
             schema = (
-                verdict_schema(record.track, rationale_max_chars=judge.framing.rationale_max_chars)
+                verdict_schema(
+                    record.track,
+                    rationale_max_chars=judge.framing.rationale_max_chars,
+                    rationale_first=judge.framing.rationale_first,
+                )
                 if judge.framing.schema_constrained
                 else None
             )

@@ -84,22 +84,28 @@ def track(name: str) -> TrackSpec:
         raise ValueError(f"unknown judge track {name!r}; known: {', '.join(TRACK_NAMES)}") from None
 
 
-def verdict_schema(track_name: str, *, rationale_max_chars: int | None = None) -> dict[str, Any]:
+def verdict_schema(
+    track_name: str, *, rationale_max_chars: int | None = None, rationale_first: bool = False
+) -> dict[str, Any]:
     """JSON schema of one verdict: every criterion maps to ``{"score": 1..10, "rationale": str}``.
 
-    ``rationale_max_chars`` only shortens what constrained decoding may generate (the CPU judge uses
-    it to bound its output length); the ledger validates against the schema without it.
+    ``rationale_max_chars`` and ``rationale_first`` only shape what constrained decoding generates
+    (the CPU judge bounds its output length, and writes its reason before its score so the score can
+    follow from it); the ledger validates the same keys regardless of order or length.
     """
     rationale: dict[str, Any] = {"type": "string", "minLength": 1}
     if rationale_max_chars is not None:
         rationale["maxLength"] = rationale_max_chars
+    score = {"type": "integer", "enum": list(range(SCORE_MIN, SCORE_MAX + 1))}
+    fields = (
+        {"rationale": rationale, "score": score}
+        if rationale_first
+        else {"score": score, "rationale": rationale}
+    )
     criterion = {
         "type": "object",
-        "properties": {
-            "score": {"type": "integer", "enum": list(range(SCORE_MIN, SCORE_MAX + 1))},
-            "rationale": rationale,
-        },
-        "required": ["score", "rationale"],
+        "properties": fields,
+        "required": list(fields),
         "additionalProperties": False,
     }
     keys = track(track_name).criteria

@@ -23,6 +23,10 @@ def test_verdict_schema_plan() -> None:
     assert plan[1] == IntChoice(tuple(range(1, 11)))
     assert plan[3] == Text(1, 50)
     assert plan[-1] == Fixed('"}}')
+    reason_first = plan_schema(verdict_schema("text", rationale_max_chars=50, rationale_first=True))
+    assert reason_first is not None
+    assert reason_first[0] == Fixed('{"alignment_with_metadata": {"rationale": "')
+    assert [type(s).__name__ for s in reason_first] == ["Fixed", "Text", "Fixed", "IntChoice"] * 4 + ["Fixed"]
 
 
 @pytest.mark.parametrize(

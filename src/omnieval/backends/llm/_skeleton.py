@@ -12,7 +12,7 @@ Schemas outside the supported subset (``anyOf``, arrays, optional keys...) retur
 Example:
     >>> plan_schema({"type": "object", "properties": {"score": {"type": "integer", "enum": [1, 2]},
     ...     "why": {"type": "string", "maxLength": 40}}, "required": ["score", "why"]})
-    [Fixed(text='{"score": '), IntChoice(values=(1, 2)), Fixed(text=', "why": '), Text(min_chars=0, max_chars=40), Fixed(text='}')]
+    [Fixed(text='{"score": '), IntChoice(values=(1, 2)), Fixed(text=', "why": "'), Text(min_chars=0, max_chars=40), Fixed(text='"}')]
 """
 
 from __future__ import annotations

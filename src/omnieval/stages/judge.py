@@ -34,11 +34,23 @@ class JudgeOutcome:
     skipped: bool
 
 
-def _describe_audio(path: Path) -> Mapping[str, object]:
-    from omnieval.metrics import describe_audio
+class _AudioDescriber:
+    """The cpu panel's speech cascade input; ``version`` keys the judges' cache of descriptions."""
 
-    attributes: Mapping[str, object] = describe_audio(path).to_dict()
-    return attributes
+    @property
+    def version(self) -> str:
+        from omnieval.metrics._spec import SPEECH_META
+
+        return f"speech_meta:{SPEECH_META.version}"
+
+    def __call__(self, path: Path) -> Mapping[str, object]:
+        from omnieval.metrics import describe_audio
+
+        attributes: Mapping[str, object] = describe_audio(path).to_dict()
+        return attributes
+
+
+_describe_audio = _AudioDescriber()
 
 
 def run(config: SuiteConfig, transitions: Sequence[Transition], dataset_digest: str) -> JudgeOutcome:

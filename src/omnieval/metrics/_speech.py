@@ -20,6 +20,7 @@ Fields with no model here are None, never guessed.
 from __future__ import annotations
 
 import math
+import os
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -166,11 +167,17 @@ class SpeechAnalyzer:
             if self._transcriber is None:
                 from omnieval.backends.asr import WhisperTranscriber
 
+                workers = self.config.workers
+                # One model replica per worker thread, the cores split between them: concurrent
+                # calls on a single replica would queue, and every replica taking all cores
+                # oversubscribes them.
+                threads = self.config.asr_threads or max(1, (os.cpu_count() or 1) // workers)
                 self._transcriber = WhisperTranscriber(
                     self.config.asr_model,
                     beam_size=self.config.asr_beam_size,
                     language=self.config.asr_language,
-                    cpu_threads=self.config.asr_threads,
+                    cpu_threads=threads,
+                    num_workers=workers,
                 )
             return self._transcriber
 

@@ -173,7 +173,9 @@ def compute_storybench_metrics(
             rows.append(
                 _row(system, tr, "text", BERTSCORE_F1.name, "value", None, Status.MISSING_OUTPUT.value)
             )
-            rows.append(_row(system, tr, "text", "narration_length", "value", None, Status.MISSING_OUTPUT.value))
+            rows.append(
+                _row(system, tr, "text", "narration_length", "value", None, Status.MISSING_OUTPUT.value)
+            )
             problems.append(f"text {tr.index} ({tr.id}): {cand.problem}")
             tick.advance()
             continue

@@ -7,7 +7,6 @@ not computed, no human ratings), and the runner then writes ``{"status": "skippe
 
 from __future__ import annotations
 
-import json
 import math
 import time
 import warnings
@@ -25,6 +24,7 @@ from omnieval.analysis._config import AnalysisConfig
 from omnieval.analysis._schema import MODALITIES, Policy
 from omnieval.analysis._table import FloatArray, StoryTable, build_table
 from omnieval.errors import ConfigError
+from omnieval.jsonio import write_json_atomic
 from omnieval.registry import Registry
 
 
@@ -140,11 +140,8 @@ def to_jsonable(obj: Any) -> Any:
 
 
 def write_json(path: Path, doc: Any) -> None:
-    """Write ``doc`` as indented JSON atomically (temp file, then rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(to_jsonable(doc), indent=2, allow_nan=False) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    """Write ``doc`` as indented JSON atomically (temp file, then rename); NaN is refused."""
+    write_json_atomic(path, to_jsonable(doc), ensure_ascii=True, allow_nan=False, default=None)
 
 
 PARAMS_DIR = "_params"

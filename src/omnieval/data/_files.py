@@ -6,10 +6,10 @@ Each check returns a value and a short problem string ('' when fine); callers ad
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, NamedTuple
+
+from omnieval import jsonio
 
 
 class Resolved(NamedTuple):
@@ -193,15 +193,4 @@ def show_value(value: object, limit: int = 50) -> str:
 
 def write_json_atomic(path: Path, obj: object) -> Path:
     """Write ``obj`` as indented UTF-8 JSON via a temporary file and a rename (never half-written)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n"
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    return jsonio.write_json_atomic(path, obj)

@@ -15,6 +15,7 @@ from typing import Any
 
 from omnieval.data._schema import PARQUET_RELPATH, REQUIRED_COLUMNS, expected_id, sample_object
 from omnieval.errors import OmnievalError
+from omnieval.jsonio import write_json_atomic
 from omnieval.sample._books import BOOKS, Book
 from omnieval.sample._draw import draw_page
 
@@ -146,8 +147,7 @@ def _write_pages(root: Path, books: tuple[Book, ...], size: int) -> int:
 
 
 def _write_json(path: Path, obj: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(obj, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_json_atomic(path, obj, default=None)
 
 
 def _write_parquet(path: Path, rows: list[dict[str, Any]]) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any
 
 import omnieval
 from omnieval.config import SuiteConfig
+from omnieval.jsonio import write_json_atomic
 
 
 @dataclass(frozen=True)
@@ -119,11 +119,8 @@ def write_stamp(paths: StatePaths, stage: str, key: str, **extra: Any) -> None:
 
 
 def write_json(path: Path, payload: Any) -> None:
-    """Write JSON atomically: a crash never leaves a half-written file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(payload, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    """Write JSON atomically (keys sorted, ASCII): a crash never leaves a half-written file."""
+    write_json_atomic(path, payload, sort_keys=True, ensure_ascii=True)
 
 
 def read_json(path: Path) -> Any:

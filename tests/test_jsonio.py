@@ -28,3 +28,17 @@ def test_failed_write_keeps_the_previous_file_and_leaves_no_temporary(tmp_path: 
         write_json_atomic(target, {"x": object()}, default=None)
     assert json.loads(target.read_text()) == {"ok": True}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json"]
+
+
+def test_jsonl_lines_carry_objects_or_problems_with_their_line(tmp_path: Path) -> None:
+    from omnieval.jsonio import read_jsonl_objects
+
+    path = tmp_path / "m.jsonl"
+    path.write_bytes(b'{"a": 1}\n\n  \n[1, 2]\n{oops\n\xff\xfe{"b": 2}\n{"c": "\xc3\xa9"}\r\n')
+    lines = list(read_jsonl_objects(path))
+    assert [line.where for line in lines] == [f"{path}:{n}" for n in (1, 4, 5, 6, 7)]
+    assert lines[0].obj == {"a": 1} and lines[0].problem is None
+    assert lines[1].obj is None and lines[1].problem == f"{path}:4: expected a JSON object"
+    assert lines[2].problem is not None and lines[2].problem.startswith(f"{path}:5: not valid JSON")
+    assert lines[3].problem == f"{path}:6: not UTF-8 text (byte 0)"
+    assert lines[4].obj == {"c": "é"}

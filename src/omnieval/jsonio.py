@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -57,3 +58,46 @@ def write_json_atomic(
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+@dataclass(frozen=True)
+class JsonlLine:
+    """One non-blank line of a JSON-lines file: its object, or why it has none.
+
+    Attributes:
+        where: ``<path>:<line number>`` (1-based), for error messages.
+        obj: The parsed JSON object; None when the line is not one.
+        problem: A message naming the file and line when ``obj`` is None.
+    """
+
+    where: str
+    obj: dict[str, Any] | None
+    problem: str | None = None
+
+
+def read_jsonl_objects(path: Path | str) -> Iterator[JsonlLine]:
+    """Each non-blank line of a JSON-lines file parsed as a JSON object, in file order.
+
+    Lines that are not UTF-8, not JSON, or JSON but not an object come back with a ``problem`` instead
+    of raising, so a reader can report every bad line at once.
+    """
+    path = Path(path)
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            where = f"{path}:{number}"
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                yield JsonlLine(where, None, f"{where}: not UTF-8 text (byte {exc.start})")
+                continue
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError as exc:
+                yield JsonlLine(where, None, f"{where}: not valid JSON ({exc.msg})")
+                continue
+            if not isinstance(data, dict):
+                yield JsonlLine(where, None, f"{where}: expected a JSON object")
+                continue
+            yield JsonlLine(where, data)

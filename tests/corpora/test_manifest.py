@@ -64,3 +64,11 @@ def test_digest_is_stable_across_random_permutations() -> None:
     rows = [ManifestRow(f"a/{i}.wav", "x" if i % 2 else "y", f"s{i % 5}", "src", "train") for i in range(40)]
     digests = {manifest_digest(random.Random(seed).sample(rows, len(rows))) for seed in range(5)}
     assert len(digests) == 1
+
+
+def test_line_that_is_not_utf8_names_file_and_line(tmp_path: Path) -> None:
+    good = json.dumps(_rows()[0].as_dict())
+    (tmp_path / "manifest.jsonl").write_bytes(good.encode() + b"\n" + b'{"text": "caf\xe9"}\n')
+    with pytest.raises(DataError) as err:
+        read_manifest(tmp_path)
+    assert f"{tmp_path / 'manifest.jsonl'}:2: not UTF-8 text" in str(err.value)

@@ -50,6 +50,21 @@ def _line(**overrides: object) -> str:
     return json.dumps(obj)
 
 
+def test_manifest_line_that_is_not_utf8_is_reported_not_raised(tmp_path: Path) -> None:
+    from omnieval.metrics import read_manifest
+
+    bad = tmp_path / "latin1.jsonl"
+    bad.write_bytes(
+        _line().encode()
+        + b"\n"
+        + _line(id="x2").replace("We must hurry.", "caf\u00e9").encode("latin-1")
+        + b"\n"
+    )
+    with pytest.raises(DataError) as info:
+        read_manifest(bad)
+    assert f"{bad}:2: not UTF-8 text" in str(info.value)
+
+
 def test_manifest_validation_reports_every_problem(tmp_path: Path) -> None:
     from omnieval.metrics import read_manifest
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from omnieval.errors import DataError
+from omnieval.jsonio import read_jsonl_objects
 
 MANIFEST_NAME = "manifest.jsonl"
 CARD_NAME = "corpus.json"
@@ -101,23 +102,14 @@ def read_manifest(path: Path) -> list[ManifestRow]:
         raise DataError(f"manifest not found: {path}")
     rows: list[ManifestRow] = []
     problems: list[str] = []
-    with path.open(encoding="utf-8") as fh:
-        for number, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            where = f"{path}:{number}"
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError as exc:
-                problems.append(f"{where}: not valid JSON ({exc.msg})")
-                continue
-            if not isinstance(data, dict):
-                problems.append(f"{where}: expected a JSON object")
-                continue
-            try:
-                rows.append(ManifestRow.from_dict(data, where=where))
-            except DataError as exc:
-                problems.append(str(exc))
+    for line in read_jsonl_objects(path):
+        if line.obj is None:
+            problems.append(str(line.problem))
+            continue
+        try:
+            rows.append(ManifestRow.from_dict(line.obj, where=line.where))
+        except DataError as exc:
+            problems.append(str(exc))
     if problems:
         raise DataError(f"manifest {path} has {len(problems)} bad row(s)", problems)
     if not rows:

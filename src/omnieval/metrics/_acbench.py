@@ -17,7 +17,6 @@ Rows (benchmark ``acbench``, track = the feature, judge ``""``):
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -29,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from omnieval.audio import TARGET_RATE, AudioError, AudioStatus, prepare_speech
 from omnieval.candidates import Modality, read_candidate
 from omnieval.errors import DataError
+from omnieval.jsonio import read_jsonl_objects
 from omnieval.metrics._cache import MetricCache, cache_key, sha256_file
 from omnieval.metrics._classifiers import AttributeClassifier, classifier_identity, load_classifier
 from omnieval.metrics._config import MetricsConfig
@@ -98,19 +98,11 @@ def read_manifest(path: Path) -> list[AcbenchInstance]:
     problems: list[str] = []
     out: list[AcbenchInstance] = []
     seen: set[str] = set()
-    lines = path.read_text(encoding="utf-8").splitlines()
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
+    for line in read_jsonl_objects(path):
+        if line.obj is None:
+            problems.append(str(line.problem))
             continue
-        where = f"{path}:{number}"
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(f"{where}: not valid JSON ({exc.msg})")
-            continue
-        if not isinstance(obj, dict):
-            problems.append(f"{where}: expected a JSON object")
-            continue
+        obj, where = line.obj, line.where
         missing = [f for f in MANIFEST_FIELDS if f not in obj]
         if missing:
             problems.append(f"{where}: missing fields {', '.join(missing)}")

@@ -1,8 +1,9 @@
-"""Writing JSON files so that a crash never leaves a half-written one.
+"""JSON files in and out: atomic writes, and JSON-lines reads that report bad lines instead of raising.
 
-Every module that writes JSON (stage stamps, dataset manifests, gate results, analysis outputs, the
-generated sample) goes through :func:`write_json_atomic`; they differ only in the formatting options
-they pass, which keep each file's bytes as they always were.
+Every module that writes JSON (stage stamps, dataset manifests, gate results, analysis outputs, corpus
+cards, the generated sample) goes through :func:`write_json_atomic`; they differ only in the formatting
+options they pass, which keep each file's bytes as they always were. The OmniACBench and corpus
+manifests are read through :func:`read_jsonl_objects`.
 """
 
 from __future__ import annotations

@@ -111,6 +111,10 @@ def decode_for_whisper(path: Path | str, sampling_rate: int = 16_000) -> npt.NDA
 
     resampler = av.audio.resampler.AudioResampler(format="s16", layout="mono", rate=sampling_rate)
     chunks: list[npt.NDArray[Any]] = []
+
+    def resample(frame: Any) -> None:  # None flushes the resampler
+        chunks.extend(out.to_ndarray().reshape(-1) for out in resampler.resample(frame))
+
     with av.open(str(path), mode="r", metadata_errors="ignore") as container:
         fifo = av.audio.fifo.AudioFifo()
         frames = container.decode(audio=0)
@@ -124,10 +128,10 @@ def decode_for_whisper(path: Path | str, sampling_rate: int = 16_000) -> npt.NDA
             frame.pts = None  # concatenated regardless of timestamps, as faster-whisper does
             fifo.write(frame)
             if fifo.samples >= 500_000:
-                chunks.extend(f.to_ndarray().reshape(-1) for f in resampler.resample(fifo.read()))
+                resample(fifo.read())
         if fifo.samples > 0:
-            chunks.extend(f.to_ndarray().reshape(-1) for f in resampler.resample(fifo.read()))
-        chunks.extend(f.to_ndarray().reshape(-1) for f in resampler.resample(None))
+            resample(fifo.read())
+        resample(None)
     samples = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.int16)
     return samples.astype(np.float32) / 32768.0
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from omnieval.errors import DataError
-from omnieval.jsonio import read_jsonl_objects
+from omnieval.jsonio import read_jsonl_objects, write_json_atomic
 
 MANIFEST_NAME = "manifest.jsonl"
 CARD_NAME = "corpus.json"
@@ -186,9 +186,6 @@ class CorpusCard:
             raise DataError(f"corpus card {path} is malformed: {exc}") from None
 
     def write(self, folder: Path) -> Path:
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / CARD_NAME
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(self.as_dict(), indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
-        return path
+        return write_json_atomic(
+            folder / CARD_NAME, self.as_dict(), sort_keys=True, ensure_ascii=True, default=None
+        )

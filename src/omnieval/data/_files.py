@@ -9,8 +9,6 @@ import json
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, NamedTuple
 
-from omnieval import jsonio
-
 
 class Resolved(NamedTuple):
     """A dataset-relative path resolved under the root; ``path`` is None when ``problem`` is set."""
@@ -189,8 +187,3 @@ def show_value(value: object, limit: int = 50) -> str:
     if isinstance(value, str):
         return repr(clip(value, limit)) if value.strip() else repr(value)
     return f"{type(value).__name__} {clip(repr(value), limit)}"
-
-
-def write_json_atomic(path: Path, obj: object) -> Path:
-    """Write ``obj`` as indented UTF-8 JSON via a temporary file and a rename (never half-written)."""
-    return jsonio.write_json_atomic(path, obj)

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from omnieval.data._files import write_json_atomic
 from omnieval.data._storybench import StoryBenchDataset
+from omnieval.jsonio import write_json_atomic
 
 MANIFEST_VERSION = 1
 

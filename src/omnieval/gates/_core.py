@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from omnieval.data._files import clip, write_json_atomic
+from omnieval.data._files import clip
 from omnieval.errors import ConfigError, GateFailed
+from omnieval.jsonio import write_json_atomic
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -7,8 +7,10 @@
    Ours: :class:`omnieval.metrics.SpeechAnalyzer` (banded exact pYIN, clips in parallel threads, one
    Whisper replica per thread, audio decoded without faster-whisper's per-file full GC). Models are loaded and JIT-compiled before either is timed.
    Labels (pitch, speed) are compared clip by clip.
-2. BERTScore over distinct sentence pairs: one pair per call vs all pairs batched (same encoder, same
-   code), plus the bert-score package one pair at a time for context.
+2. BERTScore: the metrics stage's scorer over the sample's narrations, one pair per call vs all at once
+   (repeated texts are encoded once); then batching alone on distinct sentence pairs (each pair's two
+   texts in one forward pass vs all at once, same encoder and code), with one text per forward pass
+   and the bert-score package one pair at a time for context.
 3. A second ``compute_storybench_metrics`` over unchanged candidates: how much it recomputes.
 """
 
@@ -242,15 +244,20 @@ def bench_bertscore_sample(transitions: Sequence[Any], roots: dict[str, Path]) -
 
 
 def bench_bertscore(transitions: Sequence[Any]) -> dict[str, Any]:
+    """Batching alone: distinct pairs (no text repeats, so nothing is deduplicated).
+
+    The baseline calls the same scorer once per pair, the pair's two texts in one forward pass (as the
+    bert-score package does); one forward per text is printed for context.
+    """
     from omnieval.backends.embeddings import TokenEncoder, resolve_text_encoder
     from omnieval.metrics.functional.text import greedy_match_prf
 
     cands, refs = _sentence_pairs(transitions)
     spec = resolve_text_encoder("minilm")
-    single = TokenEncoder(spec, batch_size=1)
+    per_text = TokenEncoder(spec, batch_size=1)
     batched = TokenEncoder(spec, batch_size=64)
-    single.embed(["warm up"])
-    batched.embed(["warm up"])
+    per_text.embed(["warm up"])
+    batched.embed(["warm up", "warm up again"])
 
     def score(encoder: TokenEncoder, c: list[str], r: list[str]) -> list[float]:
         emb = encoder.embed(c + r)
@@ -260,14 +267,18 @@ def bench_bertscore(transitions: Sequence[Any]) -> dict[str, Any]:
         ]
 
     started = time.monotonic()
-    one_by_one = [score(single, [c], [r])[0] for c, r in zip(cands, refs, strict=True)]
+    one_by_one = [score(batched, [c], [r])[0] for c, r in zip(cands, refs, strict=True)]
     baseline_s = time.monotonic() - started
+    started = time.monotonic()
+    for c, r in zip(cands, refs, strict=True):
+        score(per_text, [c], [r])
+    per_text_s = time.monotonic() - started
     started = time.monotonic()
     all_at_once = score(batched, cands, refs)
     ours_s = time.monotonic() - started
     max_diff = max(abs(a - b) for a, b in zip(one_by_one, all_at_once, strict=True))
     ratio = _line(
-        f"BERTScore batched vs one pair at a time ({len(cands)} distinct pairs, MiniLM)",
+        f"BERTScore batched vs one pair per call ({len(cands)} distinct pairs, MiniLM; batching alone)",
         baseline_s,
         ours_s,
         f"; max |F1 difference| {max_diff:.1e}",
@@ -277,6 +288,8 @@ def bench_bertscore(transitions: Sequence[Any]) -> dict[str, Any]:
         "baseline_s": baseline_s,
         "ours_s": ours_s,
         "ratio": ratio,
+        "one_text_per_forward_s": per_text_s,
+        "ratio_vs_one_text_per_forward": _line("  vs one text per forward pass", per_text_s, ours_s),
     }
     try:
         import bert_score
@@ -341,10 +354,20 @@ def run() -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="omnieval-bench-metrics-") as name:
         tmp = Path(name)
         roots = _sample_candidates(transitions, tmp / "candidates")
+        speech = bench_speech(transitions, roots)
+        bert_sample = bench_bertscore_sample(transitions, roots)
+        bert_distinct = bench_bertscore(transitions)
+        verdict = "met" if bert_sample["ratio"] >= 5.0 else "NOT met"
+        print(
+            f"  target (>= 5x batched vs one pair per call): {verdict} on the sample's narrations "
+            f"({bert_sample['ratio']:.1f}x); batching alone on distinct pairs {bert_distinct['ratio']:.1f}x "
+            "(2 CPU cores: the batched forward pass is arithmetic-bound)",
+            flush=True,
+        )
         return {
-            "speech": bench_speech(transitions, roots),
-            "bertscore_sample": bench_bertscore_sample(transitions, roots),
-            "bertscore": bench_bertscore(transitions),
+            "speech": speech,
+            "bertscore_sample": bert_sample,
+            "bertscore": bert_distinct,
             "cache": bench_cache(transitions, roots, tmp),
         }
 

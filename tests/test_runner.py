@@ -1,0 +1,64 @@
+"""The DVC side of the runner: which stages a run records, and the evaluator-training stages."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from omnieval import runner
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _dvc_stages() -> dict[str, Any]:
+    stages: dict[str, Any] = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    return stages
+
+
+def test_a_run_records_every_nightly_stage_and_nothing_else() -> None:
+    assert set(runner.NIGHTLY_DVC_STAGES) == set(_dvc_stages()) - {"train_evaluator"}
+
+
+def test_sync_commits_only_the_nightly_stages(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    (tmp_path / "dvc.yaml").write_text("stages: {}\n")
+    (tmp_path / ".dvc").mkdir()
+    calls: list[list[str]] = []
+
+    def fake_run(cmd: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+        calls.append(cmd)
+        return subprocess.CompletedProcess(cmd, 0)
+
+    monkeypatch.setattr(runner, "project_root", lambda start=None: tmp_path)
+    monkeypatch.setattr(runner.shutil, "which", lambda name: "/usr/bin/dvc")
+    monkeypatch.setattr(runner.subprocess, "run", fake_run)
+    runner.sync_dvc_lock()
+    assert calls == [["/usr/bin/dvc", "commit", "--force", "--quiet", *runner.NIGHTLY_DVC_STAGES]]
+
+
+def test_train_evaluator_stage_covers_every_configured_feature() -> None:
+    stage = _dvc_stages()["train_evaluator"]
+    assert stage["foreach"] == "${features}"
+    assert stage["do"]["outs"] == ["models/evaluators/${item.registered_name}"]
+    assert "--feature ${item.feature}" in stage["do"]["cmd"]
+    features = yaml.safe_load((ROOT / "pipelines" / "train_evaluators.yaml").read_text())["features"]
+    lock = yaml.safe_load((ROOT / "dvc.lock").read_text())["stages"]
+    for index, feature in enumerate(features):
+        locked = lock[f"train_evaluator@{index}"]
+        assert locked["outs"][0]["path"] == f"models/evaluators/{feature['registered_name']}"
+        assert f"--feature {feature['feature']} " in locked["cmd"]
+
+
+@pytest.mark.skipif(shutil.which("dvc") is None, reason="dvc is not on PATH")
+def test_committed_checkpoints_match_their_corpus_config_and_training_code() -> None:
+    # Fails when training code, config or a corpus changed without `dvc repro train_evaluator`
+    # (and a commit of dvc.lock), or when `make setup` did not pull the checkpoints.
+    result = subprocess.run(
+        ["dvc", "status", "train_evaluator"], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr
+    assert "up to date" in result.stdout, result.stdout

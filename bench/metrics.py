@@ -81,8 +81,8 @@ def bench_speech(transitions: Sequence[Any], roots: dict[str, Path]) -> dict[str
 
     from omnieval.audio import prepare_speech
     from omnieval.backends.assets import whisper_tiny_path
+    from omnieval.hashing import sha256_file
     from omnieval.metrics import MetricsConfig, SpeechAnalyzer
-    from omnieval.metrics._cache import sha256_file
     from omnieval.metrics.functional.pitch import pyin_f0
 
     files = [roots[name] / "speech" / str(tr.index) / "generated.wav" for name in roots for tr in transitions]

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from omnieval.errors import OmnievalError
+from omnieval.hashing import sha256_file
 
 QWEN_GGUF_BYTES = 1_117_320_768
 QWEN_GGUF_PARTS = 22
@@ -66,11 +67,7 @@ def file_sha256(path: Path, *, use_sidecar: bool = True) -> str:
                 return str(cached["sha256"])
         except (ValueError, KeyError):
             pass
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 22), b""):
-            digest.update(block)
-    value = digest.hexdigest()
+    value = sha256_file(path)
     if use_sidecar and stat.st_size > (32 << 20) and os.access(path.parent, os.W_OK):
         sidecar.write_text(json.dumps({"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": value}))
     return value

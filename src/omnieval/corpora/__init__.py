@@ -9,7 +9,6 @@ from omnieval.corpora._audio import (
     TARGET_RATE,
     AudioInfo,
     audio_info,
-    file_sha256,
     load_audio_16k,
     to_mono_16k,
 )
@@ -58,7 +57,6 @@ __all__ = [
     "audio_info",
     "corpus_gate_frame",
     "describe_problems",
-    "file_sha256",
     "find_leaks",
     "import_corpus",
     "leaking_rows",

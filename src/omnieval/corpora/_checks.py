@@ -13,10 +13,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from omnieval.corpora._audio import audio_info, file_sha256
+from omnieval.corpora._audio import audio_info
 from omnieval.corpora._manifest import SPLITS, ManifestRow
 from omnieval.corpora._splits import leaking_rows
 from omnieval.errors import DataError
+from omnieval.hashing import sha256_file
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -58,7 +59,7 @@ def corpus_gate_frame(rows: Sequence[ManifestRow], root: Path, labels: Sequence[
                 duration, rate = info.duration_s, info.sample_rate
             except DataError:
                 exists = False
-            matches = exists and (not row.sha256 or file_sha256(path) == row.sha256)
+            matches = exists and (not row.sha256 or sha256_file(path) == row.sha256)
         counts = per_split.get(row.split, Counter())
         top = max(counts.values()) if counts else 0
         has_all = bool(counts) and all(counts[label] > 0 for label in known)

@@ -26,9 +26,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Literal
 
-from omnieval.corpora._audio import audio_info, file_sha256
+from omnieval.corpora._audio import audio_info
 from omnieval.corpora._manifest import ManifestRow
 from omnieval.errors import DataError
+from omnieval.hashing import sha256_file
 from omnieval.registry import Registry
 
 Feature = Literal["emotion", "accent", "timbre"]
@@ -111,7 +112,7 @@ def describe(path: Path, root: Path, *, label: str, speaker: str, source: str, t
         label=label,
         speaker=speaker,
         source=source,
-        sha256=file_sha256(path),
+        sha256=sha256_file(path),
         duration_s=round(info.duration_s, 4),
         sample_rate=info.sample_rate,
         text=text,

@@ -31,7 +31,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from omnieval.corpora._audio import TARGET_RATE, audio_info, file_sha256, to_mono_16k
+from omnieval.corpora._audio import TARGET_RATE, audio_info, to_mono_16k
 from omnieval.corpora._manifest import (
     CARD_NAME,
     CorpusCard,
@@ -43,6 +43,7 @@ from omnieval.corpora._manifest import (
 from omnieval.corpora._splits import SplitFractions, assign_splits
 from omnieval.corpora._texts import SENTENCES
 from omnieval.errors import DataError, OmnievalError
+from omnieval.hashing import sha256_file
 
 SYNTH_VERSION = "espeak-corpus-v2"
 """Bump when rendering changes in a way that changes audio bytes."""
@@ -316,7 +317,7 @@ def _is_current(root: Path, digest: str) -> bool:
         return False
     if card.recipe.get("digest") != digest:
         return False
-    return all((root / row.path).is_file() and file_sha256(root / row.path) == row.sha256 for row in rows)
+    return all((root / row.path).is_file() and sha256_file(root / row.path) == row.sha256 for row in rows)
 
 
 def synthesize_corpus(
@@ -353,7 +354,7 @@ def synthesize_corpus(
                 label=plan.label,
                 speaker=plan.speaker,
                 source="espeak-ng" if plan.whisper_method != "lpc" else "espeak-ng+lpc-whisper",
-                sha256=file_sha256(target),
+                sha256=sha256_file(target),
                 duration_s=round(info.duration_s, 4),
                 sample_rate=info.sample_rate,
                 text=plan.text,

@@ -20,7 +20,6 @@ from omnieval.data._fingerprint import (
     TextEntry,
     fingerprint_storybench,
     normalize_text,
-    sha256_file,
     sha256_text,
     write_manifest,
 )
@@ -77,7 +76,6 @@ __all__ = [
     "read_json_file",
     "read_text_file",
     "resolve_in_root",
-    "sha256_file",
     "sha256_text",
     "validate_storybench",
     "write_manifest",

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from omnieval.data._storybench import StoryBenchDataset
+from omnieval.hashing import sha256_file
 from omnieval.jsonio import write_json_atomic
 
 MANIFEST_VERSION = 1
@@ -29,8 +30,6 @@ TEXT_FIELDS: tuple[str, ...] = (
     "ambient_sound",
     "speech_utterance",
 )
-
-_CHUNK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -87,15 +86,6 @@ def normalize_text(text: str) -> str:
 def sha256_text(text: str) -> str:
     """SHA-256 (hex) of the UTF-8 bytes of :func:`normalize_text` of ``text``."""
     return hashlib.sha256(normalize_text(text).encode("utf-8")).hexdigest()
-
-
-def sha256_file(path: Path) -> str:
-    """SHA-256 (hex) of a file's bytes, read in 1 MiB chunks."""
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        while chunk := f.read(_CHUNK):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def fingerprint_storybench(dataset: StoryBenchDataset) -> Manifest:

@@ -28,8 +28,9 @@ from typing import TYPE_CHECKING, Any
 from omnieval.audio import TARGET_RATE, AudioError, AudioStatus, prepare_speech
 from omnieval.candidates import Modality, read_candidate
 from omnieval.errors import DataError
+from omnieval.hashing import sha256_file
 from omnieval.jsonio import read_jsonl_objects
-from omnieval.metrics._cache import MetricCache, cache_key, sha256_file
+from omnieval.metrics._cache import MetricCache, cache_key
 from omnieval.metrics._classifiers import AttributeClassifier, classifier_identity, load_classifier
 from omnieval.metrics._config import MetricsConfig
 from omnieval.metrics._spec import CLASSIFIER_ACCURACY, PER, VFR, WER, WHISPER_DETECTED, WPM

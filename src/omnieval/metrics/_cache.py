@@ -13,18 +13,6 @@ from pathlib import Path
 from typing import Any
 
 
-def sha256_bytes(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with Path(path).open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def cache_key(**parts: Any) -> str:
     """Stable digest of keyword parts (JSON with sorted keys)."""
     blob = json.dumps(parts, sort_keys=True, default=str, separators=(",", ":"))

@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 from omnieval.audio import AudioStatus
 from omnieval.candidates import Modality, read_candidate
-from omnieval.metrics._cache import MetricCache, cache_key, sha256_file
+from omnieval.hashing import sha256_file
+from omnieval.metrics._cache import MetricCache, cache_key
 from omnieval.metrics._config import MetricsConfig
 from omnieval.metrics._spec import BERTSCORE_F1, DREAMSIM_DISTANCE, IMAGE_SIMILARITY, SPEECH_META
 from omnieval.metrics._speech import INFERENCE_ERROR, SpeechAnalyzer, SpeechAttributes, default_analyzer

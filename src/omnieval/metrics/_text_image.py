@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from omnieval.metrics._cache import MetricCache, cache_key, sha256_bytes, sha256_file
+from omnieval.hashing import sha256_bytes, sha256_file
+from omnieval.metrics._cache import MetricCache, cache_key
 from omnieval.metrics._config import MetricsConfig
 from omnieval.metrics._spec import BERTSCORE_F1, DREAMSIM_DISTANCE, IMAGE_SIMILARITY
 from omnieval.metrics.functional.image import cosine_similarity

@@ -57,14 +57,14 @@ def save_checkpoint(folder: Path, state: dict[str, Any], card_fields: dict[str, 
     """Write weights and card into ``folder`` (each via a temporary file and rename); return the card."""
     from safetensors.torch import save_file
 
-    from omnieval.corpora import file_sha256
+    from omnieval.hashing import sha256_file
 
     folder.mkdir(parents=True, exist_ok=True)
     weights = folder / WEIGHTS_FILE
     tmp = folder / (WEIGHTS_FILE + ".tmp")
     save_file({k: v.contiguous() for k, v in state.items()}, str(tmp), metadata={"format": CARD_FORMAT})
     os.replace(tmp, weights)
-    card = EvaluatorCard(**card_fields, weights_sha256=file_sha256(weights))
+    card = EvaluatorCard(**card_fields, weights_sha256=sha256_file(weights))
     card_tmp = folder / (CARD_FILE + ".tmp")
     card_tmp.write_text(
         json.dumps(card.model_dump(mode="json"), indent=2, sort_keys=True) + "\n", encoding="utf-8"
@@ -95,12 +95,12 @@ def load_weights(folder: Path, card: EvaluatorCard) -> dict[str, Any]:
     """Load the state dict, checking its bytes against the card's hash."""
     from safetensors.torch import load_file
 
-    from omnieval.corpora import file_sha256
+    from omnieval.hashing import sha256_file
 
     weights = folder / WEIGHTS_FILE
     if not weights.is_file():
         raise DataError(f"evaluator weights missing: {weights}")
-    digest = file_sha256(weights)
+    digest = sha256_file(weights)
     if digest != card.weights_sha256:
         raise DataError(
             f"{weights}: sha256 {digest[:12]} does not match the card's {card.weights_sha256[:12]}"

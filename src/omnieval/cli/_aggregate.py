@@ -52,6 +52,7 @@ def _fmt(x: float | None, digits: int = 3) -> str:
 def handler(args: argparse.Namespace) -> int:
     from omnieval.analysis import aggregate
     from omnieval.errors import DataError
+    from omnieval.jsonio import write_json_atomic
 
     if args.n_instances is not None and args.n_instances < 1:
         raise DataError("--n-instances must be at least 1")
@@ -59,10 +60,7 @@ def handler(args: argparse.Namespace) -> int:
     doc = agg.to_dict()
     text = json.dumps(doc, indent=2)
     if args.out is not None:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = args.out.with_suffix(args.out.suffix + ".tmp")
-        tmp.write_text(text + "\n", encoding="utf-8")
-        tmp.replace(args.out)
+        write_json_atomic(args.out, doc, ensure_ascii=True, default=None)
     if args.json:
         sys.stdout.write(text + "\n")
         return 0

@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from omnieval.errors import DataError
+from omnieval.jsonio import write_json_atomic
 
 CARD_FILE = "card.json"
 WEIGHTS_FILE = "weights.safetensors"
@@ -65,11 +66,9 @@ def save_checkpoint(folder: Path, state: dict[str, Any], card_fields: dict[str, 
     save_file({k: v.contiguous() for k, v in state.items()}, str(tmp), metadata={"format": CARD_FORMAT})
     os.replace(tmp, weights)
     card = EvaluatorCard(**card_fields, weights_sha256=sha256_file(weights))
-    card_tmp = folder / (CARD_FILE + ".tmp")
-    card_tmp.write_text(
-        json.dumps(card.model_dump(mode="json"), indent=2, sort_keys=True) + "\n", encoding="utf-8"
+    write_json_atomic(
+        folder / CARD_FILE, card.model_dump(mode="json"), sort_keys=True, ensure_ascii=True, default=None
     )
-    os.replace(card_tmp, folder / CARD_FILE)
     return card
 
 

@@ -1,103 +1,13 @@
-"""Evaluator training flow: the stages of ``omnieval.training`` as Prefect tasks with retries.
+"""Prefect entry point of the evaluator training flow (the flow: ``omnieval.flows.train_evaluators``).
 
-Scheduling and retries only; every piece of work is a stage function from ``omnieval.training``
-and the order of the stages is :func:`omnieval.training.run_feature`'s. Run it with
-``omnieval train pipelines/train_evaluators.yaml`` (``make train-demo``; no Prefect server needed,
-a temporary one starts in-process) or ``python flows/train_evaluators.py CONFIG``.
-
-Bad data and bad config are not transient: a failed corpus gate or a config error ends the task at
-once (no retries) and the flow fails with the gate's report; the CLI exits with code 2.
+python flows/train_evaluators.py pipelines/train_evaluators.yaml
 """
 
-from __future__ import annotations
+from omnieval.flows.train_evaluators import train_evaluators
 
-import sys
-from pathlib import Path
-from typing import Any
-
-from prefect import flow, task
-from prefect.cache_policies import NO_CACHE
-
-from omnieval.errors import OmnievalError
-from omnieval.training import (
-    Steps,
-    load_training_config,
-    run_feature,
-    stage_check,
-    stage_extract,
-    stage_finalize,
-    stage_gate,
-    stage_grid_point,
-    stage_prepare,
-)
-
-
-def _transient(_task: Any, _run: Any, state: Any) -> bool:
-    """Retry only failures that are not omnieval's own data/config/gate errors."""
-    try:
-        state.result()
-    except OmnievalError:
-        return False
-    except BaseException:
-        return True
-    return True
-
-
-# Inputs are frames and model objects, not worth hashing: no result caching.
-_common: dict[str, Any] = {"cache_policy": NO_CACHE, "retry_condition_fn": _transient}
-prepare_task = task(stage_prepare, name="prepare corpus", retries=1, retry_delay_seconds=5, **_common)
-gate_task = task(stage_gate, name="gate corpus", retries=0, **_common)
-extract_task = task(stage_extract, name="extract frames", retries=1, retry_delay_seconds=5, **_common)
-grid_point_task = task(
-    stage_grid_point, name="train grid point", retries=1, retry_delay_seconds=10, **_common
-)
-finalize_task = task(stage_finalize, name="test, save, register", retries=2, retry_delay_seconds=5, **_common)
-check_task = task(stage_check, name="check registered evaluator", retries=1, retry_delay_seconds=5, **_common)
-
-
-@flow(name="omnieval-train-evaluators", log_prints=False)
-def train_evaluators(
-    config_path: str = "pipelines/train_evaluators.yaml",
-    features: list[str] | None = None,
-    track: bool = True,
-) -> list[dict[str, Any]]:
-    """Per feature: prepare corpus -> gate -> frames -> grid (one task per point) -> select, test,
-    save, register -> load the registered version back and score the test split."""
-    from omnieval.tracking.training import TrainingTracker
-
-    config = load_training_config(Path(config_path)).select(features)
-    tracker = TrainingTracker(config.experiment) if track else None
-    steps = Steps(
-        prepare=prepare_task,
-        gate=gate_task,
-        extract=extract_task,
-        grid_point=grid_point_task,
-        finalize=finalize_task,
-        check=check_task,
-    )
-    summaries = []
-    for feature in config.features:
-        result = run_feature(config, feature, steps, tracker=tracker)
-        summaries.append(
-            {
-                "feature": result.feature,
-                "registered_name": result.registered_name,
-                "version": result.version,
-                "checkpoint": str(result.checkpoint),
-                "corpus_version": result.corpus_version,
-                "test_accuracy": result.test["accuracy"],
-                "test_n": result.test["n"],
-                "chance_uniform": result.test["chance_uniform"],
-                "chance_majority": result.test["chance_majority"],
-                "selected": {
-                    k: result.selected[k] for k in ("head_lr", "backbone_lr", "best_epoch", "dev_accuracy")
-                },
-                "check": result.check,
-                "run_id": result.run_id,
-            }
-        )
-    return summaries
-
+__all__ = ["train_evaluators"]
 
 if __name__ == "__main__":
+    import sys
+
     train_evaluators(sys.argv[1] if len(sys.argv) > 1 else "pipelines/train_evaluators.yaml")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -40,6 +41,14 @@ def pytest_configure(config: pytest.Config) -> None:
 def sample_root() -> Path:
     assert (SAMPLE / "data" / "omni_storybench.parquet").is_file(), "sample data missing: run `make setup`"
     return SAMPLE
+
+
+@pytest.fixture
+def sample_copy(tmp_path: Path) -> Path:
+    """A private copy of the storybench sample that a test may corrupt."""
+    root = tmp_path / "storybench"
+    shutil.copytree(SAMPLE, root)
+    return root
 
 
 @pytest.fixture()

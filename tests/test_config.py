@@ -42,3 +42,51 @@ def test_config_is_frozen() -> None:
     config = SuiteConfig(suite="x", systems={"a": {"kind": "oracle"}})  # type: ignore[dict-item]
     with pytest.raises(ValueError):
         config.suite = "y"  # type: ignore[misc]
+
+
+def test_binary_suite_file_is_a_clear_error(tmp_path: Path) -> None:
+    bad = tmp_path / "suite.yaml"
+    bad.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe binary")
+    with pytest.raises(ConfigError, match="not a text file"):
+        load_suite(bad)
+
+
+def test_unknown_benchmark_lists_the_registered_ones(tmp_path: Path) -> None:
+    bad = tmp_path / "s.yaml"
+    bad.write_text("suite: x\nbenchmark: prismbench\nsystems:\n  a: {kind: oracle}\n")
+    with pytest.raises(
+        ConfigError, match=r"benchmark: .*unknown benchmark 'prismbench'; known: acbench, storybench"
+    ):
+        load_suite(bad)
+
+
+def test_metrics_block_is_typed_per_benchmark_and_resolved(tmp_path: Path) -> None:
+    bad = tmp_path / "s.yaml"
+    bad.write_text("suite: x\nsystems:\n  a: {kind: oracle}\nmetrics: {batch_size: 0, colour: red}\n")
+    with pytest.raises(ConfigError) as info:
+        load_suite(bad)
+    assert "batch_size" in str(info.value) and "colour" in str(info.value)
+    config = load_suite(ROOT / "pipelines" / "nightly.yaml")
+    resolved = config.model_dump(mode="json")["metrics"]
+    assert resolved["text_encoder"] == "minilm" and resolved["batch_size"] == 64
+
+
+def test_conditions_are_checked_against_the_benchmark(tmp_path: Path) -> None:
+    bad = tmp_path / "s.yaml"
+    bad.write_text("suite: x\nsystems:\n  a: {kind: oracle}\nconditions: [original]\n")
+    with pytest.raises(ConfigError, match="has no input conditions"):
+        load_suite(bad)
+    config = load_suite(ROOT / "pipelines" / "acbench.yaml")
+    assert config.run_conditions == ("original", "s_to_t", "i_to_t", "all_to_t", "oracle")
+    assert config.panels == () and config.dataset_path == Path("data/acbench-sample")
+
+
+def test_panels_on_a_benchmark_without_judges_are_refused(tmp_path: Path) -> None:
+    bad = tmp_path / "s.yaml"
+    bad.write_text("suite: x\nbenchmark: acbench\nsystems:\n  a: {kind: neutral}\njudges: {panels: [cpu]}\n")
+    with pytest.raises(ConfigError, match="has no judge tracks"):
+        load_suite(bad)
+    wrong = tmp_path / "w.yaml"
+    wrong.write_text("suite: x\nbenchmark: acbench\nsystems:\n  a: {kind: oracle}\n")
+    with pytest.raises(ConfigError, match="unknown system 'oracle' for benchmark acbench"):
+        load_suite(wrong)

@@ -20,13 +20,22 @@ def _dvc_stages() -> dict[str, Any]:
     return stages
 
 
-def test_a_run_records_every_nightly_stage_and_nothing_else() -> None:
-    assert set(runner.NIGHTLY_DVC_STAGES) == set(_dvc_stages()) - {"train_evaluator"}
+NIGHTLY = ("validate", "generate", "metrics", "judge", "report", "track")
+ACBENCH = ("acbench_validate", "acbench_generate", "acbench_metrics", "acbench_report", "acbench_track")
 
 
-def test_sync_commits_only_the_nightly_stages(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    (tmp_path / "dvc.yaml").write_text("stages: {}\n")
+def test_a_run_records_its_suites_stages_and_nothing_else() -> None:
+    nightly = runner.dvc_stages_for(Path("pipelines/nightly.yaml"), ROOT / "dvc.yaml")
+    acbench = runner.dvc_stages_for(Path("pipelines/acbench.yaml"), ROOT / "dvc.yaml")
+    assert nightly == list(NIGHTLY) and acbench == list(ACBENCH)
+    assert set(_dvc_stages()) == {*NIGHTLY, *ACBENCH, "train_evaluator"}
+
+
+def test_sync_commits_only_the_suites_stages(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    (tmp_path / "dvc.yaml").write_text((ROOT / "dvc.yaml").read_text())
     (tmp_path / ".dvc").mkdir()
+    (tmp_path / "pipelines").mkdir()
+    (tmp_path / "pipelines" / "nightly.yaml").write_text("suite: nightly\n")
     calls: list[list[str]] = []
 
     def fake_run(cmd: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
@@ -36,8 +45,10 @@ def test_sync_commits_only_the_nightly_stages(monkeypatch: pytest.MonkeyPatch, t
     monkeypatch.setattr(runner, "project_root", lambda start=None: tmp_path)
     monkeypatch.setattr(runner.shutil, "which", lambda name: "/usr/bin/dvc")
     monkeypatch.setattr(runner.subprocess, "run", fake_run)
-    runner.sync_dvc_lock()
-    assert calls == [["/usr/bin/dvc", "commit", "--force", "--quiet", *runner.NIGHTLY_DVC_STAGES]]
+    runner.sync_dvc_lock(tmp_path / "pipelines" / "nightly.yaml")
+    assert calls == [["/usr/bin/dvc", "commit", "--force", "--quiet", *NIGHTLY]]
+    runner.sync_dvc_lock(tmp_path.parent / "elsewhere.yaml")
+    assert len(calls) == 1, "a suite outside the project is not part of its DAG"
 
 
 def test_train_evaluator_stage_covers_every_configured_feature() -> None:

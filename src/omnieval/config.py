@@ -7,11 +7,26 @@ and component names are checked against their registries before any model starts
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializeAsAny,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from omnieval.errors import ConfigError
+
+if TYPE_CHECKING:
+    from omnieval.benchmarks import Benchmark
+
+DEFAULT_BENCHMARK = "storybench"
+"""The benchmark of a suite that names none (the platform's first one)."""
 
 
 class _Strict(BaseModel):
@@ -19,10 +34,10 @@ class _Strict(BaseModel):
 
 
 class DatasetConfig(_Strict):
-    name: str = "storybench-sample"
-    """Dataset name, shown in MLflow as the dataset input's name."""
-    path: Path = Path("data/storybench-sample")
-    """Root of the release layout (FORMATS.md section 1), relative to the working directory."""
+    name: str | None = None
+    """Dataset name, shown in MLflow as the dataset input's name; default the folder's name."""
+    path: Path | None = None
+    """Dataset folder, relative to the working directory; default the benchmark's bundled sample."""
     limit: int | None = Field(default=None, ge=1)
     """Evaluate only the first N transitions (quick runs and tests); None = all."""
 
@@ -37,8 +52,9 @@ class SystemConfig(_Strict):
 
 
 class JudgesConfig(_Strict):
-    panels: tuple[str, ...] = ("cpu",)
-    """Judge panels to run (``cpu``, ``paper-a``, ``paper-b``, ``paper-c``); empty = no judging."""
+    panels: tuple[str, ...] | None = None
+    """Judge panels to run (``cpu``, ``paper-a``, ``paper-b``, ``paper-c``); empty = no judging;
+    None = the benchmark's default (storybench: ``cpu``; benchmarks without judge tracks: none)."""
 
 
 class AnalysesConfig(_Strict):
@@ -63,11 +79,15 @@ class ScheduleConfig(_Strict):
 
 class SuiteConfig(_Strict):
     suite: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
-    benchmark: Literal["storybench"] = "storybench"
+    benchmark: str = DEFAULT_BENCHMARK
+    """Registered benchmark (``omnieval benchmarks`` lists them)."""
     dataset: DatasetConfig = DatasetConfig()
     systems: dict[str, SystemConfig]
-    metrics: dict[str, Any] = Field(default_factory=dict)
-    """Options of ``omnieval.metrics.MetricsConfig`` (checked at load time)."""
+    conditions: tuple[str, ...] = ()
+    """Input conditions to run, for benchmarks that have them (acbench: ``original``, ``s_to_t``,
+    ``i_to_t``, ``all_to_t``, ``oracle``); empty = the benchmark's default."""
+    metrics: SerializeAsAny[BaseModel] = Field(default_factory=dict, validate_default=True)
+    """The benchmark's typed metrics config (validated against it when the suite loads)."""
     judges: JudgesConfig = JudgesConfig()
     analyses: AnalysesConfig = AnalysesConfig()
     tracking: TrackingConfig = TrackingConfig()
@@ -75,6 +95,50 @@ class SuiteConfig(_Strict):
     state_dir: Path | None = None
     """Where stage outputs live (DVC outs); default ``state/<suite>``."""
     runs_dir: Path = Path("runs")
+
+    @field_validator("benchmark")
+    @classmethod
+    def _registered(cls, value: str) -> str:
+        from omnieval.benchmarks import BENCHMARKS
+
+        if value not in BENCHMARKS:
+            raise ValueError(f"unknown benchmark {value!r}; known: {', '.join(BENCHMARKS.names())}")
+        return value
+
+    @field_validator("metrics", mode="before")
+    @classmethod
+    def _typed_metrics(cls, value: Any, info: ValidationInfo) -> Any:
+        from omnieval.benchmarks import BENCHMARKS
+
+        name = info.data.get("benchmark")
+        if name is None or name not in BENCHMARKS:
+            return value  # the benchmark's own error is reported
+        model = BENCHMARKS.get(name).metrics_config
+        if isinstance(value, model):
+            return value
+        if value is None:
+            value = {}
+        if isinstance(value, BaseModel):
+            value = value.model_dump()
+        if not isinstance(value, dict):
+            raise ValueError(f"expected a mapping of {name} metric options")
+        try:
+            return model.model_validate(value)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or '(top level)'}: {err['msg']}"
+                for err in exc.errors()
+            )
+            raise ValueError(problems) from None
+
+    @model_validator(mode="after")
+    def _conditions_known(self) -> SuiteConfig:
+        known = self.bench.conditions
+        for condition in self.conditions:
+            if condition not in known or condition == "":
+                offered = ", ".join(c for c in known if c) or "none (this benchmark has no input conditions)"
+                raise ValueError(f"conditions: unknown condition {condition!r}; known: {offered}")
+        return self
 
     @field_validator("systems")
     @classmethod
@@ -85,6 +149,32 @@ class SuiteConfig(_Strict):
             if not name or "/" in name or name.startswith("."):
                 raise ValueError(f"bad system id {name!r}")
         return value
+
+    @property
+    def bench(self) -> Benchmark:
+        """The registered benchmark this suite evaluates."""
+        from omnieval.benchmarks import get_benchmark
+
+        return get_benchmark(self.benchmark)
+
+    @property
+    def dataset_path(self) -> Path:
+        """The dataset folder: the configured one, else the benchmark's bundled sample."""
+        return self.dataset.path if self.dataset.path is not None else self.bench.default_dataset
+
+    @property
+    def dataset_name(self) -> str:
+        return self.dataset.name or self.dataset_path.name
+
+    @property
+    def run_conditions(self) -> tuple[str, ...]:
+        """The input conditions this suite runs (``("",)`` for benchmarks without conditions)."""
+        return self.conditions or self.bench.default_conditions
+
+    @property
+    def panels(self) -> tuple[str, ...]:
+        """The judge panels this suite runs."""
+        return self.judges.panels if self.judges.panels is not None else self.bench.default_panels
 
     @property
     def state(self) -> Path:
@@ -108,28 +198,24 @@ def check_components(config: SuiteConfig, source: Path | str = "config") -> None
     from omnieval.systems import SYSTEMS
 
     problems: list[str] = []
+    bench = config.bench
     for sid, system in config.systems.items():
-        if system.kind not in SYSTEMS:
+        if system.kind not in SYSTEMS or system.kind not in bench.system_kinds:
             problems.append(
-                f"systems.{sid}.kind: unknown system {system.kind!r}; known: {', '.join(SYSTEMS.names())}"
+                f"systems.{sid}.kind: unknown system {system.kind!r} for benchmark {bench.name}; "
+                f"known: {', '.join(sorted(bench.system_kinds))}"
             )
         if system.kind == "import" and not system.path:
             problems.append(f"systems.{sid}.path: the import system needs a candidate folder")
-    if config.judges.panels:
+    if config.panels and not bench.judge_tracks:
+        problems.append(f"judges.panels: benchmark {bench.name} has no judge tracks; remove the panels")
+    elif config.panels:
         from omnieval.judges import panel_names
 
         known = panel_names()
-        for panel in config.judges.panels:
+        for panel in config.panels:
             if panel not in known:
                 problems.append(f"judges.panels: unknown panel {panel!r}; known: {', '.join(known)}")
-    try:
-        from omnieval.metrics import MetricsConfig
-
-        MetricsConfig(**config.metrics)
-    except ValidationError as exc:
-        for err in exc.errors():
-            where = ".".join(str(p) for p in err["loc"])
-            problems.append(f"metrics.{where}: {err['msg']}")
     if problems:
         raise ConfigError(f"{source}: invalid suite config\n" + "\n".join(f"  - {p}" for p in problems))
 
@@ -142,7 +228,17 @@ def load_suite(path: Path | str, *, check: bool = True) -> SuiteConfig:
     if not path.is_file():
         raise ConfigError(f"suite config {path} not found")
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path}: not a text file (byte {exc.start} is not UTF-8); a suite is a YAML file"
+        ) from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read suite config: {exc.strerror or exc}") from None
+    if "\x00" in text:
+        raise ConfigError(f"{path}: not a text file (it holds NUL bytes); a suite is a YAML file")
+    try:
+        raw = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML: {exc}") from None
     if not isinstance(raw, dict):

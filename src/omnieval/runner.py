@@ -1,13 +1,14 @@
-"""The flows-facing API: what ``omnieval run``/``serve`` and the Prefect flows call.
+"""The flows-facing API: what ``omnieval run``/``serve``/``train`` call.
 
-The Prefect flow itself lives in ``flows/nightly.py`` (scheduling, retries, concurrency only);
-this module finds and loads it and syncs DVC's lock afterwards so ``dvc repro`` sees a run made by
-the flow as up to date.
+The Prefect flows live in :mod:`omnieval.flows` (scheduling, retries, concurrency only; the
+top-level ``flows/*.py`` are thin entry points the library never loads). This module imports a
+flow, runs it, and syncs DVC's lock afterwards so ``dvc repro`` sees a run made by the flow as up
+to date.
 """
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import os
 import shutil
 import subprocess
@@ -19,25 +20,26 @@ from omnieval.errors import OmnievalError
 
 
 def project_root(start: Path | None = None) -> Path:
-    """The nearest folder (from ``start`` or CWD upwards) that holds ``flows/nightly.py``."""
+    """The nearest folder (from ``start`` or CWD upwards) that holds ``dvc.yaml``."""
     env = os.environ.get("OMNIEVAL_PROJECT_ROOT")
     if env:
         return Path(env)
     here = (start or Path.cwd()).resolve()
     for folder in (here, *here.parents):
-        if (folder / "flows" / "nightly.py").is_file():
+        if (folder / "dvc.yaml").is_file():
             return folder
-    raise OmnievalError("cannot find flows/nightly.py: run omnieval from the project folder")
+    raise OmnievalError("cannot find dvc.yaml: run omnieval from the project folder")
+
+
+FLOWS = ("nightly", "train_evaluators")
+"""The flows of :mod:`omnieval.flows`."""
 
 
 def load_flow_module(name: str = "nightly") -> ModuleType:
-    path = project_root() / "flows" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"omnieval_flows_{name}", path)
-    if spec is None or spec.loader is None:
-        raise OmnievalError(f"cannot load flow {path}")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """Import the flow module ``omnieval.flows.<name>`` (this imports Prefect)."""
+    if name not in FLOWS:
+        raise OmnievalError(f"unknown flow {name!r}; known: {', '.join(FLOWS)}")
+    return importlib.import_module(f"omnieval.flows.{name}")
 
 
 def prepare_prefect_env() -> None:
@@ -68,29 +70,49 @@ def run_suite(suite_path: Path, *, sync_dvc: bool = True) -> dict[str, Any]:
         _record_gate_failure(config, str(exc))
         raise
     if sync_dvc:
-        sync_dvc_lock()
+        sync_dvc_lock(suite_path)
     return summary
 
 
-NIGHTLY_DVC_STAGES = ("validate", "generate", "metrics", "judge", "report", "track")
-"""The ``dvc.yaml`` stages the nightly flow runs (``train_evaluator`` is not one of them)."""
+def dvc_stages_for(suite_path: Path, dvc_yaml: Path) -> list[str]:
+    """Names of the ``dvc.yaml`` stages whose command runs a stage module on ``suite_path``.
+
+    ``train_evaluator`` never matches (it runs ``omnieval train``), so a suite run does not record
+    checkpoints on disk as the product of whatever training code is current.
+    """
+    import yaml
+
+    try:
+        stages = (yaml.safe_load(dvc_yaml.read_text(encoding="utf-8")) or {}).get("stages", {})
+    except (OSError, yaml.YAMLError):
+        return []
+    wanted = f"--suite {Path(suite_path).as_posix()}"
+    names = []
+    for name, stage in stages.items():
+        cmd = str((stage.get("do") or stage).get("cmd", "")) if isinstance(stage, dict) else ""
+        if "omnieval.stages." in cmd and (cmd.endswith(wanted) or f"{wanted} " in cmd):
+            names.append(name)
+    return names
 
 
-def sync_dvc_lock() -> None:
+def sync_dvc_lock(suite_path: Path = Path("pipelines/nightly.yaml")) -> None:
     """Record the outputs the flow just produced in ``dvc.lock`` (``dvc commit``).
 
-    The flow runs exactly the stage functions that ``dvc.yaml`` declares, so committing their
-    current deps and outs makes ``dvc status`` clean and ``dvc repro`` a no-op after a run. Only
-    those stages are committed: committing ``train_evaluator`` here would record the checkpoints
-    on disk as the product of whatever training code is current, without having trained them.
+    The flow runs exactly the stage functions that ``dvc.yaml`` declares for the suite, so
+    committing their current deps and outs makes ``dvc status`` clean and ``dvc repro`` a no-op
+    after a run. Only the suite's own stages are committed.
     """
     root = project_root()
     dvc = shutil.which("dvc")
     if dvc is None or not (root / "dvc.yaml").is_file() or not (root / ".dvc").is_dir():
         return
-    subprocess.run(
-        [dvc, "commit", "--force", "--quiet", *NIGHTLY_DVC_STAGES], cwd=root, check=False, timeout=600
-    )
+    try:
+        relative = Path(suite_path).resolve().relative_to(root.resolve())
+    except ValueError:
+        return  # a suite outside the project is not part of its DAG
+    stages = dvc_stages_for(relative, root / "dvc.yaml")
+    if stages:
+        subprocess.run([dvc, "commit", "--force", "--quiet", *stages], cwd=root, check=False, timeout=600)
 
 
 def _record_gate_failure(config: Any, reason: str) -> None:
@@ -105,6 +127,6 @@ def _record_gate_failure(config: Any, reason: str) -> None:
         suite=config.suite,
         reason=reason.splitlines()[0],
         artifacts=artifacts,
-        tags={"omnieval.dataset.path": str(config.dataset.path)},
+        tags={"omnieval.dataset.path": str(config.dataset_path), "omnieval.benchmark": config.benchmark},
     )
     print(f"gate failed; results saved in {gates} and MLflow run {run_id} (status FAILED)", flush=True)

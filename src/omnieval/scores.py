@@ -1,6 +1,9 @@
-"""The scores table (FORMATS.md section 3): one row per (system, instance, component, judge, criterion).
+"""The scores table (FORMATS.md section 3).
 
-Every evaluation stage produces rows of this table; aggregation and analyses read only it.
+One row per (system, instance, track, component, panel, judge, criterion, condition, paired_with).
+Every evaluation stage produces rows of this table; aggregation and analyses read only it. The last
+four columns (``panel``, ``condition``, ``subset``, ``paired_with``) are newer: a table written
+without them reads as if they held ``""``.
 """
 
 from __future__ import annotations
@@ -25,7 +28,27 @@ SCORE_COLUMNS: tuple[str, ...] = (
     "criterion",
     "value",
     "status",
+    "panel",
+    "condition",
+    "subset",
+    "paired_with",
 )
+
+OPTIONAL_COLUMNS: tuple[str, ...] = ("panel", "condition", "subset", "paired_with")
+"""Columns added after the first release; absent means ``""`` on every row."""
+
+ROW_KEY: tuple[str, ...] = (
+    "system",
+    "instance_id",
+    "track",
+    "component",
+    "panel",
+    "judge",
+    "criterion",
+    "condition",
+    "paired_with",
+)
+"""Columns that identify one row: two rows with the same key are a duplicate."""
 
 
 class Status(StrEnum):
@@ -58,6 +81,10 @@ class ScoreRow:
     criterion: str
     value: float | None
     status: str
+    panel: str = ""
+    condition: str = ""
+    subset: str = ""
+    paired_with: str = ""
 
     def __post_init__(self) -> None:
         if self.status not in ALL_STATUSES:
@@ -79,11 +106,13 @@ def scores_frame(rows: list[ScoreRow]) -> pd.DataFrame:
 
 def coerce_scores(frame: pd.DataFrame) -> pd.DataFrame:
     """Cast a frame holding the score columns to the contract's dtypes and column order."""
-    missing = [c for c in SCORE_COLUMNS if c not in frame.columns]
+    missing = [c for c in SCORE_COLUMNS if c not in frame.columns and c not in OPTIONAL_COLUMNS]
     if missing:
         raise ValueError(f"scores table lacks columns: {', '.join(missing)}")
+    frame = frame.assign(**{c: "" for c in OPTIONAL_COLUMNS if c not in frame.columns})
     out = frame.loc[:, list(SCORE_COLUMNS)].copy()
-    for col in ("benchmark", "system", "instance_id", "track", "component", "judge", "criterion", "status"):
+    text_columns = [c for c in SCORE_COLUMNS if c not in ("index", "value")]
+    for col in text_columns:
         out[col] = out[col].astype("string").fillna("").astype(str)
     out["index"] = out["index"].astype("int64")
     out["value"] = out["value"].astype("float64")

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from data._corrupt import CASES, Case
+from omnieval.benchmarks.storybench._dataset import load_storybench
+from omnieval.benchmarks.storybench._fingerprint import fingerprint_storybench
 from omnieval.cli import main
-from omnieval.data import fingerprint_storybench, load_storybench
 
 
 def test_valid_sample_prints_summary(sample_root: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -30,10 +30,10 @@ def test_oracle_beats_copy_current_beats_shuffled(tmp_path: Path) -> None:
         }
     )
     state = validate.run(config)
-    assert len(state.transitions) >= 16
+    assert len(state.instances) >= 16
     for system in config.systems:
-        generate.run(config, system, state.transitions, state.digest)
-        metrics.run(config, system, state.transitions, state.digest)
+        generate.run(config, system, state.instances, state.digest)
+        metrics.run(config, system, state.instances, state.digest)
     outcome = report.run(config, state.digest)
     board = json.loads(outcome.leaderboard_path.read_text())
     valid = {name: entry["valid_only"] for name, entry in board["systems"].items()}

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from omnieval.data import SPEECH_LABELS, load_storybench
+from omnieval.benchmarks.storybench._dataset import load_storybench
+from omnieval.benchmarks.storybench._schema import SPEECH_LABELS
 from omnieval.errors import OmnievalError
 from omnieval.sample import BOOKS, build_rows, write_sample
 

@@ -16,6 +16,7 @@ from omnieval.errors import OmnievalError
 # Order = order in `omnieval --help`. A module missing here is simply not offered.
 _SUBCOMMAND_MODULES = (
     "_run",
+    "_benchmarks",
     "_validate",
     "_metrics",
     "_judge",
@@ -31,8 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="omnieval",
         description=(
-            "Evaluate omnimodal generation systems (Omni-StoryBench, OmniACBench, PRISM-Bench): "
-            "versioned data, gated stages, LLM judges, statistics, MLflow tracking."
+            "Evaluate omnimodal generation systems on the registered benchmarks (omnieval "
+            "benchmarks lists them): versioned data, gated stages, LLM judges, statistics, MLflow."
         ),
     )
     from omnieval import __version__

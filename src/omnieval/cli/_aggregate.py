@@ -12,12 +12,14 @@ from typing import Any
 def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
     parser = sub.add_parser(
         "aggregate",
-        help="aggregate a scores table (valid-only and zero-filled, per component, Total Average)",
+        help="aggregate a scores table the way its benchmark defines (leaderboard as JSON or a table)",
         description=(
-            "Aggregate a scores table (FORMATS.md section 3) under both policies: valid-only (mean over "
-            "valid examples) and zero-filled (missing or invalid records count 0 over a fixed number of "
-            "instances). Prints every component, per-judge and per-criterion breakdowns, the Total "
-            "Average with the components it covers, and output completeness per modality."
+            "Aggregate a scores table (FORMATS.md section 3); the table's benchmark column decides how "
+            "(FORMATS.md section 7). Story continuation: both policies, valid-only (mean over valid "
+            "examples) and zero-filled (missing or invalid records count 0 over a fixed number of "
+            "instances), every component, per-judge and per-criterion breakdowns, the Total Average "
+            "with the components it covers. Acoustic control: per system and input condition, WER, "
+            "delta-WPM, PER, VFR@0.3 and evaluator accuracies in percent, with what was not computed."
         ),
     )
     parser.add_argument("scores", type=Path, metavar="SCORES.parquet", help="the scores table")
@@ -49,45 +51,71 @@ def _fmt(x: float | None, digits: int = 3) -> str:
     return "-" if x is None else f"{x:.{digits}f}"
 
 
+def _benchmark_of(scores: Any, path: Path) -> Any:
+    """The registered benchmark named by the table's ``benchmark`` column (exactly one)."""
+    from omnieval.benchmarks import BENCHMARKS
+    from omnieval.errors import DataError
+
+    names = sorted(set(scores["benchmark"]))
+    if len(names) != 1:
+        raise DataError(
+            f"{path}: a scores table holds one benchmark; found {', '.join(map(repr, names)) or 'no rows'}"
+        )
+    if names[0] not in BENCHMARKS:
+        raise DataError(
+            f"{path}: benchmark column: unknown benchmark {names[0]!r}; known: {', '.join(BENCHMARKS.names())}"
+        )
+    return BENCHMARKS.get(names[0])
+
+
 def handler(args: argparse.Namespace) -> int:
-    from omnieval.analysis import aggregate
     from omnieval.errors import DataError
     from omnieval.jsonio import write_json_atomic
 
     if args.n_instances is not None and args.n_instances < 1:
         raise DataError("--n-instances must be at least 1")
-    agg = aggregate(_load(args.scores), n_instances=args.n_instances)
-    doc = agg.to_dict()
+    scores = _load(args.scores)
+    bench = _benchmark_of(scores, args.scores)
+    doc = bench.leaderboard(scores, n_instances=args.n_instances).document
     text = json.dumps(doc, indent=2)
     if args.out is not None:
         write_json_atomic(args.out, doc, ensure_ascii=True, default=None)
     if args.json:
         sys.stdout.write(text + "\n")
         return 0
+    if "components" not in doc:
+        sys.stdout.write(bench.leaderboard_text(doc) + "\n")
+        return 0
 
     from rich.console import Console
     from rich.table import Table
 
+    from omnieval.analysis._rankings import leaderboard_ranking
+    from omnieval.report import coverage_lines
+
+    # Totals over different component sets are ranked only within their coverage group.
+    ranking = leaderboard_ranking(doc)
     table = Table(title=f"{doc['benchmark']}: {doc['n_instances']} instances")
+    table.add_column("rank", justify="right")
     table.add_column("system")
     for c in doc["components"]:
         table.add_column(c, justify="right")
     table.add_column("total (valid-only)", justify="right")
     table.add_column("total (zero-filled)", justify="right")
-    ranked = sorted(
-        doc["systems"].items(),
-        key=lambda kv: -(kv[1]["valid_only"]["total_average"] or float("-inf")),
-    )
-    for name, entry in ranked:
+    table.add_column("covers", justify="right")
+    for row in ranking.rows:
+        entry = doc["systems"][row.system]
         vo, zf = entry["valid_only"], entry["zero_filled"]
         table.add_row(
-            name,
+            row.label,
+            row.system,
             *(_fmt(vo[c]) for c in doc["components"]),
             _fmt(vo["total_average"]),
             _fmt(zf["total_average"]),
+            f"{len(vo['total_average_components'])}/{ranking.n_components}",
         )
     console = Console()
     console.print(table)
-    if doc["not_computed"]:
-        console.print(f"not computed (excluded from the Total Average): {', '.join(doc['not_computed'])}")
+    for line in coverage_lines(doc):
+        console.print(line, markup=False, highlight=False)
     return 0

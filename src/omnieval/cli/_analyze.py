@@ -14,7 +14,7 @@ def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
         "analyze",
         help="run the statistical analyses (bootstrap, sensitivity, agreement, ...) on a scores table",
         description=(
-            "Run the analyses of Omni-StoryBench's appendices E.6 and F.1-F.8 on a scores table and write "
+            "Run the story-continuation analyses (the paper's appendices E.6 and F.1-F.8) on a scores table and write "
             "one <name>.json (plus <name>.png where a plot helps) per analysis into --out. Analyses the "
             "table cannot support (too few systems, a track not computed, no human ratings) write "
             '{"status": "skipped", "reason": ...}. Use --list to see the analyses.'

@@ -17,7 +17,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "judge",
         help="LLM-as-judge tools: parse a raw judge answer, list panels and prompt versions",
         description=(
-            "Tools around the storybench LLM judges. Judging itself runs inside `omnieval run`; "
+            "Tools around the LLM judges. Judging itself runs inside `omnieval run`; "
             "these subcommands show how a raw answer is read and which panels and prompts exist."
         ),
     )

@@ -1,4 +1,4 @@
-"""``omnieval validate DIR``: strict checks of an Omni-StoryBench folder, optional gate and manifest."""
+"""``omnieval validate DIR``: strict checks of a dataset folder, optional gate and fingerprint manifest."""
 
 from __future__ import annotations
 
@@ -12,22 +12,25 @@ from typing import Any
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser(
         "validate",
-        help="check an Omni-StoryBench folder (release layout) and print its fingerprint digest",
+        help="check a dataset folder of any registered benchmark and print its fingerprint digest",
         description=(
-            "Strictly validate an Omni-StoryBench folder in the public release layout: required "
-            "columns, ids, unique ids, non-empty strings, speech label vocabularies, characters JSON, "
-            "paths inside the folder, decodable images, UTF-8 texts equal to their columns, metadata "
-            "and sample JSON files that agree with their row. Every problem is listed with its row, "
-            "field and file. Exit status: 0 valid, 2 invalid."
+            "Strictly validate a dataset folder. The benchmark is detected from the folder's layout "
+            "(the story-continuation release parquet, or a manifest.jsonl) or given with --benchmark. "
+            "Every problem is listed with its row or line (and id), its field and its file. "
+            "Exit status: 0 valid, 2 invalid."
         ),
     )
+    parser.add_argument("dir", type=Path, metavar="DIR", help="dataset folder")
     parser.add_argument(
-        "dir", type=Path, metavar="DIR", help="dataset folder (holds data/omni_storybench.parquet)"
+        "--benchmark",
+        metavar="NAME",
+        default=None,
+        help="benchmark whose format DIR is in (default: detected; `omnieval benchmarks` lists them)",
     )
     parser.add_argument(
         "--gate",
         action="store_true",
-        help="also run the Great Expectations gate (expectations/storybench_dataset.json)",
+        help="also run the benchmark's Great Expectations gate (expectations/<benchmark>_dataset.json)",
     )
     parser.add_argument(
         "--gate-out",
@@ -45,33 +48,58 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     parser.set_defaults(func=_validate)
 
 
+def _fail(outcome: dict[str, Any], as_json: bool, header: str, problems: list[str]) -> int:
+    outcome["ok"] = False
+    outcome["problems"] = problems
+    if as_json:
+        print(json.dumps(outcome, indent=2))
+    print(f"error: {header}", file=sys.stderr)
+    for problem in problems:
+        print(f"  - {problem}", file=sys.stderr)
+    return 2
+
+
 def _validate(args: argparse.Namespace) -> int:
-    from omnieval.data import fingerprint_storybench, validate_storybench, write_manifest
+    from omnieval.benchmarks import BENCHMARKS, detect_benchmark
+    from omnieval.data import write_manifest
+    from omnieval.errors import ConfigError
 
     root: Path = args.dir
-    report = validate_storybench(root)
-    outcome: dict[str, Any] = {"dataset": str(root), "ok": report.ok, "n_rows": report.n_rows}
+    outcome: dict[str, Any] = {"dataset": str(root), "ok": False}
+    if args.benchmark is not None:
+        if args.benchmark not in BENCHMARKS:
+            raise ConfigError(f"unknown benchmark {args.benchmark!r}; known: {', '.join(BENCHMARKS.names())}")
+        bench = BENCHMARKS.get(args.benchmark)
+    elif not root.is_dir():
+        return _fail(outcome, args.json, f"{root} is not a folder", [f"{root}: dataset folder not found"])
+    else:
+        found = detect_benchmark(root)
+        if found is None:
+            markers = ", ".join(f"{BENCHMARKS.get(n).dataset_marker} ({n})" for n in BENCHMARKS.names())
+            return _fail(
+                outcome,
+                args.json,
+                f"cannot tell which benchmark {root} belongs to",
+                [f"{root}: none of {markers} found; pass --benchmark NAME"],
+            )
+        bench = found
+    outcome["benchmark"] = bench.name
+    report = bench.validate(root)
+    outcome["n_rows"] = report.n_rows
     if not report.ok:
-        outcome["problems"] = list(report.problems)
-        if args.json:
-            print(json.dumps(outcome, indent=2))
         n = len(report.problems)
-        print(
-            f"error: dataset {root} failed validation ({n} problem{'s' if n != 1 else ''}):", file=sys.stderr
+        return _fail(
+            outcome,
+            args.json,
+            f"dataset {root} failed validation ({n} problem{'s' if n != 1 else ''}; {bench.name}):",
+            list(report.problems),
         )
-        for problem in report.problems:
-            print(f"  - {problem}", file=sys.stderr)
-        return 2
-
-    assert report.dataset is not None
-    dataset = report.dataset
-    manifest = fingerprint_storybench(dataset)
-    outcome.update({"n_books": len(dataset.books), "digest": manifest.digest})
+    manifest = bench.fingerprint(report.dataset)
+    summary = bench.dataset_summary(report.dataset)
+    outcome.update({"ok": True, **summary.facts, "digest": manifest.digest})
 
     if args.gate:
-        from omnieval.gates import gate_storybench_dataset
-
-        gate = gate_storybench_dataset(root, args.gate_out)
+        gate = bench.gate(root, args.gate_out)
         outcome["gate"] = {"suite": gate.suite, "success": gate.success, "evaluated": gate.evaluated}
         if not gate.success:
             outcome["ok"] = False
@@ -88,7 +116,7 @@ def _validate(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(outcome, indent=2))
         return 0
-    print(f"ok: {root}: {report.n_rows} transitions from {len(dataset.books)} books")
+    print(f"ok: {root}: {summary.text} ({bench.name})")
     print(f"digest: {manifest.digest}")
     if args.gate:
         print(f"gate {outcome['gate']['suite']}: passed ({outcome['gate']['evaluated']} expectations)")

@@ -1,8 +1,6 @@
-"""Dataset loaders, strict validation and fingerprints.
+"""Dataset building blocks shared by every benchmark: file checks, records, fingerprint manifests.
 
-Omni-StoryBench (FORMATS.md section 1): :func:`load_storybench` gives typed :class:`Transition`
-records in parquet row order or raises :class:`~omnieval.errors.DataError` listing every problem;
-:func:`validate_storybench` reports without raising; :func:`fingerprint_storybench` hashes it all.
+Each benchmark's own loader and validator live in its package under :mod:`omnieval.benchmarks`.
 """
 
 from omnieval.data._files import (
@@ -18,7 +16,8 @@ from omnieval.data._fingerprint import (
     FileEntry,
     Manifest,
     TextEntry,
-    fingerprint_storybench,
+    file_entry,
+    manifest_digest,
     normalize_text,
     sha256_text,
     write_manifest,
@@ -31,28 +30,8 @@ from omnieval.data._records import (
     TaskInputs,
     Transition,
 )
-from omnieval.data._schema import (
-    PARQUET_RELPATH,
-    PATH_COLUMNS,
-    REQUIRED_COLUMNS,
-    SAMPLE_LAYOUT,
-    SPEECH_LABELS,
-    SampleField,
-    expected_id,
-)
-from omnieval.data._storybench import (
-    StoryBenchDataset,
-    ValidationReport,
-    load_storybench,
-    validate_storybench,
-)
 
 __all__ = [
-    "PARQUET_RELPATH",
-    "PATH_COLUMNS",
-    "REQUIRED_COLUMNS",
-    "SAMPLE_LAYOUT",
-    "SPEECH_LABELS",
     "BookMetadata",
     "Character",
     "FileEntry",
@@ -60,23 +39,18 @@ __all__ = [
     "Manifest",
     "NextPageCondition",
     "Resolved",
-    "SampleField",
-    "StoryBenchDataset",
     "TargetSpeech",
     "TaskInputs",
     "TextEntry",
     "Transition",
-    "ValidationReport",
-    "expected_id",
-    "fingerprint_storybench",
+    "file_entry",
     "image_problem",
-    "load_storybench",
+    "manifest_digest",
     "normalize_text",
     "parse_characters",
     "read_json_file",
     "read_text_file",
     "resolve_in_root",
     "sha256_text",
-    "validate_storybench",
     "write_manifest",
 ]

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from omnieval.data._storybench import StoryBenchDataset
 from omnieval.hashing import sha256_file
 from omnieval.jsonio import write_json_atomic
 
@@ -88,52 +87,13 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(normalize_text(text).encode("utf-8")).hexdigest()
 
 
-def fingerprint_storybench(dataset: StoryBenchDataset) -> Manifest:
-    """Hash the parquet, every referenced file and every instance's normalized texts.
-
-    Files used by several rows (a page is the next page of one transition and the current page of
-    the following one) are listed once. Absolute paths never enter the digest, so the same data in
-    another folder has the same digest.
-    """
-    root = dataset.root
-    referenced: set[Path] = set()
-    for t in dataset.transitions:
-        referenced.update(p for p in _paths(t) if p is not None)
-    files = tuple(sorted((_entry(root, p) for p in referenced), key=lambda e: e.path))
-    texts: list[TextEntry] = []
-    for t in dataset.transitions:
-        values = {
-            "current_text": t.current_text,
-            "next_text": t.next_text,
-            "scene": t.condition.scene,
-            "text_instruction": t.condition.text_content,
-            "ambient_sound": t.condition.ambient_sound,
-            "speech_utterance": t.target_speech.line,
-        }
-        texts.extend(TextEntry(t.id, name, sha256_text(values[name])) for name in TEXT_FIELDS)
-    parquet = _entry(root, dataset.parquet_path)
-    texts_sorted = tuple(sorted(texts, key=lambda e: (e.id, e.field)))
-    digest = _digest(len(dataset.transitions), parquet, files, texts_sorted)
-    return Manifest(len(dataset.transitions), parquet, files, texts_sorted, digest)
-
-
 def write_manifest(manifest: Manifest, path: Path) -> Path:
     """Write the manifest as indented JSON, atomically (temporary file, then rename)."""
     return write_json_atomic(path, manifest.to_dict())
 
 
-def _paths(t: Any) -> Iterable[Path | None]:
-    return (
-        t.current_image,
-        t.next_image,
-        t.current_text_path,
-        t.next_text_path,
-        t.sample_path,
-        t.metadata_path,
-    )
-
-
-def _entry(root: Path, path: Path) -> FileEntry:
+def file_entry(root: Path, path: Path) -> FileEntry:
+    """The manifest entry of ``path``: its path relative to ``root``, size (bytes) and SHA-256."""
     rel = path.resolve().relative_to(root.resolve()).as_posix()
     return FileEntry(rel, path.stat().st_size, sha256_file(path))
 
@@ -142,7 +102,10 @@ def _file_dict(entry: FileEntry) -> dict[str, Any]:
     return {"path": entry.path, "size": entry.size, "sha256": entry.sha256}
 
 
-def _digest(n_rows: int, parquet: FileEntry, files: Iterable[FileEntry], texts: Iterable[TextEntry]) -> str:
+def manifest_digest(
+    n_rows: int, parquet: FileEntry, files: Iterable[FileEntry], texts: Iterable[TextEntry]
+) -> str:
+    """One SHA-256 over the row count, the table file, every file entry and every text entry (order-free)."""
     lines = [f"manifest\t{MANIFEST_VERSION}", f"rows\t{n_rows}", f"parquet\t{parquet.path}\t{parquet.sha256}"]
     lines.extend(f"file\t{e.path}\t{e.sha256}" for e in files)
     lines.extend(f"text\t{e.id}\t{e.field}\t{e.sha256}" for e in texts)

@@ -8,15 +8,10 @@ from omnieval.gates._core import (
     FailedExpectation,
     GateResult,
     enforce,
+    expectations_dir,
     load_suite_json,
     validate_frame,
     write_result,
-)
-from omnieval.gates._storybench import (
-    expectations_dir,
-    gate_storybench_dataset,
-    helper_columns,
-    storybench_gate_frame,
 )
 
 __all__ = [
@@ -27,10 +22,7 @@ __all__ = [
     "enforce",
     "expectations_dir",
     "gate_candidates",
-    "gate_storybench_dataset",
-    "helper_columns",
     "load_suite_json",
-    "storybench_gate_frame",
     "validate_frame",
     "write_result",
 ]

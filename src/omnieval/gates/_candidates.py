@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from omnieval.candidates import OUTPUT_FILES, Modality, output_path, read_candidate
-from omnieval.gates._core import GateResult, validate_frame
+from omnieval.gates._core import GateResult, expectations_dir, validate_frame
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -85,8 +85,6 @@ def gate_candidates(
     Returns:
         The result; its ``notes`` count missing outputs per modality (never a failure by themselves).
     """
-    from omnieval.gates._storybench import expectations_dir
-
     frame = candidates_gate_frame(candidates_root, n_rows, modalities)
     notes = []
     missing = Counter(frame.loc[frame["status"] == "missing_output", "modality"])

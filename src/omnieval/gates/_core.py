@@ -310,3 +310,14 @@ def _is_int(value: object) -> bool:
     except (TypeError, ValueError):
         return False
     return True
+
+
+def expectations_dir() -> Path:
+    """The ``expectations/`` folder: ``$OMNIEVAL_EXPECTATIONS``, else the source checkout's, else ``./``."""
+    import os
+
+    override = os.environ.get("OMNIEVAL_EXPECTATIONS")
+    if override:
+        return Path(override)
+    checkout = Path(__file__).resolve().parents[3] / "expectations"
+    return checkout if checkout.is_dir() else Path.cwd() / "expectations"

@@ -18,7 +18,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--size", type=int, default=256, help="illustration size in pixels (default 256)")
     args = parser.parse_args(argv)
 
-    from omnieval.data import validate_storybench
+    from omnieval.benchmarks.storybench._dataset import validate_storybench
     from omnieval.errors import OmnievalError
     from omnieval.sample import write_sample
 

@@ -13,7 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from omnieval.data._schema import PARQUET_RELPATH, REQUIRED_COLUMNS, expected_id, sample_object
+from omnieval.benchmarks.storybench._schema import (
+    PARQUET_RELPATH,
+    REQUIRED_COLUMNS,
+    expected_id,
+    sample_object,
+)
 from omnieval.errors import OmnievalError
 from omnieval.jsonio import write_json_atomic
 from omnieval.sample._books import BOOKS, Book

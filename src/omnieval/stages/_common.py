@@ -37,8 +37,10 @@ class StatePaths:
     def gates(self) -> Path:
         return self.root / "gates"
 
-    def candidates(self, system: str) -> Path:
-        return self.root / "candidates" / system
+    def candidates(self, system: str, condition: str = "") -> Path:
+        """Candidate folder of one system (and input condition, for benchmarks that have them)."""
+        folder = self.root / "candidates" / system
+        return folder / condition if condition else folder
 
     def metrics(self, system: str) -> Path:
         return self.root / "metrics" / f"{system}.parquet"

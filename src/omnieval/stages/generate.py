@@ -1,5 +1,8 @@
 """Stage ``generate``: one system under test writes its candidate layout, then the candidates gate.
 
+For benchmarks with input conditions the system runs once per condition the suite chooses, each
+into its own folder (``candidates/<system>/<condition>/``).
+
 python -m omnieval.stages.generate --suite pipelines/nightly.yaml --system oracle
 """
 
@@ -7,11 +10,11 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from omnieval.config import SuiteConfig
-from omnieval.data import Transition
 from omnieval.errors import ConfigError
 from omnieval.progress import note, progress_bar
 from omnieval.stages._common import (
@@ -20,6 +23,7 @@ from omnieval.stages._common import (
     is_fresh,
     read_json,
     state_paths,
+    tree_digest,
     write_json,
     write_stamp,
 )
@@ -31,9 +35,11 @@ class GenerateOutcome:
     system: str
     candidates_root: Path
     skipped: bool
+    roots: dict[str, Path] = field(default_factory=dict)
+    """Condition -> candidate root (``""`` for benchmarks without conditions)."""
 
 
-def _build_system(config: SuiteConfig, system_id: str) -> object:
+def _build_system(config: SuiteConfig, system_id: str, condition: str) -> object:
     from omnieval.systems import SYSTEMS
 
     try:
@@ -45,66 +51,91 @@ def _build_system(config: SuiteConfig, system_id: str) -> object:
     if spec.seed is not None:
         kwargs["seed"] = spec.seed
     if spec.path is not None:
-        kwargs["path"] = spec.path
+        # Imported outputs of a benchmark with conditions sit in one subfolder per condition.
+        per_condition = Path(spec.path) / condition
+        kwargs["path"] = str(per_condition) if condition and per_condition.is_dir() else spec.path
+    if spec.kind == "import":
+        kwargs["modalities"] = config.bench.modalities
     return factory(**kwargs)
 
 
-def run(
-    config: SuiteConfig, system_id: str, transitions: Sequence[Transition], dataset_digest: str
-) -> GenerateOutcome:
-    from omnieval.gates import enforce, gate_candidates
+def candidate_roots(config: SuiteConfig, system_id: str) -> dict[str, Path]:
+    """Condition -> resolved candidate root of one system (follows an import's pointer)."""
     from omnieval.systems import resolve_candidates_root
 
+    paths = state_paths(config)
+    return {c: resolve_candidates_root(paths.candidates(system_id, c)) for c in config.run_conditions}
+
+
+def run(
+    config: SuiteConfig, system_id: str, instances: Sequence[Any], dataset_digest: str
+) -> GenerateOutcome:
+    from omnieval.candidates import Modality
+    from omnieval.gates import enforce, gate_candidates
+
+    bench = config.bench
     paths = state_paths(config)
     out = paths.candidates(system_id)
     spec = config.systems.get(system_id)
     extra = ""
     if spec is not None and spec.kind == "import" and spec.path:
-        from omnieval.stages._common import tree_digest
-
         extra = tree_digest(Path(spec.path))
     key = content_key(
         stage="generate",
         dataset=dataset_digest,
-        rows=[t.id for t in transitions],
+        rows=[i.id for i in instances],
         system=spec.model_dump() if spec else None,
+        conditions=list(config.run_conditions),
         imported=extra,
         code=code_digest(),
     )
     stage = f"generate@{system_id}"
     if is_fresh(paths, stage, key, [out]):
         note(f"[generate] {system_id}: unchanged, reusing {out}")
-        return GenerateOutcome(system_id, resolve_candidates_root(out), True)
-    system = _build_system(config, system_id)
+        roots = candidate_roots(config, system_id)
+        return GenerateOutcome(system_id, next(iter(roots.values())), True, roots)
     if out.exists():
         shutil.rmtree(out)
-    out.mkdir(parents=True)
-    with progress_bar(f"generate {system_id}", len(transitions)) as update:
-        summary = system.generate(transitions, out, progress=update)  # type: ignore[attr-defined]
-    write_json(
-        out.parent / f"{system_id}.summary.json",
-        {
-            "system": system_id,
+    # Valid index folders are those of the whole dataset, even when the suite evaluates a prefix.
+    n_rows = int(read_json(paths.dataset_manifest).get("n_rows", len(instances)))
+    modalities = tuple(Modality(m) for m in bench.modalities)
+    summaries: dict[str, Any] = {}
+    for condition in config.run_conditions:
+        target = paths.candidates(system_id, condition)
+        target.mkdir(parents=True)
+        system = _build_system(config, system_id, condition)
+        label = f"generate {system_id}" + (f" [{condition}]" if condition else "")
+        with progress_bar(label, len(instances)) as update:
+            summary = bench.generate(system, instances, target, condition=condition, progress=update)
+        summaries[condition] = {
             "kind": summary.kind,
             "written": summary.written,
             "missing": summary.missing,
             "lineage": summary.lineage,
-        },
+        }
+        gate_name = f"candidates-{system_id}" + (f"-{condition}" if condition else "")
+        gate = gate_candidates(
+            candidate_roots(config, system_id)[condition],
+            n_rows,
+            paths.gates / f"{gate_name}.json",
+            modalities=modalities,
+        )
+        enforce(gate)
+    only = summaries.get("")
+    write_json(
+        out.parent / f"{system_id}.summary.json",
+        {"system": system_id, **only} if only is not None else {"system": system_id, "conditions": summaries},
     )
-    root = resolve_candidates_root(out)
-    # Valid index folders are those of the whole dataset, even when the suite evaluates a prefix.
-    n_rows = int(read_json(paths.dataset_manifest).get("n_rows", len(transitions)))
-    gate = gate_candidates(root, n_rows, paths.gates / f"candidates-{system_id}.json")
-    enforce(gate)
     write_stamp(paths, stage, key)
-    return GenerateOutcome(system_id, root, False)
+    roots = candidate_roots(config, system_id)
+    return GenerateOutcome(system_id, next(iter(roots.values())), False, roots)
 
 
 def main(argv: list[str] | None = None) -> int:
     def body(cfg: SuiteConfig, args: object) -> None:
-        from omnieval.stages.validate import dataset_digest, load_transitions
+        from omnieval.stages.validate import dataset_digest, load_instances
 
-        run(cfg, args.system, load_transitions(cfg), dataset_digest(state_paths(cfg)))  # type: ignore[attr-defined]
+        run(cfg, args.system, load_instances(cfg), dataset_digest(state_paths(cfg)))  # type: ignore[attr-defined]
 
     return stage_main("generate", body, argv, needs_system=True)
 

@@ -1,17 +1,18 @@
 """Stage ``judge``: every configured panel over every system, model-major, through the response cache.
 
+Only benchmarks with judge tracks have panels (the suite check refuses panels elsewhere).
+
 python -m omnieval.stages.judge --suite pipelines/nightly.yaml
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from omnieval.config import SuiteConfig
-from omnieval.data import Transition
 from omnieval.progress import note, progress_bar
 from omnieval.stages._common import (
     code_digest,
@@ -34,29 +35,9 @@ class JudgeOutcome:
     skipped: bool
 
 
-class _AudioDescriber:
-    """The cpu panel's speech cascade input; ``version`` keys the judges' cache of descriptions."""
-
-    @property
-    def version(self) -> str:
-        from omnieval.metrics._spec import SPEECH_META
-
-        return f"speech_meta:{SPEECH_META.version}"
-
-    def __call__(self, path: Path) -> Mapping[str, object]:
-        from omnieval.metrics import describe_audio
-
-        attributes: Mapping[str, object] = describe_audio(path).to_dict()
-        return attributes
-
-
-_describe_audio = _AudioDescriber()
-
-
-def run(config: SuiteConfig, transitions: Sequence[Transition], dataset_digest: str) -> JudgeOutcome:
+def run(config: SuiteConfig, instances: Sequence[Any], dataset_digest: str) -> JudgeOutcome:
     import pandas as pd
 
-    from omnieval.judges import run_judges
     from omnieval.scores import SCORE_COLUMNS, write_scores
     from omnieval.systems import resolve_candidates_root
 
@@ -67,9 +48,10 @@ def run(config: SuiteConfig, transitions: Sequence[Transition], dataset_digest: 
     key = content_key(
         stage="judge",
         dataset=dataset_digest,
-        rows=[t.id for t in transitions],
+        rows=[i.id for i in instances],
         candidates={sid: tree_digest(root) for sid, root in candidates.items()},
-        panels=list(config.judges.panels),
+        panels=list(config.panels),
+        metrics=config.metrics.model_dump(mode="json"),
         code=code_digest(),
     )
     if is_fresh(paths, "judge", key, [scores_path, judgments_path]):
@@ -82,24 +64,24 @@ def run(config: SuiteConfig, transitions: Sequence[Transition], dataset_digest: 
     tags: dict[str, str] = {}
     calls = hits = 0
 
-    for panel in config.judges.panels:
-        with progress_bar(f"judge {panel}", len(transitions) * len(candidates)) as update:
+    for panel in config.panels:
+        with progress_bar(f"judge {panel}", len(instances) * len(candidates)) as update:
 
             def report(_label: str, done: int, total: int, _update: Any = update) -> None:
                 _update(done, total)
 
-            result = run_judges(
-                transitions,
+            result = config.bench.judge(
+                instances,
                 candidates,
                 panel=panel,
+                metrics_config=config.metrics,
                 cache_dir=paths.cache / "judges",
-                describe_audio=_describe_audio,
                 progress=report,
             )
         score_frames.append(result.scores)
-        judgment_frames.append(result.judgments.assign(panel=panel))
+        judgment_frames.append(result.judgments)
         lineage[panel] = result.lineage
-        tags.update(result.mlflow_tags())
+        tags.update(result.mlflow_tags)
         calls += result.model_calls
         hits += result.cache_hits
         note(f"[judge] panel {panel}: {result.model_calls} model calls, {result.cache_hits} cache hits")
@@ -124,9 +106,9 @@ def run(config: SuiteConfig, transitions: Sequence[Transition], dataset_digest: 
 
 def main(argv: list[str] | None = None) -> int:
     def body(cfg: SuiteConfig, _args: object) -> None:
-        from omnieval.stages.validate import dataset_digest, load_transitions
+        from omnieval.stages.validate import dataset_digest, load_instances
 
-        run(cfg, load_transitions(cfg), dataset_digest(state_paths(cfg)))
+        run(cfg, load_instances(cfg), dataset_digest(state_paths(cfg)))
 
     return stage_main("judge", body, argv)
 

@@ -1,5 +1,8 @@
 """Stage ``metrics``: automatic metrics of one system's candidates into scores-table rows.
 
+The suite's benchmark decides which metrics run; its typed ``metrics:`` block (resolved, with every
+default filled in) is part of the stage's content key.
+
 python -m omnieval.stages.metrics --suite pipelines/nightly.yaml --system oracle
 """
 
@@ -8,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from omnieval.config import SuiteConfig
-from omnieval.data import Transition
 from omnieval.progress import note, progress_bar
 from omnieval.stages._common import (
     code_digest,
@@ -33,35 +36,33 @@ class MetricsOutcome:
     skipped: bool
 
 
-def run(
-    config: SuiteConfig, system_id: str, transitions: Sequence[Transition], dataset_digest: str
-) -> MetricsOutcome:
-    from omnieval.metrics import MetricsConfig, compute_storybench_metrics
+def run(config: SuiteConfig, system_id: str, instances: Sequence[Any], dataset_digest: str) -> MetricsOutcome:
     from omnieval.scores import write_scores
-    from omnieval.systems import resolve_candidates_root
+    from omnieval.stages.generate import candidate_roots
 
     paths = state_paths(config)
-    candidates = resolve_candidates_root(paths.candidates(system_id))
+    candidates = candidate_roots(config, system_id)
     out = paths.metrics(system_id)
     key = content_key(
         stage="metrics",
         dataset=dataset_digest,
-        rows=[t.id for t in transitions],
-        candidates=tree_digest(candidates),
-        metrics=config.metrics,
+        rows=[i.id for i in instances],
+        candidates={c: tree_digest(root) for c, root in candidates.items()},
+        metrics=config.metrics.model_dump(mode="json"),
         code=code_digest(),
     )
     stage = f"metrics@{system_id}"
     if is_fresh(paths, stage, key, [out]):
         note(f"[metrics] {system_id}: unchanged, reusing {out}")
         return MetricsOutcome(system_id, out, 0, 0, True)
-    with progress_bar(f"metrics {system_id}", len(transitions)) as update:
-        result = compute_storybench_metrics(
-            transitions,
+    total = len(instances) * len(candidates)
+    with progress_bar(f"metrics {system_id}", total) as update:
+        result = config.bench.compute_metrics(
+            instances,
             system_id,
             candidates,
+            config=config.metrics,
             cache_dir=paths.cache / "metrics",
-            config=MetricsConfig(**config.metrics),
             progress=update,
         )
     write_scores(result.scores, out)
@@ -76,9 +77,9 @@ def run(
 
 def main(argv: list[str] | None = None) -> int:
     def body(cfg: SuiteConfig, args: object) -> None:
-        from omnieval.stages.validate import dataset_digest, load_transitions
+        from omnieval.stages.validate import dataset_digest, load_instances
 
-        run(cfg, args.system, load_transitions(cfg), dataset_digest(state_paths(cfg)))  # type: ignore[attr-defined]
+        run(cfg, args.system, load_instances(cfg), dataset_digest(state_paths(cfg)))  # type: ignore[attr-defined]
 
     return stage_main("metrics", body, argv, needs_system=True)
 

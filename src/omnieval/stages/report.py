@@ -1,4 +1,7 @@
-"""Stage ``report``: the suite's scores table, leaderboard (both policies), analyses and report.html.
+"""Stage ``report``: the suite's scores table, leaderboard, analyses and report.html.
+
+The benchmark aggregates (``leaderboard.json`` holds its document and the per-system MLflow
+metrics, so the track stage logs exactly these numbers), runs its analyses and renders the page.
 
 python -m omnieval.stages.report --suite pipelines/nightly.yaml
 """
@@ -23,6 +26,9 @@ from omnieval.stages._common import (
 )
 from omnieval.stages._main import stage_main
 
+MLFLOW_METRICS_KEY = "mlflow_metrics"
+"""Key of ``leaderboard.json`` holding system -> {MLflow metric key: value}."""
+
 
 @dataclass(frozen=True)
 class ReportOutcome:
@@ -42,25 +48,31 @@ def collect_scores(config: SuiteConfig) -> Any:
     paths = state_paths(config)
     frames = [read_scores(paths.metrics(sid)) for sid in config.systems]
     judge_scores = paths.judge_dir / "scores.parquet"
-    if config.judges.panels and judge_scores.is_file():
+    if config.panels and judge_scores.is_file():
         frames.append(read_scores(judge_scores))
     table = pd.concat(frames, ignore_index=True)
     return coerce_scores(
-        table.sort_values(["system", "index", "component", "judge", "criterion"], kind="stable")
+        table.sort_values(
+            ["system", "condition", "index", "component", "panel", "judge", "criterion"], kind="stable"
+        )
     )
 
 
+def leaderboard_document(board: dict[str, Any]) -> dict[str, Any]:
+    """``leaderboard.json`` without the MLflow metrics map (what people read)."""
+    return {k: v for k, v in board.items() if k != MLFLOW_METRICS_KEY}
+
+
 def run(config: SuiteConfig, dataset_digest: str) -> ReportOutcome:
-    from omnieval.analysis import AnalysisConfig, aggregate, run_analyses
-    from omnieval.report import leaderboard_table, write_report_html
     from omnieval.scores import write_scores
 
+    bench = config.bench
     paths = state_paths(config)
     out = paths.report_dir
     scores_path, leaderboard_path = out / "scores.parquet", out / "leaderboard.json"
     analyses_dir, report_path = out / "analyses", out / "report.html"
     inputs = {sid: file_digest(paths.metrics(sid)) for sid in config.systems}
-    inputs["judge"] = file_digest(paths.judge_dir / "scores.parquet") if config.judges.panels else "none"
+    inputs["judge"] = file_digest(paths.judge_dir / "scores.parquet") if config.panels else "none"
     key = content_key(
         stage="report",
         dataset=dataset_digest,
@@ -70,25 +82,28 @@ def run(config: SuiteConfig, dataset_digest: str) -> ReportOutcome:
     )
     if is_fresh(paths, "report", key, [scores_path, leaderboard_path, report_path]):
         note("[report] unchanged, reusing report")
-        print(leaderboard_table(read_json(leaderboard_path)))
+        print(bench.leaderboard_text(leaderboard_document(read_json(leaderboard_path))))
         return ReportOutcome(scores_path, leaderboard_path, analyses_dir, report_path, True)
 
     scores = collect_scores(config)
     write_scores(scores, scores_path)
     n_instances = int(scores["instance_id"].nunique())
-    agg = aggregate(scores, n_instances=n_instances)
-    board = {"suite": config.suite, "dataset_digest": dataset_digest, **agg.to_dict()}
-    write_json(leaderboard_path, board)
+    result = bench.leaderboard(scores, n_instances=n_instances)
+    board = {"suite": config.suite, "dataset_digest": dataset_digest, **result.document}
+    write_json(leaderboard_path, {**board, MLFLOW_METRICS_KEY: result.mlflow_metrics})
     outputs: dict[str, Any] = {}
     if config.analyses.enabled:
         note("[report] running analyses")
-        analysis_config = AnalysisConfig(
-            seed=config.analyses.seed, bootstrap_draws=config.analyses.bootstrap_draws
+        outputs = bench.run_analyses(
+            scores,
+            analyses_dir,
+            only=config.analyses.only,
+            seed=config.analyses.seed,
+            draws=config.analyses.bootstrap_draws,
         )
-        outputs = run_analyses(scores, analyses_dir, only=config.analyses.only, config=analysis_config)
-    write_report_html(report_path, config=config, leaderboard=board, analyses_dir=analyses_dir, state=paths)
+    bench.write_report(report_path, config=config, document=board, analyses_dir=analyses_dir)
     write_stamp(paths, "report", key, analyses=sorted(outputs))
-    print(leaderboard_table(board))
+    print(bench.leaderboard_text(board))
     return ReportOutcome(scores_path, leaderboard_path, analyses_dir, report_path, False)
 
 

@@ -64,24 +64,22 @@ def _resolved_config(config: SuiteConfig, metrics: dict[str, Any], judges: dict[
 
 
 def run(config: SuiteConfig, dataset_digest: str) -> TrackOutcome:
-    import pandas as pd
     import yaml
 
-    from omnieval.analysis import aggregate
     from omnieval.lineage import build_lineage
-    from omnieval.report import write_report_html
-    from omnieval.scores import read_scores
+    from omnieval.stages.report import MLFLOW_METRICS_KEY, leaderboard_document
     from omnieval.tracking import log_suite_run
 
+    bench = config.bench
     paths = state_paths(config)
     report = paths.report_dir
-    scores = read_scores(report / "scores.parquet")
-    agg = aggregate(scores, n_instances=int(scores["instance_id"].nunique()))
+    board = read_json(report / "leaderboard.json")
+    system_metrics: dict[str, dict[str, float]] = board.get(MLFLOW_METRICS_KEY, {})
     metrics_lineage, judge_lineage, systems = _lineage_parts(config, paths)
     lineage = build_lineage(
         suite=config.suite,
-        dataset_name=config.dataset.name,
-        dataset_path=config.dataset.path,
+        dataset_name=config.dataset_name,
+        dataset_path=config.dataset_path,
         dataset_digest=dataset_digest,
         code_digest=code_digest(),
         metrics=metrics_lineage,
@@ -93,13 +91,14 @@ def run(config: SuiteConfig, dataset_digest: str) -> TrackOutcome:
         },
     )
     tags = {
+        "omnieval.benchmark": bench.name,
         "omnieval.dataset.version": dataset_digest,
         "omnieval.dataset.dvc_md5": lineage["dataset"]["dvc_md5"],
         "omnieval.git_sha": lineage["code"]["git_sha"],
         **{k: str(v) for k, v in judge_lineage.get("mlflow_tags", {}).items()},
     }
     resolved = _resolved_config(config, metrics_lineage, judge_lineage)
-    dataset_frame = pd.read_parquet(config.dataset.path / "data" / "omni_storybench.parquet")
+    dataset_frame = bench.dataset_frame(config.dataset_path)
     folder_holder: dict[str, Path] = {}
 
     def build_run_folder(run_id: str, analysis_runs: dict[str, str]) -> Path:
@@ -112,21 +111,23 @@ def run(config: SuiteConfig, dataset_digest: str) -> TrackOutcome:
         if paths.gates.is_dir():
             _copy_tree(paths.gates, folder / "gates")
         for sid in config.systems:
-            pointer = paths.candidates(sid) / "IMPORTED.json"
-            if pointer.is_file():
-                (folder / "candidates" / sid).mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(pointer, folder / "candidates" / sid / "IMPORTED.json")
-            else:
-                _copy_tree(paths.candidates(sid), folder / "candidates" / sid)
-        for name in ("scores.parquet", "leaderboard.json"):
-            shutil.copyfile(report / name, folder / name)
+            for condition in config.run_conditions:
+                source = paths.candidates(sid, condition)
+                target = folder / "candidates" / sid / condition if condition else folder / "candidates" / sid
+                pointer = source / "IMPORTED.json"
+                if pointer.is_file():
+                    target.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(pointer, target / "IMPORTED.json")
+                else:
+                    _copy_tree(source, target)
+        shutil.copyfile(report / "scores.parquet", folder / "scores.parquet")
+        write_json(folder / "leaderboard.json", leaderboard_document(board))
         # Re-render the report now that the analysis runs exist, so it links each one.
-        write_report_html(
+        bench.write_report(
             folder / "report.html",
             config=config,
-            leaderboard=read_json(report / "leaderboard.json"),
+            document=leaderboard_document(board),
             analyses_dir=report / "analyses",
-            state=paths,
             analysis_runs=analysis_runs,
             run_id=run_id,
         )
@@ -142,10 +143,10 @@ def run(config: SuiteConfig, dataset_digest: str) -> TrackOutcome:
         config=resolved,
         tags=tags,
         dataset_frame=dataset_frame,
-        dataset_name=config.dataset.name,
-        dataset_source=str(config.dataset.path.resolve()),
+        dataset_name=config.dataset_name,
+        dataset_source=str(config.dataset_path.resolve()),
         dataset_digest=dataset_digest,
-        system_metrics={sid: agg.mlflow_metrics(sid) for sid in config.systems},
+        system_metrics={sid: system_metrics.get(sid, {}) for sid in config.systems},
         system_params={
             sid: {"kind": c.kind, "seed": c.seed, "path": c.path} for sid, c in config.systems.items()
         },
@@ -161,7 +162,9 @@ def run(config: SuiteConfig, dataset_digest: str) -> TrackOutcome:
     if config.tracking.wandb:
         from omnieval.tracking.wandb_log import log_to_wandb
 
-        log_to_wandb(config.suite, resolved, {sid: agg.mlflow_metrics(sid) for sid in config.systems}, folder)
+        log_to_wandb(
+            config.suite, resolved, {sid: system_metrics.get(sid, {}) for sid in config.systems}, folder
+        )
     note(f"[track] MLflow run {ids.parent}; run folder {folder}")
     return TrackOutcome(ids.parent, folder, ids.systems)
 

@@ -1,6 +1,7 @@
 """Stage ``validate``: strict dataset validation, the Great Expectations gate, the fingerprint manifest.
 
 Runs before any generation. On bad data it saves the gate result, prints a short report and exits 2.
+The suite's benchmark decides what "valid" means (its loader and expectation suite).
 
     python -m omnieval.stages.validate --suite pipelines/nightly.yaml
 """
@@ -12,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from omnieval.config import SuiteConfig
-from omnieval.data import Transition
 from omnieval.errors import DataError, GateFailed
 from omnieval.stages._common import StatePaths, read_json, state_paths, write_json
 from omnieval.stages._main import stage_main
@@ -20,36 +20,40 @@ from omnieval.stages._main import stage_main
 
 @dataclass(frozen=True)
 class DatasetState:
-    """The validated dataset as later stages see it."""
+    """The validated dataset as later stages see it: its instances (a suite's prefix) and digest."""
 
-    transitions: tuple[Transition, ...]
+    instances: tuple[Any, ...]
     digest: str
     manifest_path: Path
     gate_path: Path
+    n_rows: int
 
 
-def load_transitions(config: SuiteConfig) -> tuple[Transition, ...]:
-    from omnieval.data import load_storybench
+def _prefix(config: SuiteConfig, instances: tuple[Any, ...]) -> tuple[Any, ...]:
+    return instances[: config.dataset.limit] if config.dataset.limit else instances
 
-    dataset = load_storybench(config.dataset.path)
-    rows = dataset.transitions
-    return rows[: config.dataset.limit] if config.dataset.limit else rows
+
+def load_instances(config: SuiteConfig) -> tuple[Any, ...]:
+    """The suite's evaluation instances (strictly validated; DataError on bad data)."""
+    bench = config.bench
+    return _prefix(config, bench.instances(bench.load(config.dataset_path)))
 
 
 def run(config: SuiteConfig) -> DatasetState:
     """Validate, gate and fingerprint the suite's dataset; raise DataError/GateFailed (exit 2) on bad data."""
-    from omnieval.data import fingerprint_storybench, load_storybench, validate_storybench, write_manifest
-    from omnieval.gates import enforce, gate_storybench_dataset
+    from omnieval.data import write_manifest
+    from omnieval.gates import enforce
 
+    bench = config.bench
     paths = state_paths(config)
-    root = config.dataset.path
+    root = config.dataset_path
     gate_path = paths.gates / "dataset.json"
-    report = validate_storybench(root)
+    report = bench.validate(root)
     if not report.ok:
         write_json(
             gate_path,
             {
-                "suite": "storybench_dataset",
+                "suite": f"{bench.name}_dataset",
                 "artifact": str(root),
                 "success": False,
                 "problems": report.problems,
@@ -58,13 +62,13 @@ def run(config: SuiteConfig) -> DatasetState:
         raise DataError(
             f"dataset {root} failed validation ({len(report.problems)} problems)", report.problems
         )
-    gate = gate_storybench_dataset(root, gate_path)
-    enforce(gate)
-    dataset = report.dataset if report.dataset is not None else load_storybench(root)
-    manifest = fingerprint_storybench(dataset)
+    enforce(bench.gate(root, gate_path))
+    manifest = bench.fingerprint(report.dataset)
     write_manifest(manifest, paths.dataset_manifest)
-    rows = dataset.transitions[: config.dataset.limit] if config.dataset.limit else dataset.transitions
-    return DatasetState(rows, manifest.to_dict()["digest"], paths.dataset_manifest, gate_path)
+    instances = bench.instances(report.dataset)
+    return DatasetState(
+        _prefix(config, instances), manifest.digest, paths.dataset_manifest, gate_path, len(instances)
+    )
 
 
 def dataset_digest(paths: StatePaths) -> str:

@@ -1,6 +1,10 @@
-"""Systems under test. Importing this package registers the built-in systems."""
+"""Systems under test: the registry, the shared write helpers and the generic ``import`` system.
 
-from omnieval.systems import _import, _reference  # noqa: F401  (registration side effect)
+Each benchmark registers its own reference systems when its package is imported
+(:mod:`omnieval.benchmarks`); importing this package registers ``import``.
+"""
+
+from omnieval.systems import _import  # noqa: F401  (registration side effect)
 from omnieval.systems._base import SYSTEMS, GenerationSummary, System
 from omnieval.systems._import import resolve_candidates_root
 

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from omnieval.candidates import Modality, output_path, write_missing
-from omnieval.data import Transition
 from omnieval.registry import Registry
 
 Progress = Callable[[int, int], None]
@@ -28,12 +27,15 @@ class GenerationSummary:
 
 
 class System(Protocol):
-    """A system under test writes the candidate layout (FORMATS.md section 2) for every transition."""
+    """A system under test writes the candidate layout (FORMATS.md section 2) for every instance.
+
+    Benchmarks with input conditions also pass ``condition=`` (see the benchmark's ``generate``).
+    """
 
     uses_ground_truth: bool
 
     def generate(
-        self, transitions: Sequence[Transition], out_root: Path, *, progress: Progress | None = None
+        self, instances: Sequence[Any], out_root: Path, *, progress: Progress | None = None
     ) -> GenerationSummary: ...
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from omnieval.candidates import Modality, read_candidate
-from omnieval.data import Transition
 from omnieval.errors import ConfigError
 from omnieval.systems._base import SYSTEMS, GenerationSummary, Progress
 
@@ -17,11 +17,14 @@ class ImportSystem:
 
     uses_ground_truth = False
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(
+        self, path: str | Path, modalities: Sequence[str] = tuple(m.value for m in Modality)
+    ) -> None:
         self.path = Path(path).expanduser()
+        self.modalities = tuple(Modality(m) for m in modalities)
 
     def generate(
-        self, transitions: Sequence[Transition], out_root: Path, *, progress: Progress | None = None
+        self, transitions: Sequence[Any], out_root: Path, *, progress: Progress | None = None, **_: Any
     ) -> GenerationSummary:
         if not self.path.is_dir():
             raise ConfigError(f"import system: candidate folder {self.path} does not exist")
@@ -29,7 +32,7 @@ class ImportSystem:
         counts: dict[str, int] = {}
         problems: list[str] = []
         for done, tr in enumerate(transitions, start=1):
-            for modality in Modality:
+            for modality in self.modalities:
                 found = read_candidate(source, modality, tr.index)
                 if not found.present:
                     counts[modality.value] = counts.get(modality.value, 0) + 1

@@ -9,16 +9,14 @@ from pathlib import Path
 import pytest
 
 from data._corrupt import CASES, PARQUET, SEA
-from omnieval.data import REQUIRED_COLUMNS, SPEECH_LABELS
-from omnieval.data._schema import STRING_COLUMNS
-from omnieval.errors import GateFailed
-from omnieval.gates import (
-    enforce,
-    expectations_dir,
+from omnieval.benchmarks.storybench._gate import (
     gate_storybench_dataset,
     helper_columns,
     storybench_gate_frame,
 )
+from omnieval.benchmarks.storybench._schema import REQUIRED_COLUMNS, SPEECH_LABELS, STRING_COLUMNS
+from omnieval.errors import GateFailed
+from omnieval.gates import enforce, expectations_dir
 
 BROKEN = (
     "path leaves the folder",
@@ -51,13 +49,11 @@ def test_suite_agrees_with_the_schema() -> None:
 
 
 @pytest.fixture(scope="module")
-def broken_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def broken_root(tmp_path_factory: pytest.TempPathFactory, sample_root: Path) -> Path:
     import shutil
 
-    from data.conftest import SAMPLE
-
     root = tmp_path_factory.mktemp("broken") / "storybench"
-    shutil.copytree(SAMPLE, root)
+    shutil.copytree(sample_root, root)
     for case in CASES:
         if case.name in BROKEN:
             case.apply(root)

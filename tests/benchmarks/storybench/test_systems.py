@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from omnieval.benchmarks.storybench._dataset import load_storybench
+from omnieval.benchmarks.storybench._systems import derangement
 from omnieval.candidates import Modality, output_path, read_candidate
-from omnieval.data import load_storybench
 from omnieval.systems import SYSTEMS, resolve_candidates_root
-from omnieval.systems._reference import derangement
 
 
 @pytest.fixture(scope="module")

@@ -10,8 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from omnieval.data._files import FileCheck, check_file, parse_characters
-from omnieval.data._schema import (
+from omnieval.benchmarks.storybench._schema import (
     CHARACTER_COLUMNS,
     FILE_KINDS,
     PARQUET_RELPATH,
@@ -20,7 +19,8 @@ from omnieval.data._schema import (
     TEXT_PATH_COLUMNS,
     expected_id,
 )
-from omnieval.gates._core import FailedExpectation, GateResult, validate_frame, write_result
+from omnieval.data._files import FileCheck, check_file, parse_characters
+from omnieval.gates._core import FailedExpectation, GateResult, expectations_dir, validate_frame, write_result
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -31,17 +31,6 @@ STORYBENCH_SUITE = "storybench_dataset.json"
 #: The check each path column gets besides ``__present``, by file kind.
 _CHECK_NAME = {"image": "decodable", "text": "readable", "json": "parses"}
 FILE_CHECK: dict[str, str] = {column: _CHECK_NAME[kind] for column, kind in FILE_KINDS.items()}
-
-
-def expectations_dir() -> Path:
-    """The ``expectations/`` folder: ``$OMNIEVAL_EXPECTATIONS``, else the source checkout's, else ``./``."""
-    import os
-
-    override = os.environ.get("OMNIEVAL_EXPECTATIONS")
-    if override:
-        return Path(override)
-    checkout = Path(__file__).resolve().parents[3] / "expectations"
-    return checkout if checkout.is_dir() else Path.cwd() / "expectations"
 
 
 def helper_columns() -> list[str]:

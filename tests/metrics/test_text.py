@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import jiwer
 import pytest
@@ -86,6 +87,40 @@ def test_greedy_matching_by_hand() -> None:
     assert prf.f1 == pytest.approx(2 * prf.precision * prf.recall / (prf.precision + prf.recall))
 
 
+def test_greedy_matching_refuses_a_side_without_weighted_tokens() -> None:
+    import numpy as np
+
+    vecs = np.eye(2)
+    # What an empty text encodes to: special tokens only, all of weight 0.
+    with pytest.raises(ValueError, match="the reference has no token of positive weight"):
+        greedy_match_prf(vecs, np.ones(2), vecs, np.zeros(2))
+    with pytest.raises(ValueError, match="the candidate has no token of positive weight"):
+        greedy_match_prf(vecs, np.zeros(2), vecs, np.ones(2))
+
+
+@pytest.mark.parametrize(
+    ("cands", "refs", "side", "index", "reason"),
+    [
+        (["a cat", "a dog"], ["the cat", ""], "reference", 1, "is empty"),
+        (["a cat"], [" \n\t"], "reference", 0, "is whitespace only"),
+        (["", "a dog"], ["the cat", "the dog"], "candidate", 0, "is empty"),
+    ],
+)
+def test_bertscore_has_no_score_for_an_empty_text(
+    cands: list[str], refs: list[str], side: str, index: int, reason: str
+) -> None:
+    from omnieval.metrics import BertScorer, bertscore
+    from omnieval.metrics._cache import MetricCache
+    from omnieval.metrics._text_image import EmptyTextError
+
+    # Checked before the encoder loads: this test needs no model.
+    with pytest.raises(EmptyTextError, match=f"^{side} {index} {reason}") as info:
+        bertscore(cands, refs)
+    assert isinstance(info.value, ValueError) and (info.value.side, info.value.index) == (side, index)
+    with pytest.raises(EmptyTextError, match=f"^{side} {index} {reason}"):
+        BertScorer().score_cached(cands, refs, MetricCache(None))
+
+
 PAIRS = [
     ("A cat sat on a mat.", "The cat sat on the mat."),
     ("The dragon circled the sleeping village twice.", "Above the village, a dragon flew slowly in circles."),
@@ -112,3 +147,17 @@ def test_bertscore_matches_bert_score_package() -> None:
         assert prf.recall == pytest.approx(float(r[i]), abs=1e-4)
         assert prf.f1 == pytest.approx(float(f[i]), abs=1e-4)
     assert ours[3].f1 == pytest.approx(1.0, abs=1e-5)
+
+
+@pytest.mark.slow
+def test_bertscore_refuses_text_the_tokenizer_drops(tmp_path: Path) -> None:
+    from omnieval.metrics import BertScorer
+    from omnieval.metrics._cache import MetricCache
+    from omnieval.metrics._text_image import EmptyTextError
+
+    scorer = BertScorer()
+    cache = MetricCache(tmp_path)
+    # Pair 0 gets cached first, so pair 1 is the only uncached one; the error still names pair 1.
+    scorer.score_cached(["The cat sat."], ["A cat sat."], cache)
+    with pytest.raises(EmptyTextError, match=r"^reference 1 has no token the encoder keeps"):
+        scorer.score_cached(["The cat sat.", "A dog ran."], ["A cat sat.", "\u200b"], cache)

@@ -143,6 +143,8 @@ def load_audio(path: Path, *, max_duration_s: float | None = None) -> Waveform:
     import soundfile as sf
 
     path = Path(path)
+    if path.is_dir():
+        raise AudioError(AudioStatus.MISSING, path, "is a directory, not an audio file")
     if not path.is_file():
         raise AudioError(AudioStatus.MISSING, path, "no such audio file")
     size = path.stat().st_size

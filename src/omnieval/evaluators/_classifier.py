@@ -8,10 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from omnieval.backends.evaluators import resolve_evaluator
 from omnieval.errors import DataError, OmnievalError
-
-DEFAULT_ROOT = Path("models/evaluators")
-"""Where ``make train-demo`` writes checkpoint folders (one per registered name)."""
 
 
 class SpeechAttributeClassifier:
@@ -117,30 +115,15 @@ def load_evaluator(ref: str, *, device: str = "cpu") -> SpeechAttributeClassifie
     ``ref`` is ``models:/<registered name>/<version>`` (the MLflow Model Registry at
     ``MLFLOW_TRACKING_URI`` or the local store; version may be ``latest``), a checkpoint folder
     holding ``card.json`` and ``weights.safetensors``, or a bare registered name found under
-    ``models/evaluators/``.
+    ``models/evaluators/``. Turning the reference into a folder is
+    :func:`omnieval.backends.evaluators.resolve_evaluator`'s job (registries plug in there).
     """
     key = (ref, device)
     with _CACHE_LOCK:
         if key in _CACHE:
             return _CACHE[key]
-    if ref.startswith("models:/"):
-        from omnieval.tracking.training import download_registered_evaluator
-
-        parts = ref[len("models:/") :].strip("/").split("/")
-        if len(parts) != 2 or not all(parts):
-            raise OmnievalError(f"evaluator reference {ref!r} must look like models:/<name>/<version>")
-        folder, version = download_registered_evaluator(parts[0], parts[1])
-        evaluator = SpeechAttributeClassifier(folder, version=version, device=device)
-    else:
-        folder = Path(ref)
-        if not folder.exists() and "/" not in ref and (DEFAULT_ROOT / ref).is_dir():
-            folder = DEFAULT_ROOT / ref
-        if not folder.is_dir():
-            raise OmnievalError(
-                f"evaluator {ref!r} not found: give models:/<name>/<version>, a checkpoint folder, or a name under "
-                f"{DEFAULT_ROOT}/ (run `make train-demo` to train the CPU stand-ins)"
-            )
-        evaluator = SpeechAttributeClassifier(folder, device=device)
+    folder, version = resolve_evaluator(ref)
+    evaluator = SpeechAttributeClassifier(folder, version=version, device=device)
     with _CACHE_LOCK:
         _CACHE.setdefault(key, evaluator)
         return _CACHE[key]

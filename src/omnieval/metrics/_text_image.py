@@ -19,6 +19,26 @@ from omnieval.metrics.functional.image import cosine_similarity
 from omnieval.metrics.functional.text import PRF, greedy_match_prf
 
 
+class EmptyTextError(ValueError):
+    """A text BERTScore cannot score: empty, whitespace only, or nothing the encoder keeps.
+
+    Attributes:
+        side: ``"candidate"`` or ``"reference"``.
+        index: Position of the pair in the batch.
+    """
+
+    def __init__(self, side: str, index: int, reason: str) -> None:
+        super().__init__(f"{side} {index} {reason}: BERTScore needs text on both sides")
+        self.side = side
+        self.index = index
+
+
+def _check_texts(side: str, texts: Sequence[str]) -> None:
+    for i, text in enumerate(texts):
+        if not text.strip():
+            raise EmptyTextError(side, i, "is empty" if not text else "is whitespace only")
+
+
 class BertScorer:
     """BERTScore (precision, recall, F1) with a configurable local encoder, batched over all texts.
 
@@ -35,13 +55,25 @@ class BertScorer:
         )
 
     def score(self, candidates: Sequence[str], references: Sequence[str]) -> list[PRF]:
-        """Scores per pair; every text is encoded once, in length-sorted batches."""
+        """Scores per pair; every text is encoded once, in length-sorted batches.
+
+        Raises:
+            EmptyTextError: a candidate or reference is empty, whitespace only, or encodes to no
+                token (checked before any score is returned, so a batch is scored whole or not at
+                all). Callers that meet empty generations report them (``missing_output``) instead.
+        """
         if len(candidates) != len(references):
             raise ValueError("candidates and references differ in length")
+        _check_texts("reference", references)
+        _check_texts("candidate", candidates)
         if not candidates:
             return []
         embedded = self.encoder.embed(list(candidates) + list(references))
         n = len(candidates)
+        for side, part in (("reference", embedded[n:]), ("candidate", embedded[:n])):
+            for i, tokens in enumerate(part):
+                if not tokens.weights.sum() > 0:
+                    raise EmptyTextError(side, i, "has no token the encoder keeps")
         return [
             greedy_match_prf(c.vectors, c.weights, r.vectors, r.weights)
             for c, r in zip(embedded[:n], embedded[n:], strict=True)
@@ -62,6 +94,10 @@ class BertScorer:
         self, candidates: Sequence[str], references: Sequence[str], cache: MetricCache
     ) -> tuple[list[PRF], int, int]:
         """Scores with the content cache; returns (scores, computed, cache_hits)."""
+        if len(candidates) != len(references):
+            raise ValueError("candidates and references differ in length")
+        _check_texts("reference", references)
+        _check_texts("candidate", candidates)
         ident = self.identity()
         keys = [
             cache_key(cand=sha256_bytes(c.encode("utf-8")), ref=sha256_bytes(r.encode("utf-8")), model=ident)
@@ -76,7 +112,11 @@ class BertScorer:
                 todo.append(i)
             else:
                 results.append(PRF(float(hit["precision"]), float(hit["recall"]), float(hit["f1"])))
-        fresh = self.score([candidates[i] for i in todo], [references[i] for i in todo])
+        try:
+            fresh = self.score([candidates[i] for i in todo], [references[i] for i in todo])
+        except EmptyTextError as exc:
+            # Name the pair by its position in the caller's batch, not in the uncached subset.
+            raise EmptyTextError(exc.side, todo[exc.index], "has no token the encoder keeps") from None
         for i, prf in zip(todo, fresh, strict=True):
             results[i] = prf
             cache.put(BERTSCORE_F1.name, keys[i], prf._asdict())
@@ -86,8 +126,37 @@ class BertScorer:
 def bertscore(
     candidates: Sequence[str], references: Sequence[str], *, config: MetricsConfig | None = None
 ) -> list[PRF]:
-    """BERTScore of candidate/reference pairs with the configured encoder (default packaged MiniLM)."""
+    """BERTScore of candidate/reference pairs with the configured encoder (default packaged MiniLM).
+
+    Raises:
+        EmptyTextError: a text of some pair is empty or whitespace only (it has no score).
+    """
     return BertScorer(config).score(candidates, references)
+
+
+def image_file_problem(path: Path) -> str:
+    """'' when ``path`` is an image file Pillow decodes, else a short reason that names the file.
+
+    Example:
+        >>> image_file_problem(Path("no/such.png"))
+        'no/such.png: no such file'
+    """
+    from PIL import Image
+
+    if path.is_dir():
+        return f"{path}: is a directory, not an image file"
+    if not path.is_file():
+        return f"{path}: no such file"
+    try:
+        if path.stat().st_size == 0:
+            return f"{path}: empty file (0 bytes)"
+        with Image.open(path) as im:
+            im.load()
+    except Exception as exc:
+        # Pillow signals a bad file with many types (UnidentifiedImageError, OSError, SyntaxError,
+        # DecompressionBombError, ValueError...); each is an unusable input, reported, not raised.
+        return f"{path}: cannot decode image: {type(exc).__name__}: {exc}"
+    return ""
 
 
 @dataclass(frozen=True)
@@ -122,9 +191,18 @@ class ImageSimilarity:
     def embed_files(
         self, paths: Sequence[Path], cache: MetricCache
     ) -> tuple[dict[Path, ImageEmbedding], int, int]:
-        """Embeddings of image files (each distinct content once); returns (by path, computed, hits)."""
+        """Embeddings of image files (each distinct content once); returns (by path, computed, hits).
+
+        Raises:
+            DataError: a path is missing, a directory, or not a decodable image (the message names it).
+        """
         from PIL import Image
 
+        from omnieval.errors import DataError
+
+        for path in dict.fromkeys(paths):
+            if not Path(path).is_file():
+                raise DataError(image_file_problem(Path(path)))
         ident = self.identity()
         digests = {p: sha256_file(p) for p in dict.fromkeys(paths)}
         vectors: dict[str, npt.NDArray[np.float32]] = {}
@@ -144,8 +222,13 @@ class ImageSimilarity:
             chunk = todo[start : start + batch]
             images = []
             for _, path in chunk:
-                with Image.open(path) as im:
-                    images.append(im.convert("RGB"))
+                try:
+                    with Image.open(path) as im:
+                        images.append(im.convert("RGB"))
+                except Exception:
+                    raise DataError(
+                        image_file_problem(Path(path)) or f"{path}: cannot decode image"
+                    ) from None
             embedded = self.embedder.embed(images)
             for (digest, _), vec in zip(chunk, embedded, strict=True):
                 vectors[digest] = vec
@@ -157,7 +240,11 @@ class ImageSimilarity:
 
 
 def image_similarity(a: Path, b: Path, *, config: MetricsConfig | None = None) -> float:
-    """Cosine similarity of two image files' embeddings (no cache)."""
+    """Cosine similarity of two image files' embeddings (no cache).
+
+    Raises:
+        DataError: either file is missing, a directory, or not a decodable image.
+    """
     metric = ImageSimilarity(config)
     embedded, _, _ = metric.embed_files([Path(a), Path(b)], MetricCache(None))
     return metric.similarity(embedded[Path(a)], embedded[Path(b)])

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from omnieval.backends.evaluators import register_evaluator_registry
 from omnieval.errors import OmnievalError
 from omnieval.tracking._mlflow import configure_mlflow, tracking_uri
 
@@ -235,3 +236,8 @@ def download_registered_evaluator(name: str, version: str) -> tuple[Path, str]:
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return target, resolved
+
+
+# ``models:/<name>/<version>`` evaluator references resolve through the registry above; the backend
+# imports this module on first use of the scheme, so metrics and evaluators never import tracking.
+register_evaluator_registry("models", download_registered_evaluator)

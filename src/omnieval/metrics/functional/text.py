@@ -155,17 +155,30 @@ def greedy_match_prf(
         candidate_weights: Shape ``(n_c,)``, non-negative.
         reference: Shape ``(n_r, d)``.
         reference_weights: Shape ``(n_r,)``.
+
+    Raises:
+        ValueError: when a side has no token of positive weight (an empty text encodes to special
+            tokens only). The bert-score package scores that side 0 with a warning; here it is an
+            error, because a 0 would be averaged as if the text had been generated and were bad.
+
+    Example:
+        >>> import numpy as np
+        >>> greedy_match_prf(np.eye(2), np.ones(2), np.eye(2), np.ones(2))
+        PRF(precision=1.0, recall=1.0, f1=1.0)
     """
+    wc = np.asarray(candidate_weights, dtype=np.float64)
+    wr = np.asarray(reference_weights, dtype=np.float64)
+    for side, weights in (("candidate", wc), ("reference", wr)):
+        if not weights.sum() > 0:
+            raise ValueError(f"the {side} has no token of positive weight (BERTScore of an empty text)")
     c = np.asarray(candidate, dtype=np.float64)
     r = np.asarray(reference, dtype=np.float64)
     c = c / np.linalg.norm(c, axis=1, keepdims=True)
     r = r / np.linalg.norm(r, axis=1, keepdims=True)
     # Cosines of unit vectors can overshoot +-1 by float rounding (identical texts gave 1.0000000000000002).
     sim = np.clip(c @ r.T, -1.0, 1.0)
-    wc = np.asarray(candidate_weights, dtype=np.float64)
-    wr = np.asarray(reference_weights, dtype=np.float64)
-    precision = float((sim.max(axis=1) * wc).sum() / wc.sum()) if wc.sum() > 0 else 0.0
-    recall = float((sim.max(axis=0) * wr).sum() / wr.sum()) if wr.sum() > 0 else 0.0
+    precision = float((sim.max(axis=1) * wc).sum() / wc.sum())
+    recall = float((sim.max(axis=0) * wr).sum() / wr.sum())
     denom = precision + recall
     f1 = 2 * precision * recall / denom if denom != 0 else 0.0
     return PRF(precision, recall, f1)

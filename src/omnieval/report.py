@@ -9,8 +9,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from omnieval.analysis._rankings import CoverageRanking
     from omnieval.config import SuiteConfig
-    from omnieval.stages._common import StatePaths
 
 COMPONENTS: tuple[tuple[str, str, float], ...] = (
     ("bertscore_f1", "BERTScore", 10.0),
@@ -30,39 +32,83 @@ def _fmt(value: Any, scale: float = 1.0) -> str:
     return f"{float(value) * scale:.2f}"
 
 
+def _ranking(board: dict[str, Any]) -> CoverageRanking:
+    from omnieval.analysis._rankings import leaderboard_ranking
+
+    return leaderboard_ranking(board)
+
+
 def _order(board: dict[str, Any]) -> list[str]:
-    systems: dict[str, Any] = board.get("systems", {})
+    """Systems in leaderboard order: by coverage group, then valid-only Total Average."""
+    return [row.system for row in _ranking(board).rows]
 
-    def key(name: str) -> float:
-        value = systems[name].get("valid_only", {}).get("total_average")
-        return -float(value) if value is not None else float("inf")
 
-    return sorted(systems, key=key)
+def coverage_lines(board: dict[str, Any]) -> list[str]:
+    """What a leaderboard prints under its table: coverage, components not computed, missing judges.
+
+    When the systems' totals cover different components the first line is the not-comparable note
+    of :func:`omnieval.analysis._rankings.rank_by_coverage` (ranks are then per coverage group).
+    """
+    ranking = _ranking(board)
+    lines: list[str] = []
+    note = ranking.note()
+    if note is not None:
+        lines.append(note)
+    else:
+        covered = list(ranking.groups[0]) if ranking.groups else []
+        n = ranking.n_components
+        lines.append(
+            f"Total Average covers: {', '.join(covered) or 'nothing'}"
+            + ("" if len(covered) == n else f"  ({n - len(covered)} of {n} components not computable here)")
+        )
+    not_computed = list(board.get("not_computed", []))
+    if not_computed:
+        lines.append("Not computed (left out of every Total Average, or of its track's judge mean):")
+        lines += [f"  - {line}" for line in not_computed]
+    # Judges missing for some systems only: table-wide gaps are already in the list above.
+    table_wide: dict[str, Any] = board.get("missing_judges", {})
+    for name in _order(board):
+        per_system: dict[str, dict[str, str]] = board["systems"][name].get("missing_judges", {})
+        extra = [
+            f"judge.{track}/{judge}: {why}"
+            for track, judges in per_system.items()
+            for judge, why in judges.items()
+            if judge not in table_wide.get(track, {})
+        ]
+        if extra:
+            lines.append(f"{name}: judges without a valid record (left out of its valid-only judge mean):")
+            lines += [f"  - {line}" for line in extra]
+    return lines
 
 
 def leaderboard_table(board: dict[str, Any]) -> str:
-    """Render both policies side by side (valid-only / zero-filled); automatic metrics x10 as in the total."""
+    """Render both policies side by side (valid-only / zero-filled); automatic metrics x10 as in the total.
+
+    Systems are ranked by valid-only Total Average within groups of equal coverage
+    (:func:`omnieval.analysis._rankings.rank_by_coverage`); the lines under the table say what the
+    totals cover, which components were not computed and which configured judges gave no valid record.
+    """
     from rich.console import Console
     from rich.table import Table
 
+    ranking = _ranking(board)
     table = Table(title=f"{board.get('benchmark', '')} leaderboard — valid-only / zero-filled (0-10 scale)")
+    table.add_column("rank", justify="right")
     table.add_column("system")
     for _key, label, _scale in COMPONENTS:
         table.add_column(label, justify="right")
-    covered: list[str] = []
-    for name in _order(board):
-        entry = board["systems"][name]
+    table.add_column("covers", justify="right")
+    for row in ranking.rows:
+        entry = board["systems"][row.system]
         valid, zero = entry.get("valid_only", {}), entry.get("zero_filled", {})
-        covered = list(valid.get("total_average_components", covered))
         cells = [f"{_fmt(valid.get(k), s)} / {_fmt(zero.get(k), s)}" for k, _l, s in COMPONENTS]
-        table.add_row(name, *cells)
-    console = Console(width=180, record=True, force_terminal=False)
+        covers = f"{len(valid.get('total_average_components', []))}/{ranking.n_components}"
+        table.add_row(row.label, row.system, *cells, covers)
+    console = Console(width=200, record=True, force_terminal=False)
     with console.capture() as capture:
         console.print(table)
-        console.print(
-            f"Total Average covers: {', '.join(covered) or 'nothing'}"
-            + ("" if len(covered) == 7 else f"  ({7 - len(covered)} of 7 components not computable here)")
-        )
+        for line in coverage_lines(board):
+            console.print(line, markup=False, highlight=False)
     return capture.get()
 
 
@@ -77,21 +123,21 @@ def write_report_html(
     config: SuiteConfig,
     leaderboard: dict[str, Any],
     analyses_dir: Path,
-    state: StatePaths,
-    analysis_runs: dict[str, str] | None = None,
+    analysis_runs: Mapping[str, str] | None = None,
     run_id: str | None = None,
 ) -> None:
     """Write one self-contained HTML page: leaderboard, completeness, analyses with plots, lineage notes."""
     rows = []
-    for name in _order(leaderboard):
-        entry = leaderboard["systems"][name]
+    for row in _ranking(leaderboard).rows:
+        entry = leaderboard["systems"][row.system]
         cells = "".join(
             f"<td>{_fmt(entry['valid_only'].get(k), s)}</td><td class=z>{_fmt(entry['zero_filled'].get(k), s)}</td>"
             for k, _l, s in COMPONENTS
         )
-        rows.append(f"<tr><th>{html.escape(name)}</th>{cells}</tr>")
+        rows.append(f"<tr><td>{html.escape(row.label)}</td><th>{html.escape(row.system)}</th>{cells}</tr>")
     head = "".join(f"<th colspan=2>{html.escape(label)}</th>" for _k, label, _s in COMPONENTS)
     sub = "<th>valid</th><th class=z>zero</th>" * len(COMPONENTS)
+    coverage = "<br>".join(html.escape(line) for line in coverage_lines(leaderboard))
     sections = []
     if analyses_dir.is_dir():
         for json_path in sorted(analyses_dir.glob("*.json")):
@@ -111,12 +157,13 @@ def write_report_html(
 <style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;
 padding:3px 6px;text-align:right}}.z{{color:#777}}pre{{background:#f6f6f6;padding:1em;overflow:auto}}</style></head>
 <body><h1>omnieval — suite {html.escape(config.suite)} ({html.escape(leaderboard.get("benchmark", ""))})</h1>
-<p>Dataset {html.escape(config.dataset.name)} at {html.escape(str(config.dataset.path))},
+<p>Dataset {html.escape(config.dataset_name)} at {html.escape(str(config.dataset_path))},
 digest <code>{html.escape(str(leaderboard.get("dataset_digest", "")))}</code>.
 {f"MLflow run <code>{html.escape(run_id)}</code> (experiment {html.escape(config.experiment)})." if run_id else ""}
 Automatic metrics are scaled x10 as in the Total Average. Both aggregation policies side by side:
 valid-only (mean over valid records) and zero-filled (missing or invalid records count 0).</p>
-<h2>Leaderboard</h2><table><tr><th></th>{head}</tr><tr><th></th>{sub}</tr>{"".join(rows)}</table>
+<h2>Leaderboard</h2><table><tr><th>rank</th><th></th>{head}</tr><tr><th></th><th></th>{sub}</tr>{"".join(rows)}</table>
+<p>{coverage}</p>
 <h2>Analyses</h2>{"".join(sections) or "<p>No analyses were run.</p>"}
 <h2>Raw data</h2><pre>{html.escape(json.dumps(leaderboard, indent=1)[:20000])}</pre>
 </body></html>"""

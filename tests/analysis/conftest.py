@@ -19,10 +19,19 @@ class Rows:
         self.rows: list[ScoreRow] = []
 
     def _add(
-        self, system: str, iid: str, track: str, comp: str, judge: str, crit: str, v: float | None, st: str
+        self,
+        system: str,
+        iid: str,
+        track: str,
+        comp: str,
+        judge: str,
+        crit: str,
+        v: float | None,
+        st: str,
+        panel: str = "",
     ) -> None:
         self.rows.append(
-            ScoreRow("storybench", system, iid, self.index[iid], track, comp, judge, crit, v, st)
+            ScoreRow("storybench", system, iid, self.index[iid], track, comp, judge, crit, v, st, panel=panel)
         )
 
     def auto(self, system: str, iid: str, comp: str, value: float | None, status: str = "ok") -> None:
@@ -40,17 +49,22 @@ class Rows:
         judge: str,
         scores: Iterable[float | None] | float | None,
         status: str | Sequence[str] = "ok",
+        panel: str = "",
     ) -> None:
         crits = RUBRICS[track]
         vals = list(scores) if isinstance(scores, Iterable) else [scores] * 4
         sts = [status] * 4 if isinstance(status, str) else list(status)
         for c, v, st in zip(crits, vals, sts, strict=True):
-            self._add(system, iid, track, "judge", judge, c, v if st in ("ok", "repaired") else None, st)
+            value = v if st in ("ok", "repaired") else None
+            self._add(system, iid, track, "judge", judge, c, value, st, panel)
 
-    def not_applicable_track(self, systems: Sequence[str], track: str, judge: str = "none") -> None:
+    def not_applicable_track(
+        self, systems: Sequence[str], track: str, judge: str = "unavailable", panel: str = ""
+    ) -> None:
+        """Rows of a track no judge could score, as the judge stage writes them (placeholder judge)."""
         for s in systems:
             for iid in self.index:
-                self.judge(s, iid, track, judge, None, "not_applicable")
+                self.judge(s, iid, track, judge, None, "not_applicable", panel)
 
     def frame(self) -> pd.DataFrame:
         return scores_frame(self.rows)

@@ -61,7 +61,12 @@ def _hand_table() -> pd.DataFrame:
 
 def test_hand_computed_valid_only_and_zero_filled() -> None:
     doc = aggregate(_hand_table()).to_dict()
-    assert doc["not_computed"] == ["image_similarity", "judge.image", "judge.integrated"]
+    assert doc["not_computed"] == [
+        "image_similarity: not applicable here (every row is not_applicable)",
+        "judge.image: unavailable: no judge could score this track here (every row is not_applicable)",
+        "judge.integrated: unavailable: no judge could score this track here (every row is not_applicable)",
+    ]
+    assert doc["components"] == ["bertscore_f1", "speech_meta_accuracy", "judge.text", "judge.speech"]
     assert doc["speech_meta_fields"] == ["speed", "pitch"]
     a_vo = doc["systems"]["A"]["valid_only"]
     a_zf = doc["systems"]["A"]["zero_filled"]
@@ -144,7 +149,9 @@ def _pandas_valid_only(frame: pd.DataFrame) -> dict[str, dict[str, float]]:
 
 
 def test_matches_plain_pandas_on_a_synthetic_table() -> None:
-    frame = make_scores(n_systems=5, n_instances=60, missing_rate=0.1, invalid_rate=0.1, seed=3)
+    frame = make_scores(
+        benchmark="storybench", n_systems=5, n_instances=60, missing_rate=0.1, invalid_rate=0.1, seed=3
+    )
     doc = aggregate(frame).to_dict()
     expected = _pandas_valid_only(frame)
     for s, comps in expected.items():
@@ -162,10 +169,10 @@ def test_matches_plain_pandas_on_a_synthetic_table() -> None:
 
 
 def test_seeded_generator_is_reproducible() -> None:
-    a = make_scores(n_systems=3, n_instances=10, seed=7)
-    b = make_scores(n_systems=3, n_instances=10, seed=7)
+    a = make_scores(benchmark="storybench", n_systems=3, n_instances=10, seed=7)
+    b = make_scores(benchmark="storybench", n_systems=3, n_instances=10, seed=7)
     pd.testing.assert_frame_equal(a, b)
-    assert not a.equals(make_scores(n_systems=3, n_instances=10, seed=8))
+    assert not a.equals(make_scores(benchmark="storybench", n_systems=3, n_instances=10, seed=8))
 
 
 @pytest.mark.parametrize(
@@ -193,10 +200,27 @@ def test_seeded_generator_is_reproducible() -> None:
 )
 def test_bad_tables_fail_with_a_clear_data_error(mutate, message) -> None:  # type: ignore[no-untyped-def]
     frame = make_scores(
-        n_systems=2, n_instances=3, missing_rate=0.0, invalid_rate=0.0, repaired_rate=0.0, seed=0
+        benchmark="storybench",
+        n_systems=2,
+        n_instances=3,
+        missing_rate=0.0,
+        invalid_rate=0.0,
+        repaired_rate=0.0,
+        seed=0,
     )
     with pytest.raises(DataError, match=message):
-        aggregate(mutate(frame))
+        aggregate(mutate(frame), benchmark="storybench")
+
+
+def test_a_table_of_another_shape_is_refused() -> None:
+    frame = make_scores(benchmark="acbench", n_systems=2, n_instances=3, seed=0)
+    # Named by the caller's benchmark: a table of another one is refused...
+    with pytest.raises(DataError, match="for 'storybench' tables; this scores table holds 'acbench'"):
+        aggregate(frame, benchmark="storybench")
+    # ... and without a name, a table holding none of the components this aggregation reads.
+    wer = frame.assign(component="wer", judge="", panel="", criterion="fast")
+    with pytest.raises(DataError, match="holds none of the components"):
+        aggregate(wer.drop_duplicates(["system", "instance_id", "track"]))
 
 
 def test_judge_without_any_valid_record_drops_out_of_valid_only() -> None:
@@ -212,12 +236,18 @@ def test_judge_without_any_valid_record_drops_out_of_valid_only() -> None:
     assert a["valid_only"]["judge_by_judge"]["text"]["J2"] is None
     assert a["zero_filled"]["judge.text"] == 3.0
     assert doc["not_computed"] == [
-        "image_similarity",
-        "speech_meta_accuracy",
-        "judge.image",
-        "judge.speech",
-        "judge.integrated",
+        "image_similarity: no rows in the scores table",
+        "speech_meta_accuracy: no rows in the scores table",
+        "judge.image: no rows in the scores table",
+        "judge.speech: no rows in the scores table",
+        "judge.integrated: no rows in the scores table",
     ]
+    # J2 is valid for B, so it stays in the track; A's entry says why it has nothing from J2.
+    assert doc["judges"]["text"] == ["J1", "J2"] and doc["missing_judges"] == {}
+    assert a["missing_judges"] == {"text": {"J2": "no valid record (2 parse_error)"}}
+    assert "judge.text/J2: no valid record (2 parse_error)" in a["valid_only"]["not_computed"]
+    assert "judge.text/J2: no valid record (2 parse_error)" not in a["zero_filled"]["not_computed"]
+    assert doc["systems"]["B"]["missing_judges"] == {}
 
 
 def test_cli_aggregate_json(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
@@ -239,7 +269,7 @@ def test_cli_aggregate_json(tmp_path, capsys) -> None:  # type: ignore[no-untype
 def test_cli_aggregate_reports_bad_input(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     assert main(["aggregate", str(tmp_path / "nope.parquet")]) == 2
     assert "no such scores table" in capsys.readouterr().err
-    frame = make_scores(n_systems=2, n_instances=2, seed=0)
+    frame = make_scores(benchmark="storybench", n_systems=2, n_instances=2, seed=0)
     frame.loc[frame["component"] == "judge", "value"] = 42.0
     frame.loc[frame["component"] == "judge", "status"] = "ok"
     path = tmp_path / "bad.parquet"

@@ -20,7 +20,7 @@ from omnieval.errors import DataError
 
 @pytest.fixture(scope="module")
 def frame() -> pd.DataFrame:
-    return make_scores(n_systems=8, n_instances=30, seed=4)
+    return make_scores(benchmark="storybench", n_systems=8, n_instances=30, seed=4)
 
 
 def _export(

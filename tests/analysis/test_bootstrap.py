@@ -14,7 +14,9 @@ from omnieval.analysis.synthetic import make_scores
 
 @pytest.fixture(scope="module")
 def frame() -> pd.DataFrame:
-    return make_scores(n_systems=6, n_instances=30, missing_rate=0.08, invalid_rate=0.08, seed=5)
+    return make_scores(
+        benchmark="storybench", n_systems=6, n_instances=30, missing_rate=0.08, invalid_rate=0.08, seed=5
+    )
 
 
 def _weighted_totals(frame: pd.DataFrame, weights: pd.Series) -> pd.Series:

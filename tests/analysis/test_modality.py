@@ -66,7 +66,7 @@ def test_bottleneck_drops_systems_without_scores() -> None:
 
 @pytest.fixture(scope="module")
 def small(tmp_path_factory: pytest.TempPathFactory) -> tuple[pd.DataFrame, dict]:  # type: ignore[type-arg]
-    frame = make_scores(n_systems=8, n_instances=40, seed=11)
+    frame = make_scores(benchmark="storybench", n_systems=8, n_instances=40, seed=11)
     out = tmp_path_factory.mktemp("modality")
     groups = {"first": ("sys00", "sys01", "sys02", "sys03", "sys04")}
     run_analyses(
@@ -154,7 +154,7 @@ def test_dreamsim_correlations(tmp_path) -> None:  # type: ignore[no-untyped-def
 
     from scipy import stats
 
-    frame = make_scores(n_systems=6, n_instances=12, seed=2)
+    frame = make_scores(benchmark="storybench", n_systems=6, n_instances=12, seed=2)
     img = frame[frame["component"] == "image_similarity"].copy()
     img["component"] = "dreamsim_distance"
     img["value"] = 1.0 - img["value"]

@@ -27,6 +27,7 @@ def _load(folder: Path) -> dict[str, object]:
 def test_sample_shaped_table_never_crashes(tmp_path: Path, image_similarity: bool) -> None:
     # Like the bundled sample: 4 systems, 16 transitions, one CPU judge for text and speech only.
     frame = make_scores(
+        benchmark="storybench",
         n_systems=4,
         n_instances=16,
         n_judges=1,
@@ -61,7 +62,7 @@ def test_sample_shaped_table_never_crashes(tmp_path: Path, image_similarity: boo
 
 @pytest.mark.parametrize("n_systems", [1, 2])
 def test_tiny_tables_skip_instead_of_crashing(tmp_path: Path, n_systems: int) -> None:
-    frame = make_scores(n_systems=n_systems, n_instances=6, seed=0)
+    frame = make_scores(benchmark="storybench", n_systems=n_systems, n_instances=6, seed=0)
     outputs = run_analyses(frame, tmp_path, config=AnalysisConfig(bootstrap_draws=20))
     assert set(outputs) == ALL
     for out in outputs.values():
@@ -71,12 +72,14 @@ def test_tiny_tables_skip_instead_of_crashing(tmp_path: Path, n_systems: int) ->
 
 def test_unknown_analysis_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="unknown analyses"):
-        run_analyses(make_scores(n_systems=2, n_instances=3), tmp_path, only=["bootstrapp"])
+        run_analyses(
+            make_scores(benchmark="storybench", n_systems=2, n_instances=3), tmp_path, only=["bootstrapp"]
+        )
 
 
 def test_cli_analyze_and_seed_reproducibility(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     scores = tmp_path / "scores.parquet"
-    write_scores(make_scores(n_systems=6, n_instances=25, seed=8), scores)
+    write_scores(make_scores(benchmark="storybench", n_systems=6, n_instances=25, seed=8), scores)
     args = [
         "analyze",
         str(scores),
@@ -107,7 +110,7 @@ def test_cli_analyze_list_and_errors(tmp_path: Path, capsys: pytest.CaptureFixtu
     listed = capsys.readouterr().out
     assert all(name in listed for name in ALL)
     scores = tmp_path / "scores.parquet"
-    write_scores(make_scores(n_systems=3, n_instances=4, seed=0), scores)
+    write_scores(make_scores(benchmark="storybench", n_systems=3, n_instances=4, seed=0), scores)
     assert (
         main(["analyze", str(scores), "--out", str(tmp_path / "o"), "--humans", str(tmp_path / "none.json")])
         == 2
@@ -122,12 +125,12 @@ def test_cli_analyze_list_and_errors(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 
 def _identical_systems() -> pd.DataFrame:
-    f = make_scores(n_systems=1, n_instances=8, seed=0)
+    f = make_scores(benchmark="storybench", n_systems=1, n_instances=8, seed=0)
     return pd.concat([f.assign(system=f"s{k}") for k in range(4)], ignore_index=True)
 
 
 def _one_system_without_outputs() -> pd.DataFrame:
-    f = make_scores(n_systems=4, n_instances=8, seed=0)
+    f = make_scores(benchmark="storybench", n_systems=4, n_instances=8, seed=0)
     gone = f["system"] == "sys01"
     f.loc[gone, "status"] = "missing_output"
     f.loc[gone, "value"] = np.nan
@@ -139,9 +142,13 @@ def _one_system_without_outputs() -> pd.DataFrame:
     [
         _identical_systems,
         _one_system_without_outputs,
-        lambda: make_scores(n_systems=5, n_instances=1, seed=0),
-        lambda: make_scores(n_systems=5, n_instances=8, missing_rate=0.6, invalid_rate=0.5, seed=0),
-        lambda: make_scores(n_systems=5, n_instances=8, not_applicable_tracks=TRACKS, seed=0),
+        lambda: make_scores(benchmark="storybench", n_systems=5, n_instances=1, seed=0),
+        lambda: make_scores(
+            benchmark="storybench", n_systems=5, n_instances=8, missing_rate=0.6, invalid_rate=0.5, seed=0
+        ),
+        lambda: make_scores(
+            benchmark="storybench", n_systems=5, n_instances=8, not_applicable_tracks=TRACKS, seed=0
+        ),
     ],
 )
 def test_degenerate_tables_never_crash(tmp_path: Path, make) -> None:  # type: ignore[no-untyped-def]

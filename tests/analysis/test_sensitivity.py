@@ -18,7 +18,7 @@ from omnieval.analysis.synthetic import make_scores
 
 @pytest.fixture(scope="module")
 def frame() -> pd.DataFrame:
-    return make_scores(n_systems=8, n_instances=40, missing_rate=0.1, seed=21)
+    return make_scores(benchmark="storybench", n_systems=8, n_instances=40, missing_rate=0.1, seed=21)
 
 
 @pytest.fixture(scope="module")
@@ -139,7 +139,7 @@ def test_bad_duplicate_file(tmp_path: Path) -> None:
     bad.write_text('{"clusters": [[1, 2]]}')
     with pytest.raises(DataError, match="cluster 0"):
         run_analyses(
-            make_scores(n_systems=3, n_instances=5, seed=0),
+            make_scores(benchmark="storybench", n_systems=3, n_instances=5, seed=0),
             tmp_path / "o",
             only=["duplicate_sensitivity"],
             config=AnalysisConfig(duplicates=bad),

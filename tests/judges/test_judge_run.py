@@ -14,7 +14,8 @@ import pandas as pd
 import pytest
 from judge_fixtures import NARRATIONS, Story, fake_describe
 
-from omnieval.judges import JUDGMENT_COLUMNS, TRACKS, combine_judges, run_judges
+from omnieval.analysis import aggregate
+from omnieval.judges import JUDGMENT_COLUMNS, TRACKS, combine_judges, merge_panel_tags, run_judges
 from omnieval.scores import SCORE_COLUMNS
 
 HERE = Path(__file__).resolve().parent
@@ -45,6 +46,7 @@ def test_rows_statuses_and_scores(story: Story, write_panel, tmp_path: Path) -> 
     assert len(scores) == 3 * 3 * 3 * 4
     assert (scores.groupby(["system", "instance_id", "track", "judge"]).size() == 4).all()
     assert set(scores["benchmark"]) == {"storybench"} and set(scores["component"]) == {"judge"}
+    assert set(scores["panel"]) == {"scripted"} and result.panel == "scripted"
     for track_name, group in scores.groupby("track"):
         assert set(group["criterion"]) == set(TRACKS[str(track_name)].criteria)
 
@@ -78,6 +80,14 @@ def test_combine_valid_only_and_zero_filled(story: Story, write_panel, tmp_path:
     assert combined[("text", "valid_only")] == pytest.approx(9.0)
     assert combined[("text", "zero_filled")] == pytest.approx(9.0 * 2 / 3)
     assert ("image", "valid_only") not in combined.index
+    # combine_judges is a view of the analysis aggregate: the same numbers, by construction.
+    doc = aggregate(result.scores).to_dict()
+    for policy in ("valid_only", "zero_filled"):
+        assert doc["systems"]["partial"][policy]["judge.text"] == combined[("text", policy)]
+    assert doc["not_computed"][-2:] == [
+        "judge.image: unavailable: no judge could score this track here (every row is not_applicable)",
+        "judge.integrated: no rows in the scores table",
+    ]
 
 
 def test_second_run_makes_no_model_calls(story: Story, write_panel, tmp_path: Path, caplog) -> None:  # type: ignore[no-untyped-def]
@@ -115,9 +125,27 @@ def test_lineage_and_tags(story: Story, write_panel, tmp_path: Path) -> None:  #
     result = _run(story, write_panel("by_reference"), _systems(story), tmp_path / "cache")
     tags = result.mlflow_tags()
     assert tags["omnieval.judge.scripted-judge.revision"] == "judge_scripts:by_reference"
+    # FORMATS.md section 5's per-track key, and one per panel so that panels never overwrite each other.
     assert set(k for k in tags if k.startswith("omnieval.prompt.")) == {
         "omnieval.prompt.text.sha256",
         "omnieval.prompt.speech.sha256",
+        "omnieval.prompt.scripted.text.sha256",
+        "omnieval.prompt.scripted.speech.sha256",
+    }
+    assert tags["omnieval.prompt.speech.sha256"] == tags["omnieval.prompt.scripted.speech.sha256"]
+    assert merge_panel_tags({"scripted": tags}) == tags
+    other = {
+        k.replace(".scripted.", ".other."): v + "x"
+        for k, v in tags.items()
+        if k.startswith("omnieval.prompt.")
+    }
+    merged = merge_panel_tags({"scripted": tags, "other": {**tags, **other}})
+    assert "omnieval.prompt.text.sha256" not in merged
+    assert merged["omnieval.prompt.other.text.sha256"] == tags["omnieval.prompt.text.sha256"] + "x"
+    assert merged["omnieval.prompt.scripted.text.sha256"] == tags["omnieval.prompt.text.sha256"]
+    assert set(k for k in result.mlflow_tags(track_keys=False) if k.startswith("omnieval.prompt.")) == {
+        "omnieval.prompt.scripted.text.sha256",
+        "omnieval.prompt.scripted.speech.sha256",
     }
     lineage = result.lineage
     assert lineage["prompts"]["speech"]["variant"] == "cascade"
@@ -132,6 +160,13 @@ def test_inference_errors_and_empty_answers(story: Story, write_panel, tmp_path:
     assert set(judged["status"]) == {"inference_error"}
     assert "crashed" in judged.iloc[0]["note"]
     assert json.loads(judged.iloc[0]["repair_history"]) == []
+    # A judge that could not produce one valid record is reported as missing, never silently dropped.
+    doc = aggregate(broken.scores).to_dict()
+    assert "judge.text/scripted-judge: no valid record (3 inference_error)" in doc["not_computed"]
+    assert doc["systems"]["oracle"]["missing_judges"]["speech"] == {
+        "scripted-judge": "no valid record (3 inference_error)"
+    }
+    assert doc["systems"]["oracle"]["valid_only"]["judge.text"] is None
 
     empty = _run(story, write_panel("empty", repair="repair_faithful"), systems, tmp_path / "c2")
     judged = empty.judgments[empty.judgments.track != "image"]

@@ -3,9 +3,12 @@
 The maths is in :func:`policy_scores` (pure, on a :class:`StoryTable`); :class:`Aggregate` holds
 both policies and renders them as the ``omnieval aggregate --json`` document and as MLflow metrics.
 
+Both policies are implemented here once; :func:`omnieval.judges.combine_judges` and
+:func:`omnieval.metrics.summarize_speech_meta` are views of this module's results.
+
 Example:
     >>> from omnieval.analysis.synthetic import make_scores
-    >>> agg = aggregate(make_scores(n_systems=3, n_instances=20, seed=1))
+    >>> agg = aggregate(make_scores(n_systems=3, n_instances=20, seed=1, benchmark="storybench"))
     >>> sorted(agg.to_dict()["systems"])
     ['sys00', 'sys01', 'sys02']
     >>> agg.to_dict()["systems"]["sys00"]["valid_only"]["total_average_components"][:2]
@@ -59,6 +62,8 @@ class PolicyScores:
     per_criterion: dict[str, FloatArray]
     speech_per_field: FloatArray | None
     speech_exact: FloatArray | None
+    n_systems: int
+    """Systems aggregated (the arrays' length; kept apart so a table with no component has one)."""
 
     def scaled(self, names: tuple[str, ...] | None = None) -> FloatArray:
         """``(S, K)`` matrix of the named (default: computed) components on the 0-10 scale."""
@@ -74,10 +79,6 @@ class PolicyScores:
     def total(self) -> FloatArray:
         """Total Average ``(S,)``: mean of each system's finite scaled components (NaN if none)."""
         return _nanmean(self.scaled(), axis=1) if self.covered else np.full(self.n_systems, np.nan)
-
-    @property
-    def n_systems(self) -> int:
-        return len(next(iter(self.components.values()))) if self.components else 0
 
     def total_components(self, s: int) -> list[str]:
         """Components that entered system ``s``'s Total Average."""
@@ -99,7 +100,8 @@ def policy_scores(table: StoryTable, policy: Policy) -> PolicyScores:
 
     Judge components average, with equal weight, each judge's mean over its own valid examples
     (valid-only) or over all ``n`` instances with invalid examples as 0 (zero-filled). A judge with
-    no valid example for a system drops out of that system's valid-only judge mean.
+    no valid example for a system drops out of that system's valid-only judge mean; a judge with no
+    valid example at all is not in ``table`` (see :class:`~omnieval.analysis._table.JudgeCoverage`).
     """
     n = table.n_instances
     comps: dict[str, FloatArray] = {}
@@ -142,7 +144,7 @@ def policy_scores(table: StoryTable, policy: Policy) -> PolicyScores:
             [_mean_over_instances(sp.correct[:, :, f], policy, n) for f in range(len(sp.fields))], axis=1
         )
         exact = _mean_over_instances(sp.exact, policy, n)
-    return PolicyScores(policy, comps, per_judge, per_criterion, per_field, exact)
+    return PolicyScores(policy, comps, per_judge, per_criterion, per_field, exact, table.n_systems)
 
 
 def _num(x: float) -> float | None:
@@ -187,6 +189,7 @@ class Aggregate:
         }
         out["total_average"] = _num(ps.total[s])
         out["total_average_components"] = ps.total_components(s)
+        out["not_computed"] = self._not_computed(system, s, ps)
         out["judge_by_judge"] = {
             t: {j: _num(ps.per_judge[t][s, k]) for k, j in enumerate(self.table.judges[t].judges)}
             for t in ps.per_judge
@@ -204,6 +207,33 @@ class Aggregate:
         else:
             out["speech_meta_fields"] = []
         return out
+
+    def _not_computed(self, system: str, s: int, ps: PolicyScores) -> list[str]:
+        """What system ``s``'s entry lacks under ``ps``'s policy, with why (FORMATS.md section 7)."""
+        t = self.table
+        out = list(t.not_computed_reasons)
+        # A computed component without a valid example of this system (valid-only only: zero-filled
+        # counts the missing examples as 0, so it always has a value).
+        out += [
+            f"{c}: no valid record for this system"
+            for c in ps.covered
+            if not math.isfinite(float(ps.components[c][s]))
+        ]
+        if ps.policy == "valid_only":
+            for tr, cov in t.judge_coverage.items():
+                for key, why in cov.by_system.get(system, {}).items():
+                    if key not in cov.missing:  # table-wide gaps are already listed above
+                        out.append(f"judge.{tr}/{key}: {why}")
+        return out
+
+    def missing_judges(self, system: str) -> dict[str, dict[str, str]]:
+        """Track -> judge key -> why, for every judge without a valid record for ``system``."""
+        self._system_index(system)
+        return {
+            tr: dict(cov.by_system[system])
+            for tr, cov in self.table.judge_coverage.items()
+            if cov.by_system.get(system)
+        }
 
     def completeness(self, system: str) -> dict[str, Any]:
         """Output availability per modality and record outcomes per component for one system."""
@@ -226,11 +256,17 @@ class Aggregate:
     def to_dict(self) -> dict[str, Any]:
         """The ``omnieval aggregate --json`` document.
 
-        ``{"benchmark", "n_instances", "components", "not_computed", "judges", "speech_meta_fields",
-        "systems": {SYSTEM: {"valid_only": {...}, "zero_filled": {...}, "completeness": {...}}}}``;
-        each policy holds the seven components (automatic 0-1, judges 1-10, null when not computed),
-        ``total_average`` (0-10) and ``total_average_components``, plus per-judge and per-criterion
-        breakdowns and the speech fields.
+        ``{"benchmark", "n_instances", "components", "not_computed", "judges", "judges_configured",
+        "missing_judges", "speech_meta_fields", "systems": {SYSTEM: {"valid_only": {...},
+        "zero_filled": {...}, "missing_judges": {...}, "completeness": {...}}}}``; each policy holds
+        the seven components (automatic 0-1, judges 1-10, null when not computed), ``total_average``
+        (0-10) and ``total_average_components``, ``not_computed`` (what that entry lacks, with why),
+        plus per-judge and per-criterion breakdowns and the speech fields.
+
+        ``not_computed`` (top level) lists ``"<component>: <why>"`` for every component no system has
+        and ``"judge.<track>/<judge key>: <why>"`` for every configured judge that produced no valid
+        record (such a judge is left out of the track's mean); ``judges`` lists the judges that did,
+        ``judges_configured`` all of them, ``missing_judges`` the others per track with why.
         """
         t = self.table
         return {
@@ -238,13 +274,16 @@ class Aggregate:
             "n_instances": t.n_instances,
             "n_instances_scored": t.n_present,
             "components": [c for c in COMPONENTS if c not in t.not_computed],
-            "not_computed": list(t.not_computed),
+            "not_computed": list(t.not_computed_reasons),
             "judges": {tr: list(jt.judges) for tr, jt in t.judges.items()},
+            "judges_configured": {tr: list(cov.configured) for tr, cov in t.judge_coverage.items()},
+            "missing_judges": {tr: dict(cov.missing) for tr, cov in t.judge_coverage.items() if cov.missing},
             "speech_meta_fields": [] if t.speech is None else list(t.speech.fields),
             "systems": {
                 sys: {
                     "valid_only": self.policy_dict(sys, "valid_only"),
                     "zero_filled": self.policy_dict(sys, "zero_filled"),
+                    "missing_judges": self.missing_judges(sys),
                     "completeness": self.completeness(sys),
                 }
                 for sys in t.systems
@@ -255,10 +294,10 @@ class Aggregate:
     def mlflow_metrics(self, system: str) -> dict[str, float]:
         """MLflow metrics of one system (FORMATS.md section 5); components not computed are skipped.
 
-        Keys: ``storybench.<policy>.<component>``, ``storybench.<policy>.total_average``,
-        ``storybench.<policy>.judge.<track>.<judge_id>``,
-        ``storybench.<policy>.speech_meta_accuracy.<field>``,
-        ``storybench.<policy>.speech_meta_exact_match`` and ``storybench.missing_output.<modality>``.
+        Keys (``<b>`` is the table's benchmark): ``<b>.<policy>.<component>``,
+        ``<b>.<policy>.total_average``, ``<b>.<policy>.judge.<track>.<judge key>`` (the judge id; with
+        several panels ``<panel>/<judge id>``), ``<b>.<policy>.speech_meta_accuracy.<field>``,
+        ``<b>.<policy>.speech_meta_exact_match`` and ``<b>.missing_output.<modality>``.
         """
         s = self._system_index(system)
         b = self.benchmark
@@ -299,18 +338,30 @@ def aggregate_table(table: StoryTable) -> Aggregate:
     return Aggregate(table, {p: policy_scores(table, p) for p in POLICIES})
 
 
-def aggregate(scores: pd.DataFrame, *, n_instances: int | None = None) -> Aggregate:
-    """Aggregate a scores table (FORMATS.md section 3) under both policies.
+def aggregate(
+    scores: pd.DataFrame,
+    *,
+    n_instances: int | None = None,
+    benchmark: str | None = None,
+    unavailable: Mapping[str, str] | None = None,
+) -> Aggregate:
+    """Aggregate a storybench-shaped scores table (FORMATS.md section 3) under both policies.
 
     Args:
         scores: the long scores table of one benchmark.
         n_instances: zero-filled denominator; default the number of distinct instance ids in the table.
+        benchmark: the benchmark being aggregated (a table of another one is an error); default the
+            one the table holds.
+        unavailable: track -> why no judge could score it (a panel's ``unavailable`` reason), shown
+            in ``not_computed``.
 
     Raises:
-        DataError: the table is invalid, holds several benchmarks, or a benchmark without full
-            aggregation (only ``storybench`` has it so far).
+        DataError: the table is invalid, holds several benchmarks, another benchmark than
+            ``benchmark``, or none of the components this aggregation reads.
     """
-    return aggregate_table(build_table(scores, n_instances=n_instances))
+    return aggregate_table(
+        build_table(scores, n_instances=n_instances, benchmark=benchmark, unavailable=unavailable)
+    )
 
 
 __all__ = ["JUDGE", "Aggregate", "PolicyScores", "aggregate", "aggregate_table", "policy_scores"]

@@ -2,14 +2,14 @@
 
 Kept as data so every analysis agrees on component names, scales and which components make up a
 modality. The rubric keys repeat :mod:`omnieval.judges._tracks` (a test checks they match) so that
-reading a scores table never imports the judging code.
+reading a scores table never imports the judging code. The benchmark's *name* is deliberately not
+here: it comes from the table's ``benchmark`` column or from the caller, so this module describes a
+table shape and never decides which benchmark a table belongs to.
 """
 
 from __future__ import annotations
 
 from typing import Final, Literal
-
-BENCHMARK: Final = "storybench"
 
 TRACKS: Final[tuple[str, ...]] = ("text", "image", "speech", "integrated")
 MODALITIES: Final[tuple[str, ...]] = ("text", "image", "speech")
@@ -50,6 +50,9 @@ AUTOMATIC: Final[dict[str, tuple[str, str]]] = {
     "speech_meta_accuracy": ("speech_meta", "speech"),
 }
 JUDGE: Final[dict[str, str]] = {f"judge.{t}": t for t in TRACKS}
+
+# Judge id of the placeholder rows a panel writes for a track it has no judge for (``not_applicable``).
+UNAVAILABLE_JUDGE: Final = "unavailable"
 
 # The seven Total Average components, in the paper's order.
 COMPONENTS: Final[tuple[str, ...]] = (*AUTOMATIC, *JUDGE)

@@ -8,16 +8,25 @@ offending rows, so bad input fails here with a readable message rather than deep
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from omnieval.analysis._schema import AUTOMATIC, BENCHMARK, RUBRICS, SPEECH_FIELDS, TRACKS
+from omnieval.analysis._schema import AUTOMATIC, RUBRICS, SPEECH_FIELDS, TRACKS, UNAVAILABLE_JUDGE
 from omnieval.errors import DataError
-from omnieval.scores import ALL_STATUSES, SCORE_COLUMNS, VALUED_STATUSES, Status, coerce_scores
+from omnieval.scores import (
+    ALL_STATUSES,
+    OPTIONAL_COLUMNS,
+    ROW_KEY,
+    SCORE_COLUMNS,
+    VALUED_STATUSES,
+    Status,
+    coerce_scores,
+)
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -76,8 +85,8 @@ class AutoMetric:
 class SpeechMeta:
     """Speech-metadata predictions for the covered fields.
 
-    ``fields`` lists the fields some recognizer could predict here (others are ``not_applicable``
-    everywhere and excluded from numerator and denominator). ``correct`` is ``(S, n, F)`` with 0/1
+    ``fields`` lists the fields some recognizer predicted here (at least one ``ok``/``repaired`` row);
+    the others are excluded from numerator and denominator. ``correct`` is ``(S, n, F)`` with 0/1
     and NaN where that field has no valid prediction. A sample is valid when at least one covered
     field carries a value; its accuracy is the mean over those fields.
     """
@@ -130,6 +139,32 @@ class JudgeTrack:
 
 
 @dataclass(frozen=True)
+class JudgeCoverage:
+    """Which judges one track was configured with, and which of them produced no valid record.
+
+    A judge is identified by its *key*: the judge id, or ``"<panel>/<judge id>"`` when the table holds
+    judge rows of more than one panel (so two panels using the same judge id stay apart).
+
+    Attributes:
+        track: the judge track.
+        configured: keys of the judges with rows on this track, sorted (placeholder rows of a panel
+            that has no judge for the track are not a judge and are not listed).
+        missing: key -> why, for every configured judge without a single valid record in the whole
+            table (the model was absent, every call failed, ...) and for the placeholder rows
+            (``"unavailable: <why>"``). These judges are left out of the track under both policies,
+            as a judge that never ran; the track's other judges carry it.
+        by_system: system -> key -> why, for every judge (missing ones included) that has no valid
+            record for that system. A judge that is valid for other systems still counts under the
+            zero-filled policy for this one (its records there count 0).
+    """
+
+    track: str
+    configured: tuple[str, ...]
+    missing: Mapping[str, str]
+    by_system: Mapping[str, Mapping[str, str]]
+
+
+@dataclass(frozen=True)
 class StoryTable:
     """The storybench part of a scores table as dense arrays over systems x instances.
 
@@ -149,6 +184,11 @@ class StoryTable:
     missing: dict[str, BoolArray]
     not_computed: tuple[str, ...]
     notes: tuple[str, ...] = field(default=())
+    not_computed_reasons: tuple[str, ...] = field(default=())
+    """``"<component>: <why>"`` for every component not computed, and
+    ``"judge.<track>/<judge key>: <why>"`` for every configured judge without a valid record."""
+    judge_coverage: Mapping[str, JudgeCoverage] = field(default_factory=dict)
+    """Per judge track that has rows: configured judges and the ones that produced nothing valid."""
 
     @property
     def n_systems(self) -> int:
@@ -192,6 +232,20 @@ class StoryTable:
             missing={k: v[grid] for k, v in self.missing.items()},
             not_computed=self.not_computed,
             notes=self.notes,
+            not_computed_reasons=self.not_computed_reasons,
+            judge_coverage={
+                t: JudgeCoverage(
+                    c.track,
+                    c.configured,
+                    c.missing,
+                    {
+                        self.systems[k]: c.by_system[self.systems[k]]
+                        for k in si
+                        if self.systems[k] in c.by_system
+                    },
+                )
+                for t, c in self.judge_coverage.items()
+            },
         )
 
 
@@ -205,7 +259,8 @@ def _nanmean(a: FloatArray, axis: int) -> FloatArray:
 
 
 def _ensure_frame(scores: pd.DataFrame) -> pd.DataFrame:
-    missing = [c for c in SCORE_COLUMNS if c not in scores.columns]
+    # Tables written before the newer columns existed read as if those held "" (FORMATS.md section 3).
+    missing = [c for c in SCORE_COLUMNS if c not in scores.columns and c not in OPTIONAL_COLUMNS]
     if missing:
         raise DataError(f"scores table lacks columns: {', '.join(missing)}")
     try:
@@ -218,10 +273,13 @@ def _describe(frame: pd.DataFrame, rows: npt.NDArray[np.intp], why: str) -> list
     out = []
     for r in rows[:_MAX_PROBLEMS]:
         rec = frame.iloc[int(r)]
+        # The newer key columns are shown only when set, so storybench messages stay short.
+        extra = "".join(f", {c}={rec[c]!r}" for c in ("condition", "paired_with") if rec[c])
         out.append(
             f"row {int(r)} (system={rec['system']!r}, instance_id={rec['instance_id']!r}, "
-            f"track={rec['track']!r}, component={rec['component']!r}, judge={rec['judge']!r}, "
-            f"criterion={rec['criterion']!r}, status={rec['status']!r}, value={float(rec['value'])}): {why}"
+            f"track={rec['track']!r}, component={rec['component']!r}, panel={rec['panel']!r}, "
+            f"judge={rec['judge']!r}, criterion={rec['criterion']!r}{extra}, status={rec['status']!r}, "
+            f"value={float(rec['value'])}): {why}"
         )
     if rows.size > _MAX_PROBLEMS:
         out.append(f"... {rows.size - _MAX_PROBLEMS} more rows: {why}")
@@ -256,8 +314,14 @@ class _Col:
         return {self.uniques[k] for k in np.unique(self.codes[rows])}
 
 
-def select_benchmark(scores: pd.DataFrame) -> tuple[str, pd.DataFrame]:
-    """Return the single benchmark a table holds and the table; raise when it holds several or none."""
+def select_benchmark(scores: pd.DataFrame, benchmark: str | None = None) -> tuple[str, pd.DataFrame]:
+    """Return the single benchmark a table holds and the table; raise when it holds several or none.
+
+    Args:
+        scores: the long scores table.
+        benchmark: the benchmark the caller aggregates; when given, a table of another benchmark
+            is an error. None accepts whichever single benchmark the table holds.
+    """
     frame = _ensure_frame(scores)
     if frame.empty:
         raise DataError("scores table is empty")
@@ -267,26 +331,51 @@ def select_benchmark(scores: pd.DataFrame) -> tuple[str, pd.DataFrame]:
             f"scores table holds several benchmarks {names}; aggregate one at a time "
             "(filter the table on the benchmark column)"
         )
+    if benchmark is not None and names[0] != benchmark:
+        raise DataError(f"this aggregation is for {benchmark!r} tables; this scores table holds {names[0]!r}")
     return names[0], frame
 
 
-def build_table(scores: pd.DataFrame, *, n_instances: int | None = None) -> StoryTable:
-    """Validate a storybench scores table and return its dense form.
+def judge_key(panel: str, judge: str, *, several_panels: bool) -> str:
+    """The identity of a judge in aggregates: the judge id, panel-qualified when panels could collide.
+
+    Example:
+        >>> judge_key("paper-a", "qwen3-30b", several_panels=True)
+        'paper-a/qwen3-30b'
+        >>> judge_key("paper-a", "qwen3-30b", several_panels=False)
+        'qwen3-30b'
+    """
+    # A single panel keeps the plain judge id, so its MLflow keys stay as FORMATS.md section 5 names them.
+    return f"{panel}/{judge}" if several_panels and panel else judge
+
+
+def build_table(
+    scores: pd.DataFrame,
+    *,
+    n_instances: int | None = None,
+    benchmark: str | None = None,
+    unavailable: Mapping[str, str] | None = None,
+) -> StoryTable:
+    """Validate a storybench-shaped scores table and return its dense form.
+
+    Judges are identified by (panel, judge id): with judge rows from more than one panel each judge
+    is keyed ``"<panel>/<judge id>"`` (see :func:`judge_key`).
 
     Args:
         scores: the long table (FORMATS.md section 3), one benchmark only.
         n_instances: the zero-filled denominator; default the number of distinct instance ids.
+        benchmark: the benchmark the caller aggregates (a table of another one is an error); default
+            the one the table holds.
+        unavailable: track -> why no judge could score it here (a panel's ``unavailable`` reason,
+            from the judge stage's lineage); used in :attr:`StoryTable.not_computed_reasons`.
 
     Raises:
-        DataError: unknown status/track/criterion, duplicate rows, values out of range, a valued
-            status without a value, a non-storybench benchmark.
+        DataError: unknown status/track/criterion, duplicate rows (same system, instance_id, track,
+            component, panel, judge, criterion, condition and paired_with), values out of range, a
+            valued status without a value, another benchmark than ``benchmark``, or a table with none
+            of the components this aggregation reads.
     """
-    benchmark, frame = select_benchmark(scores)
-    if benchmark != BENCHMARK:
-        raise DataError(
-            f"aggregation is implemented for {BENCHMARK!r} only; this scores table holds {benchmark!r} "
-            "(acbench and prism aggregation are not available yet)"
-        )
+    name, frame = select_benchmark(scores, benchmark)
     problems: list[str] = []
 
     status = _Col.of(frame["status"])
@@ -341,7 +430,15 @@ def build_table(scores: pd.DataFrame, *, n_instances: int | None = None) -> Stor
     component = _Col.of(frame["component"])
     track = _Col.of(frame["track"])
     judge = _Col.of(frame["judge"])
+    panel = _Col.of(frame["panel"])
     criterion = _Col.of(frame["criterion"])
+
+    known = frozenset({c for c, _ in AUTOMATIC.values()} | {"judge"})
+    if not component.isin(known).any():
+        raise DataError(
+            f"the {name!r} scores table holds none of the components this aggregation reads "
+            f"({', '.join(sorted(known))}); it is not a table of this benchmark"
+        )
 
     is_judge = component.eq("judge")
     bad_track = np.flatnonzero(is_judge & ~track.isin(TRACKS))
@@ -350,19 +447,22 @@ def build_table(scores: pd.DataFrame, *, n_instances: int | None = None) -> Stor
     no_judge = np.flatnonzero(is_judge & judge.eq(""))
     if no_judge.size:
         problems += _describe(frame, no_judge, "judge rows need a judge id")
-    judged_auto = np.flatnonzero(~is_judge & ~judge.eq(""))
+    judged_auto = np.flatnonzero(~is_judge & ~(judge.eq("") & panel.eq("")))
     if judged_auto.size:
-        problems += _describe(frame, judged_auto, 'automatic rows must have judge ""')
+        problems += _describe(frame, judged_auto, 'automatic rows must have judge "" and panel ""')
 
     if problems:
         raise DataError("scores table failed validation", problems)
 
+    several_panels = len(panel.at(np.flatnonzero(is_judge))) > 1
+    key_col = _judge_keys(panel, judge, several_panels)
     ctx = _Ctx(frame, sys, inst, n_sys, n, valued, missing_output, not_applicable, value, problems)
     not_computed: list[str] = []
+    reasons: dict[str, list[str]] = {}
     notes: list[str] = []
 
     auto: dict[str, AutoMetric] = {}
-    for name, (comp, want_track) in AUTOMATIC.items():
+    for comp_name, (comp, want_track) in AUTOMATIC.items():
         if comp == "speech_meta":
             continue
         mask = component.eq(comp)
@@ -377,30 +477,53 @@ def build_table(scores: pd.DataFrame, *, n_instances: int | None = None) -> Stor
         if rng.size:
             problems += _describe(frame, rng, f"{comp} must lie in [-1, 1] (native scale)")
         if rows.size == 0 or not_applicable[rows].all():
-            not_computed.append(name)
+            not_computed.append(comp_name)
+            reasons[comp_name] = [
+                f"{comp_name}: "
+                + (
+                    "no rows in the scores table"
+                    if rows.size == 0
+                    else "not applicable here (every row is not_applicable)"
+                )
+            ]
             continue
         values, state = ctx.single(rows, comp)
-        auto[name] = AutoMetric(name, values, state)
+        auto[comp_name] = AutoMetric(comp_name, values, state)
 
     speech_mask = component.eq("speech_meta")
     wrong = np.flatnonzero(speech_mask & ~track.eq("speech"))
     if wrong.size:
         problems += _describe(frame, wrong, "speech_meta rows belong to track 'speech'")
-    speech = _speech(ctx, np.flatnonzero(speech_mask), criterion)
+    speech_rows = np.flatnonzero(speech_mask)
+    speech = _speech(ctx, speech_rows, criterion)
     if speech is None:
         not_computed.append("speech_meta_accuracy")
+        if speech_rows.size == 0:
+            why = "no rows in the scores table"
+        elif not_applicable[speech_rows].all():
+            why = "not applicable here (no recognizer for any speech field)"
+        else:
+            why = "no valid prediction of any speech field"
+        reasons["speech_meta_accuracy"] = [f"speech_meta_accuracy: {why}"]
 
     judges: dict[str, JudgeTrack] = {}
+    coverage: dict[str, JudgeCoverage] = {}
     for t in TRACKS:
         rows = np.flatnonzero(is_judge & track.eq(t))
-        jt = _judge_track(ctx, t, rows, judge, criterion)
+        why_unavailable = (unavailable or {}).get(t) or _NO_JUDGE_HERE
+        jt, cov, lines = _judge_track(
+            ctx, t, rows, _JudgeCols(key_col, judge, criterion, status), systems, why_unavailable
+        )
+        if cov is not None:
+            coverage[t] = cov
         if jt is None:
             not_computed.append(f"judge.{t}")
         else:
             judges[t] = jt
+        if lines:
+            reasons[f"judge.{t}"] = lines
 
     extras: dict[str, FloatArray] = {}
-    known = {c for c, _ in AUTOMATIC.values()} | {"judge"}
     for comp in sorted(set(component.uniques) - known):
         rows = np.flatnonzero(component.eq(comp))
         key = sys[rows] * n + inst[rows]
@@ -412,22 +535,24 @@ def build_table(scores: pd.DataFrame, *, n_instances: int | None = None) -> Stor
         arr[sys[ok], inst[ok]] = value[ok]
         extras[comp] = arr
 
-    dup = _duplicate_rows(sys, inst, n, (track, component, judge, criterion))
+    # The row key (FORMATS.md section 3) over the columns already factorized above, plus the two
+    # that only other benchmarks fill.
+    have = {"track": track, "component": component, "panel": panel, "judge": judge, "criterion": criterion}
+    key_cols = [
+        have[c] if c in have else _Col.of(frame[c]) for c in ROW_KEY if c not in ("system", "instance_id")
+    ]
+    dup = _duplicate_rows(sys, inst, n, key_cols)
     if dup.size:
-        problems += _describe(
-            frame,
-            dup,
-            "duplicate row: (system, instance_id, track, component, judge, criterion) must be unique",
-        )
+        problems += _describe(frame, dup, f"duplicate row: ({', '.join(ROW_KEY)}) must be unique")
 
     if problems:
         raise DataError("scores table failed validation", problems)
 
     missing = _missing_by_modality(ctx, track, n_sys, n)
 
-    order_nc = [c for c in (*AUTOMATIC, *(f"judge.{t}" for t in TRACKS)) if c in not_computed]
+    component_order = (*AUTOMATIC, *(f"judge.{t}" for t in TRACKS))
     return StoryTable(
-        benchmark=benchmark,
+        benchmark=name,
         systems=systems,
         instances=tuple(instances),
         n_present=n_present,
@@ -436,13 +561,32 @@ def build_table(scores: pd.DataFrame, *, n_instances: int | None = None) -> Stor
         judges=judges,
         extras=extras,
         missing=missing,
-        not_computed=tuple(order_nc),
+        not_computed=tuple(c for c in component_order if c in not_computed),
         notes=tuple(notes),
+        not_computed_reasons=tuple(line for c in component_order for line in reasons.get(c, ())),
+        judge_coverage=coverage,
     )
 
 
+def _judge_keys(panel: _Col, judge: _Col, several_panels: bool) -> _Col:
+    """The judge-key column (see :func:`judge_key`), built from codes rather than per-row strings."""
+    if not several_panels:
+        return judge
+    width = max(len(judge.uniques), 1)
+    pair = panel.codes * width + judge.codes
+    uniq, inverse = np.unique(pair, return_inverse=True)
+    labels = tuple(
+        judge_key(panel.uniques[int(u) // width], judge.uniques[int(u) % width], several_panels=True)
+        for u in uniq
+    )
+    # Two (panel, judge) pairs can only share a label when one panel is "" and the judge id holds a
+    # slash; factorize the labels again so equal labels share a code either way.
+    codes, label_uniques = pd.factorize(pd.Series(labels, dtype=object), sort=False)
+    return _Col(codes.astype(np.int64)[inverse.ravel()], tuple(str(u) for u in label_uniques))
+
+
 def _duplicate_rows(sys: IntArray, inst: IntArray, n: int, cols: Sequence[_Col]) -> npt.NDArray[np.intp]:
-    """Rows whose (system, instance, track, component, judge, criterion) occurs more than once."""
+    """Rows whose (system, instance, *cols) occurs more than once (cols: the rest of the row key)."""
     key = sys * n + inst
     size = (int(sys.max()) + 1 if sys.size else 1) * n
     for col in cols:
@@ -517,8 +661,10 @@ def _speech(ctx: _Ctx, rows: npt.NDArray[np.intp], criterion: _Col) -> SpeechMet
     rng = rows[ctx.valued[rows] & ~np.isin(ctx.value[rows], [0.0, 1.0])]
     if rng.size:
         ctx.problems += _describe(ctx.frame, rng, "speech_meta values are 0 or 1")
+    # A field is covered when some recognizer predicted it somewhere. Rows of other statuses do not
+    # count: a missing clip writes missing_output for all four fields, recognizer or not.
     covered = np.zeros(len(SPEECH_FIELDS), dtype=bool)
-    covered[np.unique(fc_all[~ctx.not_applicable[rows]])] = True
+    covered[np.unique(fc_all[ctx.valued[rows]])] = True
     fields = tuple(f for k, f in enumerate(SPEECH_FIELDS) if covered[k])
     if not fields:
         return None
@@ -543,43 +689,117 @@ def _speech(ctx: _Ctx, rows: npt.NDArray[np.intp], criterion: _Col) -> SpeechMet
     return SpeechMeta(fields, correct, _state(valid, miss, present))
 
 
+@dataclass(frozen=True)
+class _JudgeCols:
+    key: _Col
+    judge: _Col
+    criterion: _Col
+    status: _Col
+
+
+# Why a track's placeholder rows exist when the caller does not say (the panel's reason is in the
+# judge stage's lineage, not in the scores table).
+_NO_JUDGE_HERE = "no judge could score this track here (every row is not_applicable)"
+
+# Record outcomes beyond the table's own statuses, for "no valid record (...)" explanations.
+_INCOMPLETE, _ABSENT_RECORD = -1, -2
+
+
+def _why_counts(codes: IntArray, status: _Col) -> str:
+    """``"12 inference_error, 3 missing_output"`` from per-record outcome codes (most frequent first)."""
+    names = {_INCOMPLETE: "incomplete", _ABSENT_RECORD: "absent"}
+    counts = Counter(names.get(int(c), status.uniques[int(c)] if c >= 0 else "?") for c in codes)
+    parts = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return "no valid record (" + ", ".join(f"{count} {name}" for name, count in parts) + ")"
+
+
 def _judge_track(
-    ctx: _Ctx, t: str, rows: npt.NDArray[np.intp], judge: _Col, criterion: _Col
-) -> JudgeTrack | None:
+    ctx: _Ctx,
+    t: str,
+    rows: npt.NDArray[np.intp],
+    cols: _JudgeCols,
+    systems: tuple[str, ...],
+    why_unavailable: str,
+) -> tuple[JudgeTrack | None, JudgeCoverage | None, list[str]]:
+    """The track's valid judges, its coverage, and its ``not_computed`` lines (empty when complete)."""
     if rows.size == 0:
-        return None
+        return None, None, [f"judge.{t}: no rows in the scores table"]
     criteria = RUBRICS[t]
-    cc = criterion.lut({c: k for k, c in enumerate(criteria)})[criterion.codes[rows]]
+    cc = cols.criterion.lut({c: k for k, c in enumerate(criteria)})[cols.criterion.codes[rows]]
     bad = rows[cc < 0]
     if bad.size:
         ctx.problems += _describe(
             ctx.frame, bad, f"unknown criterion for track {t!r}; known: {list(criteria)}"
         )
-        return None
+        return None, None, []
     rng = rows[ctx.valued[rows] & ((ctx.value[rows] < 1.0) | (ctx.value[rows] > 10.0))]
     if rng.size:
         ctx.problems += _describe(ctx.frame, rng, "judge scores lie in 1-10")
-    judges = tuple(sorted(judge.at(rows[~ctx.not_applicable[rows]])))
-    if not judges:
-        return None
-    jc_all = judge.lut({j: k for k, j in enumerate(judges)})[judge.codes[rows]]
-    sel = jc_all >= 0
-    keep, jc, cc = rows[sel], jc_all[sel], cc[sel]
-    nj, nc = len(judges), len(criteria)
-    s_, i_ = ctx.sys[keep], ctx.inst[keep]
-    key = ((s_ * ctx.n + i_) * nj + jc) * nc + cc
-    ctx.duplicates(keep, key, f"judge {t}")
-    scores = np.full((ctx.n_sys, ctx.n, nj, nc), np.nan)
-    ok = ctx.valued[keep]
-    scores[s_[ok], i_[ok], jc[ok], cc[ok]] = ctx.value[keep][ok]
-    valid = np.isfinite(scores).all(axis=3)
-    scores[~valid] = np.nan
-    present = np.zeros((ctx.n_sys, ctx.n, nj), dtype=bool)
-    present[s_, i_, jc] = True
-    miss = np.zeros((ctx.n_sys, ctx.n, nj), dtype=bool)
-    m = ctx.missing_output[keep]
-    miss[s_[m], i_[m], jc[m]] = True
-    return JudgeTrack(t, judges, criteria, scores, _state(valid, miss, present))
+    placeholder = cols.judge.eq(UNAVAILABLE_JUDGE)[rows]
+    placeholder_keys = sorted(cols.key.at(rows[placeholder]))
+    configured = tuple(sorted(cols.key.at(rows[~placeholder])))
+    unavailable_why = f"unavailable: {why_unavailable}"
+
+    jt: JudgeTrack | None = None
+    missing: dict[str, str] = {}
+    by_system: dict[str, dict[str, str]] = {}
+    if configured:
+        jc_all = cols.key.lut({j: k for k, j in enumerate(configured)})[cols.key.codes[rows]]
+        sel = jc_all >= 0
+        keep, jc, cc = rows[sel], jc_all[sel], cc[sel]
+        nj, nc = len(configured), len(criteria)
+        s_, i_ = ctx.sys[keep], ctx.inst[keep]
+        key = ((s_ * ctx.n + i_) * nj + jc) * nc + cc
+        ctx.duplicates(keep, key, f"judge {t}")
+        scores = np.full((ctx.n_sys, ctx.n, nj, nc), np.nan)
+        ok = ctx.valued[keep]
+        scores[s_[ok], i_[ok], jc[ok], cc[ok]] = ctx.value[keep][ok]
+        valid = np.isfinite(scores).all(axis=3)
+        scores[~valid] = np.nan
+        present = np.zeros((ctx.n_sys, ctx.n, nj), dtype=bool)
+        present[s_, i_, jc] = True
+        miss = np.zeros((ctx.n_sys, ctx.n, nj), dtype=bool)
+        m = ctx.missing_output[keep]
+        miss[s_[m], i_[m], jc[m]] = True
+        state = _state(valid, miss, present)
+
+        valid_any = valid.any(axis=(0, 1))  # (J,)
+        gaps = ~valid.any(axis=1)  # (S, J): no valid record for that system
+        if gaps.any():
+            # One outcome per record: the failed row's status (any, when a record mixes several),
+            # "incomplete" when every row is valued but a criterion is missing, "absent" with no row.
+            outcome = np.full((ctx.n_sys, ctx.n, nj), _INCOMPLETE, dtype=np.int64)
+            outcome[~present] = _ABSENT_RECORD
+            failed = ~ok
+            outcome[s_[failed], i_[failed], jc[failed]] = cols.status.codes[keep[failed]]
+            for s, j in zip(*np.nonzero(gaps), strict=True):
+                by_system.setdefault(systems[s], {})[configured[j]] = _why_counts(
+                    outcome[s, :, j], cols.status
+                )
+            for j in np.flatnonzero(~valid_any):
+                missing[configured[j]] = _why_counts(outcome[:, :, j].ravel(), cols.status)
+        kept = np.flatnonzero(valid_any)
+        if kept.size:
+            jt = JudgeTrack(
+                t,
+                tuple(configured[j] for j in kept),
+                criteria,
+                scores[:, :, kept],
+                state[:, :, kept],
+            )
+    for p in placeholder_keys:
+        missing[p] = unavailable_why
+        for name in systems:
+            by_system.setdefault(name, {})[p] = unavailable_why
+    coverage = JudgeCoverage(t, configured, missing, by_system)
+
+    lines: list[str] = []
+    if jt is None:
+        if not configured:
+            return None, coverage, [f"judge.{t}: {unavailable_why}"]
+        lines.append(f"judge.{t}: no judge produced a valid record")
+    lines += [f"judge.{t}/{k}: {why}" for k, why in missing.items()]
+    return jt, coverage, lines
 
 
 def _missing_by_modality(ctx: _Ctx, track: _Col, n_sys: int, n: int) -> dict[str, BoolArray]:

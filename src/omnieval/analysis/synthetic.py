@@ -1,13 +1,13 @@
 """Synthetic storybench scores tables for tests and benchmarks (no models involved).
 
 The table has the exact shape of a real one (FORMATS.md section 3): three automatic metrics, four
-judge tracks with several judges and four criteria each, plus a ``narration_length`` row per
-generated narration. Systems have latent per-modality qualities that are correlated (as in the
+judge tracks with several judges (of one panel) and four criteria each, plus a ``narration_length``
+row per generated narration. The benchmark name is the caller's (the table's ``benchmark`` column). Systems have latent per-modality qualities that are correlated (as in the
 paper), judges differ in calibration, and outputs go missing or judgments fail at chosen rates.
 Everything is drawn from one seeded generator, so a seed reproduces the table exactly.
 
 Example:
-    >>> frame = make_scores(n_systems=2, n_instances=3, seed=0)
+    >>> frame = make_scores(n_systems=2, n_instances=3, seed=0, benchmark="storybench")
     >>> sorted(frame["component"].unique())
     ['bertscore_f1', 'image_similarity', 'judge', 'narration_length', 'speech_meta']
     >>> len(frame)
@@ -21,8 +21,15 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from omnieval.analysis._schema import MODALITIES, NARRATION_LENGTH, RUBRICS, SPEECH_FIELDS, TRACKS
-from omnieval.scores import SCORE_COLUMNS
+from omnieval.analysis._schema import (
+    MODALITIES,
+    NARRATION_LENGTH,
+    RUBRICS,
+    SPEECH_FIELDS,
+    TRACKS,
+    UNAVAILABLE_JUDGE,
+)
+from omnieval.scores import coerce_scores
 
 PANELS: tuple[str, ...] = ("A", "B", "C")
 
@@ -41,6 +48,8 @@ def make_scores(
     n_systems: int = 32,
     n_instances: int = 900,
     *,
+    benchmark: str,
+    panel: str = "paper",
     missing_rate: float = 0.03,
     invalid_rate: float = 0.02,
     repaired_rate: float = 0.01,
@@ -56,14 +65,17 @@ def make_scores(
     Args:
         n_systems: number of systems (``sys00``, ``sys01``, ...).
         n_instances: number of transitions (ids ``synthetic/bookNNNN/p1__p2``).
+        benchmark: the ``benchmark`` column's value (the benchmark whose shape this is).
+        panel: the judge rows' ``panel`` (one panel holding every judge, as a suite's ``paper`` run).
         missing_rate: probability that one modality's output of one (system, instance) is missing;
             missing text/image/speech also makes the integrated judgment ``missing_output``.
         invalid_rate: probability that one judge record fails (parse error, inference error or
             unrecoverable, all four criteria) and that one speech field has no prediction.
         repaired_rate: probability that a valid judge record was repaired (status ``repaired``).
         n_judges: judges per track (panels ``A``, ``B``, ``C``; at most 3).
-        not_applicable_tracks: judge tracks whose rows are all ``not_applicable`` (no model here);
-            ``image`` also marks image similarity not applicable.
+        not_applicable_tracks: judge tracks no judge can score here: written as the judge stage
+            does, ``not_applicable`` rows of the placeholder judge ``unavailable``; ``image`` also
+            marks image similarity not applicable.
         not_applicable_fields: speech fields no recognizer can predict here.
         narration_length: add ``narration_length`` rows (characters of the generated narration).
         dreamsim: add ``dreamsim_distance`` rows (perceptual distance to the reference image, 0-1).
@@ -114,6 +126,7 @@ def make_scores(
                     "criterion": criterion,
                     "value": np.where(np.isin(status, ["ok", "repaired"]), value, np.nan).ravel(),
                     "status": status.ravel(),
+                    "panel": panel if component == "judge" else "",
                 }
             )
         )
@@ -168,7 +181,17 @@ def make_scores(
     failures = np.array(["parse_error", "inference_error", "unrecoverable"], dtype=object)
     for track in TRACKS:
         na = track in not_applicable_tracks
-        for panel in PANELS[:n_judges]:
+        if na:
+            for criterion in RUBRICS[track]:
+                block(
+                    track,
+                    "judge",
+                    UNAVAILABLE_JUDGE,
+                    criterion,
+                    np.full((S, N), np.nan),
+                    statuses(missing[track], True),
+                )
+        for judge_panel in PANELS[:n_judges]:
             bias = rng.normal(0.0, 0.8)
             spread = rng.uniform(0.8, 1.4)
             record = rng.normal(0.0, 0.9, (S, N))
@@ -190,12 +213,16 @@ def make_scores(
                     - 0.3 * k
                     + 0.7 * rng.normal(0.0, 1.0, (S, N))
                 )
-                block(track, "judge", judge_id(track, panel), criterion, np.clip(np.rint(latent), 1, 10), st)
+                if not na:  # the draws above still happen, so other tracks keep their values
+                    block(
+                        track,
+                        "judge",
+                        judge_id(track, judge_panel),
+                        criterion,
+                        np.clip(np.rint(latent), 1, 10),
+                        st,
+                    )
 
     frame = pd.concat(parts, ignore_index=True)
-    frame.insert(0, "benchmark", "storybench")
-    frame = frame.loc[:, list(SCORE_COLUMNS)]
-    for col in ("benchmark", "system", "instance_id", "track", "component", "judge", "criterion", "status"):
-        frame[col] = frame[col].astype(str)
-    frame["value"] = frame["value"].astype("float64")
-    return frame
+    frame.insert(0, "benchmark", benchmark)
+    return coerce_scores(frame)

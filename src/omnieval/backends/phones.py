@@ -15,8 +15,12 @@ context; for ARPAbet recognizers the IPA is mapped to ARPAbet with :func:`ipa_to
 from __future__ import annotations
 
 import functools
+import math
 import os
+import re
 import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -331,3 +335,271 @@ def load_phone_recognizer(name: str = "pocketsphinx") -> PhoneRecognizer:
     if name.startswith("ctc:"):
         return CtcPhones(os.path.expanduser(name[4:]))
     raise ConfigError(f"unknown phone recognizer {name!r}; use 'pocketsphinx' or 'ctc:<local folder>'")
+
+
+# --- Heteronym pronunciation: a constrained decision between known readings -------------------------
+#
+# The phone loop above cannot tell "lead" (L IY D) from "lead" (L EH D): its error floor on clean speech
+# is ~60 %. Forced alignment can: the script is aligned twice, once per reading of the heteronym, and
+# the reading whose phones explain the word's audio better wins. Every other word is pinned by the
+# script, so the two alignments differ only where the readings do.
+
+# pocketsphinx keeps senone and transition scores in log base 1.0001 shifted right by SENSCR_SHIFT=10
+# bits; this factor turns one score unit into nats.
+_SCORE_TO_NATS = 1024.0 * math.log(1.0001)
+# Wide beams: the wrong reading must still reach the end of the script (default beams prune it and the
+# alignment fails, which hides how badly it fits). 1e-100 breaks pocketsphinx's integer scores.
+_ALIGN_BEAM = 1e-80
+# Leading/trailing silence and a little noise: clips that start on the first phone, or contain runs of
+# exact digital zeros, made alignments fail in testing on espeak-ng clips.
+_PAD_S = 0.25
+_DITHER = 1e-4
+_FRAME_RATE = 100  # pocketsphinx frames per second
+_WORD_RE = re.compile(r"[a-z0-9']+")
+DECISION_METHOD = "pocketsphinx-align:word-mean-ll"
+
+
+@dataclass(frozen=True)
+class PronunciationDecision:
+    """Which reading of a heteronym an utterance used.
+
+    Attributes:
+        chosen: Key of the reading that fits the audio best; ``None`` when no reading could be aligned
+            (e.g. the clip does not contain the script).
+        scores: Reading key -> mean acoustic log-likelihood per 10 ms frame over the heteronym's aligned
+            segment, in nats, relative to the best-scoring senone of each frame (pocketsphinx normalizes
+            frame scores that way), so 0 is a perfect fit and values are negative; higher is better.
+            ``-inf`` when the script could not be aligned with that reading.
+        recognized: Phones of the heteronym as aligned under the chosen reading (ARPAbet, no stress);
+            for this constrained method that is the chosen reading's phone sequence; empty when
+            ``chosen`` is ``None``.
+        method: Decision method and recognizer (``pocketsphinx-align:word-mean-ll``).
+        margin: Best minus second-best score (nats per frame); ``inf`` when only one reading aligned,
+            ``0.0`` when none did.
+        segment_s: ``(start, end)`` of the heteronym in the input audio in seconds under the chosen
+            reading, or ``None``.
+    """
+
+    chosen: str | None
+    scores: dict[str, float]
+    recognized: tuple[str, ...]
+    method: str
+    margin: float
+    segment_s: tuple[float, float] | None = None
+
+
+@dataclass(frozen=True)
+class _WordAlignment:
+    """The heteronym's share of one forced alignment."""
+
+    score: int  # pocketsphinx score units, summed over the word's frames
+    frames: int
+    start_frame: int
+    phones: tuple[str, ...]
+    states: tuple[tuple[int, int, int], ...] = ()  # (start frame, frames, score) of every HMM state
+
+
+class PocketSphinxAligner:
+    """Forced alignment of a script with pocketsphinx's en-us model and CMU dictionary.
+
+    Script words missing from the dictionary are added with espeak-ng G2P (:func:`reference_phones`);
+    each candidate reading becomes a private dictionary entry named after its phones.
+    """
+
+    name = "pocketsphinx-align"
+
+    def __init__(self) -> None:
+        try:
+            from pocketsphinx import get_model_path
+        except ImportError as exc:  # pragma: no cover - in the CPU lock
+            raise ConfigError("pocketsphinx is not installed (pip install pocketsphinx)") from exc
+        root = Path(get_model_path()) / "en-us"
+        self.hmm = root / "en-us"
+        self.dictionary = root / "cmudict-en-us.dict"
+        if not self.hmm.is_dir() or not self.dictionary.is_file():
+            raise ConfigError(f"pocketsphinx's en-us model is incomplete under {root}")
+        self._lock = threading.Lock()
+        self._decoder: Any = None
+
+    def _load(self) -> Any:
+        if self._decoder is None:
+            from pocketsphinx import Decoder
+
+            self._decoder = Decoder(
+                hmm=str(self.hmm),
+                dict=str(self.dictionary),
+                lm=None,
+                beam=_ALIGN_BEAM,
+                wbeam=_ALIGN_BEAM,
+                pbeam=_ALIGN_BEAM,
+                # The second (state-level) pass needs the first pass's full Viterbi path.
+                bestpath=False,
+                loglevel="FATAL",
+            )
+        return self._decoder
+
+    def identity(self) -> ModelIdentity:
+        from omnieval.backends.assets import file_sha256
+
+        digest = file_sha256(self.hmm / "mdef")[:16] + ":" + file_sha256(self.dictionary)[:16]
+        settings = f"{DECISION_METHOD};beam={_ALIGN_BEAM:g};bestpath=no;pad={_PAD_S}s;dither={_DITHER:g}"
+        return ModelIdentity(self.name, str(self.hmm), digest, settings)
+
+    def _entry(self, decoder: Any, token: str, phones: Sequence[str]) -> str:
+        if decoder.lookup_word(token) is None:
+            decoder.add_word(token, " ".join(phones), True)
+        return token
+
+    def _script_tokens(self, decoder: Any, words: list[str]) -> list[str]:
+        tokens: list[str] = []
+        for w in words:
+            if decoder.lookup_word(w) is None:
+                phones = [p for p in reference_phones(w) if p in ARPABET]
+                if not phones:
+                    continue  # nothing speakable (a stray apostrophe); the aligner would choke on it
+                self._entry(decoder, w, phones)
+            tokens.append(w)
+        return tokens
+
+    def _align(self, decoder: Any, pcm: bytes, text: str, token: str) -> _WordAlignment | None:
+        try:
+            decoder.set_align_text(text)
+            decoder.start_utt()
+            decoder.process_raw(pcm, full_utt=True)
+            decoder.end_utt()
+            if decoder.hyp() is None:
+                return None
+            # Second pass for phone/state detail; word scores come from it too.
+            decoder.set_alignment()
+            decoder.start_utt()
+            decoder.process_raw(pcm, full_utt=True)
+            decoder.end_utt()
+        except RuntimeError:  # pocketsphinx reports an alignment that never reached the end this way
+            return None
+        alignment = decoder.get_alignment()
+        if alignment is None:
+            return None
+        # Copy everything out in one pass: iterating a pocketsphinx Alignment twice can crash.
+        states = tuple((int(st.start), int(st.duration), int(st.score)) for st in alignment.states())
+        for w in alignment.words():
+            if w.name.split("(")[0] == token:
+                phones = tuple(p.name for p in w)
+                return _WordAlignment(int(w.score), max(1, int(w.duration)), int(w.start), phones, states)
+        return None
+
+    def decide(
+        self,
+        audio: npt.NDArray[np.float32],
+        script: str,
+        word: str,
+        readings: Mapping[str, Sequence[str]],
+    ) -> PronunciationDecision:
+        """Pick the reading of ``word`` that best explains ``audio`` (see :func:`pronunciation_decision`)."""
+        if not readings:
+            raise ValueError("no readings to choose from")
+        for key, phones in readings.items():
+            unknown = set(phones) - ARPABET
+            if not phones or unknown:
+                raise ValueError(f"reading {key!r} needs ARPAbet phones without stress, got {list(phones)}")
+        words = _WORD_RE.findall(script.lower())
+        target = word.lower()
+        if target not in words:
+            raise ValueError(f"{word!r} does not occur in the script {script!r}")
+        pcm = _to_pcm(audio)
+        results: dict[str, _WordAlignment | None] = {}
+        with self._lock:
+            decoder = self._load()
+            at = words.index(target)
+            context = self._script_tokens(decoder, words[:at]), self._script_tokens(decoder, words[at + 1 :])
+            for key, phones in readings.items():
+                token = self._entry(decoder, "_pron_" + "_".join(p.lower() for p in phones), phones)
+                text = " ".join([*context[0], token, *context[1]])
+                results[key] = self._align(decoder, pcm, text, token)
+        return _decision_from(results)
+
+
+def _to_pcm(audio: npt.NDArray[np.float32]) -> bytes:
+    """Mono 16 kHz float audio -> padded, dithered 16-bit PCM bytes (deterministic)."""
+    x = np.asarray(audio, dtype=np.float32).reshape(-1)
+    pad = np.zeros(round(_PAD_S * 16_000), dtype=np.float32)
+    x = np.concatenate([pad, x, pad])
+    x = x + np.random.default_rng(0).normal(0.0, _DITHER, x.size).astype(np.float32)
+    return (np.clip(x, -1.0, 1.0) * 32767.0).astype("<i2").tobytes()
+
+
+def _decision_from(results: Mapping[str, _WordAlignment | None]) -> PronunciationDecision:
+    scores = {
+        key: (r.score * _SCORE_TO_NATS / r.frames if r is not None else -math.inf)
+        for key, r in results.items()
+    }
+    ranked = sorted(scores, key=lambda k: scores[k], reverse=True)
+    best = ranked[0]
+    if scores[best] == -math.inf:
+        return PronunciationDecision(None, scores, (), DECISION_METHOD, 0.0, None)
+    second = scores[ranked[1]] if len(ranked) > 1 else -math.inf
+    chosen = results[best]
+    assert chosen is not None
+    pad_frames = _PAD_S * _FRAME_RATE
+    start = max(0.0, (chosen.start_frame - pad_frames) / _FRAME_RATE)
+    end = max(start, (chosen.start_frame + chosen.frames - pad_frames) / _FRAME_RATE)
+    margin = scores[best] - second if second > -math.inf else math.inf
+    return PronunciationDecision(best, scores, chosen.phones, DECISION_METHOD, margin, (start, end))
+
+
+@functools.lru_cache(maxsize=1)
+def load_pronunciation_aligner() -> PocketSphinxAligner:
+    """The process-wide aligner (the decoder loads once, ~0.5 s)."""
+    return PocketSphinxAligner()
+
+
+def pronunciation_decision(
+    audio: npt.NDArray[np.float32],
+    script: str,
+    word: str,
+    readings: Mapping[str, Sequence[str]],
+) -> PronunciationDecision:
+    """Decide which reading of a heteronym an utterance of ``script`` used.
+
+    The script is force-aligned once per reading, with the first occurrence of ``word`` pinned to that
+    reading's phones and every other word to its CMU dictionary pronunciation (alternates allowed). The
+    reading with the highest mean log-likelihood per frame over the heteronym's own aligned segment
+    wins. Measured on espeak-ng renderings of both readings of the 15 built-in heteronyms in six voice
+    and rate settings, the right reading won on ~94 % (``python -m bench heteronyms``).
+
+    Args:
+        audio: Mono speech at 16 kHz, float32 in [-1, 1], shape ``(n,)``.
+        script: The text that was read; words are lower-cased and split on non-letters.
+        word: The heteronym; must occur in ``script``.
+        readings: Reading key -> ARPAbet phones without stress digits (at least one reading).
+
+    Returns:
+        The decision; see :class:`PronunciationDecision` for the score units.
+
+    Raises:
+        ValueError: ``word`` is not in ``script`` or a reading has no/unknown phones.
+        ConfigError: pocketsphinx or its model is missing.
+    """
+    return load_pronunciation_aligner().decide(audio, script, word, readings)
+
+
+def reading_per(
+    decision: PronunciationDecision, target_key: str, readings: Mapping[str, Sequence[str]]
+) -> float:
+    """Phone error rate of the heteronym: the recognized phones against the target reading.
+
+    Under the constrained decision the recognized phones are the chosen reading's, so the PER is 0 when
+    the target reading won and ``edit_distance(target, other) / len(target)`` otherwise (e.g. 1/3 for
+    "lead": L IY D vs L EH D). When no reading could be aligned, nothing was recognized and every
+    reference phone counts as deleted (PER 1.0). This differs from the paper, which runs the POWSM
+    phone recognizer over the whole utterance and compares with the whole script's reference: here
+    only the heteronym is scored, and only between its known readings.
+
+    Example:
+        >>> readings = {"leash": ("L", "IY", "D"), "metal": ("L", "EH", "D")}
+        >>> d = PronunciationDecision("metal", {}, ("L", "EH", "D"), DECISION_METHOD, 1.0)
+        >>> round(reading_per(d, "leash", readings), 3), reading_per(d, "metal", readings)
+        (0.333, 0.0)
+    """
+    from omnieval.metrics.functional.acoustic import phone_error_rate
+
+    return phone_error_rate(list(readings[target_key]), list(decision.recognized))

@@ -25,7 +25,7 @@ from omnieval.benchmarks._base import (
 )
 
 # The built-in benchmarks register themselves when their package is imported.
-from omnieval.benchmarks import storybench  # noqa: F401  isort: skip
+from omnieval.benchmarks import acbench, storybench  # noqa: E402,F401  isort: skip
 
 
 def get_benchmark(name: str) -> Benchmark:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -15,8 +16,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         help="automatic metrics on single files (speech attributes, BERTScore, image similarity) or an acbench run",
         description=(
             "Run omnieval's automatic metrics outside a suite. Models are the packaged offline ones unless "
-            "an option names another. Unusable inputs get a status and a message naming the file; the "
-            "command exits 1 when any input could not be scored."
+            "an option names another. An unusable input (missing, a directory, empty, undecodable) gets a "
+            "message naming it and exit code 2; a model failing on an input gives exit code 1."
         ),
     )
     msub = parser.add_subparsers(dest="metrics_command", metavar="KIND")
@@ -82,41 +83,51 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
     acb = msub.add_parser(
         "acbench",
-        help="OmniACBench acoustic metrics of a candidate folder against a manifest",
+        help="OmniACBench acoustic metrics of a candidate folder against a dataset",
         description=(
             "WER, WPM/delta-WPM, PER, VFR/VFR@0.3 and evaluator accuracy for <candidates>/speech/<index>/"
-            "generated.wav against a JSONL manifest (id, feature, target_value, script, ...). Writes the "
-            "scores table and prints the summary."
+            "generated.wav against an OmniACBench dataset folder (its manifest.jsonl), under one input "
+            "condition. Writes the scores table and prints the aggregate (WER and PER in percent)."
         ),
     )
-    acb.add_argument("manifest", type=Path, help="JSONL manifest")
-    acb.add_argument("candidates", type=Path, help="candidate folder")
+    acb.add_argument("dataset", type=Path, help="dataset folder (or its manifest.jsonl)")
+    acb.add_argument("candidates", type=Path, help="candidate folder of that system and condition")
     acb.add_argument("--system", default="candidate", help="system id written into the rows")
+    acb.add_argument(
+        "--condition",
+        default="original",
+        help="input condition the candidates were generated under: original, s_to_t, i_to_t, all_to_t, oracle",
+    )
     acb.add_argument("--out", type=Path, help="write the scores table (parquet) here")
     acb.add_argument("--cache-dir", type=Path, default=Path(".cache/omnieval/metrics"), help="result cache")
-    acb.add_argument("--asr-model", default="whisper-tiny.en", help="ASR for WER")
-    acb.add_argument("--phones", default="pocketsphinx", help="pocketsphinx or ctc:<folder>")
+    acb.add_argument("--asr-model", default="whisper-tiny.en", help="ASR for WER and WPM")
     acb.add_argument(
-        "--classifier",
+        "--evaluator",
         action="append",
         default=[],
         metavar="FEATURE=REF",
-        help="evaluator for emotion/global_accent/timbre, e.g. emotion=evaluator:<ref> (repeatable)",
+        help="evaluator for emotion/accent/timbre, e.g. emotion=evaluator:<ref> (repeatable)",
     )
-    acb.add_argument("--json", action="store_true", help="print the summary as JSON")
+    acb.add_argument("--json", action="store_true", help="print the aggregate as JSON")
     acb.set_defaults(func=_acbench)
 
     parser.set_defaults(func=lambda args: (parser.print_help(), 0)[1])
 
 
 def _config(**overrides: Any) -> Any:
+    from omnieval.metrics import MetricsConfig
+
+    return _validated(MetricsConfig, **overrides)
+
+
+def _validated(cls: Any, **overrides: Any) -> Any:
+    """``cls(**overrides)``, with pydantic's errors turned into one ConfigError line."""
     from pydantic import ValidationError
 
     from omnieval.errors import ConfigError
-    from omnieval.metrics import MetricsConfig
 
     try:
-        return MetricsConfig(**overrides)
+        return cls(**overrides)
     except ValidationError as exc:
         raise ConfigError(
             "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
@@ -132,6 +143,7 @@ def _fmt(value: Any) -> str:
 
 
 def _speech(args: argparse.Namespace) -> int:
+    from omnieval.audio import AudioStatus
     from omnieval.metrics import SpeechAnalyzer
 
     config = _config(
@@ -141,9 +153,14 @@ def _speech(args: argparse.Namespace) -> int:
         workers=1,
     )
     analyzer = SpeechAnalyzer(config)
-    failed = 0
+    # Every AudioStatus but ok is a fault of the file (exit 2); inference_error is a model's (exit 1).
+    input_problems = {s.value for s in AudioStatus} - {AudioStatus.OK.value}
+    bad_input = failed = 0
     for path in args.files:
         attrs = analyzer.describe(path, gender_hint=args.gender)
+        if attrs.status == AudioStatus.MISSING.value and path.is_dir():
+            attrs = dataclasses.replace(attrs, message=f"{path}: is a directory, not an audio file")
+        bad_input += attrs.status in input_problems
         failed += not attrs.ok
         if args.json:
             print(json.dumps(attrs.to_dict(), ensure_ascii=False), flush=True)
@@ -155,106 +172,99 @@ def _speech(args: argparse.Namespace) -> int:
                 flush=True,
             )
         else:
-            print(f"{attrs.status}: {attrs.message}", flush=True)
-    return 1 if failed else 0
+            print(f"error: {attrs.message} ({attrs.status})", file=sys.stderr, flush=True)
+    return 2 if bad_input else 1 if failed else 0
 
 
 def _text(args: argparse.Namespace) -> int:
+    from omnieval.errors import DataError
     from omnieval.metrics import bertscore
+    from omnieval.metrics._text_image import EmptyTextError
 
-    config = _config(text_encoder=args.encoder, text_encoder_layers=args.layers)
+    flags = {"reference": "--ref", "candidate": "--hyp"}
     problems = [
-        f"--{name}: empty text" for name, value in (("ref", args.ref), ("hyp", args.hyp)) if not value.strip()
+        f"{flag} is {'empty' if not value else 'whitespace only'}"
+        for flag, value in (("--ref", args.ref), ("--hyp", args.hyp))
+        if not value.strip()
     ]
     if problems:
-        result: dict[str, Any] = {"status": "missing_output", "message": "; ".join(problems), "f1": None}
-    else:
+        raise DataError(f"cannot compute BERTScore: {'; '.join(problems)}")
+    config = _config(text_encoder=args.encoder, text_encoder_layers=args.layers)
+    try:
         [prf] = bertscore([args.hyp], [args.ref], config=config)
-        result = {
-            "status": "ok",
-            "precision": prf.precision,
-            "recall": prf.recall,
-            "f1": prf.f1,
-            "encoder": args.encoder,
-        }
+    except EmptyTextError as exc:
+        # Text the tokenizer drops entirely (e.g. only zero-width characters).
+        raise DataError(
+            f"cannot compute BERTScore: {flags[exc.side]} has no token the encoder keeps"
+        ) from None
+    result = {
+        "status": "ok",
+        "precision": prf.precision,
+        "recall": prf.recall,
+        "f1": prf.f1,
+        "encoder": args.encoder,
+    }
     if args.json:
         print(json.dumps(result))
-    elif result["status"] == "ok":
-        print(
-            f"BERTScore ({args.encoder}): P={result['precision']:.4f} R={result['recall']:.4f} F1={result['f1']:.4f}"
-        )
     else:
-        print(f"{result['status']}: {result['message']}")
-    return 0 if result["status"] == "ok" else 1
-
-
-def _image_problem(path: Path) -> str:
-    from PIL import Image
-
-    if not path.is_file():
-        return f"{path}: no such file"
-    if path.stat().st_size == 0:
-        return f"{path}: empty file"
-    try:
-        with Image.open(path) as im:
-            im.load()
-    except Exception as exc:
-        return f"{path}: cannot decode image: {type(exc).__name__}: {exc}"
-    return ""
+        print(f"BERTScore ({args.encoder}): P={prf.precision:.4f} R={prf.recall:.4f} F1={prf.f1:.4f}")
+    return 0
 
 
 def _image(args: argparse.Namespace) -> int:
+    from omnieval.errors import DataError
     from omnieval.metrics import ImageSimilarity
     from omnieval.metrics._cache import MetricCache
+    from omnieval.metrics._text_image import image_file_problem
 
-    problems = [p for p in (_image_problem(args.a), _image_problem(args.b)) if p]
+    # Checked before the embedding model loads, so a typo in a path fails fast.
+    problems = [p for p in (image_file_problem(args.a), image_file_problem(args.b)) if p]
     if problems:
-        result: dict[str, Any] = {
-            "status": "missing_output",
-            "message": "; ".join(problems),
-            "similarity": None,
-        }
-    else:
-        metric = ImageSimilarity(_config(image_backbone=args.backbone))
-        embedded, _, _ = metric.embed_files([args.a, args.b], MetricCache(None))
-        result = {
-            "status": "ok",
-            "similarity": metric.similarity(embedded[args.a], embedded[args.b]),
-            "backbone": metric.backbone,
-        }
+        raise DataError("cannot compare the images", problems)
+    metric = ImageSimilarity(_config(image_backbone=args.backbone))
+    embedded, _, _ = metric.embed_files([args.a, args.b], MetricCache(None))
+    similarity = metric.similarity(embedded[args.a], embedded[args.b])
     if args.json:
-        print(json.dumps(result))
-    elif result["status"] == "ok":
-        print(f"image similarity ({result['backbone']}): {result['similarity']:.4f}")
+        print(json.dumps({"status": "ok", "similarity": similarity, "backbone": metric.backbone}))
     else:
-        print(f"{result['status']}: {result['message']}")
-    return 0 if result["status"] == "ok" else 1
+        print(f"image similarity ({metric.backbone}): {similarity:.4f}")
+    return 0
 
 
 def _acbench(args: argparse.Namespace) -> int:
+    from omnieval.benchmarks.acbench._aggregate import aggregate_acbench
+    from omnieval.benchmarks.acbench._manifest import load_acbench
+    from omnieval.benchmarks.acbench._metrics import AcbenchMetricsConfig, compute_acbench_metrics
     from omnieval.errors import ConfigError
-    from omnieval.metrics import compute_acbench_metrics
 
-    classifiers: dict[str, str] = {}
-    for item in args.classifier:
+    evaluators: dict[str, str] = {}
+    for item in args.evaluator:
         feature, sep, ref = item.partition("=")
         if not sep or not feature or not ref:
-            raise ConfigError(f"--classifier {item!r}: expected FEATURE=REF")
-        classifiers[feature.strip()] = ref.strip()
-    config = _config(asr_model=args.asr_model, phone_recognizer=args.phones, acbench_classifiers=classifiers)
+            raise ConfigError(f"--evaluator {item!r}: expected FEATURE=REF")
+        evaluators[feature.strip()] = ref.strip()
+    config = _validated(AcbenchMetricsConfig, asr_model=args.asr_model, evaluators=evaluators)
+    root = args.dataset.parent if args.dataset.is_file() else args.dataset
+    dataset = load_acbench(root)
 
     def report(done: int, total: int) -> None:
         print(f"\r  {done}/{total}", end="", file=sys.stderr, flush=True)
 
     result = compute_acbench_metrics(
-        args.manifest, args.candidates, args.system, cache_dir=args.cache_dir, config=config, progress=report
+        dataset.instances,
+        args.system,
+        args.candidates,
+        condition=args.condition,
+        cache_dir=args.cache_dir,
+        config=config,
+        progress=report,
     )
     print(file=sys.stderr)
     if args.out:
         from omnieval.scores import write_scores
 
         write_scores(result.scores, args.out)
-    summary = result.summary.as_dict()
+    summary = aggregate_acbench(result.scores)["systems"][args.system]["conditions"][args.condition]
     if args.json:
         print(json.dumps(summary, indent=2))
     else:

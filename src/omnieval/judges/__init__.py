@@ -5,20 +5,22 @@ Public entry points:
 - :func:`run_judges` judges every system's candidates with one panel (model-major, cached).
 - :func:`panel_names` / :func:`load_panel` list and load the judge panels.
 - :func:`parse_verdict` reads one raw judge answer (what ``omnieval judge parse`` shows).
-- :func:`combine_judges` applies the protocol's panel rule (equal-weight mean of judge means).
+- :func:`combine_judges` shows the protocol's panel rule (equal-weight mean of judge means) per
+  system and track, computed by :mod:`omnieval.analysis` (the one implementation of both policies).
+- :func:`merge_panel_tags` merges the MLflow tags of several panels' runs.
 
 Importing this package loads no model runtime; backends are imported when a panel runs.
 """
 
 from __future__ import annotations
 
-from omnieval.judges._combine import combine_judges, record_scores
+from omnieval.judges._combine import combine_judges
 from omnieval.judges._panels import JudgeConfig, PanelConfig, TrackConfig, load_panel, panel_names
 from omnieval.judges._parse import ParseResult, parse_verdict
 from omnieval.judges._render import Framing, JudgeInputs, render_messages
 from omnieval.judges._repair import RepairOutcome, judge_repair
 from omnieval.judges._rubrics import PROMPT_VERSION, PromptTemplate, template, template_catalog
-from omnieval.judges._run import JUDGMENT_COLUMNS, JudgeResult, run_judges
+from omnieval.judges._run import JUDGMENT_COLUMNS, JudgeResult, merge_panel_tags, run_judges
 from omnieval.judges._tracks import TRACK_NAMES, TRACKS, repair_schema, verdict_schema
 
 __all__ = [
@@ -38,9 +40,9 @@ __all__ = [
     "combine_judges",
     "judge_repair",
     "load_panel",
+    "merge_panel_tags",
     "panel_names",
     "parse_verdict",
-    "record_scores",
     "render_messages",
     "repair_schema",
     "run_judges",

@@ -1,78 +1,69 @@
-"""How a panel's judges combine into one score per (system, track) (FORMATS.md section 3, paper E.5).
+"""One score per (system, track, policy) from a panel's rows: a view of :mod:`omnieval.analysis`.
 
-- A judge record is valid when all four of its criteria are valid (``ok`` or ``repaired``); its
-  score is the mean of the four.
-- Valid-only: each judge's mean over its own valid records; the track score is the equal-weight mean
-  of those judge means (a judge with no valid record is left out and not counted).
-- Zero-filled: each judge's sum over valid records divided by its number of records (every
-  missing or invalid record counts 0); the track score is the mean over the judges.
-- Tracks that no judge could score here (judge id ``unavailable``) get no value.
+The protocol's rules (FORMATS.md section 3, paper E.5) are implemented once, in
+:func:`omnieval.analysis.policy_scores`: a record is valid when all four criteria are; valid-only is
+the equal-weight mean over the track's judges of each judge's mean over its valid records;
+zero-filled is the same with every missing or invalid record counted as 0 over a fixed number of
+instances. A track no judge could score (placeholder judge ``unavailable``) gets no row, and a
+judge without any valid record is left out of its track under both policies.
 
 Example:
     >>> import pandas as pd
+    >>> from omnieval.judges import TRACKS
     >>> rows = []
-    >>> for judge, values in {"a": [8, 8, 8, 8], "b": [6, 6, 6, 6]}.items():
-    ...     for i, v in enumerate(values):
+    >>> for judge, value in {"a": 8.0, "b": 6.0}.items():
+    ...     for criterion in TRACKS["text"].criteria:
     ...         rows.append(dict(benchmark="storybench", system="s", instance_id="x", index=0, track="text",
-    ...                          component="judge", judge=judge, criterion=f"c{i}", value=float(v), status="ok"))
+    ...                          component="judge", judge=judge, criterion=criterion, value=value, status="ok"))
     >>> combine_judges(pd.DataFrame(rows))[["policy", "value", "judges"]].to_dict("records")
     [{'policy': 'valid_only', 'value': 7.0, 'judges': 2}, {'policy': 'zero_filled', 'value': 7.0, 'judges': 2}]
 """
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import pandas as pd
 
-_VALUED = ("ok", "repaired")
-UNAVAILABLE_JUDGE = "unavailable"
+COLUMNS: tuple[str, ...] = ("system", "track", "policy", "value", "judges")
 
 
-def record_scores(scores: pd.DataFrame) -> pd.DataFrame:
-    """One row per judge record: ``system, instance_id, index, track, judge, valid, score``."""
-    judge_rows = scores[scores["component"] == "judge"].copy()
-    judge_rows["valued"] = judge_rows["status"].isin(_VALUED)
-    keys = ["system", "instance_id", "index", "track", "judge"]
-    grouped = judge_rows.groupby(keys, sort=True, dropna=False)
-    out = grouped.agg(valid=("valued", "all"), n=("valued", "size"), score=("value", "mean")).reset_index()
-    out["valid"] = out["valid"] & (out["n"] == 4)
-    out.loc[~out["valid"], "score"] = float("nan")
-    return out.drop(columns="n")
+def combine_judges(scores: pd.DataFrame, *, n_instances: int | None = None) -> pd.DataFrame:
+    """Per system and track: ``policy`` (valid_only / zero_filled), ``value`` (1-10), ``judges`` used.
 
+    Args:
+        scores: scores-table rows; only ``component == "judge"`` rows are read.
+        n_instances: zero-filled denominator; default the distinct instance ids of those rows.
 
-def combine_judges(scores: pd.DataFrame) -> pd.DataFrame:
-    """Per system and track: ``policy`` (valid_only / zero_filled), ``value`` (1-10), ``judges`` used."""
+    Returns:
+        One row per (system, track, policy), sorted by system and track; ``value`` is NaN under
+        valid-only when no judge has a valid record for the system; ``judges`` counts the judges
+        averaged (valid-only: those with a valid record for the system).
+    """
     import pandas as pd
 
-    records = record_scores(scores)
-    records = records[records["judge"] != UNAVAILABLE_JUDGE]
-    per_judge = (
-        records.assign(filled=records["score"].fillna(0.0))
-        .groupby(["system", "track", "judge"], sort=True)
-        .agg(valid_only=("score", "mean"), zero_filled=("filled", "mean"))
-        .reset_index()
-    )
-    rows: list[dict[str, object]] = []
-    for (system, track_name), group in per_judge.groupby(["system", "track"], sort=True):
-        valid = group["valid_only"].dropna()
-        rows.append(
-            {
-                "system": system,
-                "track": track_name,
-                "policy": "valid_only",
-                "value": float(valid.mean()) if len(valid) else float("nan"),
-                "judges": len(valid),
-            }
-        )
-        rows.append(
-            {
-                "system": system,
-                "track": track_name,
-                "policy": "zero_filled",
-                "value": float(group["zero_filled"].mean()),
-                "judges": len(group),
-            }
-        )
-    return pd.DataFrame(rows, columns=["system", "track", "policy", "value", "judges"])
+    from omnieval.analysis import aggregate
+    from omnieval.analysis._schema import POLICIES
+
+    judge_rows = scores[scores["component"] == "judge"]
+    if judge_rows.empty:
+        return pd.DataFrame(columns=list(COLUMNS))
+    agg = aggregate(judge_rows, n_instances=n_instances)
+    out: list[dict[str, object]] = []
+    for s, system in enumerate(agg.systems):
+        for track_name in sorted(agg.table.judges):
+            for policy in POLICIES:
+                ps = agg.policies[policy]
+                per_judge = ps.per_judge[track_name][s]
+                out.append(
+                    {
+                        "system": system,
+                        "track": track_name,
+                        "policy": policy,
+                        "value": float(ps.components[f"judge.{track_name}"][s]),
+                        "judges": sum(1 for v in per_judge if math.isfinite(float(v))),
+                    }
+                )
+    return pd.DataFrame(out, columns=list(COLUMNS))

@@ -28,6 +28,10 @@ from typing import Any, Literal
 
 from omnieval.judges._tracks import track
 
+# Everything benchmark-specific of the judges is in this one module (so it can move to its
+# benchmark's package whole): the benchmark the rubrics score, the template ids and the wording. The
+# ids feed every prompt hash and cache key, so they change only together with the wording.
+BENCHMARK = "storybench"
 PROMPT_VERSION = "storybench-judge/1"
 REPAIR_PROMPT_VERSION = "storybench-repair/1"
 

@@ -23,6 +23,7 @@ import dataclasses
 import json
 import logging
 import math
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -51,7 +52,7 @@ from omnieval.judges._parse import ParseResult, parse_verdict
 from omnieval.judges._registry import judge_registry, weights_verified
 from omnieval.judges._render import JudgeInputs, render_messages, render_repair
 from omnieval.judges._repair import judge_repair
-from omnieval.judges._rubrics import repair_prompt_sha256, template
+from omnieval.judges._rubrics import BENCHMARK, repair_prompt_sha256, template
 from omnieval.judges._tracks import TRACK_NAMES, TRACKS, repair_schema, verdict_schema
 from omnieval.scores import Status
 
@@ -62,7 +63,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-BENCHMARK = "storybench"
 COMPONENT = "judge"
 UNAVAILABLE_JUDGE = "unavailable"
 JUDGMENT_COLUMNS: tuple[str, ...] = (
@@ -136,16 +136,58 @@ class JudgeResult:
     cache_hits: int
     lineage: dict[str, Any]
 
-    def mlflow_tags(self) -> dict[str, str]:
-        """Tags named as in FORMATS.md section 5 (judge revision and weight hash, prompt hash per track)."""
+    @property
+    def panel(self) -> str:
+        """The panel's name (its YAML ``name``), as written in the rows' ``panel`` column."""
+        return str(self.lineage.get("panel", ""))
+
+    def mlflow_tags(self, *, track_keys: bool = True) -> dict[str, str]:
+        """Tags named as in FORMATS.md section 5.
+
+        ``omnieval.judge.<judge_id>.revision`` / ``.sha256``, ``omnieval.prompt.<panel>.<track>.sha256``
+        and, with ``track_keys`` (right when this is the suite's only panel),
+        ``omnieval.prompt.<track>.sha256``. Merge several panels' tags with :func:`merge_panel_tags`,
+        which keeps the per-track keys only when one panel ran (two panels may hash a track differently).
+        """
         tags: dict[str, str] = {}
         for judge_id, info in self.lineage.get("judges", {}).items():
             tags[f"omnieval.judge.{judge_id}.revision"] = info.get("revision") or "unpinned"
             if info.get("weights_digest"):
                 tags[f"omnieval.judge.{judge_id}.sha256"] = info["weights_digest"]
+        panel = _tag_part(self.panel)
         for track_name, info in self.lineage.get("prompts", {}).items():
-            tags[f"omnieval.prompt.{track_name}.sha256"] = info["sha256"]
+            tags[f"omnieval.prompt.{panel}.{track_name}.sha256"] = info["sha256"]
+            if track_keys:
+                tags[f"omnieval.prompt.{track_name}.sha256"] = info["sha256"]
         return tags
+
+
+_TAG_UNSAFE = re.compile(r"[^A-Za-z0-9_\-. /]")
+
+
+def _tag_part(text: str) -> str:
+    """``text`` with the characters MLflow refuses in tag keys replaced by ``_``."""
+    return _TAG_UNSAFE.sub("_", text)
+
+
+def merge_panel_tags(per_panel: Mapping[str, Mapping[str, str]]) -> dict[str, str]:
+    """The MLflow tags of one suite's judge runs, from each panel's :meth:`JudgeResult.mlflow_tags`.
+
+    Per-panel prompt keys (``omnieval.prompt.<panel>.<track>.sha256``) are kept for every panel; the
+    plain ``omnieval.prompt.<track>.sha256`` only when a single panel ran, since two panels may judge
+    a track with different templates (e.g. ``cpu``'s speech cascade) and one key cannot hold both.
+
+    Example:
+        >>> merge_panel_tags({"cpu": {"omnieval.prompt.text.sha256": "a", "omnieval.prompt.cpu.text.sha256": "a"},
+        ...                   "paper": {"omnieval.prompt.text.sha256": "b", "omnieval.prompt.paper.text.sha256": "b"}})
+        {'omnieval.prompt.cpu.text.sha256': 'a', 'omnieval.prompt.paper.text.sha256': 'b'}
+    """
+    plain = {f"omnieval.prompt.{t}.sha256" for t in TRACK_NAMES}
+    several = len(per_panel) > 1
+    out: dict[str, str] = {}
+    for tags in per_panel.values():
+        out.update({k: v for k, v in tags.items() if not (several and k in plain)})
+    return out
 
 
 @dataclass
@@ -561,7 +603,9 @@ class _RepairJob(_Job):
         self._entry("skipped", f"repair model unavailable: {reason}")
 
 
-def _rows(records: list[_Record]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _rows(
+    records: list[_Record], *, panel: str, benchmark: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     score_rows: list[dict[str, Any]] = []
     judgment_rows: list[dict[str, Any]] = []
     for record in sorted(records, key=lambda r: (r.system, r.order)):
@@ -573,7 +617,7 @@ def _rows(records: list[_Record]) -> tuple[list[dict[str, Any]], list[dict[str, 
             value = float(scores[criterion]) if valued else None
             score_rows.append(
                 {
-                    "benchmark": BENCHMARK,
+                    "benchmark": benchmark,
                     "system": record.system,
                     "instance_id": t.id,
                     "index": t.index,
@@ -583,6 +627,7 @@ def _rows(records: list[_Record]) -> tuple[list[dict[str, Any]], list[dict[str, 
                     "criterion": criterion,
                     "value": value,
                     "status": str(record.status),
+                    "panel": panel,
                 }
             )
         completion = record.completion
@@ -681,6 +726,7 @@ def run_judges(
     cache_dir: Path,
     describe_audio: DescribeAudio | None = None,
     progress: Progress | None = None,
+    benchmark: str = BENCHMARK,
 ) -> JudgeResult:
     """Judge every system's candidates with one panel.
 
@@ -693,9 +739,11 @@ def run_judges(
         describe_audio: for the speech cascade: audio path -> transcript and measured attributes
             (``transcript, f0_median_hz, pitch, speed, words_per_second, gender, emotion``).
         progress: called as ``progress(label, done, total)`` as records settle.
+        benchmark: the scores rows' ``benchmark`` column (the benchmark these rubrics score).
 
     Returns:
-        The scores rows, the judgment records, call and cache counts and the lineage.
+        The scores rows (``panel`` = the panel's name, so two panels of one suite never collide), the
+        judgment records, call and cache counts and the lineage.
     """
     import pandas as pd
 
@@ -712,7 +760,7 @@ def run_judges(
         runner.repair(records)
     finally:
         runner.pool.close_all()
-    score_rows, judgment_rows = _rows(records)
+    score_rows, judgment_rows = _rows(records, panel=config.name, benchmark=benchmark)
     scores = coerce_scores(pd.DataFrame(score_rows, columns=list(SCORE_COLUMNS)))
     judgments = pd.DataFrame(judgment_rows, columns=list(JUDGMENT_COLUMNS))
     lineage = _lineage(runner, records)

@@ -1,19 +1,12 @@
-"""Automatic metrics of Omni-StoryBench and OmniACBench.
+"""Automatic metrics: Omni-StoryBench's, and the speech and text building blocks benchmarks share.
 
 Pure functions live in :mod:`omnieval.metrics.functional`; this package wraps them with models,
 a content-addressed cache and scores-table rows.
 """
 
-from omnieval.metrics._acbench import (
-    AcbenchInstance,
-    AcbenchResult,
-    AcbenchSummary,
-    compute_acbench_metrics,
-    read_manifest,
-)
 from omnieval.metrics._cache import MetricCache
 from omnieval.metrics._classifiers import AttributeClassifier, load_classifier
-from omnieval.metrics._config import MetricsConfig
+from omnieval.metrics._config import MetricsConfig, SpeechAnalysisConfig
 from omnieval.metrics._spec import METRICS, MetricSpec
 from omnieval.metrics._speech import SpeechAnalyzer, SpeechAttributes, default_analyzer, describe_audio
 from omnieval.metrics._storybench import MetricsResult, compute_storybench_metrics
@@ -22,9 +15,6 @@ from omnieval.metrics._text_image import BertScorer, ImageSimilarity, bertscore,
 
 __all__ = [
     "METRICS",
-    "AcbenchInstance",
-    "AcbenchResult",
-    "AcbenchSummary",
     "AttributeClassifier",
     "BertScorer",
     "ImageSimilarity",
@@ -32,16 +22,15 @@ __all__ = [
     "MetricSpec",
     "MetricsConfig",
     "MetricsResult",
+    "SpeechAnalysisConfig",
     "SpeechAnalyzer",
     "SpeechAttributes",
     "SpeechMetaSummary",
     "bertscore",
-    "compute_acbench_metrics",
     "compute_storybench_metrics",
     "default_analyzer",
     "describe_audio",
     "image_similarity",
     "load_classifier",
-    "read_manifest",
     "summarize_speech_meta",
 ]

@@ -1,18 +1,19 @@
-"""Speech-metadata accuracy from scores-table rows (appendix E.1 and F.4).
+"""Speech-metadata accuracy of one system, both policies: a view of :mod:`omnieval.analysis`.
 
 Per field: share of matches. Per sample: share of the *covered* fields matched (the paper's four
 when every model is present; here the fields with a model, listed in ``fields``). Exact match: every
 covered field matched. Valid-only averages over instances with a usable prediction; zero-filled
-divides by all instances, counting missing or unusable audio as 0.
+divides by all instances, counting missing or unusable audio as 0. The numbers come from
+:func:`omnieval.analysis.aggregate`, the one implementation of both policies.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from omnieval.metrics.functional.labels import SPEECH_FIELDS
-from omnieval.scores import VALUED_STATUSES
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -30,6 +31,14 @@ class SpeechMetaPolicy:
 
 @dataclass(frozen=True)
 class SpeechMetaSummary:
+    """Both policies of one system's speech-metadata accuracy.
+
+    Attributes:
+        fields: the covered fields (some recognizer predicted them), in the protocol's order.
+        instances: instances with speech rows (the zero-filled denominator).
+        valid: instances with at least one usable prediction (the valid-only denominator).
+    """
+
     fields: tuple[str, ...]
     instances: int
     valid: int
@@ -40,43 +49,54 @@ class SpeechMetaSummary:
         return asdict(self)
 
 
+def _value(x: Any) -> float | None:
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
 def summarize_speech_meta(scores: pd.DataFrame, *, system: str | None = None) -> SpeechMetaSummary:
     """Per-field accuracy, sample accuracy and exact match, valid-only and zero-filled.
 
     Args:
         scores: Scores table holding ``speech_meta`` rows (other rows are ignored).
         system: Restrict to one system (required when the table holds several).
+
+    Raises:
+        ValueError: the table holds several systems and ``system`` is None.
     """
+    from omnieval.analysis import aggregate
+
     rows = scores[scores["component"] == "speech_meta"]
     if system is not None:
         rows = rows[rows["system"] == system]
     if rows["system"].nunique() > 1:
         raise ValueError("the table holds several systems; pass system=")
-    fields = tuple(
-        f for f in SPEECH_FIELDS if ((rows["criterion"] == f) & rows["status"].isin(VALUED_STATUSES)).any()
-    )
-    instances = sorted(set(rows["index"]))
-    by_instance: dict[int, dict[str, float]] = {}
-    for index, criterion, value, status in zip(
-        rows["index"], rows["criterion"], rows["value"], rows["status"], strict=True
-    ):
-        if status in VALUED_STATUSES and criterion in fields:
-            by_instance.setdefault(int(index), {})[criterion] = float(value)
-    valid = [i for i in instances if i in by_instance]
 
-    def policy(denominator: int) -> SpeechMetaPolicy:
-        if denominator == 0 or not fields:
-            return SpeechMetaPolicy({f: None for f in SPEECH_FIELDS}, None, None, denominator)
-        per_field: dict[str, float | None] = {
-            f: sum(by_instance[i].get(f, 0.0) for i in valid) / denominator if f in fields else None
-            for f in SPEECH_FIELDS
-        }
-        sample = (
-            sum(sum(by_instance[i].get(f, 0.0) for f in fields) / len(fields) for i in valid) / denominator
-        )
-        exact = (
-            sum(1.0 for i in valid if all(by_instance[i].get(f, 0.0) == 1.0 for f in fields)) / denominator
-        )
-        return SpeechMetaPolicy(per_field, sample, exact, denominator)
+    def empty(denominator: int) -> SpeechMetaPolicy:
+        return SpeechMetaPolicy({f: None for f in SPEECH_FIELDS}, None, None, denominator)
 
-    return SpeechMetaSummary(fields, len(instances), len(valid), policy(len(valid)), policy(len(instances)))
+    if rows.empty:
+        return SpeechMetaSummary((), 0, 0, empty(0), empty(0))
+    agg = aggregate(rows)
+    sp = agg.table.speech
+    n = agg.table.n_instances
+    valid = 0 if sp is None else int(sp.counts.valid[0])
+    if sp is None or valid == 0:
+        # Nothing usable: no field counts as covered and neither policy has a value.
+        return SpeechMetaSummary((), n, 0, empty(valid), empty(n))
+    fields = tuple(f for f in SPEECH_FIELDS if f in sp.fields)
+
+    def policy(name: str, denominator: int) -> SpeechMetaPolicy:
+        ps = agg.policies[name]
+        assert ps.speech_per_field is not None and ps.speech_exact is not None
+        per_field: dict[str, float | None] = {f: None for f in SPEECH_FIELDS}
+        for k, f in enumerate(sp.fields):
+            per_field[f] = _value(ps.speech_per_field[0, k])
+        return SpeechMetaPolicy(
+            per_field,
+            _value(ps.components["speech_meta_accuracy"][0]),
+            _value(ps.speech_exact[0]),
+            denominator,
+        )
+
+    return SpeechMetaSummary(fields, n, valid, policy("valid_only", valid), policy("zero_filled", n))

@@ -1,0 +1,172 @@
+"""OmniACBench: read a script aloud with the acoustic delivery that a spoken instruction and an image imply.
+
+The benchmark object wires the JSONL manifest (FORMATS.md section 6) and its gate, the five input
+conditions of the paper's controlled decomposition, the reference systems (``oracle-control``,
+``neutral``; ``import`` for outputs made elsewhere), the acoustic metrics (WER, delta-WPM, PER,
+VFR@0.3, evaluator accuracies) and the FORMATS.md section 7 aggregate into the shared stages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from omnieval.benchmarks._base import (
+    Benchmark,
+    DatasetReport,
+    Leaderboard,
+    MetricsOutput,
+    Progress,
+    benchmark,
+)
+from omnieval.benchmarks.acbench._conditions import CONDITIONS
+from omnieval.benchmarks.acbench._metrics import SCORE_RANGE, AcbenchMetricsConfig
+from omnieval.benchmarks.acbench._systems import neutral, oracle_control
+from omnieval.systems import SYSTEMS
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from pydantic import BaseModel
+
+    from omnieval.config import SuiteConfig
+    from omnieval.data import Manifest
+    from omnieval.gates import GateResult
+
+SYSTEMS.register("oracle-control")(oracle_control)
+SYSTEMS.register("neutral")(neutral)
+
+
+@benchmark("acbench")
+class AcBench(Benchmark):
+    """OmniACBench (PROTOCOLS.md, seed 003)."""
+
+    title = "OmniACBench"
+    description = "acoustic control: speak a script as the spoken instruction and image imply; WER/WPM/PER/VFR"
+    default_dataset = Path("data/acbench-sample")
+    dataset_marker = "manifest.jsonl"
+    metrics_config = AcbenchMetricsConfig
+    conditions = CONDITIONS
+    default_conditions = CONDITIONS
+    system_kinds = frozenset({"oracle-control", "neutral", "import"})
+    modalities = ("speech",)
+    score_range: ClassVar[Mapping[str, tuple[float, float]]] = SCORE_RANGE
+
+    # -- data ---------------------------------------------------------------------------------
+    def validate(self, root: Path) -> DatasetReport:
+        from omnieval.benchmarks.acbench._manifest import validate_acbench
+
+        report = validate_acbench(root)
+        return DatasetReport(report.ok, list(report.problems), report.n_rows, report.dataset)
+
+    def gate(self, root: Path, out_json: Path | None) -> GateResult:
+        from omnieval.benchmarks.acbench._gate import gate_acbench_dataset
+
+        return gate_acbench_dataset(root, out_json)
+
+    def instances(self, dataset: Any) -> tuple[Any, ...]:
+        return tuple(dataset.instances)
+
+    def fingerprint(self, dataset: Any) -> Manifest:
+        from omnieval.benchmarks.acbench._manifest import fingerprint_acbench
+
+        return fingerprint_acbench(dataset)
+
+    def dataset_frame(self, root: Path) -> pd.DataFrame:
+        from omnieval.benchmarks.acbench._manifest import acbench_frame
+
+        return acbench_frame(self.load(root))
+
+    # -- generation ---------------------------------------------------------------------------
+    def generate(
+        self,
+        system: Any,
+        instances: Sequence[Any],
+        out_root: Path,
+        *,
+        condition: str,
+        progress: Progress | None = None,
+    ) -> Any:
+        return system.generate(instances, out_root, condition=condition, progress=progress)
+
+    # -- scoring ------------------------------------------------------------------------------
+    def compute_metrics(
+        self,
+        instances: Sequence[Any],
+        system: str,
+        candidates: Mapping[str, Path],
+        *,
+        config: BaseModel,
+        cache_dir: Path | None,
+        progress: Progress | None = None,
+    ) -> MetricsOutput:
+        import pandas as pd
+
+        from omnieval.benchmarks.acbench._metrics import compute_acbench_metrics
+
+        assert isinstance(config, AcbenchMetricsConfig)
+        frames: list[pd.DataFrame] = []
+        lineage: dict[str, Any] = {}
+        computed = hits = 0
+        total = len(instances) * len(candidates)
+        for offset, (condition, root) in enumerate(candidates.items()):
+            base = offset * len(instances)
+
+            def step(done: int, _total: int, base: int = base) -> None:
+                if progress is not None:
+                    progress(base + done, total)
+
+            result = compute_acbench_metrics(
+                instances,
+                system,
+                root,
+                condition=condition,
+                cache_dir=cache_dir,
+                config=config,
+                progress=step,
+            )
+            frames.append(result.scores)
+            lineage[condition] = result.lineage
+            computed += result.computed
+            hits += result.cache_hits
+        return MetricsOutput(pd.concat(frames, ignore_index=True), lineage, computed, hits)
+
+    def leaderboard(self, scores: pd.DataFrame, *, n_instances: int | None = None) -> Leaderboard:
+        from omnieval.benchmarks.acbench._aggregate import aggregate_acbench, mlflow_metrics
+
+        document = aggregate_acbench(scores)
+        return Leaderboard(document, {sid: mlflow_metrics(document, sid) for sid in document["systems"]})
+
+    def leaderboard_text(self, document: Mapping[str, Any]) -> str:
+        from omnieval.benchmarks.acbench._aggregate import leaderboard_text
+
+        return leaderboard_text(dict(document))
+
+    def write_report(
+        self,
+        path: Path,
+        *,
+        config: SuiteConfig,
+        document: Mapping[str, Any],
+        analyses_dir: Path,
+        analysis_runs: Mapping[str, str] | None = None,
+        run_id: str | None = None,
+    ) -> None:
+        from omnieval.benchmarks.acbench._report import write_acbench_report
+
+        write_acbench_report(
+            path,
+            config=config,
+            document=document,
+            deviations=self.deviations(config.metrics),
+            run_id=run_id,
+        )
+
+    def deviations(self, metrics_config: BaseModel) -> list[str]:
+        from omnieval.benchmarks.acbench._metrics import deviations
+
+        assert isinstance(metrics_config, AcbenchMetricsConfig)
+        return deviations(metrics_config)
+
+
+__all__ = ["AcBench"]

@@ -1,0 +1,552 @@
+"""OmniACBench aggregation: the scores table -> the paper's Table 2 metrics per system and condition.
+
+:func:`aggregate_acbench` computes FORMATS.md section 7's acbench document from valid rows only
+(status ``ok``/``repaired``): a missing output or a failed analysis drops out of numerator and
+denominator alike, and a metric with no valid row is ``null`` and listed in ``not_computed``, never 0.
+The rest renders that document: MLflow metrics (section 5), a terminal table, the controlled input
+decomposition read as the paper reads it (section 5.2), and an HTML section with bar charts.
+
+Units follow the paper's Table 2: WER and PER in percent (mean of per-instance rates), delta-WPM in
+words per minute, VFR@0.3 and the three accuracies in percent.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import math
+import tempfile
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from omnieval.benchmarks.acbench._conditions import CONDITIONS
+from omnieval.errors import DataError
+from omnieval.metrics.functional.acoustic import delta_wpm, vfr_at
+from omnieval.scores import ALL_STATUSES, ROW_KEY, VALUED_STATUSES
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+BENCHMARK = "acbench"
+
+
+@dataclass(frozen=True)
+class MetricFacts:
+    """How one aggregate metric is printed and read.
+
+    Attributes:
+        key: Key in the section 7 document and in MLflow metric names.
+        label: Column title as in the paper's Table 2.
+        feature: The acoustic feature it scores (``semantic`` for WER, which covers every instance).
+        higher_is_better: Direction.
+        reference: The paper's Reference Scores row, as printed.
+        chance: Random baseline in the metric's unit: the paper's for the three accuracies, 0 for
+            delta-WPM and VFR@0.3 (a system that ignores the target neither separates fast from slow
+            nor whispers); None where no baseline applies (WER, PER).
+    """
+
+    key: str
+    label: str
+    feature: str
+    higher_is_better: bool
+    reference: float
+    chance: float | None
+
+
+AGGREGATE_METRICS: tuple[MetricFacts, ...] = (
+    MetricFacts("wer", "WER", "semantic", False, 0.05, None),
+    MetricFacts("delta_wpm", "dWPM", "speech_rate", True, 65.87, 0.0),
+    MetricFacts("per", "PER", "pronunciation", False, 1.21, None),
+    MetricFacts("vfr_at_0_3", "VFR@0.3", "phonation", True, 96.78, 0.0),
+    MetricFacts("emotion_accuracy", "Emo-Acc", "emotion", True, 89.43, 16.7),
+    MetricFacts("accent_accuracy", "GA-Acc", "accent", True, 97.29, 33.3),
+    MetricFacts("timbre_accuracy", "Tim-Acc", "timbre", True, 96.67, 25.0),
+)
+"""The seven Table 2 metrics in the paper's column order."""
+
+METRIC_KEYS: tuple[str, ...] = tuple(m.key for m in AGGREGATE_METRICS)
+_FACTS = {m.key: m for m in AGGREGATE_METRICS}
+
+# Evaluator accuracies are means of attribute_accuracy rows of their feature's track.
+_ACCURACY_TRACKS = {m.feature: m.key for m in AGGREGATE_METRICS if m.key.endswith("_accuracy")}
+
+
+# -- aggregation ----------------------------------------------------------------------------------
+
+
+def _check(scores: pd.DataFrame) -> pd.DataFrame:
+    """The acbench rows of a scores table, after the checks aggregation relies on."""
+    from omnieval.scores import coerce_scores
+
+    frame = coerce_scores(scores)
+    others = sorted(set(frame["benchmark"]) - {BENCHMARK})
+    if others:
+        raise DataError(f"acbench aggregation got rows of other benchmarks: {', '.join(others)}")
+    problems: list[str] = []
+    bad_status = sorted(set(frame["status"]) - ALL_STATUSES)
+    if bad_status:
+        problems.append(f"unknown status values {bad_status}")
+    bad_condition = sorted(set(frame["condition"]) - set(CONDITIONS))
+    if bad_condition:
+        problems.append(f"unknown conditions {bad_condition}; known: {', '.join(CONDITIONS)}")
+    valued = frame["status"].isin(VALUED_STATUSES)
+    no_value = frame[valued & ~frame["value"].map(lambda v: math.isfinite(v))]
+    if len(no_value):
+        problems.append(f"{len(no_value)} ok/repaired rows without a finite value")
+    dup = frame[frame.duplicated(list(ROW_KEY), keep=False)]
+    if len(dup):
+        first = dup.iloc[0]
+        problems.append(
+            f"{len(dup)} duplicate rows, e.g. system {first['system']!r} instance {first['instance_id']!r} "
+            f"{first['component']!r} condition {first['condition']!r}"
+        )
+    if problems:
+        raise DataError("invalid acbench scores table", problems)
+    return frame
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def _percent(values: Sequence[float]) -> float | None:
+    mean = _mean(values)
+    return None if mean is None else 100.0 * mean
+
+
+def _condition_metrics(rows: pd.DataFrame) -> dict[str, Any]:
+    """Section 7's M for the rows of one system under one condition."""
+    valid = rows[rows["status"].isin(VALUED_STATUSES)]
+
+    def values(component: str, **where: str) -> list[float]:
+        mask = valid["component"] == component
+        for column, wanted in where.items():
+            mask &= valid[column] == wanted
+        return [float(v) for v in valid.loc[mask, "value"]]
+
+    wpm = valid[valid["component"] == "wpm"]
+    vfrs = values("vfr", criterion="whisper")
+    out: dict[str, Any] = {
+        "wer": _percent(values("wer")),
+        "delta_wpm": (
+            delta_wpm(wpm["value"].tolist(), wpm["criterion"].tolist())
+            if {"fast", "slow"} <= set(wpm["criterion"])
+            else None
+        ),
+        "per": _percent(values("per")),
+        "vfr_at_0_3": 100.0 * vfr_at(vfrs) if vfrs else None,
+    }
+    for track, key in _ACCURACY_TRACKS.items():
+        out[key] = _percent(values("attribute_accuracy", track=track))
+    out["n"] = int(rows["instance_id"].nunique())
+    out["not_computed"] = [k for k in METRIC_KEYS if out[k] is None]
+    return out
+
+
+def aggregate_acbench(scores: pd.DataFrame) -> dict[str, Any]:
+    """Aggregate an acbench scores table into FORMATS.md section 7's document.
+
+    Per system and condition: ``wer`` = mean per-instance WER x 100; ``delta_wpm`` = mean WPM of
+    ``fast`` minus mean WPM of ``slow`` instances (words/minute); ``per`` = mean per-instance PER x
+    100; ``vfr_at_0_3`` = percent of ``whisper`` instances with VFR <= 0.3; ``emotion_accuracy``,
+    ``accent_accuracy``, ``timbre_accuracy`` = mean 0/1 evaluator hit x 100; ``n`` = instances of that
+    system and condition (any status); ``not_computed`` = the metric keys left null. Only ``ok`` and
+    ``repaired`` rows count. Values are unrounded.
+
+    Args:
+        scores: Scores table (FORMATS.md section 3) holding acbench rows only.
+
+    Returns:
+        ``{"benchmark": "acbench", "systems": {system: {"conditions": {condition: M}}}}`` with
+        systems sorted by name and conditions in decomposition order.
+
+    Raises:
+        DataError: Rows of another benchmark, unknown statuses or conditions, valued rows without a
+            finite value, or duplicate rows.
+
+    Example:
+        >>> import pandas as pd
+        >>> rows = [
+        ...     ("a", "speech_rate", "wer", "fast", 0.1), ("a", "speech_rate", "wpm", "fast", 200.0),
+        ...     ("b", "speech_rate", "wer", "slow", 0.3), ("b", "speech_rate", "wpm", "slow", 120.0),
+        ... ]
+        >>> frame = pd.DataFrame(
+        ...     [dict(benchmark="acbench", system="s", instance_id=i, index=n, track=t, component=c,
+        ...           judge="", criterion=k, value=v, status="ok", condition="original")
+        ...      for n, (i, t, c, k, v) in enumerate(rows)])
+        >>> m = aggregate_acbench(frame)["systems"]["s"]["conditions"]["original"]
+        >>> round(m["wer"], 6), m["delta_wpm"], m["n"], m["not_computed"][:2]
+        (20.0, 80.0, 2, ['per', 'vfr_at_0_3'])
+    """
+    frame = _check(scores)
+    systems: dict[str, Any] = {}
+    for system in sorted(set(frame["system"])):
+        of_system = frame[frame["system"] == system]
+        present = set(of_system["condition"])
+        systems[system] = {
+            "conditions": {
+                condition: _condition_metrics(of_system[of_system["condition"] == condition])
+                for condition in CONDITIONS
+                if condition in present
+            }
+        }
+    return {"benchmark": BENCHMARK, "systems": systems}
+
+
+def mlflow_metrics(agg: Mapping[str, Any], system: str) -> dict[str, float]:
+    """MLflow metrics of one system: ``acbench.<condition>.<metric>`` (FORMATS.md section 5).
+
+    Null metrics are left out (MLflow has no null); ``n`` is logged as ``acbench.<condition>.n``.
+
+    Example:
+        >>> agg = {"systems": {"s": {"conditions": {"original": {"wer": 2.5, "per": None, "n": 4}}}}}
+        >>> mlflow_metrics(agg, "s")
+        {'acbench.original.wer': 2.5, 'acbench.original.n': 4.0}
+    """
+    out: dict[str, float] = {}
+    for condition, metrics in agg["systems"][system]["conditions"].items():
+        for key in (*METRIC_KEYS, "n"):
+            value = metrics.get(key)
+            if value is not None:
+                out[f"{BENCHMARK}.{condition}.{key}"] = float(value)
+    return out
+
+
+# -- text rendering ------------------------------------------------------------------------------
+
+
+def _cell(value: Any, width: int) -> str:
+    text = "n/a" if value is None else (f"{value:.2f}" if isinstance(value, float) else str(value))
+    return text.rjust(width)
+
+
+def leaderboard_text(agg: Mapping[str, Any]) -> str:
+    """A plain-text table: one line per system and condition, plus the paper's reference lines.
+
+    WER and PER are percent here; the paper's Reference Scores and random baselines (Emo 16.7,
+    GA 33.3, Tim 25.0) are shown as printed in its Table 2.
+    """
+    name_width = max([24, *(len(s) + 11 for s in agg["systems"])])
+    widths = [max(8, len(m.label)) for m in AGGREGATE_METRICS]
+    header = "system / condition".ljust(name_width) + "".join(
+        f" {m.label.rjust(w)}" for m, w in zip(AGGREGATE_METRICS, widths, strict=True)
+    )
+    lines = [f"{BENCHMARK} leaderboard (valid rows only; WER and PER in %)", header, "-" * len(header)]
+    for system, entry in agg["systems"].items():
+        for condition, metrics in entry["conditions"].items():
+            label = f"{system} / {condition}".ljust(name_width)
+            cells = "".join(
+                f" {_cell(metrics.get(m.key), w)}" for m, w in zip(AGGREGATE_METRICS, widths, strict=True)
+            )
+            lines.append(f"{label}{cells}  n={metrics.get('n', 0)}")
+    lines.append("-" * len(header))
+    reference = "".join(f" {_cell(m.reference, w)}" for m, w in zip(AGGREGATE_METRICS, widths, strict=True))
+    lines.append("Reference Scores (paper)".ljust(name_width) + reference)
+    baseline = "".join(
+        f" {(f'{m.chance:.1f}' if m.chance and m.key.endswith('accuracy') else '').rjust(w)}"
+        for m, w in zip(AGGREGATE_METRICS, widths, strict=True)
+    )
+    lines.append("Random baseline (paper)".ljust(name_width) + baseline)
+    missing = sorted(
+        {
+            key
+            for entry in agg["systems"].values()
+            for m in entry["conditions"].values()
+            for key in m["not_computed"]
+        },
+        key=METRIC_KEYS.index,
+    )
+    if missing:
+        lines.append(f"n/a = not computed (no valid row): {', '.join(missing)}")
+    return "\n".join(lines) + "\n"
+
+
+# -- failure attribution --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One pairwise reading of the decomposition.
+
+    Attributes:
+        name: Key in the attribution document.
+        before: The harder condition.
+        after: The condition with that cue made textual or explicit.
+        cue: What the step removes from the task.
+        needs_input: The system input the step changes (``None`` = every system sees the change).
+    """
+
+    name: str
+    before: str
+    after: str
+    cue: str
+    needs_input: str | None
+
+
+COMPARISONS: tuple[Comparison, ...] = (
+    Comparison(
+        "speech_instruction", "original", "s_to_t", "the spoken instruction (given as text instead)", "speech"
+    ),
+    Comparison("image", "original", "i_to_t", "the image (given as keywords instead)", "image"),
+    Comparison(
+        "target_inference", "all_to_t", "oracle", "inferring the target value from textual context", None
+    ),
+)
+"""original -> s_to_t isolates the spoken instruction, original -> i_to_t the image, all_to_t ->
+oracle the inference of the target value from context (paper section 5.2)."""
+
+PATTERNS: dict[str, str] = {
+    "no_direct_control": "at chance even under oracle: the system cannot realize the value when told (type I)",
+    "implicit_inference": "controls the value when told (oracle) but not when it must be inferred from text "
+    "(all_to_t at chance) (type II)",
+    "multimodal_grounding": "infers the value from all-text context (all_to_t) but loses it when the cues come "
+    "as speech or image (type III)",
+    "grounded": "original is within the margin of oracle: no bottleneck in this decomposition",
+    "partial_inference": "above chance when inferred from text, but below oracle by more than the margin, and "
+    "speech or image cues add no further loss",
+    "incomplete": "a condition needed to read the pattern is missing or its metric is null",
+    "no_chance_level": "WER and PER have no chance level; only the pairwise changes are reported",
+}
+"""The paper's three failure types (section 5.2) plus the other outcomes a reading can have."""
+
+
+def _gain(key: str, before: float | None, after: float | None) -> float | None:
+    """How much better the metric is after the step (positive = the removed cue was being lost)."""
+    if before is None or after is None:
+        return None
+    return after - before if _FACTS[key].higher_is_better else before - after
+
+
+def _pattern(key: str, values: Mapping[str, float | None], margin: float) -> str:
+    chance = _FACTS[key].chance
+    if chance is None:
+        return "no_chance_level"
+    oracle, all_text, original = values.get("oracle"), values.get("all_to_t"), values.get("original")
+    if oracle is None:
+        return "incomplete"
+    if oracle - chance <= margin:
+        return "no_direct_control"
+    if all_text is None:
+        return "incomplete"
+    if all_text - chance <= margin:
+        return "implicit_inference"
+    if original is None:
+        return "incomplete"
+    if oracle - original <= margin:
+        return "grounded"
+    if all_text - original > margin:
+        return "multimodal_grounding"
+    return "partial_inference"
+
+
+def failure_attribution(
+    agg: Mapping[str, Any],
+    *,
+    margin: float = 5.0,
+    wpm_margin: float = 10.0,
+    inputs_seen: Mapping[str, Collection[str]] | None = None,
+) -> dict[str, Any]:
+    """Read the controlled input decomposition per system and metric, as the paper's section 5.2 does.
+
+    For every system and metric: the values per condition; the gain of each step of
+    :data:`COMPARISONS` (positive = the metric improves once the cue is textual/explicit, i.e. that
+    channel was losing it; sign-corrected so lower-is-better WER/PER read the same way); whether the
+    gain exceeds the margin (``loses_cue``); and a ``pattern`` (:data:`PATTERNS`): the paper's type I
+    (chance even under oracle), type II (oracle above chance, all_to_t at chance) or type III
+    (all_to_t above chance, original lower). "At chance" means within ``margin`` of the random
+    baseline (16.7 / 33.3 / 25.0 % for the accuracies, 0 for delta-WPM and VFR@0.3).
+
+    The two channel comparisons (original vs s_to_t, original vs i_to_t) say something only for a
+    system that actually receives the spoken instruction or the image; a system that reads text only
+    gets the same prompt in both conditions, and any difference is noise. ``inputs_seen`` (system ->
+    inputs among ``speech``, ``image``, ``text``) marks those comparisons ``meaningful: false``;
+    without it they are marked ``meaningful: null`` (unknown).
+
+    Args:
+        agg: The :func:`aggregate_acbench` document.
+        margin: Percentage points within which a percent metric counts as unchanged / at chance.
+        wpm_margin: The same for delta-WPM, in words per minute.
+        inputs_seen: Which inputs each system receives, when known.
+
+    Returns:
+        ``{"benchmark", "margin", "wpm_margin", "comparisons": [...], "patterns": PATTERNS,
+        "systems": {system: {metric: {"values", "gains", "loses_cue", "meaningful", "pattern"}}}}``.
+    """
+    comparisons = [
+        {
+            "name": c.name,
+            "from": c.before,
+            "to": c.after,
+            "cue": c.cue,
+            "meaningful_for": (
+                f"only systems that receive the {c.needs_input} input" if c.needs_input else "every system"
+            ),
+        }
+        for c in COMPARISONS
+    ]
+    systems: dict[str, Any] = {}
+    for system, entry in agg["systems"].items():
+        conditions: Mapping[str, Mapping[str, Any]] = entry["conditions"]
+        seen = None if inputs_seen is None or system not in inputs_seen else set(inputs_seen[system])
+        per_metric: dict[str, Any] = {}
+        for facts in AGGREGATE_METRICS:
+            key = facts.key
+            tolerance = wpm_margin if key == "delta_wpm" else margin
+            values = {c: conditions[c].get(key) if c in conditions else None for c in CONDITIONS}
+            gains = {c.name: _gain(key, values[c.before], values[c.after]) for c in COMPARISONS}
+            per_metric[key] = {
+                "feature": facts.feature,
+                "higher_is_better": facts.higher_is_better,
+                "chance": facts.chance,
+                "values": values,
+                "gains": gains,
+                "loses_cue": {name: None if g is None else g > tolerance for name, g in gains.items()},
+                "meaningful": {
+                    c.name: True
+                    if c.needs_input is None
+                    else (None if seen is None else c.needs_input in seen)
+                    for c in COMPARISONS
+                },
+                "pattern": _pattern(key, values, tolerance),
+            }
+        systems[system] = per_metric
+    return {
+        "benchmark": BENCHMARK,
+        "margin": margin,
+        "wpm_margin": wpm_margin,
+        "comparisons": comparisons,
+        "patterns": PATTERNS,
+        "systems": systems,
+    }
+
+
+# -- HTML -------------------------------------------------------------------------------------------
+
+
+def _html_cell(value: Any) -> str:
+    if value is None:
+        return '<td class="na">n/a</td>'
+    return f"<td>{value:.2f}</td>" if isinstance(value, float) else f"<td>{html.escape(str(value))}</td>"
+
+
+def _bar_chart(agg: Mapping[str, Any], facts: MetricFacts) -> str:
+    """One metric, grouped bars (conditions x systems), as an ``<img>`` with an embedded PNG."""
+    import numpy as np
+
+    from omnieval.analysis._plots import figure
+
+    systems = list(agg["systems"])
+    x = np.arange(len(CONDITIONS), dtype=np.float64)
+    width = 0.8 / max(1, len(systems))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"acbench_{facts.key}.png"
+        with figure(path, size=(5.6, 3.2)) as (_fig, axes):
+            ax = axes[0][0]
+            for i, system in enumerate(systems):
+                conditions = agg["systems"][system]["conditions"]
+                heights = [(conditions.get(c) or {}).get(facts.key) for c in CONDITIONS]
+                ax.bar(
+                    x + (i - (len(systems) - 1) / 2) * width,
+                    [np.nan if h is None else h for h in heights],
+                    width,
+                    label=system,
+                )
+            if facts.chance is not None and facts.key.endswith("accuracy"):
+                # The paper's Figure 3 marks the random baseline with a dashed red line.
+                ax.axhline(facts.chance, color="red", linestyle="--", linewidth=1, label="random")
+            ax.set_xticks(x, list(CONDITIONS))
+            unit = " (words/min)" if facts.key == "delta_wpm" else " (%)"
+            arrow = "higher is better" if facts.higher_is_better else "lower is better"
+            ax.set_title(f"{facts.label}{unit}, {arrow}", fontsize=9)
+            ax.legend(fontsize=7)
+        data = base64.b64encode(path.read_bytes()).decode("ascii")
+    return f'<img alt="acbench {html.escape(facts.label)}" src="data:image/png;base64,{data}" style="max-width:560px">'
+
+
+def report_html_section(
+    agg: Mapping[str, Any],
+    *,
+    attribution: Mapping[str, Any] | None = None,
+    charts: bool = True,
+    heading_level: int = 2,
+) -> str:
+    """An HTML fragment for ``report.html``: Table 2 per system and condition, the reference lines,
+    the failure attribution and one bar chart per metric (embedded PNGs).
+
+    Args:
+        agg: The :func:`aggregate_acbench` document.
+        attribution: A :func:`failure_attribution` document; computed with defaults when None.
+        charts: Draw the bar charts (matplotlib); False gives a text-only fragment.
+        heading_level: ``<hN>`` level of the section heading (subheadings use N+1).
+    """
+    h, sub = f"h{heading_level}", f"h{heading_level + 1}"
+    attribution = failure_attribution(agg) if attribution is None else attribution
+    head = "".join(
+        f"<th>{html.escape(m.label)}<br><small>{html.escape(m.feature)}</small></th>"
+        for m in AGGREGATE_METRICS
+    )
+    rows = []
+    for system, entry in agg["systems"].items():
+        for condition, metrics in entry["conditions"].items():
+            cells = "".join(_html_cell(metrics.get(m.key)) for m in AGGREGATE_METRICS)
+            rows.append(
+                f"<tr><th>{html.escape(system)}</th><th>{html.escape(condition)}</th>{cells}"
+                f"<td>{metrics.get('n', 0)}</td></tr>"
+            )
+    reference = "".join(f"<td>{m.reference:.2f}</td>" for m in AGGREGATE_METRICS)
+    baseline = "".join(
+        f"<td>{m.chance:.1f}</td>" if m.chance and m.key.endswith("accuracy") else "<td></td>"
+        for m in AGGREGATE_METRICS
+    )
+    table = (
+        f"<table><tr><th>system</th><th>condition</th>{head}<th>n</th></tr>{''.join(rows)}"
+        f'<tr class="ref"><th colspan=2>Reference Scores (paper)</th>{reference}<td></td></tr>'
+        f'<tr class="ref"><th colspan=2>Random baseline (paper)</th>{baseline}<td></td></tr></table>'
+    )
+    gain_head = "".join(
+        f"<th>{html.escape(c['from'])} &rarr; {html.escape(c['to'])}<br><small>{html.escape(c['cue'])}</small></th>"
+        for c in attribution["comparisons"]
+    )
+    attr_rows = []
+    for system, per_metric in attribution["systems"].items():
+        for key, reading in per_metric.items():
+            gain_cells = []
+            for c in attribution["comparisons"]:
+                gain = reading["gains"][c["name"]]
+                flag = " *" if reading["loses_cue"][c["name"]] else ""
+                note = "" if reading["meaningful"][c["name"]] is not False else " (input not seen)"
+                gain_cells.append(
+                    '<td class="na">n/a</td>'
+                    if gain is None
+                    else f"<td>{gain:+.2f}{flag}{html.escape(note)}</td>"
+                )
+            attr_rows.append(
+                f"<tr><th>{html.escape(system)}</th><th>{html.escape(_FACTS[key].label)}</th>{''.join(gain_cells)}"
+                f"<td style='text-align:left'>{html.escape(reading['pattern'])}</td></tr>"
+            )
+    notes = "".join(
+        f"<li><b>{html.escape(c['from'])} &rarr; {html.escape(c['to'])}</b>: {html.escape(c['cue'])}; "
+        f"meaningful for {html.escape(c['meaningful_for'])}.</li>"
+        for c in attribution["comparisons"]
+    )
+    patterns = "".join(
+        f"<li><code>{html.escape(k)}</code>: {html.escape(v)}</li>"
+        for k, v in attribution["patterns"].items()
+    )
+    attr_table = (
+        f"<table><tr><th>system</th><th>metric</th>{gain_head}<th>pattern</th></tr>{''.join(attr_rows)}</table>"
+        f"<p>Gain = improvement once the cue is textual or explicit (sign-corrected for WER/PER); "
+        f"* = larger than the margin ({attribution['margin']} points, {attribution['wpm_margin']} words/min "
+        f"for dWPM).</p><ul>{notes}</ul><ul>{patterns}</ul>"
+    )
+    figures = "".join(_bar_chart(agg, m) for m in AGGREGATE_METRICS) if charts and agg["systems"] else ""
+    return (
+        f'<section class="acbench"><{h}>OmniACBench</{h}>'
+        f"<p>Valid rows only; WER and PER are percent (mean per-instance rates), dWPM in words per minute; "
+        f"reference lines as printed in the paper's Table 2.</p>{table}"
+        f"<{sub}>Controlled input decomposition</{sub}>{attr_table}"
+        + (f"<{sub}>Per metric</{sub}><div>{figures}</div>" if figures else "")
+        + "</section>"
+    )

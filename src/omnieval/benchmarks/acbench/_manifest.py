@@ -1,0 +1,622 @@
+"""Load and strictly validate an OmniACBench dataset folder (FORMATS.md section 6).
+
+The folder holds ``manifest.jsonl``: one JSON object per line with ``id, feature, target_value,
+script, instruction_audio, instruction_text, image, image_keywords`` and, for pronunciation
+instances only, a ``heteronym`` object with the reference pronunciations of both readings::
+
+    {"word": "lead", "reading": "metal",
+     "readings": {"metal": ["L", "EH", "D"], "leash": ["L", "IY", "D"]}}
+
+Media paths are relative to the folder. Line order is the candidate index (the candidate of the
+``i``-th instance is ``<candidates>/speech/<i>/generated.wav``).
+
+One pass collects every problem (never only the first). Each names the file, the line and the id
+when known, and the field, e.g.
+``manifest.jsonl line 7 (id ac-0007): target_value: 'loud' is not a value of speech_rate (fast, slow)``.
+:func:`validate_acbench` returns them; :func:`load_acbench` raises
+:class:`~omnieval.errors.DataError` with all of them. The dataset gate (``_gate.py``) runs the same
+per-line checks, so the two never disagree about a line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from omnieval.audio import AudioError, load_audio
+from omnieval.data._files import check_file, resolve_in_root, show_value
+from omnieval.data._fingerprint import Manifest, TextEntry, file_entry, manifest_digest, sha256_text
+from omnieval.errors import DataError
+from omnieval.jsonio import read_jsonl_objects
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: The manifest's file name inside a dataset folder (also the benchmark's layout marker).
+MANIFEST_NAME = "manifest.jsonl"
+
+#: Fields every manifest line must have (FORMATS.md section 6).
+REQUIRED_FIELDS: tuple[str, ...] = (
+    "id",
+    "feature",
+    "target_value",
+    "script",
+    "instruction_audio",
+    "instruction_text",
+    "image",
+    "image_keywords",
+)
+
+#: Fields that name a media file, with the kind of file they must decode as.
+MEDIA_FIELDS: dict[str, str] = {"instruction_audio": "audio", "image": "image"}
+
+#: Acoustic features and their target values, in canonical spelling (FORMATS.md section 3).
+FEATURES: dict[str, tuple[str, ...]] = {
+    "speech_rate": ("fast", "slow"),
+    "phonation": ("whisper",),
+    "pronunciation": ("heteronym",),
+    "emotion": ("angry", "disgust", "fear", "joy", "sadness", "surprised"),
+    "accent": ("Australia", "India", "UK"),
+    "timbre": ("adult female", "adult male", "elderly female", "elderly male"),
+}
+
+#: Other spellings of a feature key accepted on input (the paper calls the accent "Global Accent").
+FEATURE_ALIASES: dict[str, str] = {"global_accent": "accent"}
+
+#: The feature whose instances carry a ``heteronym`` object.
+PRONUNCIATION = "pronunciation"
+
+
+def canonical_feature(value: object) -> str | None:
+    """The canonical feature key of ``value`` (any case, spaces or hyphens), or None when unknown.
+
+    >>> canonical_feature("Speech Rate"), canonical_feature("global-accent"), canonical_feature("pitch")
+    ('speech_rate', 'accent', None)
+    """
+    if not isinstance(value, str):
+        return None
+    key = re.sub(r"[\s\-]+", "_", value.strip().lower())
+    key = FEATURE_ALIASES.get(key, key)
+    return key if key in FEATURES else None
+
+
+def canonical_target(feature: str, value: object) -> str | None:
+    """The canonical spelling of target ``value`` of ``feature`` (case-insensitive), or None.
+
+    >>> canonical_target("accent", "uk"), canonical_target("timbre", "Elderly_Male")
+    ('UK', 'elderly male')
+    >>> canonical_target("speech_rate", "loud") is None
+    True
+    """
+    if not isinstance(value, str) or feature not in FEATURES:
+        return None
+    wanted = _fold(value)
+    return next((v for v in FEATURES[feature] if _fold(v) == wanted), None)
+
+
+def _fold(text: str) -> str:
+    return " ".join(re.sub(r"[_\-]", " ", text).split()).casefold()
+
+
+@dataclass(frozen=True)
+class HeteronymRef:
+    """The pronunciation target of a pronunciation instance.
+
+    Attributes:
+        word: The heteronym as written in the script (e.g. ``"lead"``).
+        reading: Key of the target reading in ``readings``.
+        readings: Reading key -> reference ARPAbet phones of the word alone (stress digits kept as
+            given); every reading of the word, so a metric can tell which one was spoken.
+    """
+
+    word: str
+    reading: str
+    readings: Mapping[str, tuple[str, ...]] = field(hash=False)
+
+    @property
+    def target_phones(self) -> tuple[str, ...]:
+        """ARPAbet phones of the target reading."""
+        return self.readings[self.reading]
+
+    @property
+    def other_readings(self) -> dict[str, tuple[str, ...]]:
+        """The readings that are not the target (key -> phones)."""
+        return {k: v for k, v in self.readings.items() if k != self.reading}
+
+    def to_json(self) -> dict[str, Any]:
+        """The manifest form of this object."""
+        return {
+            "word": self.word,
+            "reading": self.reading,
+            "readings": {k: list(v) for k, v in self.readings.items()},
+        }
+
+
+@dataclass(frozen=True)
+class AcbenchInstance:
+    """One manifest line. Media paths are absolute (resolved inside the dataset folder).
+
+    Attributes:
+        index: Position among the manifest's non-blank lines (0-based); the candidate index.
+        id: Dataset id, unique in the manifest.
+        feature: Canonical feature key (a key of :data:`FEATURES`).
+        target_value: Canonical target value of ``feature``.
+        script: The text to read aloud.
+        instruction_audio: The spoken instruction (WAV).
+        instruction_text: The instruction as text (what the audio says).
+        image: The picture that implies the target value.
+        image_keywords: Words describing the picture (the text stand-in for the image).
+        heteronym: The pronunciation target; set exactly for pronunciation instances.
+    """
+
+    index: int
+    id: str
+    feature: str
+    target_value: str
+    script: str
+    instruction_audio: Path
+    instruction_text: str
+    image: Path
+    image_keywords: tuple[str, ...]
+    heteronym: HeteronymRef | None = None
+
+
+@dataclass(frozen=True)
+class AcbenchDataset:
+    """A validated OmniACBench folder. ``instances[i].index == i`` (manifest line order)."""
+
+    root: Path
+    instances: tuple[AcbenchInstance, ...]
+
+    def __len__(self) -> int:
+        return len(self.instances)
+
+    def __iter__(self) -> Iterator[AcbenchInstance]:
+        return iter(self.instances)
+
+    def __getitem__(self, index: int) -> AcbenchInstance:
+        return self.instances[index]
+
+    @property
+    def manifest_path(self) -> Path:
+        """The dataset's ``manifest.jsonl``."""
+        return self.root / MANIFEST_NAME
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        """Dataset ids in manifest order."""
+        return tuple(i.id for i in self.instances)
+
+    def by_id(self, instance_id: str) -> AcbenchInstance:
+        """The instance with this id; KeyError when absent."""
+        for inst in self.instances:
+            if inst.id == instance_id:
+                return inst
+        raise KeyError(instance_id)
+
+
+@dataclass(frozen=True)
+class AcbenchReport:
+    """Outcome of :func:`validate_acbench`: every problem found, in line order.
+
+    Attributes:
+        ok: True when the folder has no problem at all.
+        problems: One line per problem (file, line, id, field, reason).
+        n_rows: Manifest lines read (blank lines excluded).
+        dataset: The loaded dataset when ``ok``, else None.
+    """
+
+    ok: bool
+    problems: list[str]
+    n_rows: int
+    dataset: AcbenchDataset | None = field(default=None, repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class MediaCheck:
+    """One media field of one line: where it resolved and what is wrong with it ('' when fine)."""
+
+    path: Path | None
+    problem: str
+
+    @property
+    def present(self) -> bool:
+        """The path is relative, stays inside the folder and names an existing file."""
+        return self.path is not None
+
+    @property
+    def decodable(self) -> bool:
+        """Present and decodes as its kind."""
+        return self.path is not None and not self.problem
+
+
+@dataclass(frozen=True)
+class LineCheck:
+    """Everything the validator found on one non-blank manifest line.
+
+    Attributes:
+        number: 1-based line number in the file.
+        index: 0-based position among non-blank lines.
+        record: The parsed object; None when the line is not a JSON object.
+        problems: ``(field, message)`` pairs; the field is ``""`` for problems of the whole line.
+        feature: Canonical feature, None when missing or unknown.
+        target_value: Canonical target value, None when missing or not a value of the feature.
+        media: Media field -> its check (absent when the field is missing).
+        instance: The typed record when the line has no problem.
+    """
+
+    number: int
+    index: int
+    record: dict[str, Any] | None
+    problems: tuple[tuple[str, str], ...]
+    feature: str | None = None
+    target_value: str | None = None
+    media: Mapping[str, MediaCheck] = field(default_factory=dict)
+    instance: AcbenchInstance | None = None
+
+    @property
+    def id(self) -> str | None:
+        """The line's id when it is a non-empty string."""
+        rid = (self.record or {}).get("id")
+        return rid if isinstance(rid, str) and rid.strip() else None
+
+    def where(self) -> str:
+        """``manifest.jsonl line 7 (id ac-0007)``, without the id when there is none."""
+        head = f"{MANIFEST_NAME} line {self.number}"
+        return f"{head} (id {self.id})" if self.id is not None else head
+
+    def messages(self) -> list[str]:
+        """The problems as report lines."""
+        return [f"{self.where()}: {reason}" for reason in self.reasons()]
+
+    def reasons(self) -> list[str]:
+        """The problems as ``field: reason`` (or the reason alone for whole-line problems)."""
+        return [f"{f}: {m}" if f else m for f, m in self.problems]
+
+    def field_problems(self, name: str) -> list[str]:
+        """``field: reason`` of the problems about ``name`` (``heteronym`` also collects ``heteronym.<sub>``)."""
+        return [f"{f}: {m}" for f, m in self.problems if f == name or f.startswith(name + ".")]
+
+
+class _MediaCache:
+    """File checks by (kind, relative path): many lines may share one picture or clip."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._seen: dict[tuple[str, str], MediaCheck] = {}
+
+    def check(self, rel: object, kind: str) -> MediaCheck:
+        key = (kind, str(rel))
+        if key not in self._seen:
+            self._seen[key] = _check_media(self.root, rel, kind)
+        return self._seen[key]
+
+
+def _check_media(root: Path, rel: object, kind: str) -> MediaCheck:
+    if kind == "image":
+        checked = check_file(root, rel, "image")
+        return MediaCheck(checked.path, checked.problem)
+    # check_file knows no audio; the same containment rules, then a full decode.
+    resolved, problem = resolve_in_root(root, rel)
+    if resolved is None:
+        return MediaCheck(None, problem)
+    try:
+        load_audio(resolved)
+    except AudioError as exc:
+        return MediaCheck(resolved, f"{rel}: {exc.detail}")
+    return MediaCheck(resolved, "")
+
+
+def check_lines(root: Path) -> tuple[list[LineCheck], list[str]]:
+    """Run the per-line checks over ``root/manifest.jsonl``.
+
+    Args:
+        root: The dataset folder.
+
+    Returns:
+        The checked lines in file order, and problems of the folder as a whole (no folder, no
+        manifest, no instances); when the latter is non-empty there may be no lines.
+    """
+    root = Path(root)
+    manifest = root / MANIFEST_NAME
+    if not root.is_dir():
+        return [], [f"{root}: dataset folder not found"]
+    if not manifest.is_file():
+        return [], [f"{MANIFEST_NAME}: file not found (expected at {manifest})"]
+    media = _MediaCache(root.resolve())
+    lines: list[LineCheck] = []
+    first_line_of: dict[str, int] = {}
+    for index, line in enumerate(read_jsonl_objects(manifest)):
+        number = int(line.where.rsplit(":", 1)[1])
+        if line.obj is None:
+            reason = str(line.problem).removeprefix(f"{line.where}: ")
+            lines.append(LineCheck(number, index, None, (("", reason),)))
+            continue
+        lines.append(_check_record(line.obj, number, index, media, first_line_of))
+    whole = [] if lines else [f"{MANIFEST_NAME}: no instances (the file has no non-blank line)"]
+    return lines, whole
+
+
+def _check_record(
+    obj: dict[str, Any], number: int, index: int, media: _MediaCache, first_line_of: dict[str, int]
+) -> LineCheck:
+    """Check one parsed line; ``first_line_of`` maps ids seen so far to their line (updated here)."""
+    problems: list[tuple[str, str]] = []
+
+    def bad(name: str, message: str) -> None:
+        problems.append((name, message))
+
+    rid = obj.get("id")
+    if isinstance(rid, str) and rid.strip():
+        if rid in first_line_of:
+            bad("id", f"duplicate of line {first_line_of[rid]}")
+        else:
+            first_line_of[rid] = number
+    for name in REQUIRED_FIELDS:
+        if name not in obj:
+            bad(name, "missing field")
+    for name in ("id", "script", "instruction_text"):
+        value = obj.get(name)
+        if name not in obj:
+            continue
+        if not isinstance(value, str):
+            bad(name, f"expected a string, got {show_value(value)}")
+        elif not value.strip():
+            bad(name, "empty")
+
+    feature = target = None
+    if "feature" in obj:
+        raw = obj["feature"]
+        if not isinstance(raw, str):
+            bad("feature", f"expected a string, got {show_value(raw)}")
+        else:
+            feature = canonical_feature(raw)
+            if feature is None:
+                bad("feature", f"{raw!r} is not a feature ({', '.join(FEATURES)})")
+    if "target_value" in obj:
+        raw = obj["target_value"]
+        if not isinstance(raw, str):
+            bad("target_value", f"expected a string, got {show_value(raw)}")
+        elif feature is not None:
+            target = canonical_target(feature, raw)
+            if target is None:
+                bad("target_value", f"{raw!r} is not a value of {feature} ({', '.join(FEATURES[feature])})")
+
+    keywords: tuple[str, ...] = ()
+    if "image_keywords" in obj:
+        raw = obj["image_keywords"]
+        if not isinstance(raw, list) or not raw:
+            bad("image_keywords", f"expected a non-empty list of strings, got {show_value(raw)}")
+        elif not all(isinstance(k, str) and k.strip() for k in raw):
+            bad("image_keywords", "every keyword must be a non-empty string")
+        else:
+            keywords = tuple(k.strip() for k in raw)
+
+    found: dict[str, MediaCheck] = {}
+    for name, kind in MEDIA_FIELDS.items():
+        if name in obj:
+            found[name] = media.check(obj[name], kind)
+            if found[name].problem:
+                bad(name, found[name].problem)
+
+    heteronym = None
+    raw_heteronym = obj.get("heteronym")
+    if feature == PRONUNCIATION:
+        if raw_heteronym is None:
+            bad("heteronym", "missing field (required for pronunciation instances)")
+        else:
+            heteronym = _check_heteronym(raw_heteronym, obj.get("script"), bad)
+    elif raw_heteronym is not None and feature is not None:
+        bad("heteronym", f"only pronunciation instances carry one (this line's feature is {feature})")
+
+    instance = None
+    if not problems and feature is not None and target is not None:
+        instance = AcbenchInstance(
+            index=index,
+            id=obj["id"],
+            feature=feature,
+            target_value=target,
+            script=obj["script"],
+            instruction_audio=found["instruction_audio"].path,  # type: ignore[arg-type]
+            instruction_text=obj["instruction_text"],
+            image=found["image"].path,  # type: ignore[arg-type]
+            image_keywords=keywords,
+            heteronym=heteronym,
+        )
+    return LineCheck(number, index, obj, tuple(problems), feature, target, found, instance)
+
+
+def _check_heteronym(value: object, script: object, bad: Callable[[str, str], None]) -> HeteronymRef | None:
+    """The typed heteronym object, or None after reporting what is wrong with it through ``bad``."""
+    if not isinstance(value, dict):
+        bad("heteronym", f"expected an object with word, reading and readings, got {show_value(value)}")
+        return None
+    ok = True
+    for name in ("word", "reading", "readings"):
+        if name not in value:
+            bad(f"heteronym.{name}", "missing field")
+            ok = False
+    word, reading, readings = value.get("word"), value.get("reading"), value.get("readings")
+    if "word" in value and (not isinstance(word, str) or not word.strip()):
+        bad("heteronym.word", f"expected a non-empty string, got {show_value(word)}")
+        ok = False
+    elif (
+        isinstance(word, str)
+        and isinstance(script, str)
+        and not re.search(rf"\b{re.escape(word.strip())}\b", script, re.IGNORECASE)
+    ):
+        bad("heteronym.word", f"{word!r} does not occur in the script")
+        ok = False
+    parsed: dict[str, tuple[str, ...]] = {}
+    if "readings" in value:
+        if not isinstance(readings, dict) or len(readings) < 2:
+            bad(
+                "heteronym.readings",
+                f"expected an object with at least two readings, got {show_value(readings)}",
+            )
+            ok = False
+        else:
+            for key, phones in readings.items():
+                problem = _phones_problem(phones)
+                if problem:
+                    bad(f"heteronym.readings.{key}", problem)
+                    ok = False
+                else:
+                    parsed[key] = tuple(phones)
+            if ok and len(set(parsed.values())) < len(parsed):
+                bad("heteronym.readings", "two readings have the same phones")
+                ok = False
+    if "reading" in value:
+        if not isinstance(reading, str) or not reading:
+            bad("heteronym.reading", f"expected a reading key, got {show_value(reading)}")
+            ok = False
+        elif isinstance(readings, dict) and reading not in readings:
+            known = ", ".join(str(k) for k in readings)
+            bad("heteronym.reading", f"{reading!r} is not a key of heteronym.readings ({known})")
+            ok = False
+    if not ok:
+        return None
+    return HeteronymRef(str(word).strip(), str(reading), parsed)
+
+
+def _phones_problem(phones: object) -> str:
+    """'' when ``phones`` is a non-empty list of ARPAbet phones (vowels may carry stress 0-2), else why not."""
+    from omnieval.backends.phones import ARPABET
+
+    if not isinstance(phones, list) or not phones:
+        return f"expected a non-empty list of ARPAbet phones, got {show_value(phones)}"
+    for phone in phones:
+        if not isinstance(phone, str):
+            return f"expected ARPAbet phone strings, got {show_value(phone)}"
+        base, stress = (phone[:-1], phone[-1]) if phone[-1:].isdigit() else (phone, "")
+        vowel = base in ARPABET and base[0] in "AEIOU"
+        if base not in ARPABET or (stress and (not vowel or stress not in "012")):
+            return f"{phone!r} is not an ARPAbet phone"
+    return ""
+
+
+def validate_acbench(root: Path) -> AcbenchReport:
+    """Check an OmniACBench folder without raising for data problems.
+
+    Checks: ``manifest.jsonl`` exists and every non-blank line is a UTF-8 JSON object; every
+    required field is present with the right type; the feature is known and the target value is
+    one of its values (case-insensitive, stored canonically); script and instruction text are not
+    empty; ids are unique; media paths are relative, stay inside ``root`` (symlinks resolved), exist
+    and decode (WAV via soundfile, images via PIL verify and load); pronunciation instances carry a
+    valid ``heteronym`` object and no other instance does.
+
+    Args:
+        root: The dataset folder (the one holding ``manifest.jsonl``).
+
+    Returns:
+        A report; when ``ok`` its ``dataset`` holds the typed instances in line order.
+    """
+    root = Path(root)
+    lines, whole = check_lines(root)
+    problems = list(whole)
+    for line in lines:
+        problems.extend(line.messages())
+    dataset = None
+    if not problems:
+        dataset = AcbenchDataset(
+            root.resolve(), tuple(line.instance for line in lines if line.instance is not None)
+        )
+    return AcbenchReport(ok=not problems, problems=problems, n_rows=len(lines), dataset=dataset)
+
+
+def load_acbench(root: Path) -> AcbenchDataset:
+    """Load an OmniACBench folder into typed instances, or raise with every problem.
+
+    Raises:
+        DataError: listing each problem (file, line, id, field); exit code 2 in the CLI.
+    """
+    report = validate_acbench(root)
+    if report.dataset is None:
+        n = len(report.problems)
+        raise DataError(
+            f"acbench dataset {root} failed validation ({n} problem{'s' if n != 1 else ''})",
+            list(report.problems),
+        )
+    return report.dataset
+
+
+#: Text fields hashed per instance by :func:`fingerprint_acbench`.
+TEXT_FIELDS: tuple[str, ...] = ("script", "instruction_text", "image_keywords")
+
+
+def fingerprint_acbench(dataset: AcbenchDataset) -> Manifest:
+    """Hash the manifest, every media file and each instance's normalized texts.
+
+    The manifest's bytes carry features, targets and heteronym phones, so any change to them changes
+    the digest; media shared by several lines are listed once. Absolute paths never enter the
+    digest, so the same data in another folder has the same digest.
+
+    Args:
+        dataset: A loaded dataset.
+
+    Returns:
+        The fingerprint; ``table`` entry is ``manifest.jsonl``.
+    """
+    root = dataset.root
+    media = {p for inst in dataset.instances for p in (inst.instruction_audio, inst.image)}
+    files = tuple(sorted((file_entry(root, p) for p in media), key=lambda e: e.path))
+    texts = tuple(
+        sorted(
+            (
+                TextEntry(inst.id, name, sha256_text(text))
+                for inst in dataset.instances
+                for name, text in _texts(inst)
+            ),
+            key=lambda e: (e.id, e.field),
+        )
+    )
+    n_rows, table = len(dataset.instances), file_entry(root, dataset.manifest_path)
+    return Manifest(n_rows, table, files, texts, manifest_digest(n_rows, table, files, texts))
+
+
+def _texts(inst: AcbenchInstance) -> tuple[tuple[str, str], ...]:
+    """``(field, text)`` of each of :data:`TEXT_FIELDS` (keywords joined with ``"; "``)."""
+    return (
+        ("script", inst.script),
+        ("instruction_text", inst.instruction_text),
+        ("image_keywords", "; ".join(inst.image_keywords)),
+    )
+
+
+#: Columns of :func:`acbench_frame`, in order.
+FRAME_COLUMNS: tuple[str, ...] = ("index", *REQUIRED_FIELDS, "heteronym_word", "heteronym_reading")
+
+
+def acbench_frame(dataset: AcbenchDataset) -> pd.DataFrame:
+    """One row per instance with plain columns (strings and the integer index).
+
+    Media paths are relative to the dataset folder (POSIX), keywords are joined with ``"; "``, and
+    the heteronym columns are ``""`` outside pronunciation. Used as the MLflow dataset input.
+    """
+    import pandas as pd
+
+    root = dataset.root
+    rows = [
+        {
+            "index": inst.index,
+            "id": inst.id,
+            "feature": inst.feature,
+            "target_value": inst.target_value,
+            "script": inst.script,
+            "instruction_audio": _relative(root, inst.instruction_audio),
+            "instruction_text": inst.instruction_text,
+            "image": _relative(root, inst.image),
+            "image_keywords": "; ".join(inst.image_keywords),
+            "heteronym_word": inst.heteronym.word if inst.heteronym else "",
+            "heteronym_reading": inst.heteronym.reading if inst.heteronym else "",
+        }
+        for inst in dataset.instances
+    ]
+    return pd.DataFrame(rows, columns=list(FRAME_COLUMNS))
+
+
+def _relative(root: Path, path: Path) -> str:
+    return path.resolve().relative_to(root.resolve()).as_posix()

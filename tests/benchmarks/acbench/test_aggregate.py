@@ -1,0 +1,347 @@
+"""acbench aggregation: FORMATS.md section 7 against a plain-Python reference, a hand-computed case,
+MLflow keys, the text table, the failure attribution and the HTML section."""
+
+from __future__ import annotations
+
+import doctest
+import random
+from collections import defaultdict
+from html.parser import HTMLParser
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from omnieval.benchmarks.acbench import _aggregate
+from omnieval.benchmarks.acbench._aggregate import (
+    METRIC_KEYS,
+    aggregate_acbench,
+    failure_attribution,
+    leaderboard_text,
+    mlflow_metrics,
+    report_html_section,
+)
+from omnieval.errors import DataError
+from omnieval.scores import coerce_scores
+
+TARGETS = {
+    "speech_rate": ["fast", "slow"],
+    "phonation": ["whisper"],
+    "pronunciation": ["heteronym"],
+    "emotion": ["angry", "disgust", "fear", "joy", "sadness", "surprised"],
+    "accent": ["Australia", "India", "UK"],
+    "timbre": ["adult female", "adult male", "elderly female", "elderly male"],
+}
+FEATURE_COMPONENT = {"speech_rate": "wpm", "phonation": "vfr", "pronunciation": "per"}
+
+
+def _row(
+    system: str,
+    iid: str,
+    index: int,
+    feature: str,
+    component: str,
+    target: str,
+    value: Any,
+    status: str,
+    condition: str,
+) -> dict[str, Any]:
+    return dict(
+        benchmark="acbench",
+        system=system,
+        instance_id=iid,
+        index=index,
+        track=feature,
+        component=component,
+        judge="",
+        criterion=target,
+        value=value if status in ("ok", "repaired") else None,
+        status=status,
+        panel="",
+        condition=condition,
+        subset="",
+        paired_with="",
+    )
+
+
+def synthetic_scores(seed: int) -> pd.DataFrame:
+    """Two systems (one without an emotion evaluator, one missing a condition), missing outputs,
+    inference errors, a few repaired rows."""
+    rng = random.Random(seed)
+    instances = []
+    for i in range(90):
+        feature = rng.choice(list(TARGETS))
+        instances.append((f"ac-{i:03d}", i, feature, rng.choice(TARGETS[feature])))
+    rows = []
+    plan = {
+        "alpha": ["original", "s_to_t", "i_to_t", "all_to_t", "oracle"],
+        "beta": ["original", "all_to_t", "oracle"],
+    }
+    for system, conditions in plan.items():
+        for condition in conditions:
+            for iid, index, feature, target in instances:
+                fate = rng.random()
+                status = "missing_output" if fate < 0.1 else "inference_error" if fate < 0.15 else "ok"
+                component = FEATURE_COMPONENT.get(feature, "attribute_accuracy")
+                value = {
+                    "wpm": rng.gauss(170 if target == "fast" else 140, 25),
+                    "vfr": rng.random(),
+                    "per": rng.uniform(0, 1.5),
+                    "attribute_accuracy": float(rng.random() < 0.4),
+                }[component]
+                own = status
+                if (
+                    status == "ok"
+                    and component == "attribute_accuracy"
+                    and system == "beta"
+                    and feature == "emotion"
+                ):
+                    own = "not_applicable"
+                if own == "ok" and rng.random() < 0.05:
+                    own = "repaired"
+                rows.append(
+                    _row(system, iid, index, feature, "wer", target, rng.uniform(0, 0.6), status, condition)
+                )
+                rows.append(_row(system, iid, index, feature, component, target, value, own, condition))
+    return coerce_scores(pd.DataFrame(rows))
+
+
+def reference_aggregate(frame: pd.DataFrame) -> dict[str, dict[str, dict[str, Any]]]:
+    """The same numbers from a plain loop over records, written without the module's helpers."""
+    sums: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    ids: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for r in frame.to_dict("records"):
+        key = (r["system"], r["condition"])
+        ids[key].add(r["instance_id"])
+        if r["status"] not in ("ok", "repaired"):
+            continue
+        comp, v = r["component"], float(r["value"])
+        if comp == "wer":
+            sums[key]["wer"].append(v)
+        elif comp == "wpm":
+            sums[key][r["criterion"]].append(v)
+        elif comp == "per":
+            sums[key]["per"].append(v)
+        elif comp == "vfr" and r["criterion"] == "whisper":
+            sums[key]["vfr"].append(1.0 if v <= 0.3 else 0.0)
+        elif comp == "attribute_accuracy":
+            sums[key][r["track"]].append(v)
+
+    def avg(xs: list[float], scale: float = 100.0) -> float | None:
+        return scale * sum(xs) / len(xs) if xs else None
+
+    out: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
+    for (system, condition), acc in sums.items():
+        fast, slow = avg(acc["fast"], 1.0), avg(acc["slow"], 1.0)
+        m = {
+            "wer": avg(acc["wer"]),
+            "delta_wpm": None if fast is None or slow is None else fast - slow,
+            "per": avg(acc["per"]),
+            "vfr_at_0_3": avg(acc["vfr"]),
+            "emotion_accuracy": avg(acc["emotion"]),
+            "accent_accuracy": avg(acc["accent"]),
+            "timbre_accuracy": avg(acc["timbre"]),
+            "n": len(ids[(system, condition)]),
+        }
+        m["not_computed"] = [k for k, v in m.items() if v is None]
+        out[system][condition] = m
+    return out
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_matches_an_independent_implementation(seed: int) -> None:
+    frame = synthetic_scores(seed)
+    got = aggregate_acbench(frame)
+    want = reference_aggregate(frame)
+    assert got["benchmark"] == "acbench"
+    assert set(got["systems"]) == set(want)
+    for system, conditions in want.items():
+        assert set(got["systems"][system]["conditions"]) == set(conditions)
+        for condition, m in conditions.items():
+            g = got["systems"][system]["conditions"][condition]
+            assert list(g) == [*METRIC_KEYS, "n", "not_computed"]
+            for key in METRIC_KEYS:
+                assert (g[key] is None) == (m[key] is None), (system, condition, key)
+                if m[key] is not None:
+                    assert g[key] == pytest.approx(m[key], rel=1e-12)
+            assert g["n"] == m["n"] and g["not_computed"] == m["not_computed"]
+    # beta has no emotion evaluator: null, listed, never 0.
+    for m in got["systems"]["beta"]["conditions"].values():
+        assert m["emotion_accuracy"] is None and "emotion_accuracy" in m["not_computed"]
+    assert list(got["systems"]["beta"]["conditions"]) == ["original", "all_to_t", "oracle"]
+
+
+def test_hand_computed_case() -> None:
+    spec = [
+        # id, feature, target, wer, component value (None = only a wer row), status
+        ("i1", "speech_rate", "fast", 0.1, 200.0, "ok"),
+        ("i2", "speech_rate", "fast", 0.0, 180.0, "ok"),
+        ("i3", "speech_rate", "slow", 0.2, 100.0, "ok"),
+        ("i4", "speech_rate", "slow", None, None, "missing_output"),
+        ("i5", "phonation", "whisper", 0.5, 0.2, "ok"),
+        ("i6", "phonation", "whisper", 0.0, 0.3, "ok"),  # the threshold itself counts as whisper-like
+        ("i7", "phonation", "whisper", 0.1, 0.6, "ok"),
+        ("i8", "pronunciation", "heteronym", 0.0, 0.25, "ok"),
+        ("i9", "emotion", "joy", 0.0, 1.0, "ok"),
+        ("i10", "emotion", "fear", 0.3, 0.0, "ok"),
+        ("i11", "accent", "UK", 0.0, None, "not_applicable"),
+        ("i12", "timbre", "adult male", None, None, "inference_error"),
+    ]
+    rows = []
+    for index, (iid, feature, target, wer, value, status) in enumerate(spec):
+        comp = FEATURE_COMPONENT.get(feature, "attribute_accuracy")
+        wer_status = "ok" if wer is not None else status
+        rows.append(_row("s", iid, index, feature, "wer", target, wer, wer_status, "original"))
+        rows.append(_row("s", iid, index, feature, comp, target, value, status, "original"))
+    m = aggregate_acbench(pd.DataFrame(rows))["systems"]["s"]["conditions"]["original"]
+    assert m["wer"] == pytest.approx(12.0)  # (0.1+0+0.2+0.5+0+0.1+0+0+0.3+0) / 10
+    assert m["delta_wpm"] == pytest.approx(90.0)  # mean(200, 180) - mean(100); i4 is missing
+    assert m["per"] == pytest.approx(25.0)
+    assert m["vfr_at_0_3"] == pytest.approx(200.0 / 3.0)
+    assert m["emotion_accuracy"] == pytest.approx(50.0)
+    assert m["accent_accuracy"] is None and m["timbre_accuracy"] is None
+    assert m["n"] == 12
+    assert m["not_computed"] == ["accent_accuracy", "timbre_accuracy"]
+
+
+def test_only_fast_or_only_slow_leaves_delta_wpm_null() -> None:
+    rows = [_row("s", "a", 0, "speech_rate", "wpm", "fast", 200.0, "ok", "oracle")]
+    m = aggregate_acbench(pd.DataFrame(rows))["systems"]["s"]["conditions"]["oracle"]
+    assert m["delta_wpm"] is None and "delta_wpm" in m["not_computed"] and m["n"] == 1
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda f: f.assign(benchmark="storybench"), "other benchmarks"),
+        (lambda f: f.assign(condition=""), "unknown conditions"),
+        (lambda f: pd.concat([f, f.iloc[:1]]), "duplicate rows"),
+        (lambda f: f.assign(status="weird"), "unknown status"),
+    ],
+)
+def test_bad_tables_are_refused(mutate: Any, message: str) -> None:
+    frame = synthetic_scores(0)
+    with pytest.raises(DataError) as info:
+        aggregate_acbench(mutate(frame))
+    assert message in str(info.value)
+
+
+def test_mlflow_metrics_use_section_5_keys_and_skip_nulls() -> None:
+    agg = aggregate_acbench(synthetic_scores(1))
+    metrics = mlflow_metrics(agg, "beta")
+    assert "acbench.original.wer" in metrics and "acbench.oracle.vfr_at_0_3" in metrics
+    assert not any(k.endswith("emotion_accuracy") for k in metrics)
+    for condition, m in agg["systems"]["beta"]["conditions"].items():
+        for key in METRIC_KEYS:
+            assert (f"acbench.{condition}.{key}" in metrics) == (m[key] is not None)
+        assert metrics[f"acbench.{condition}.n"] == m["n"]
+
+
+def test_leaderboard_text_shows_reference_and_baselines() -> None:
+    text = leaderboard_text(aggregate_acbench(synthetic_scores(2)))
+    assert "alpha / original" in text and "beta / oracle" in text and "beta / s_to_t" not in text
+    reference = next(line for line in text.splitlines() if line.startswith("Reference Scores"))
+    assert reference.split()[-7:] == ["0.05", "65.87", "1.21", "96.78", "89.43", "97.29", "96.67"]
+    baseline = next(line for line in text.splitlines() if line.startswith("Random baseline"))
+    assert baseline.split()[-3:] == ["16.7", "33.3", "25.0"]
+    assert "n/a" in text and "emotion_accuracy" in text
+
+
+def _agg(**per_system: dict[str, dict[str, float | None]]) -> dict[str, Any]:
+    """A section 7 document from {system: {condition: {metric: value}}}."""
+    systems = {}
+    for system, conditions in per_system.items():
+        systems[system] = {
+            "conditions": {
+                c: {**{k: m.get(k) for k in METRIC_KEYS}, "n": 10, "not_computed": []}
+                for c, m in conditions.items()
+            }
+        }
+    return {"benchmark": "acbench", "systems": systems}
+
+
+def test_failure_attribution_reads_the_three_failure_types() -> None:
+    values = {
+        # condition: emotion (type I), delta_wpm (type II), accent (type III), timbre (grounded), wer
+        "original": dict(
+            emotion_accuracy=17.0, delta_wpm=1.0, accent_accuracy=35.0, timbre_accuracy=78.0, wer=5.0
+        ),
+        "s_to_t": dict(
+            emotion_accuracy=18.0, delta_wpm=0.5, accent_accuracy=40.0, timbre_accuracy=79.0, wer=3.0
+        ),
+        "i_to_t": dict(
+            emotion_accuracy=16.0, delta_wpm=2.0, accent_accuracy=45.0, timbre_accuracy=80.0, wer=4.0
+        ),
+        "all_to_t": dict(
+            emotion_accuracy=17.5, delta_wpm=3.0, accent_accuracy=60.0, timbre_accuracy=80.0, wer=2.0
+        ),
+        "oracle": dict(
+            emotion_accuracy=19.0, delta_wpm=60.0, accent_accuracy=70.0, timbre_accuracy=81.0, wer=2.0
+        ),
+    }
+    out = failure_attribution(_agg(m=values, t=values), inputs_seen={"t": {"text"}})
+    m = out["systems"]["m"]
+    assert m["emotion_accuracy"]["pattern"] == "no_direct_control"
+    assert m["delta_wpm"]["pattern"] == "implicit_inference"
+    assert m["accent_accuracy"]["pattern"] == "multimodal_grounding"
+    assert m["timbre_accuracy"]["pattern"] == "grounded"
+    assert m["wer"]["pattern"] == "no_chance_level"
+    assert m["per"]["pattern"] == "no_chance_level" and m["per"]["gains"]["image"] is None
+    accent = m["accent_accuracy"]
+    assert accent["gains"] == {"speech_instruction": 5.0, "image": 10.0, "target_inference": 10.0}
+    assert accent["loses_cue"] == {"speech_instruction": False, "image": True, "target_inference": True}
+    assert (
+        m["delta_wpm"]["gains"]["target_inference"] == 57.0
+        and m["delta_wpm"]["loses_cue"]["target_inference"]
+    )
+    assert m["wer"]["gains"]["speech_instruction"] == 2.0  # lower is better: 5 -> 3 is a gain
+    assert m["wer"]["meaningful"] == {"speech_instruction": None, "image": None, "target_inference": True}
+    assert out["systems"]["t"]["wer"]["meaningful"] == {
+        "speech_instruction": False,
+        "image": False,
+        "target_inference": True,
+    }
+    notes = {c["name"]: c["meaningful_for"] for c in out["comparisons"]}
+    assert (
+        "speech" in notes["speech_instruction"]
+        and "image" in notes["image"]
+        and notes["target_inference"] == "every system"
+    )
+
+
+def test_failure_attribution_with_missing_conditions() -> None:
+    out = failure_attribution(
+        _agg(s={"original": {"emotion_accuracy": 40.0}, "oracle": {"emotion_accuracy": 50.0}})
+    )
+    reading = out["systems"]["s"]["emotion_accuracy"]
+    assert reading["pattern"] == "incomplete" and reading["gains"]["speech_instruction"] is None
+
+
+class _Collect(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+        self.images: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        if tag == "img":
+            self.images.append(dict(attrs).get("src") or "")
+
+
+def test_report_html_section_has_tables_reference_attribution_and_charts() -> None:
+    agg = aggregate_acbench(synthetic_scores(0))
+    fragment = report_html_section(agg)
+    parser = _Collect()
+    parser.feed(fragment)
+    assert parser.tags.count("table") == 2
+    assert len(parser.images) == len(METRIC_KEYS)
+    assert all(src.startswith("data:image/png;base64,iVBOR") for src in parser.images)
+    assert "Reference Scores (paper)" in fragment and "65.87" in fragment and "33.3" in fragment
+    assert "multimodal" in fragment and "only systems that receive the image input" in fragment
+    assert "<img" not in report_html_section(agg, charts=False)
+
+
+def test_docstring_examples() -> None:
+    failures, tried = doctest.testmod(_aggregate, optionflags=doctest.ELLIPSIS)
+    assert tried >= 2 and failures == 0

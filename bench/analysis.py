@@ -206,7 +206,7 @@ def run() -> dict[str, Any]:
     """Run the three benchmarks, print one line each, and return the figures."""
     from omnieval.analysis.synthetic import make_scores
 
-    frame = make_scores(n_systems=32, n_instances=900, dreamsim=True, seed=0)
+    frame = make_scores(n_systems=32, n_instances=900, dreamsim=True, seed=0, benchmark="storybench")
     return {
         "bootstrap": _bench_bootstrap(frame),
         "memory": _bench_memory(frame),

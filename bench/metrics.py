@@ -312,7 +312,8 @@ def bench_bertscore(transitions: Sequence[Any]) -> dict[str, Any]:
 
 
 def bench_cache(transitions: Sequence[Any], roots: dict[str, Path], tmp: Path) -> dict[str, Any]:
-    from omnieval.metrics import MetricsConfig, compute_storybench_metrics
+    from omnieval.benchmarks.storybench._metrics import compute_storybench_metrics
+    from omnieval.metrics import MetricsConfig
 
     config = MetricsConfig()
     cache = tmp / "cache"

@@ -11,9 +11,9 @@ from omnieval.analysis import aggregate
 from omnieval.analysis._rankings import leaderboard_ranking, rank_by_coverage
 from omnieval.analysis._schema import COMPONENTS, POLICIES, SPEECH_FIELDS, TRACKS
 from omnieval.analysis.synthetic import judge_id, make_scores
+from omnieval.benchmarks.storybench._report import leaderboard_table
 from omnieval.cli import main
 from omnieval.errors import DataError
-from omnieval.report import leaderboard_table
 from omnieval.scores import write_scores
 
 from .conftest import Rows

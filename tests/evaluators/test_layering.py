@@ -87,5 +87,5 @@ print(json.dumps(sorted(sys.modules)))
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     loaded = json.loads(done.stdout.splitlines()[-1])
-    assert "omnieval.metrics._storybench" in loaded and "omnieval.evaluators._classifier" in loaded
+    assert "omnieval.benchmarks.storybench._metrics" in loaded and "omnieval.evaluators._classifier" in loaded
     assert [m for m in loaded if _forbidden(m)] == []

@@ -26,7 +26,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 @pytest.fixture(scope="module")
 def analyses(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:  # type: ignore[type-arg]
     out = tmp_path_factory.mktemp("analyses")
-    frame = make_scores(n_systems=5, n_instances=30, seed=2)
+    frame = make_scores(n_systems=5, n_instances=30, seed=2, benchmark="storybench")
     outputs = run_analyses(
         frame,
         out,

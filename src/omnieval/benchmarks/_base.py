@@ -192,12 +192,26 @@ class Benchmark(ABC):
         raise ConfigError(f"benchmark {self.name} has no judge tracks")
 
     @abstractmethod
-    def leaderboard(self, scores: pd.DataFrame, *, n_instances: int | None = None) -> Leaderboard:
-        """Aggregate a scores table into the leaderboard document and MLflow metrics."""
+    def leaderboard(
+        self,
+        scores: pd.DataFrame,
+        *,
+        n_instances: int | None = None,
+        judge_lineage: Mapping[str, Any] | None = None,
+    ) -> Leaderboard:
+        """Aggregate a scores table into the leaderboard document and MLflow metrics.
+
+        ``judge_lineage`` (panel -> the judge stage's lineage) lets the document say why a configured
+        judge produced nothing (e.g. no vision model on this machine).
+        """
 
     @abstractmethod
     def leaderboard_text(self, document: Mapping[str, Any]) -> str:
         """The leaderboard as a terminal table."""
+
+    def aggregate_text(self, document: Mapping[str, Any]) -> str:
+        """``omnieval aggregate`` without ``--json`` (default: the leaderboard table)."""
+        return self.leaderboard_text(document)
 
     def run_analyses(
         self, scores: pd.DataFrame, out_dir: Path, *, only: Sequence[str] | None, seed: int, draws: int

@@ -47,10 +47,6 @@ def _load(path: Path) -> Any:
         raise DataError(f"{path}: cannot read scores table: {exc}") from None
 
 
-def _fmt(x: float | None, digits: int = 3) -> str:
-    return "-" if x is None else f"{x:.{digits}f}"
-
-
 def _benchmark_of(scores: Any, path: Path) -> Any:
     """The registered benchmark named by the table's ``benchmark`` column (exactly one)."""
     from omnieval.benchmarks import BENCHMARKS
@@ -83,39 +79,5 @@ def handler(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(text + "\n")
         return 0
-    if "components" not in doc:
-        sys.stdout.write(bench.leaderboard_text(doc) + "\n")
-        return 0
-
-    from rich.console import Console
-    from rich.table import Table
-
-    from omnieval.analysis._rankings import leaderboard_ranking
-    from omnieval.report import coverage_lines
-
-    # Totals over different component sets are ranked only within their coverage group.
-    ranking = leaderboard_ranking(doc)
-    table = Table(title=f"{doc['benchmark']}: {doc['n_instances']} instances")
-    table.add_column("rank", justify="right")
-    table.add_column("system")
-    for c in doc["components"]:
-        table.add_column(c, justify="right")
-    table.add_column("total (valid-only)", justify="right")
-    table.add_column("total (zero-filled)", justify="right")
-    table.add_column("covers", justify="right")
-    for row in ranking.rows:
-        entry = doc["systems"][row.system]
-        vo, zf = entry["valid_only"], entry["zero_filled"]
-        table.add_row(
-            row.label,
-            row.system,
-            *(_fmt(vo[c]) for c in doc["components"]),
-            _fmt(vo["total_average"]),
-            _fmt(zf["total_average"]),
-            f"{len(vo['total_average_components'])}/{ranking.n_components}",
-        )
-    console = Console()
-    console.print(table)
-    for line in coverage_lines(doc):
-        console.print(line, markup=False, highlight=False)
+    sys.stdout.write(bench.aggregate_text(doc) + "\n")
     return 0

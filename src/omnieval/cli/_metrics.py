@@ -24,7 +24,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
     speech = msub.add_parser(
         "speech",
-        help="pitch, speed, gender, emotion of audio files (Omni-StoryBench speech metadata)",
+        help="pitch, speed, gender, emotion of audio files (the speech-metadata attributes)",
         description=(
             "Predict the speech-metadata fields of each file: median F0 and pitch label, words per second and "
             "speed label, voiced-frame ratio, transcript, and gender/emotion when classifiers are configured "

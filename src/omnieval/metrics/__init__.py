@@ -9,8 +9,6 @@ from omnieval.metrics._classifiers import AttributeClassifier, load_classifier
 from omnieval.metrics._config import MetricsConfig, SpeechAnalysisConfig
 from omnieval.metrics._spec import METRICS, MetricSpec
 from omnieval.metrics._speech import SpeechAnalyzer, SpeechAttributes, default_analyzer, describe_audio
-from omnieval.metrics._storybench import MetricsResult, compute_storybench_metrics
-from omnieval.metrics._summary import SpeechMetaSummary, summarize_speech_meta
 from omnieval.metrics._text_image import BertScorer, ImageSimilarity, bertscore, image_similarity
 
 __all__ = [
@@ -21,16 +19,12 @@ __all__ = [
     "MetricCache",
     "MetricSpec",
     "MetricsConfig",
-    "MetricsResult",
     "SpeechAnalysisConfig",
     "SpeechAnalyzer",
     "SpeechAttributes",
-    "SpeechMetaSummary",
     "bertscore",
-    "compute_storybench_metrics",
     "default_analyzer",
     "describe_audio",
     "image_similarity",
     "load_classifier",
-    "summarize_speech_meta",
 ]

@@ -1,5 +1,7 @@
 """Facts about each automatic metric, as data: direction, range, inputs, version.
 
+Metrics do not belong to a benchmark: each benchmark package names the metrics it computes.
+
 A metric's ``version`` is part of every cache key, so bumping it invalidates cached values.
 """
 
@@ -18,7 +20,6 @@ class MetricSpec:
 
     Attributes:
         name: Component name in the scores table.
-        benchmark: ``storybench`` or ``acbench``.
         higher_is_better: Direction.
         value_range: (low, high) of a row's value; ``math.inf`` for unbounded.
         inputs: What the metric reads, e.g. ``("candidate_text", "reference_text")``.
@@ -28,7 +29,6 @@ class MetricSpec:
     """
 
     name: str
-    benchmark: str
     higher_is_better: bool
     value_range: tuple[float, float]
     inputs: tuple[str, ...]
@@ -53,7 +53,6 @@ def _register(spec: MetricSpec) -> MetricSpec:
 BERTSCORE_F1 = _register(
     MetricSpec(
         "bertscore_f1",
-        "storybench",
         True,
         (-1.0, 1.0),
         ("candidate_text", "reference_text"),
@@ -61,10 +60,11 @@ BERTSCORE_F1 = _register(
         "BERTScore F1 of the generated narration against the next page's narration (no idf, no rescaling)",
     )
 )
+
+
 IMAGE_SIMILARITY = _register(
     MetricSpec(
         "image_similarity",
-        "storybench",
         True,
         (-1.0, 1.0),
         ("candidate_image", "reference_image"),
@@ -72,10 +72,11 @@ IMAGE_SIMILARITY = _register(
         "cosine similarity of image embeddings of the generated and the next-page image (backbone in lineage)",
     )
 )
+
+
 DREAMSIM_DISTANCE = _register(
     MetricSpec(
         "dreamsim_distance",
-        "storybench",
         False,
         (0.0, 2.0),
         ("candidate_image", "reference_image"),
@@ -83,10 +84,11 @@ DREAMSIM_DISTANCE = _register(
         "DreamSim perceptual distance (optional; only where the dreamsim package and weights are installed)",
     )
 )
+
+
 SPEECH_META = _register(
     MetricSpec(
         "speech_meta",
-        "storybench",
         True,
         (0.0, 1.0),
         ("candidate_audio", "target_speech_metadata"),
@@ -94,10 +96,11 @@ SPEECH_META = _register(
         "per-field match (emotion, speed, pitch, gender) of attributes predicted from the generated audio",
     )
 )
+
+
 WER = _register(
     MetricSpec(
         "wer",
-        "acbench",
         False,
         (0.0, math.inf),
         ("candidate_audio", "script"),
@@ -105,21 +108,23 @@ WER = _register(
         "word error rate of the ASR transcript against the script, after text normalization",
     )
 )
+
+
 WPM = _register(
     MetricSpec(
         "wpm",
-        "acbench",
         True,
         (0.0, math.inf),
         ("candidate_audio", "script"),
         "1",
-        "script words per minute of trimmed speech (criterion = target value; delta-WPM = fast - slow)",
+        "transcript words per minute of trimmed speech (criterion = target value; delta-WPM = fast - slow)",
     )
 )
+
+
 PER = _register(
     MetricSpec(
         "per",
-        "acbench",
         False,
         (0.0, math.inf),
         ("candidate_audio", "script"),
@@ -127,36 +132,15 @@ PER = _register(
         "phone error rate of recognized phones against the script's G2P pronunciation",
     )
 )
+
+
 VFR = _register(
     MetricSpec(
         "vfr",
-        "acbench",
         False,
         (0.0, 1.0),
         ("candidate_audio",),
         "1",
         "voiced frame ratio (share of pYIN frames with an F0)",
-    )
-)
-WHISPER_DETECTED = _register(
-    MetricSpec(
-        "whisper_detected",
-        "acbench",
-        True,
-        (0.0, 1.0),
-        ("candidate_audio",),
-        "1",
-        "1 when VFR <= 0.3 (whisper-like); its mean over whisper instances is VFR@0.3",
-    )
-)
-CLASSIFIER_ACCURACY = _register(
-    MetricSpec(
-        "classifier_accuracy",
-        "acbench",
-        True,
-        (0.0, 1.0),
-        ("candidate_audio", "target_value"),
-        "1",
-        "1 when a trained evaluator's prediction equals the target value (emotion, global accent, timbre)",
     )
 )

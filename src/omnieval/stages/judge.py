@@ -38,6 +38,7 @@ class JudgeOutcome:
 def run(config: SuiteConfig, instances: Sequence[Any], dataset_digest: str) -> JudgeOutcome:
     import pandas as pd
 
+    from omnieval.judges import merge_panel_tags
     from omnieval.scores import SCORE_COLUMNS, write_scores
     from omnieval.systems import resolve_candidates_root
 
@@ -61,7 +62,7 @@ def run(config: SuiteConfig, instances: Sequence[Any], dataset_digest: str) -> J
     score_frames: list[pd.DataFrame] = []
     judgment_frames: list[pd.DataFrame] = []
     lineage: dict[str, Any] = {}
-    tags: dict[str, str] = {}
+    panel_tags: dict[str, dict[str, str]] = {}
     calls = hits = 0
 
     for panel in config.panels:
@@ -81,7 +82,7 @@ def run(config: SuiteConfig, instances: Sequence[Any], dataset_digest: str) -> J
         score_frames.append(result.scores)
         judgment_frames.append(result.judgments)
         lineage[panel] = result.lineage
-        tags.update(result.mlflow_tags)
+        panel_tags[panel] = result.mlflow_tags
         calls += result.model_calls
         hits += result.cache_hits
         note(f"[judge] panel {panel}: {result.model_calls} model calls, {result.cache_hits} cache hits")
@@ -98,7 +99,12 @@ def run(config: SuiteConfig, instances: Sequence[Any], dataset_digest: str) -> J
     tmp.replace(judgments_path)
     write_json(
         out_dir / "lineage.json",
-        {"panels": lineage, "mlflow_tags": tags, "model_calls": calls, "cache_hits": hits},
+        {
+            "panels": lineage,
+            "mlflow_tags": merge_panel_tags(panel_tags),
+            "model_calls": calls,
+            "cache_hits": hits,
+        },
     )
     write_stamp(paths, "judge", key, model_calls=calls, cache_hits=hits)
     return JudgeOutcome(scores_path, judgments_path, calls, hits, False)

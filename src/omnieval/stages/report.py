@@ -88,7 +88,9 @@ def run(config: SuiteConfig, dataset_digest: str) -> ReportOutcome:
     scores = collect_scores(config)
     write_scores(scores, scores_path)
     n_instances = int(scores["instance_id"].nunique())
-    result = bench.leaderboard(scores, n_instances=n_instances)
+    judge_lineage = paths.judge_dir / "lineage.json"
+    panels = read_json(judge_lineage).get("panels", {}) if config.panels and judge_lineage.is_file() else {}
+    result = bench.leaderboard(scores, n_instances=n_instances, judge_lineage=panels)
     board = {"suite": config.suite, "dataset_digest": dataset_digest, **result.document}
     write_json(leaderboard_path, {**board, MLFLOW_METRICS_KEY: result.mlflow_metrics})
     outputs: dict[str, Any] = {}

@@ -42,7 +42,9 @@ class AcBench(Benchmark):
     """OmniACBench (PROTOCOLS.md, seed 003)."""
 
     title = "OmniACBench"
-    description = "acoustic control: speak a script as the spoken instruction and image imply; WER/WPM/PER/VFR"
+    description = (
+        "acoustic control: speak a script as the spoken instruction and image imply; WER/WPM/PER/VFR"
+    )
     default_dataset = Path("data/acbench-sample")
     dataset_marker = "manifest.jsonl"
     metrics_config = AcbenchMetricsConfig
@@ -131,7 +133,13 @@ class AcBench(Benchmark):
             hits += result.cache_hits
         return MetricsOutput(pd.concat(frames, ignore_index=True), lineage, computed, hits)
 
-    def leaderboard(self, scores: pd.DataFrame, *, n_instances: int | None = None) -> Leaderboard:
+    def leaderboard(
+        self,
+        scores: pd.DataFrame,
+        *,
+        n_instances: int | None = None,
+        judge_lineage: Mapping[str, Any] | None = None,
+    ) -> Leaderboard:
         from omnieval.benchmarks.acbench._aggregate import aggregate_acbench, mlflow_metrics
 
         document = aggregate_acbench(scores)

@@ -62,7 +62,6 @@ EVALUATED_FEATURES: tuple[str, ...] = ("emotion", "accent", "timbre")
 ATTRIBUTE_ACCURACY = METRICS.register("attribute_accuracy")(
     MetricSpec(
         "attribute_accuracy",
-        BENCHMARK,
         True,
         (0.0, 1.0),
         ("candidate_audio", "target_value"),

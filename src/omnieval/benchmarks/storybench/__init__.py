@@ -21,7 +21,10 @@ from omnieval.benchmarks._base import (
     Progress,
     benchmark,
 )
-from omnieval.benchmarks.storybench import _systems  # noqa: F401  (registers the reference systems)
+from omnieval.benchmarks.storybench import (
+    _rubrics,  # noqa: F401  (registers the judge rubrics)
+    _systems,  # noqa: F401  (registers the reference systems)
+)
 from omnieval.metrics._config import MetricsConfig
 
 if TYPE_CHECKING:
@@ -129,7 +132,7 @@ class StoryBench(Benchmark):
         cache_dir: Path | None,
         progress: Progress | None = None,
     ) -> MetricsOutput:
-        from omnieval.metrics import compute_storybench_metrics
+        from omnieval.benchmarks.storybench._metrics import compute_storybench_metrics
 
         assert isinstance(config, MetricsConfig)
         result = compute_storybench_metrics(
@@ -162,26 +165,41 @@ class StoryBench(Benchmark):
             cache_dir=cache_dir,
             describe_audio=_AudioDescriber(metrics_config),
             progress=progress,
+            benchmark=self.name,
         )
         return JudgeOutput(
             result.scores,
-            result.judgments.assign(panel=panel),
+            result.judgments.assign(panel=result.panel),
             result.lineage,
             dict(result.mlflow_tags()),
             result.model_calls,
             result.cache_hits,
         )
 
-    def leaderboard(self, scores: pd.DataFrame, *, n_instances: int | None = None) -> Leaderboard:
+    def leaderboard(
+        self,
+        scores: pd.DataFrame,
+        *,
+        n_instances: int | None = None,
+        judge_lineage: Mapping[str, Any] | None = None,
+    ) -> Leaderboard:
         from omnieval.analysis import aggregate
 
-        agg = aggregate(scores, n_instances=n_instances)
+        unavailable: dict[str, str] = {}
+        for lineage in (judge_lineage or {}).values():
+            unavailable.update(lineage.get("unavailable", {}))
+        agg = aggregate(scores, n_instances=n_instances, benchmark=self.name, unavailable=unavailable or None)
         return Leaderboard(agg.to_dict(), {sid: agg.mlflow_metrics(sid) for sid in agg.systems})
 
     def leaderboard_text(self, document: Mapping[str, Any]) -> str:
-        from omnieval.report import leaderboard_table
+        from omnieval.benchmarks.storybench._report import leaderboard_table
 
         return leaderboard_table(dict(document))
+
+    def aggregate_text(self, document: Mapping[str, Any]) -> str:
+        from omnieval.benchmarks.storybench._report import aggregate_table
+
+        return aggregate_table(dict(document))
 
     def run_analyses(
         self, scores: pd.DataFrame, out_dir: Path, *, only: Sequence[str] | None, seed: int, draws: int
@@ -202,7 +220,7 @@ class StoryBench(Benchmark):
         analysis_runs: Mapping[str, str] | None = None,
         run_id: str | None = None,
     ) -> None:
-        from omnieval.report import write_report_html
+        from omnieval.benchmarks.storybench._report import write_report_html
 
         write_report_html(
             path,

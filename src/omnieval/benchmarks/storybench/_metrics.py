@@ -24,13 +24,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from omnieval.audio import AudioStatus
+from omnieval.benchmarks.storybench._speech_summary import SpeechMetaSummary, summarize_speech_meta
 from omnieval.candidates import Modality, read_candidate
 from omnieval.hashing import sha256_file
 from omnieval.metrics._cache import MetricCache, cache_key
 from omnieval.metrics._config import MetricsConfig
 from omnieval.metrics._spec import BERTSCORE_F1, DREAMSIM_DISTANCE, IMAGE_SIMILARITY, SPEECH_META
 from omnieval.metrics._speech import INFERENCE_ERROR, SpeechAnalyzer, SpeechAttributes, default_analyzer
-from omnieval.metrics._summary import SpeechMetaSummary, summarize_speech_meta
 from omnieval.metrics.functional.labels import SPEECH_FIELDS, labels_match
 from omnieval.scores import ScoreRow, Status
 

@@ -171,3 +171,45 @@ valid-only (mean over valid records) and zero-filled (missing or invalid records
     tmp = path.with_suffix(".tmp")
     tmp.write_text(doc, encoding="utf-8")
     tmp.replace(path)
+
+
+def aggregate_table(doc: dict[str, Any]) -> str:
+    """``omnieval aggregate`` without ``--json``: every component on its native scale, both totals.
+
+    Totals over different component sets are ranked only within their coverage group.
+    """
+    from rich.console import Console
+    from rich.table import Table
+
+    from omnieval.analysis._rankings import leaderboard_ranking
+
+    ranking = leaderboard_ranking(doc)
+    table = Table(title=f"{doc['benchmark']}: {doc['n_instances']} instances")
+    table.add_column("rank", justify="right")
+    table.add_column("system")
+    for c in doc["components"]:
+        table.add_column(c, justify="right")
+    table.add_column("total (valid-only)", justify="right")
+    table.add_column("total (zero-filled)", justify="right")
+    table.add_column("covers", justify="right")
+    for row in ranking.rows:
+        entry = doc["systems"][row.system]
+        vo, zf = entry["valid_only"], entry["zero_filled"]
+        table.add_row(
+            row.label,
+            row.system,
+            *(_num_text(vo[c]) for c in doc["components"]),
+            _num_text(vo["total_average"]),
+            _num_text(zf["total_average"]),
+            f"{len(vo['total_average_components'])}/{ranking.n_components}",
+        )
+    console = Console(width=200)
+    with console.capture() as capture:
+        console.print(table)
+        for line in coverage_lines(doc):
+            console.print(line, markup=False, highlight=False)
+    return capture.get().rstrip("\n")
+
+
+def _num_text(x: float | None, digits: int = 3) -> str:
+    return "-" if x is None else f"{x:.{digits}f}"

@@ -77,7 +77,8 @@ def story(tmp_path_factory: pytest.TempPathFactory, clips: dict[str, Path]) -> t
 
 
 def test_rows_statuses_and_cache(story: tuple[list[Transition], Path], tmp_path: Path) -> None:
-    from omnieval.metrics import MetricsConfig, compute_storybench_metrics
+    from omnieval.benchmarks.storybench._metrics import compute_storybench_metrics
+    from omnieval.metrics import MetricsConfig
 
     transitions, cand = story
     seen: list[tuple[int, int]] = []

@@ -43,15 +43,22 @@ def _transient(_task: Any, _run: Any, state: Any) -> bool:
 
 
 # Inputs are frames and model objects, not worth hashing: no result caching.
-_common: dict[str, Any] = {"cache_policy": NO_CACHE, "retry_condition_fn": _transient}
-prepare_task = task(stage_prepare, name="prepare corpus", retries=1, retry_delay_seconds=5, **_common)
-gate_task = task(stage_gate, name="gate corpus", retries=0, **_common)
-extract_task = task(stage_extract, name="extract frames", retries=1, retry_delay_seconds=5, **_common)
-grid_point_task = task(
-    stage_grid_point, name="train grid point", retries=1, retry_delay_seconds=10, **_common
-)
-finalize_task = task(stage_finalize, name="test, save, register", retries=2, retry_delay_seconds=5, **_common)
-check_task = task(stage_check, name="check registered evaluator", retries=1, retry_delay_seconds=5, **_common)
+def _task(fn: Any, name: str, retries: int, delay: int = 0) -> Any:
+    return task(
+        name=name,
+        retries=retries,
+        retry_delay_seconds=delay,
+        cache_policy=NO_CACHE,
+        retry_condition_fn=_transient,
+    )(fn)
+
+
+prepare_task = _task(stage_prepare, "prepare corpus", 1, 5)
+gate_task = _task(stage_gate, "gate corpus", 0)
+extract_task = _task(stage_extract, "extract frames", 1, 5)
+grid_point_task = _task(stage_grid_point, "train grid point", 1, 10)
+finalize_task = _task(stage_finalize, "test, save, register", 2, 5)
+check_task = _task(stage_check, "check registered evaluator", 1, 5)
 
 
 @flow(name="omnieval-train-evaluators", log_prints=False)

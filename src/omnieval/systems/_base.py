@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -34,9 +34,9 @@ class System(Protocol):
 
     uses_ground_truth: bool
 
-    def generate(
-        self, instances: Sequence[Any], out_root: Path, *, progress: Progress | None = None
-    ) -> GenerationSummary: ...
+    @property
+    def generate(self) -> Callable[..., GenerationSummary]:
+        """``generate(instances, out_root, *, progress=None, **benchmark_specific)``."""
 
 
 SystemFactory = Callable[..., System]

@@ -11,15 +11,15 @@ from omnieval.candidates import Modality, read_candidate
 from omnieval.errors import ConfigError
 from omnieval.systems._base import SYSTEMS, GenerationSummary, Progress
 
+ALL_MODALITIES: tuple[str, ...] = tuple(m.value for m in Modality)
+
 
 class ImportSystem:
     """Points at an existing candidate folder; missing or undecodable outputs become ``missing_output``."""
 
     uses_ground_truth = False
 
-    def __init__(
-        self, path: str | Path, modalities: Sequence[str] = tuple(m.value for m in Modality)
-    ) -> None:
+    def __init__(self, path: str | Path, modalities: Sequence[str] = ALL_MODALITIES) -> None:
         self.path = Path(path).expanduser()
         self.modalities = tuple(Modality(m) for m in modalities)
 

@@ -1,6 +1,7 @@
 """A tiny synthetic storybench (three transitions, drawn images, synthesized audio) and candidate folders.
 
-Imported by ``conftest.py`` (fixtures) and by tests that need the helpers directly.
+Imported by ``conftest.py`` (fixtures), by tests that need the helpers directly and by child
+processes; importing it registers the storybench judge rubrics, which the judges read.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import omnieval.benchmarks  # noqa: F401  (registers the storybench judge rubrics)
 from omnieval.candidates import Modality, output_path, write_missing
 from omnieval.data import BookMetadata, Character, NextPageCondition, TargetSpeech, Transition
 

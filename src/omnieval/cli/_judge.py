@@ -114,7 +114,8 @@ def _panels(args: argparse.Namespace) -> int:
 
 
 def _prompts(args: argparse.Namespace) -> int:
-    from omnieval.judges._rubrics import template_catalog
+    import omnieval.benchmarks  # noqa: F401  (the benchmarks register their judge rubrics)
+    from omnieval.judges import template_catalog
 
     catalog = template_catalog()
     if args.json:

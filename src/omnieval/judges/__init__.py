@@ -1,4 +1,4 @@
-"""Storybench LLM-as-judge: rubrics, panels, the validity ledger, repair and a response cache.
+"""LLM-as-judge: panels, prompt templates, the validity ledger, repair and a response cache.
 
 Public entry points:
 
@@ -8,8 +8,12 @@ Public entry points:
 - :func:`combine_judges` shows the protocol's panel rule (equal-weight mean of judge means) per
   system and track, computed by :mod:`omnieval.analysis` (the one implementation of both policies).
 - :func:`merge_panel_tags` merges the MLflow tags of several panels' runs.
+- :func:`register_templates` is how a benchmark hands its rubrics (:class:`PromptTemplate`) to the
+  judges when its package is imported; :func:`template` and :func:`template_catalog` read them.
 
-Importing this package loads no model runtime; backends are imported when a panel runs.
+The rubric wording is the benchmark's (Omni-StoryBench's registers when ``omnieval.benchmarks`` is
+imported); this package names no benchmark. Importing it loads no model runtime; backends are
+imported when a panel runs.
 """
 
 from __future__ import annotations
@@ -19,13 +23,22 @@ from omnieval.judges._panels import JudgeConfig, PanelConfig, TrackConfig, load_
 from omnieval.judges._parse import ParseResult, parse_verdict
 from omnieval.judges._render import Framing, JudgeInputs, render_messages
 from omnieval.judges._repair import RepairOutcome, judge_repair
-from omnieval.judges._rubrics import PROMPT_VERSION, PromptTemplate, template, template_catalog
+from omnieval.judges._rubrics import (
+    PromptTemplate,
+    Section,
+    criteria_list,
+    register_templates,
+    registered_benchmark,
+    repair_prompt_sha256,
+    schema_example,
+    template,
+    template_catalog,
+)
 from omnieval.judges._run import JUDGMENT_COLUMNS, JudgeResult, merge_panel_tags, run_judges
 from omnieval.judges._tracks import TRACK_NAMES, TRACKS, repair_schema, verdict_schema
 
 __all__ = [
     "JUDGMENT_COLUMNS",
-    "PROMPT_VERSION",
     "TRACKS",
     "TRACK_NAMES",
     "Framing",
@@ -36,16 +49,22 @@ __all__ = [
     "ParseResult",
     "PromptTemplate",
     "RepairOutcome",
+    "Section",
     "TrackConfig",
     "combine_judges",
+    "criteria_list",
     "judge_repair",
     "load_panel",
     "merge_panel_tags",
     "panel_names",
     "parse_verdict",
+    "register_templates",
+    "registered_benchmark",
     "render_messages",
+    "repair_prompt_sha256",
     "repair_schema",
     "run_judges",
+    "schema_example",
     "template",
     "template_catalog",
     "verdict_schema",

@@ -39,6 +39,7 @@ from omnieval.backends.llm._types import (
     ModelIdentity,
 )
 from omnieval.candidates import Modality, read_candidate
+from omnieval.errors import ConfigError
 from omnieval.judges._cache import (
     DiskCache,
     MediaHasher,
@@ -52,7 +53,7 @@ from omnieval.judges._parse import ParseResult, parse_verdict
 from omnieval.judges._registry import judge_registry, weights_verified
 from omnieval.judges._render import JudgeInputs, render_messages, render_repair
 from omnieval.judges._repair import judge_repair
-from omnieval.judges._rubrics import BENCHMARK, repair_prompt_sha256, template
+from omnieval.judges._rubrics import registered_benchmark, repair_prompt_sha256, template
 from omnieval.judges._tracks import TRACK_NAMES, TRACKS, repair_schema, verdict_schema
 from omnieval.scores import Status
 
@@ -726,7 +727,7 @@ def run_judges(
     cache_dir: Path,
     describe_audio: DescribeAudio | None = None,
     progress: Progress | None = None,
-    benchmark: str = BENCHMARK,
+    benchmark: str | None = None,
 ) -> JudgeResult:
     """Judge every system's candidates with one panel.
 
@@ -739,16 +740,24 @@ def run_judges(
         describe_audio: for the speech cascade: audio path -> transcript and measured attributes
             (``transcript, f0_median_hz, pitch, speed, words_per_second, gender, emotion``).
         progress: called as ``progress(label, done, total)`` as records settle.
-        benchmark: the scores rows' ``benchmark`` column (the benchmark these rubrics score).
+        benchmark: the scores rows' ``benchmark`` column: the benchmark whose rubrics are registered
+            (:func:`~omnieval.judges.registered_benchmark`, the default); another name is refused.
 
     Returns:
         The scores rows (``panel`` = the panel's name, so two panels of one suite never collide), the
         judgment records, call and cache counts and the lineage.
+
+    Raises:
+        ConfigError: no benchmark registered its rubrics, or ``benchmark`` is not the one that did.
     """
     import pandas as pd
 
     from omnieval.scores import SCORE_COLUMNS, coerce_scores
 
+    # Checked before any model loads: the registered rubrics are the only ones the judges can use.
+    scored = registered_benchmark()
+    if benchmark is not None and benchmark != scored:
+        raise ConfigError(f"judge rubrics are registered for {scored!r}, not for benchmark {benchmark!r}")
     registry = judge_registry()
     config = pin_revisions(load_panel(panel), {k: v.revision for k, v in registry.items() if v.revision})
     runner = _Runner(config, Path(cache_dir), describe_audio, progress)
@@ -760,7 +769,7 @@ def run_judges(
         runner.repair(records)
     finally:
         runner.pool.close_all()
-    score_rows, judgment_rows = _rows(records, panel=config.name, benchmark=benchmark)
+    score_rows, judgment_rows = _rows(records, panel=config.name, benchmark=scored)
     scores = coerce_scores(pd.DataFrame(score_rows, columns=list(SCORE_COLUMNS)))
     judgments = pd.DataFrame(judgment_rows, columns=list(JUDGMENT_COLUMNS))
     lineage = _lineage(runner, records)

@@ -1,7 +1,8 @@
 """The four Omni-StoryBench judge tracks and their criterion keys (PROTOCOLS.md, appendix E.3-E.4).
 
 Facts only: which keys a verdict must hold, which candidate modalities a track needs, and the
-JSON schema of a verdict. The wording shown to judges lives in :mod:`omnieval.judges._rubrics`.
+JSON schema of a verdict. The wording shown to judges is the benchmark's, registered through
+:func:`omnieval.judges.register_templates`.
 
 Example:
     >>> TRACKS["text"].criteria[1]

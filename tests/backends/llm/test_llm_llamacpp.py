@@ -126,6 +126,7 @@ def qwen() -> LlamaCppChatBackend:
 
 
 def _text_request(candidate: str) -> ChatRequest:
+    import omnieval.benchmarks  # noqa: F401  (registers the story-continuation rubrics)
     from omnieval.judges import Framing, JudgeInputs, render_messages, template
 
     inputs = JudgeInputs(

@@ -18,14 +18,19 @@ from omnieval.benchmarks._base import (
     Benchmark,
     DatasetReport,
     DatasetSummary,
+    GenerateJob,
+    JudgeJob,
     JudgeOutput,
     Leaderboard,
+    MetricsJob,
     MetricsOutput,
+    ReportJob,
+    RunFacts,
     benchmark,
 )
 
 # The built-in benchmarks register themselves when their package is imported.
-from omnieval.benchmarks import acbench, storybench  # noqa: E402,F401  isort: skip
+from omnieval.benchmarks import acbench, storybench  # noqa: F401  isort: skip
 
 
 def get_benchmark(name: str) -> Benchmark:
@@ -47,9 +52,14 @@ __all__ = [
     "Benchmark",
     "DatasetReport",
     "DatasetSummary",
+    "GenerateJob",
+    "JudgeJob",
     "JudgeOutput",
     "Leaderboard",
+    "MetricsJob",
     "MetricsOutput",
+    "ReportJob",
+    "RunFacts",
     "benchmark",
     "detect_benchmark",
     "get_benchmark",

@@ -69,6 +69,67 @@ class JudgeOutput:
 
 
 @dataclass(frozen=True)
+class GenerateJob:
+    """One system writing the candidate layout for ``instances`` under one input condition."""
+
+    system: Any
+    instances: Sequence[Any]
+    out_root: Path
+    condition: str = ""
+    progress: Progress | None = None
+
+
+@dataclass(frozen=True)
+class MetricsJob:
+    """The automatic metrics of one system; ``candidates`` maps condition -> candidate root."""
+
+    instances: Sequence[Any]
+    system: str
+    candidates: Mapping[str, Path]
+    config: BaseModel
+    cache_dir: Path | None = None
+    progress: Progress | None = None
+
+
+@dataclass(frozen=True)
+class JudgeJob:
+    """One judge panel over every system; ``candidates`` maps system -> candidate root."""
+
+    instances: Sequence[Any]
+    candidates: Mapping[str, Path]
+    panel: str
+    metrics_config: BaseModel
+    cache_dir: Path
+    progress: Callable[[str, int, int], None] | None = None
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """What aggregation may need beyond the scores table.
+
+    Attributes:
+        n_instances: the zero-filled denominator (default: distinct instance ids in the table).
+        judge_lineage: panel -> the judge stage's lineage, so the document can say why a configured
+            judge produced nothing (e.g. no vision model on this machine).
+    """
+
+    n_instances: int | None = None
+    judge_lineage: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ReportJob:
+    """Where and from what to write one run's ``report.html``."""
+
+    path: Path
+    config: SuiteConfig
+    document: Mapping[str, Any]
+    analyses_dir: Path
+    analysis_runs: Mapping[str, str] | None = None
+    run_id: str | None = None
+
+
+@dataclass(frozen=True)
 class Leaderboard:
     """The report stage's aggregate: the ``leaderboard.json`` document and per-system MLflow metrics.
 
@@ -151,59 +212,23 @@ class Benchmark(ABC):
 
     # -- generation ---------------------------------------------------------------------------
     @abstractmethod
-    def generate(
-        self,
-        system: Any,
-        instances: Sequence[Any],
-        out_root: Path,
-        *,
-        condition: str,
-        progress: Progress | None = None,
-    ) -> Any:
-        """Let ``system`` write the candidate layout for ``instances`` under ``condition``."""
+    def generate(self, job: GenerateJob) -> Any:
+        """Let the job's system write the candidate layout; return its ``GenerationSummary``."""
 
     # -- scoring ------------------------------------------------------------------------------
     @abstractmethod
-    def compute_metrics(
-        self,
-        instances: Sequence[Any],
-        system: str,
-        candidates: Mapping[str, Path],
-        *,
-        config: BaseModel,
-        cache_dir: Path | None,
-        progress: Progress | None = None,
-    ) -> MetricsOutput:
-        """Automatic metrics of one system; ``candidates`` maps condition -> candidate root."""
+    def compute_metrics(self, job: MetricsJob) -> MetricsOutput:
+        """Automatic metrics of one system, over every condition of ``job.candidates``."""
 
-    def judge(
-        self,
-        instances: Sequence[Any],
-        candidates: Mapping[str, Path],
-        *,
-        panel: str,
-        metrics_config: BaseModel,
-        cache_dir: Path,
-        progress: Callable[[str, int, int], None] | None = None,
-    ) -> JudgeOutput:
-        """Run one judge panel over every system (``candidates``: system -> root)."""
+    def judge(self, job: JudgeJob) -> JudgeOutput:
+        """Run one judge panel over every system."""
         from omnieval.errors import ConfigError
 
-        raise ConfigError(f"benchmark {self.name} has no judge tracks")
+        raise ConfigError(f"benchmark {self.name} has no judge tracks (panel {job.panel})")
 
     @abstractmethod
-    def leaderboard(
-        self,
-        scores: pd.DataFrame,
-        *,
-        n_instances: int | None = None,
-        judge_lineage: Mapping[str, Any] | None = None,
-    ) -> Leaderboard:
-        """Aggregate a scores table into the leaderboard document and MLflow metrics.
-
-        ``judge_lineage`` (panel -> the judge stage's lineage) lets the document say why a configured
-        judge produced nothing (e.g. no vision model on this machine).
-        """
+    def leaderboard(self, scores: pd.DataFrame, facts: RunFacts | None = None) -> Leaderboard:
+        """Aggregate a scores table into the leaderboard document and MLflow metrics."""
 
     @abstractmethod
     def leaderboard_text(self, document: Mapping[str, Any]) -> str:
@@ -220,16 +245,7 @@ class Benchmark(ABC):
         return {}
 
     @abstractmethod
-    def write_report(
-        self,
-        path: Path,
-        *,
-        config: SuiteConfig,
-        document: Mapping[str, Any],
-        analyses_dir: Path,
-        analysis_runs: Mapping[str, str] | None = None,
-        run_id: str | None = None,
-    ) -> None:
+    def write_report(self, job: ReportJob) -> None:
         """Write the self-contained ``report.html`` of one run."""
 
     def deviations(self, metrics_config: BaseModel) -> list[str]:

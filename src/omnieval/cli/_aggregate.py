@@ -72,7 +72,9 @@ def handler(args: argparse.Namespace) -> int:
         raise DataError("--n-instances must be at least 1")
     scores = _load(args.scores)
     bench = _benchmark_of(scores, args.scores)
-    doc = bench.leaderboard(scores, n_instances=args.n_instances).document
+    from omnieval.benchmarks import RunFacts
+
+    doc = bench.leaderboard(scores, RunFacts(n_instances=args.n_instances)).document
     text = json.dumps(doc, indent=2)
     if args.out is not None:
         write_json_atomic(args.out, doc, ensure_ascii=True, default=None)

@@ -70,6 +70,7 @@ def candidate_roots(config: SuiteConfig, system_id: str) -> dict[str, Path]:
 def run(
     config: SuiteConfig, system_id: str, instances: Sequence[Any], dataset_digest: str
 ) -> GenerateOutcome:
+    from omnieval.benchmarks import GenerateJob
     from omnieval.candidates import Modality
     from omnieval.gates import enforce, gate_candidates
 
@@ -106,7 +107,7 @@ def run(
         system = _build_system(config, system_id, condition)
         label = f"generate {system_id}" + (f" [{condition}]" if condition else "")
         with progress_bar(label, len(instances)) as update:
-            summary = bench.generate(system, instances, target, condition=condition, progress=update)
+            summary = bench.generate(GenerateJob(system, instances, target, condition, update))
         summaries[condition] = {
             "kind": summary.kind,
             "written": summary.written,

@@ -38,6 +38,7 @@ class JudgeOutcome:
 def run(config: SuiteConfig, instances: Sequence[Any], dataset_digest: str) -> JudgeOutcome:
     import pandas as pd
 
+    from omnieval.benchmarks import JudgeJob
     from omnieval.judges import merge_panel_tags
     from omnieval.scores import SCORE_COLUMNS, write_scores
     from omnieval.systems import resolve_candidates_root
@@ -71,14 +72,8 @@ def run(config: SuiteConfig, instances: Sequence[Any], dataset_digest: str) -> J
             def report(_label: str, done: int, total: int, _update: Any = update) -> None:
                 _update(done, total)
 
-            result = config.bench.judge(
-                instances,
-                candidates,
-                panel=panel,
-                metrics_config=config.metrics,
-                cache_dir=paths.cache / "judges",
-                progress=report,
-            )
+            job = JudgeJob(instances, candidates, panel, config.metrics, paths.cache / "judges", report)
+            result = config.bench.judge(job)
         score_frames.append(result.scores)
         judgment_frames.append(result.judgments)
         lineage[panel] = result.lineage

@@ -37,6 +37,7 @@ class MetricsOutcome:
 
 
 def run(config: SuiteConfig, system_id: str, instances: Sequence[Any], dataset_digest: str) -> MetricsOutcome:
+    from omnieval.benchmarks import MetricsJob
     from omnieval.scores import write_scores
     from omnieval.stages.generate import candidate_roots
 
@@ -57,14 +58,8 @@ def run(config: SuiteConfig, system_id: str, instances: Sequence[Any], dataset_d
         return MetricsOutcome(system_id, out, 0, 0, True)
     total = len(instances) * len(candidates)
     with progress_bar(f"metrics {system_id}", total) as update:
-        result = config.bench.compute_metrics(
-            instances,
-            system_id,
-            candidates,
-            config=config.metrics,
-            cache_dir=paths.cache / "metrics",
-            progress=update,
-        )
+        job = MetricsJob(instances, system_id, candidates, config.metrics, paths.cache / "metrics", update)
+        result = config.bench.compute_metrics(job)
     write_scores(result.scores, out)
     write_json(
         paths.metrics_lineage(system_id),

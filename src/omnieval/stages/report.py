@@ -64,6 +64,7 @@ def leaderboard_document(board: dict[str, Any]) -> dict[str, Any]:
 
 
 def run(config: SuiteConfig, dataset_digest: str) -> ReportOutcome:
+    from omnieval.benchmarks import ReportJob, RunFacts
     from omnieval.scores import write_scores
 
     bench = config.bench
@@ -90,7 +91,7 @@ def run(config: SuiteConfig, dataset_digest: str) -> ReportOutcome:
     n_instances = int(scores["instance_id"].nunique())
     judge_lineage = paths.judge_dir / "lineage.json"
     panels = read_json(judge_lineage).get("panels", {}) if config.panels and judge_lineage.is_file() else {}
-    result = bench.leaderboard(scores, n_instances=n_instances, judge_lineage=panels)
+    result = bench.leaderboard(scores, RunFacts(n_instances, panels))
     board = {"suite": config.suite, "dataset_digest": dataset_digest, **result.document}
     write_json(leaderboard_path, {**board, MLFLOW_METRICS_KEY: result.mlflow_metrics})
     outputs: dict[str, Any] = {}
@@ -103,7 +104,7 @@ def run(config: SuiteConfig, dataset_digest: str) -> ReportOutcome:
             seed=config.analyses.seed,
             draws=config.analyses.bootstrap_draws,
         )
-    bench.write_report(report_path, config=config, document=board, analyses_dir=analyses_dir)
+    bench.write_report(ReportJob(report_path, config, board, analyses_dir))
     write_stamp(paths, "report", key, analyses=sorted(outputs))
     print(bench.leaderboard_text(board))
     return ReportOutcome(scores_path, leaderboard_path, analyses_dir, report_path, False)

@@ -66,6 +66,7 @@ def _resolved_config(config: SuiteConfig, metrics: dict[str, Any], judges: dict[
 def run(config: SuiteConfig, dataset_digest: str) -> TrackOutcome:
     import yaml
 
+    from omnieval.benchmarks import ReportJob
     from omnieval.lineage import build_lineage
     from omnieval.stages.report import MLFLOW_METRICS_KEY, leaderboard_document
     from omnieval.tracking import log_suite_run
@@ -123,13 +124,9 @@ def run(config: SuiteConfig, dataset_digest: str) -> TrackOutcome:
         shutil.copyfile(report / "scores.parquet", folder / "scores.parquet")
         write_json(folder / "leaderboard.json", leaderboard_document(board))
         # Re-render the report now that the analysis runs exist, so it links each one.
+        document = leaderboard_document(board)
         bench.write_report(
-            folder / "report.html",
-            config=config,
-            document=leaderboard_document(board),
-            analyses_dir=report / "analyses",
-            analysis_runs=analysis_runs,
-            run_id=run_id,
+            ReportJob(folder / "report.html", config, document, report / "analyses", analysis_runs, run_id)
         )
         judgments = paths.judge_dir / "judgments.parquet"
         if judgments.is_file():

@@ -8,16 +8,19 @@ VFR@0.3, evaluator accuracies) and the FORMATS.md section 7 aggregate into the s
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from omnieval.benchmarks._base import (
     Benchmark,
     DatasetReport,
+    GenerateJob,
     Leaderboard,
+    MetricsJob,
     MetricsOutput,
-    Progress,
+    ReportJob,
+    RunFacts,
     benchmark,
 )
 from omnieval.benchmarks.acbench._conditions import CONDITIONS
@@ -29,7 +32,6 @@ if TYPE_CHECKING:
     import pandas as pd
     from pydantic import BaseModel
 
-    from omnieval.config import SuiteConfig
     from omnieval.data import Manifest
     from omnieval.gates import GateResult
 
@@ -80,51 +82,36 @@ class AcBench(Benchmark):
         return acbench_frame(self.load(root))
 
     # -- generation ---------------------------------------------------------------------------
-    def generate(
-        self,
-        system: Any,
-        instances: Sequence[Any],
-        out_root: Path,
-        *,
-        condition: str,
-        progress: Progress | None = None,
-    ) -> Any:
-        return system.generate(instances, out_root, condition=condition, progress=progress)
+    def generate(self, job: GenerateJob) -> Any:
+        return job.system.generate(
+            job.instances, job.out_root, condition=job.condition, progress=job.progress
+        )
 
     # -- scoring ------------------------------------------------------------------------------
-    def compute_metrics(
-        self,
-        instances: Sequence[Any],
-        system: str,
-        candidates: Mapping[str, Path],
-        *,
-        config: BaseModel,
-        cache_dir: Path | None,
-        progress: Progress | None = None,
-    ) -> MetricsOutput:
+    def compute_metrics(self, job: MetricsJob) -> MetricsOutput:
         import pandas as pd
 
         from omnieval.benchmarks.acbench._metrics import compute_acbench_metrics
 
-        assert isinstance(config, AcbenchMetricsConfig)
+        assert isinstance(job.config, AcbenchMetricsConfig)
         frames: list[pd.DataFrame] = []
         lineage: dict[str, Any] = {}
         computed = hits = 0
-        total = len(instances) * len(candidates)
-        for offset, (condition, root) in enumerate(candidates.items()):
-            base = offset * len(instances)
+        n = len(job.instances)
+        total = n * len(job.candidates)
+        for offset, (condition, root) in enumerate(job.candidates.items()):
 
-            def step(done: int, _total: int, base: int = base) -> None:
-                if progress is not None:
-                    progress(base + done, total)
+            def step(done: int, _total: int, base: int = offset * n) -> None:
+                if job.progress is not None:
+                    job.progress(base + done, total)
 
             result = compute_acbench_metrics(
-                instances,
-                system,
+                job.instances,
+                job.system,
                 root,
                 condition=condition,
-                cache_dir=cache_dir,
-                config=config,
+                cache_dir=job.cache_dir,
+                config=job.config,
                 progress=step,
             )
             frames.append(result.scores)
@@ -133,13 +120,7 @@ class AcBench(Benchmark):
             hits += result.cache_hits
         return MetricsOutput(pd.concat(frames, ignore_index=True), lineage, computed, hits)
 
-    def leaderboard(
-        self,
-        scores: pd.DataFrame,
-        *,
-        n_instances: int | None = None,
-        judge_lineage: Mapping[str, Any] | None = None,
-    ) -> Leaderboard:
+    def leaderboard(self, scores: pd.DataFrame, facts: RunFacts | None = None) -> Leaderboard:
         from omnieval.benchmarks.acbench._aggregate import aggregate_acbench, mlflow_metrics
 
         document = aggregate_acbench(scores)
@@ -150,25 +131,10 @@ class AcBench(Benchmark):
 
         return leaderboard_text(dict(document))
 
-    def write_report(
-        self,
-        path: Path,
-        *,
-        config: SuiteConfig,
-        document: Mapping[str, Any],
-        analyses_dir: Path,
-        analysis_runs: Mapping[str, str] | None = None,
-        run_id: str | None = None,
-    ) -> None:
+    def write_report(self, job: ReportJob) -> None:
         from omnieval.benchmarks.acbench._report import write_acbench_report
 
-        write_acbench_report(
-            path,
-            config=config,
-            document=document,
-            deviations=self.deviations(config.metrics),
-            run_id=run_id,
-        )
+        write_acbench_report(job, deviations=self.deviations(job.config.metrics))
 
     def deviations(self, metrics_config: BaseModel) -> list[str]:
         from omnieval.benchmarks.acbench._metrics import deviations

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Collection, Mapping
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from collections.abc import Collection
+from typing import TYPE_CHECKING
 
 from omnieval.benchmarks.acbench._aggregate import failure_attribution, report_html_section
 
 if TYPE_CHECKING:
+    from omnieval.benchmarks._base import ReportJob
     from omnieval.config import SuiteConfig
 
 INPUTS_SEEN: dict[str, tuple[str, ...]] = {"oracle-control": (), "neutral": ()}
@@ -25,15 +25,9 @@ def inputs_seen(config: SuiteConfig) -> dict[str, Collection[str]]:
     return {sid: INPUTS_SEEN[spec.kind] for sid, spec in config.systems.items() if spec.kind in INPUTS_SEEN}
 
 
-def write_acbench_report(
-    path: Path,
-    *,
-    config: SuiteConfig,
-    document: Mapping[str, Any],
-    deviations: list[str],
-    run_id: str | None = None,
-) -> None:
+def write_acbench_report(job: ReportJob, *, deviations: list[str]) -> None:
     """Write one self-contained HTML page (atomically)."""
+    path, config, document, run_id = job.path, job.config, job.document, job.run_id
     attribution = failure_attribution(document, inputs_seen=inputs_seen(config))
     section = report_html_section(document, attribution=attribution, heading_level=2)
     notes = "".join(f"<li>{html.escape(d)}</li>" for d in deviations)

@@ -7,7 +7,7 @@ gate, the reference systems, the automatic metrics, the four judge tracks, the p
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -15,10 +15,14 @@ from omnieval.benchmarks._base import (
     Benchmark,
     DatasetReport,
     DatasetSummary,
+    GenerateJob,
+    JudgeJob,
     JudgeOutput,
     Leaderboard,
+    MetricsJob,
     MetricsOutput,
-    Progress,
+    ReportJob,
+    RunFacts,
     benchmark,
 )
 from omnieval.benchmarks.storybench import (
@@ -29,9 +33,7 @@ from omnieval.metrics._config import MetricsConfig
 
 if TYPE_CHECKING:
     import pandas as pd
-    from pydantic import BaseModel
 
-    from omnieval.config import SuiteConfig
     from omnieval.data import Manifest
     from omnieval.gates import GateResult
 
@@ -110,61 +112,35 @@ class StoryBench(Benchmark):
         return pd.read_parquet(Path(root) / self.dataset_marker)
 
     # -- generation ---------------------------------------------------------------------------
-    def generate(
-        self,
-        system: Any,
-        instances: Sequence[Any],
-        out_root: Path,
-        *,
-        condition: str,
-        progress: Progress | None = None,
-    ) -> Any:
-        return system.generate(instances, out_root, progress=progress)
+    def generate(self, job: GenerateJob) -> Any:
+        return job.system.generate(job.instances, job.out_root, progress=job.progress)
 
     # -- scoring ------------------------------------------------------------------------------
-    def compute_metrics(
-        self,
-        instances: Sequence[Any],
-        system: str,
-        candidates: Mapping[str, Path],
-        *,
-        config: BaseModel,
-        cache_dir: Path | None,
-        progress: Progress | None = None,
-    ) -> MetricsOutput:
+    def compute_metrics(self, job: MetricsJob) -> MetricsOutput:
         from omnieval.benchmarks.storybench._metrics import compute_storybench_metrics
 
-        assert isinstance(config, MetricsConfig)
+        assert isinstance(job.config, MetricsConfig)
         result = compute_storybench_metrics(
-            instances,
-            system,
-            candidates[""],
-            cache_dir=cache_dir or Path(".cache/omnieval/metrics"),
-            config=config,
-            progress=progress,
+            job.instances,
+            job.system,
+            job.candidates[""],
+            cache_dir=job.cache_dir or Path(".cache/omnieval/metrics"),
+            config=job.config,
+            progress=job.progress,
         )
         return MetricsOutput(result.scores, result.lineage, result.computed, result.cache_hits)
 
-    def judge(
-        self,
-        instances: Sequence[Any],
-        candidates: Mapping[str, Path],
-        *,
-        panel: str,
-        metrics_config: BaseModel,
-        cache_dir: Path,
-        progress: Callable[[str, int, int], None] | None = None,
-    ) -> JudgeOutput:
+    def judge(self, job: JudgeJob) -> JudgeOutput:
         from omnieval.judges import run_judges
 
-        assert isinstance(metrics_config, MetricsConfig)
+        assert isinstance(job.metrics_config, MetricsConfig)
         result = run_judges(
-            instances,
-            candidates,
-            panel=panel,
-            cache_dir=cache_dir,
-            describe_audio=_AudioDescriber(metrics_config),
-            progress=progress,
+            job.instances,
+            job.candidates,
+            panel=job.panel,
+            cache_dir=job.cache_dir,
+            describe_audio=_AudioDescriber(job.metrics_config),
+            progress=job.progress,
             benchmark=self.name,
         )
         return JudgeOutput(
@@ -176,19 +152,16 @@ class StoryBench(Benchmark):
             result.cache_hits,
         )
 
-    def leaderboard(
-        self,
-        scores: pd.DataFrame,
-        *,
-        n_instances: int | None = None,
-        judge_lineage: Mapping[str, Any] | None = None,
-    ) -> Leaderboard:
+    def leaderboard(self, scores: pd.DataFrame, facts: RunFacts | None = None) -> Leaderboard:
         from omnieval.analysis import aggregate
 
+        facts = facts or RunFacts()
         unavailable: dict[str, str] = {}
-        for lineage in (judge_lineage or {}).values():
+        for lineage in facts.judge_lineage.values():
             unavailable.update(lineage.get("unavailable", {}))
-        agg = aggregate(scores, n_instances=n_instances, benchmark=self.name, unavailable=unavailable or None)
+        agg = aggregate(
+            scores, n_instances=facts.n_instances, benchmark=self.name, unavailable=unavailable or None
+        )
         return Leaderboard(agg.to_dict(), {sid: agg.mlflow_metrics(sid) for sid in agg.systems})
 
     def leaderboard_text(self, document: Mapping[str, Any]) -> str:
@@ -210,26 +183,10 @@ class StoryBench(Benchmark):
             run_analyses(scores, out_dir, only=only, config=AnalysisConfig(seed=seed, bootstrap_draws=draws))
         )
 
-    def write_report(
-        self,
-        path: Path,
-        *,
-        config: SuiteConfig,
-        document: Mapping[str, Any],
-        analyses_dir: Path,
-        analysis_runs: Mapping[str, str] | None = None,
-        run_id: str | None = None,
-    ) -> None:
+    def write_report(self, job: ReportJob) -> None:
         from omnieval.benchmarks.storybench._report import write_report_html
 
-        write_report_html(
-            path,
-            config=config,
-            leaderboard=dict(document),
-            analyses_dir=analyses_dir,
-            analysis_runs=analysis_runs,
-            run_id=run_id,
-        )
+        write_report_html(job)
 
 
 __all__ = ["StoryBench"]

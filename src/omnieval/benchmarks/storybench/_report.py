@@ -9,10 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
     from omnieval.analysis._rankings import CoverageRanking
-    from omnieval.config import SuiteConfig
+    from omnieval.benchmarks._base import ReportJob
 
 COMPONENTS: tuple[tuple[str, str, float], ...] = (
     ("bertscore_f1", "BERTScore", 10.0),
@@ -117,16 +115,10 @@ def _img_tag(path: Path) -> str:
     return f'<img alt="{html.escape(path.stem)}" src="data:image/png;base64,{data}" style="max-width:720px">'
 
 
-def write_report_html(
-    path: Path,
-    *,
-    config: SuiteConfig,
-    leaderboard: dict[str, Any],
-    analyses_dir: Path,
-    analysis_runs: Mapping[str, str] | None = None,
-    run_id: str | None = None,
-) -> None:
+def write_report_html(job: ReportJob) -> None:
     """Write one self-contained HTML page: leaderboard, completeness, analyses with plots, lineage notes."""
+    path, config, analyses_dir = job.path, job.config, job.analyses_dir
+    analysis_runs, run_id, leaderboard = job.analysis_runs, job.run_id, dict(job.document)
     rows = []
     for row in _ranking(leaderboard).rows:
         entry = leaderboard["systems"][row.system]

@@ -99,11 +99,13 @@ class SuiteConfig(_Strict):
     @field_validator("benchmark")
     @classmethod
     def _registered(cls, value: str) -> str:
-        from omnieval.benchmarks import BENCHMARKS
+        from omnieval.benchmarks import get_benchmark
+        from omnieval.registry import UnknownComponentError
 
-        if value not in BENCHMARKS:
-            raise ValueError(f"unknown benchmark {value!r}; known: {', '.join(BENCHMARKS.names())}")
-        return value
+        try:
+            return get_benchmark(value).name
+        except UnknownComponentError as exc:
+            raise ValueError(str(exc)) from None
 
     @field_validator("metrics", mode="before")
     @classmethod

@@ -6,16 +6,15 @@ import argparse
 import json
 from typing import Any
 
+_ABOUT = (
+    "List every registered benchmark (the values a suite's benchmark: key may take) with its bundled "
+    "sample, the file that identifies its datasets, its input conditions, the systems that can "
+    "produce its candidates, the candidate modalities and its judge tracks."
+)
+
 
 def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
-    parser = sub.add_parser(
-        "benchmarks",
-        help="list the registered benchmarks (the values of a suite's benchmark: key)",
-        description=(
-            "List every registered benchmark with its bundled sample, input conditions, reference "
-            "systems, candidate modalities and judge tracks."
-        ),
-    )
+    parser = sub.add_parser("benchmarks", help="list the registered benchmarks", description=_ABOUT)
     parser.add_argument("--json", action="store_true", help="print the list as JSON")
     parser.set_defaults(func=_handle)
 
@@ -43,16 +42,19 @@ def describe() -> list[dict[str, Any]]:
     return out
 
 
+def _text(entry: dict[str, Any]) -> str:
+    lines = [
+        f"{entry['name']}: {entry['title']} — {entry['description']}",
+        f"  sample:     {entry['sample']} (detected by {entry['dataset_marker']})",
+        f"  systems:    {', '.join(entry['systems'])}",
+    ]
+    if entry["conditions"]:
+        lines.append(f"  conditions: {', '.join(entry['conditions'])}")
+    lines.append(f"  judges:     {', '.join(entry['judge_tracks']) or 'none (automatic metrics only)'}")
+    return "\n".join(lines)
+
+
 def _handle(args: argparse.Namespace) -> int:
     entries = describe()
-    if args.json:
-        print(json.dumps(entries, indent=2))
-        return 0
-    for e in entries:
-        print(f"{e['name']}: {e['title']} — {e['description']}")
-        print(f"  sample:     {e['sample']} (detected by {e['dataset_marker']})")
-        print(f"  systems:    {', '.join(e['systems'])}")
-        if e["conditions"]:
-            print(f"  conditions: {', '.join(e['conditions'])}")
-        print(f"  judges:     {', '.join(e['judge_tracks']) or 'none (automatic metrics only)'}")
+    print(json.dumps(entries, indent=2) if args.json else "\n".join(_text(e) for e in entries))
     return 0

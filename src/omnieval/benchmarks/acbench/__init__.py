@@ -12,17 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from omnieval.benchmarks._base import (
-    Benchmark,
-    DatasetReport,
-    GenerateJob,
-    Leaderboard,
-    MetricsJob,
-    MetricsOutput,
-    ReportJob,
-    RunFacts,
-    benchmark,
-)
+from omnieval.benchmarks import _base as api
 from omnieval.benchmarks.acbench._conditions import CONDITIONS
 from omnieval.benchmarks.acbench._metrics import SCORE_RANGE, AcbenchMetricsConfig
 from omnieval.benchmarks.acbench._systems import neutral, oracle_control
@@ -39,8 +29,8 @@ SYSTEMS.register("oracle-control")(oracle_control)
 SYSTEMS.register("neutral")(neutral)
 
 
-@benchmark("acbench")
-class AcBench(Benchmark):
+@api.benchmark("acbench")
+class AcBench(api.Benchmark):
     """OmniACBench (PROTOCOLS.md, seed 003)."""
 
     title = "OmniACBench"
@@ -57,11 +47,11 @@ class AcBench(Benchmark):
     score_range: ClassVar[Mapping[str, tuple[float, float]]] = SCORE_RANGE
 
     # -- data ---------------------------------------------------------------------------------
-    def validate(self, root: Path) -> DatasetReport:
+    def validate(self, root: Path) -> api.DatasetReport:
         from omnieval.benchmarks.acbench._manifest import validate_acbench
 
         report = validate_acbench(root)
-        return DatasetReport(report.ok, list(report.problems), report.n_rows, report.dataset)
+        return api.DatasetReport(report.ok, list(report.problems), report.n_rows, report.dataset)
 
     def gate(self, root: Path, out_json: Path | None) -> GateResult:
         from omnieval.benchmarks.acbench._gate import gate_acbench_dataset
@@ -82,13 +72,13 @@ class AcBench(Benchmark):
         return acbench_frame(self.load(root))
 
     # -- generation ---------------------------------------------------------------------------
-    def generate(self, job: GenerateJob) -> Any:
+    def generate(self, job: api.GenerateJob) -> Any:
         return job.system.generate(
             job.instances, job.out_root, condition=job.condition, progress=job.progress
         )
 
     # -- scoring ------------------------------------------------------------------------------
-    def compute_metrics(self, job: MetricsJob) -> MetricsOutput:
+    def compute_metrics(self, job: api.MetricsJob) -> api.MetricsOutput:
         import pandas as pd
 
         from omnieval.benchmarks.acbench._metrics import compute_acbench_metrics
@@ -118,20 +108,20 @@ class AcBench(Benchmark):
             lineage[condition] = result.lineage
             computed += result.computed
             hits += result.cache_hits
-        return MetricsOutput(pd.concat(frames, ignore_index=True), lineage, computed, hits)
+        return api.MetricsOutput(pd.concat(frames, ignore_index=True), lineage, computed, hits)
 
-    def leaderboard(self, scores: pd.DataFrame, facts: RunFacts | None = None) -> Leaderboard:
+    def leaderboard(self, scores: pd.DataFrame, facts: api.RunFacts | None = None) -> api.Leaderboard:
         from omnieval.benchmarks.acbench._aggregate import aggregate_acbench, mlflow_metrics
 
         document = aggregate_acbench(scores)
-        return Leaderboard(document, {sid: mlflow_metrics(document, sid) for sid in document["systems"]})
+        return api.Leaderboard(document, {sid: mlflow_metrics(document, sid) for sid in document["systems"]})
 
     def leaderboard_text(self, document: Mapping[str, Any]) -> str:
         from omnieval.benchmarks.acbench._aggregate import leaderboard_text
 
         return leaderboard_text(dict(document))
 
-    def write_report(self, job: ReportJob) -> None:
+    def write_report(self, job: api.ReportJob) -> None:
         from omnieval.benchmarks.acbench._report import write_acbench_report
 
         write_acbench_report(job, deviations=self.deviations(job.config.metrics))

@@ -11,20 +11,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from omnieval.benchmarks._base import (
-    Benchmark,
-    DatasetReport,
-    DatasetSummary,
-    GenerateJob,
-    JudgeJob,
-    JudgeOutput,
-    Leaderboard,
-    MetricsJob,
-    MetricsOutput,
-    ReportJob,
-    RunFacts,
-    benchmark,
-)
+from omnieval.benchmarks import _base as api
 from omnieval.benchmarks.storybench import (
     _rubrics,  # noqa: F401  (registers the judge rubrics)
     _systems,  # noqa: F401  (registers the reference systems)
@@ -62,8 +49,8 @@ class _AudioDescriber:
         return attributes
 
 
-@benchmark("storybench")
-class StoryBench(Benchmark):
+@api.benchmark("storybench")
+class StoryBench(api.Benchmark):
     """Omni-StoryBench (PROTOCOLS.md, seed 000)."""
 
     title = "Omni-StoryBench"
@@ -83,23 +70,23 @@ class StoryBench(Benchmark):
     }
 
     # -- data ---------------------------------------------------------------------------------
-    def validate(self, root: Path) -> DatasetReport:
+    def instances(self, dataset: Any) -> tuple[Any, ...]:
+        return tuple(dataset.transitions)
+
+    def validate(self, root: Path) -> api.DatasetReport:
         from omnieval.benchmarks.storybench._dataset import validate_storybench
 
         report = validate_storybench(root)
-        return DatasetReport(report.ok, list(report.problems), report.n_rows, report.dataset)
+        return api.DatasetReport(report.ok, list(report.problems), report.n_rows, report.dataset)
+
+    def dataset_summary(self, dataset: Any) -> api.DatasetSummary:
+        n, books = len(dataset.transitions), len(dataset.books)
+        return api.DatasetSummary(f"{n} transitions from {books} books", {"n_rows": n, "n_books": books})
 
     def gate(self, root: Path, out_json: Path | None) -> GateResult:
         from omnieval.benchmarks.storybench._gate import gate_storybench_dataset
 
         return gate_storybench_dataset(root, out_json)
-
-    def instances(self, dataset: Any) -> tuple[Any, ...]:
-        return tuple(dataset.transitions)
-
-    def dataset_summary(self, dataset: Any) -> DatasetSummary:
-        n, books = len(dataset.transitions), len(dataset.books)
-        return DatasetSummary(f"{n} transitions from {books} books", {"n_rows": n, "n_books": books})
 
     def fingerprint(self, dataset: Any) -> Manifest:
         from omnieval.benchmarks.storybench._fingerprint import fingerprint_storybench
@@ -112,11 +99,11 @@ class StoryBench(Benchmark):
         return pd.read_parquet(Path(root) / self.dataset_marker)
 
     # -- generation ---------------------------------------------------------------------------
-    def generate(self, job: GenerateJob) -> Any:
+    def generate(self, job: api.GenerateJob) -> Any:
         return job.system.generate(job.instances, job.out_root, progress=job.progress)
 
     # -- scoring ------------------------------------------------------------------------------
-    def compute_metrics(self, job: MetricsJob) -> MetricsOutput:
+    def compute_metrics(self, job: api.MetricsJob) -> api.MetricsOutput:
         from omnieval.benchmarks.storybench._metrics import compute_storybench_metrics
 
         assert isinstance(job.config, MetricsConfig)
@@ -128,9 +115,9 @@ class StoryBench(Benchmark):
             config=job.config,
             progress=job.progress,
         )
-        return MetricsOutput(result.scores, result.lineage, result.computed, result.cache_hits)
+        return api.MetricsOutput(result.scores, result.lineage, result.computed, result.cache_hits)
 
-    def judge(self, job: JudgeJob) -> JudgeOutput:
+    def judge(self, job: api.JudgeJob) -> api.JudgeOutput:
         from omnieval.judges import run_judges
 
         assert isinstance(job.metrics_config, MetricsConfig)
@@ -143,7 +130,7 @@ class StoryBench(Benchmark):
             progress=job.progress,
             benchmark=self.name,
         )
-        return JudgeOutput(
+        return api.JudgeOutput(
             result.scores,
             result.judgments.assign(panel=result.panel),
             result.lineage,
@@ -152,17 +139,17 @@ class StoryBench(Benchmark):
             result.cache_hits,
         )
 
-    def leaderboard(self, scores: pd.DataFrame, facts: RunFacts | None = None) -> Leaderboard:
+    def leaderboard(self, scores: pd.DataFrame, facts: api.RunFacts | None = None) -> api.Leaderboard:
         from omnieval.analysis import aggregate
 
-        facts = facts or RunFacts()
+        facts = facts or api.RunFacts()
         unavailable: dict[str, str] = {}
         for lineage in facts.judge_lineage.values():
             unavailable.update(lineage.get("unavailable", {}))
         agg = aggregate(
             scores, n_instances=facts.n_instances, benchmark=self.name, unavailable=unavailable or None
         )
-        return Leaderboard(agg.to_dict(), {sid: agg.mlflow_metrics(sid) for sid in agg.systems})
+        return api.Leaderboard(agg.to_dict(), {sid: agg.mlflow_metrics(sid) for sid in agg.systems})
 
     def leaderboard_text(self, document: Mapping[str, Any]) -> str:
         from omnieval.benchmarks.storybench._report import leaderboard_table
@@ -183,7 +170,7 @@ class StoryBench(Benchmark):
             run_analyses(scores, out_dir, only=only, config=AnalysisConfig(seed=seed, bootstrap_draws=draws))
         )
 
-    def write_report(self, job: ReportJob) -> None:
+    def write_report(self, job: api.ReportJob) -> None:
         from omnieval.benchmarks.storybench._report import write_report_html
 
         write_report_html(job)

@@ -128,8 +128,9 @@ PER = _register(
         False,
         (0.0, math.inf),
         ("candidate_audio", "script"),
-        "1",
-        "phone error rate of recognized phones against the script's G2P pronunciation",
+        "2",
+        "phone error rate of the heteronym as pronounced (a decision between its two reference "
+        "readings by forced alignment) against the target reading's reference phones",
     )
 )
 

@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-BENCHES = ("pipeline", "metrics", "analysis")
+BENCHES = ("pipeline", "metrics", "analysis", "heteronyms")
 
 
 def main(argv: list[str]) -> int:

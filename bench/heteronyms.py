@@ -2,13 +2,13 @@
 
 Renders both readings of every heteronym in ``omnieval.benchmarks.acbench._heteronyms`` with espeak-ng
 (the word forced to the reading through ``[[phonemes]]``) in several voices and rates, prepares the
-audio as the metrics do (mono, 16 kHz, trimmed at 30 dB), and runs
+audio as the acbench metric does (mono, 16 kHz, untrimmed; ``--trimmed`` trims at 30 dB first), and runs
 :func:`omnieval.backends.phones.pronunciation_decision`. Prints the share of renderings whose own
 reading wins, overall, per voice and per word, the PER the benchmark would report against the
 rendered and the other reading, and, for contrast, the PER of pocketsphinx's free phone loop on the
 heteronym's aligned segment (the old recognizer, which cannot separate the readings).
 
-Run: ``python -m bench heteronyms`` or ``python bench/heteronyms.py [--quick]``.
+Run: ``python -m bench heteronyms`` or ``python bench/heteronyms.py [--quick] [--trimmed]``.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def _share(hits: list[bool]) -> str:
     return f"{sum(hits)}/{len(hits)} = {sum(hits) / len(hits):.1%}"
 
 
-def run(voices: tuple[tuple[str, int], ...] = VOICES) -> dict[str, Any]:
+def run(voices: tuple[tuple[str, int], ...] = VOICES, *, trimmed: bool = False) -> dict[str, Any]:
     """Measure the decision on every heteronym, reading and voice; print and return the figures."""
     from omnieval.audio import espeak_wav, prepare_speech
     from omnieval.backends.phones import load_phone_recognizer, pronunciation_decision, reading_per
@@ -57,8 +57,11 @@ def run(voices: tuple[tuple[str, int], ...] = VOICES) -> dict[str, Any]:
                 for key, reading in entry.readings.items():
                     other = next(k for k in entry.readings if k != key)
                     text = espeak_markup(reading.example_script, entry.word, reading)
-                    wav = espeak_wav(text, Path(tmp) / f"{n}-{entry.word}-{key}.wav", voice=voice, rate_wpm=wpm)
-                    audio = prepare_speech(wav).trimmed
+                    wav = espeak_wav(
+                        text, Path(tmp) / f"{n}-{entry.word}-{key}.wav", voice=voice, rate_wpm=wpm
+                    )
+                    prepared = prepare_speech(wav)
+                    audio = prepared.trimmed if trimmed else prepared.wave
                     started = time.perf_counter()
                     decision = pronunciation_decision(audio, reading.example_script, entry.word, phones)
                     seconds += time.perf_counter() - started
@@ -105,4 +108,4 @@ def run(voices: tuple[tuple[str, int], ...] = VOICES) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    run(VOICES[:1] if "--quick" in sys.argv[1:] else VOICES)
+    run(VOICES[:1] if "--quick" in sys.argv[1:] else VOICES, trimmed="--trimmed" in sys.argv[1:])

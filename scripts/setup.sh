@@ -39,7 +39,7 @@ if ! "$VENV/bin/python" -m omnieval.backends.llm.probe; then
   "$VENV/bin/python" -m omnieval.backends.llm.probe
 fi
 
-if [[ ! -f data/storybench-sample/data/omni_storybench.parquet || ! -f models/evaluators/omnieval-standin-gender-espeak/card.json ]]; then
+if [[ ! -f data/storybench-sample/data/omni_storybench.parquet || ! -f data/acbench-sample/manifest.jsonl || ! -f models/evaluators/omnieval-standin-gender-espeak/card.json ]]; then
   echo "setup: restoring data/ from the in-repo DVC remote"
   "$VENV/bin/dvc" pull -q data.dvc train_evaluator || "$VENV/bin/dvc" checkout data.dvc train_evaluator
 fi

@@ -227,39 +227,55 @@ class PhoneRecognizer(Protocol):
     def identity(self) -> ModelIdentity: ...
 
 
-class PocketSphinxPhones:
-    """Phone-loop decoding with pocketsphinx's packaged en-us model (ARPAbet output)."""
+def _pocketsphinx_files(companion: str) -> tuple[Path, Path]:
+    """pocketsphinx's packaged en-us acoustic model folder and one companion file beside it."""
+    try:
+        from pocketsphinx import get_model_path
+    except ImportError as exc:  # pragma: no cover - in the CPU lock
+        raise ConfigError("pocketsphinx is not installed (pip install pocketsphinx)") from exc
+    root = Path(get_model_path()) / "en-us"
+    hmm, other = root / "en-us", root / companion
+    if not hmm.is_dir() or not other.is_file():
+        raise ConfigError(f"pocketsphinx's en-us model is incomplete under {root}")
+    return hmm, other
 
-    name = "pocketsphinx"
-    inventory: Inventory = "arpabet"
+
+class _PocketSphinxModel:
+    """pocketsphinx's en-us acoustic model plus one companion file, decoded by one lazy Decoder."""
+
+    companion: str = ""
 
     def __init__(self) -> None:
-        try:
-            from pocketsphinx import get_model_path
-        except ImportError as exc:  # pragma: no cover - in the CPU lock
-            raise ConfigError("pocketsphinx is not installed (pip install pocketsphinx)") from exc
-        root = Path(get_model_path()) / "en-us"
-        self.hmm = root / "en-us"
-        self.phone_lm = root / "en-us-phone.lm.bin"
-        if not self.hmm.is_dir() or not self.phone_lm.is_file():
-            raise ConfigError(f"pocketsphinx's en-us model is incomplete under {root}")
+        self.hmm, self.companion_file = _pocketsphinx_files(self.companion)
         self._lock = threading.Lock()
         self._decoder: Any = None
+
+    def _decoder_options(self) -> dict[str, Any]:
+        raise NotImplementedError
 
     def _load(self) -> Any:
         if self._decoder is None:
             from pocketsphinx import Decoder
 
-            # Wide beams and a language weight of 2 are pocketsphinx's recommended phone-loop settings.
-            self._decoder = Decoder(
-                hmm=str(self.hmm),
-                allphone=str(self.phone_lm),
-                lw=2.0,
-                beam=1e-20,
-                pbeam=1e-20,
-                loglevel="FATAL",
-            )
+            self._decoder = Decoder(hmm=str(self.hmm), loglevel="FATAL", **self._decoder_options())
         return self._decoder
+
+    def _model_digest(self) -> str:
+        from omnieval.backends.assets import file_sha256
+
+        return file_sha256(self.hmm / "mdef")[:16] + ":" + file_sha256(self.companion_file)[:16]
+
+
+class PocketSphinxPhones(_PocketSphinxModel):
+    """Phone-loop decoding with pocketsphinx's packaged en-us model (ARPAbet output)."""
+
+    name = "pocketsphinx"
+    inventory: Inventory = "arpabet"
+    companion = "en-us-phone.lm.bin"
+
+    def _decoder_options(self) -> dict[str, Any]:
+        # Wide beams and a language weight of 2 are pocketsphinx's recommended phone-loop settings.
+        return {"allphone": str(self.companion_file), "lw": 2.0, "beam": 1e-20, "pbeam": 1e-20}
 
     def recognize(self, wave_16k: npt.NDArray[np.float32]) -> list[str]:
         pcm = (np.clip(np.asarray(wave_16k, dtype=np.float32), -1.0, 1.0) * 32767.0).astype("<i2").tobytes()
@@ -271,9 +287,7 @@ class PocketSphinxPhones:
             return [seg.word for seg in decoder.seg() if seg.word in ARPABET]
 
     def identity(self) -> ModelIdentity:
-        from omnieval.backends.assets import file_sha256
-
-        digest = file_sha256(self.hmm / "mdef")[:16] + ":" + file_sha256(self.phone_lm)[:16]
+        digest = self._model_digest()
         return ModelIdentity(self.name, str(self.hmm), digest, "allphone;lw=2.0;beam=1e-20;pbeam=1e-20")
 
 
@@ -398,7 +412,7 @@ class _WordAlignment:
     start_frame: int
 
 
-class PocketSphinxAligner:
+class PocketSphinxAligner(_PocketSphinxModel):
     """Forced alignment of a script with pocketsphinx's en-us model and CMU dictionary.
 
     Script words missing from the dictionary are added with espeak-ng G2P (:func:`reference_phones`);
@@ -406,46 +420,26 @@ class PocketSphinxAligner:
     """
 
     name = "pocketsphinx-align"
+    companion = "cmudict-en-us.dict"
 
-    def __init__(self) -> None:
-        try:
-            from pocketsphinx import get_model_path
-        except ImportError as exc:  # pragma: no cover - in the CPU lock
-            raise ConfigError("pocketsphinx is not installed (pip install pocketsphinx)") from exc
-        root = Path(get_model_path()) / "en-us"
-        self.hmm = root / "en-us"
-        self.dictionary = root / "cmudict-en-us.dict"
-        if not self.hmm.is_dir() or not self.dictionary.is_file():
-            raise ConfigError(f"pocketsphinx's en-us model is incomplete under {root}")
-        self._lock = threading.Lock()
-        self._decoder: Any = None
-
-    def _load(self) -> Any:
-        if self._decoder is None:
-            from pocketsphinx import Decoder
-
-            self._decoder = Decoder(
-                hmm=str(self.hmm),
-                dict=str(self.dictionary),
-                lm=None,
-                beam=_ALIGN_BEAM,
-                wbeam=_ALIGN_BEAM,
-                pbeam=_ALIGN_BEAM,
-                # The state-level fallback pass needs the first pass's full Viterbi path.
-                bestpath=False,
-                # Frame scores are normalized against the best senone; with every senone computed that
-                # normalizer is the same for both readings' alignments (otherwise it depends on which
-                # HMMs each alignment keeps active). On the espeak-ng heteronym clips: 96.7 % right
-                # instead of 91.7 %, at about 2.5x the time.
-                compallsen=True,
-                loglevel="FATAL",
-            )
-        return self._decoder
+    def _decoder_options(self) -> dict[str, Any]:
+        return {
+            "dict": str(self.companion_file),
+            "lm": None,
+            "beam": _ALIGN_BEAM,
+            "wbeam": _ALIGN_BEAM,
+            "pbeam": _ALIGN_BEAM,
+            # The state-level fallback pass needs the first pass's full Viterbi path.
+            "bestpath": False,
+            # Frame scores are normalized against the best senone; with every senone computed that
+            # normalizer is the same for both readings' alignments (otherwise it depends on which
+            # HMMs each alignment keeps active). On the espeak-ng heteronym clips: 96.7 % right
+            # instead of 91.7 %, at about 2.5x the time.
+            "compallsen": True,
+        }
 
     def identity(self) -> ModelIdentity:
-        from omnieval.backends.assets import file_sha256
-
-        digest = file_sha256(self.hmm / "mdef")[:16] + ":" + file_sha256(self.dictionary)[:16]
+        digest = self._model_digest()
         settings = (
             f"{DECISION_METHOD};beam={_ALIGN_BEAM:g};bestpath=no;compallsen=yes;"
             f"pad={_PAD_S}s;dither={_DITHER:g}"

@@ -19,15 +19,16 @@ CONDITIONS = ["original", "oracle"]
 @pytest.fixture(scope="module")
 def acbench_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     tmp = tmp_path_factory.mktemp("acbench-e2e")
-    suite = yaml.safe_load((ROOT / "pipelines" / "acbench.yaml").read_text())
-    suite.update(
-        suite="acbench-e2e",
-        state_dir=str(tmp / "state"),
-        runs_dir=str(tmp / "runs"),
-        conditions=CONDITIONS,
-        tracking={"experiment": "omnieval/acbench-e2e"},
-    )
-    suite["dataset"] = {"name": "acbench-sample", "path": str(ROOT / "data" / "acbench-sample")}
+    # The shipped suite, with private state, runs, MLflow experiment and two of the five conditions.
+    suite = {
+        **yaml.safe_load((ROOT / "pipelines" / "acbench.yaml").read_text()),
+        "suite": "acbench-e2e",
+        "state_dir": str(tmp / "state"),
+        "runs_dir": str(tmp / "runs"),
+        "conditions": CONDITIONS,
+        "tracking": {"experiment": "omnieval/acbench-e2e"},
+        "dataset": {"name": "acbench-sample", "path": str(ROOT / "data" / "acbench-sample")},
+    }
     path = tmp / "acbench-e2e.yaml"
     path.write_text(yaml.safe_dump(suite))
     mp = pytest.MonkeyPatch()

@@ -26,14 +26,7 @@ from omnieval.benchmarks.acbench._metrics import (
     word_error_rate,
 )
 from omnieval.errors import ConfigError
-from omnieval.metrics.functional.acoustic import (
-    classifier_accuracy,
-    delta_wpm,
-    is_whisper_like,
-    phone_error_rate,
-    vfr_at,
-    words_per_minute,
-)
+from omnieval.metrics.functional import acoustic
 from omnieval.scores import SCORE_COLUMNS
 
 LEAD = HeteronymRef("lead", "metal", {"metal": ("L", "EH1", "D"), "leash": ("L", "IY1", "D")})
@@ -60,20 +53,22 @@ def _inst(
 
 
 def test_acoustic_pure_functions() -> None:
-    assert words_per_minute(30, 10.0) == 180.0
+    assert acoustic.words_per_minute(30, 10.0) == 180.0
     with pytest.raises(ValueError):
-        words_per_minute(3, 0.0)
+        acoustic.words_per_minute(3, 0.0)
     assert (
-        delta_wpm([210.0, 190.0, 100.0, 120.0, float("nan")], ["fast", "Fast", "slow", "slow", "fast"])
+        acoustic.delta_wpm(
+            [210.0, 190.0, 100.0, 120.0, float("nan")], ["fast", "Fast", "slow", "slow", "fast"]
+        )
         == 90.0
     )
     with pytest.raises(ValueError, match="fast and one slow"):
-        delta_wpm([100.0], ["fast"])
-    assert phone_error_rate(list("abc"), list("abd")) == pytest.approx(1 / 3)
-    assert phone_error_rate(list("ab"), list("abcd")) == 1.0
-    assert is_whisper_like(0.3) and not is_whisper_like(0.31)
-    assert vfr_at([0.0, 0.3, 0.5, 0.9]) == 0.5
-    assert classifier_accuracy(["Joy", "UK", "fear"], ["joy", "uk", "anger"]) == pytest.approx(2 / 3)
+        acoustic.delta_wpm([100.0], ["fast"])
+    assert acoustic.phone_error_rate(list("abc"), list("abd")) == pytest.approx(1 / 3)
+    assert acoustic.phone_error_rate(list("ab"), list("abcd")) == 1.0
+    assert acoustic.is_whisper_like(0.3) and not acoustic.is_whisper_like(0.31)
+    assert acoustic.vfr_at([0.0, 0.3, 0.5, 0.9]) == 0.5
+    assert acoustic.classifier_accuracy(["Joy", "UK", "fear"], ["joy", "uk", "anger"]) == pytest.approx(2 / 3)
 
 
 @pytest.mark.parametrize(

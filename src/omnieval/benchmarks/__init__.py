@@ -1,7 +1,8 @@
 """Benchmarks: one package per evaluation protocol, registered by name with :func:`benchmark`.
 
-Importing this package registers the built-in benchmarks. Stages, the report and tracking look a
-benchmark up with :func:`get_benchmark` (the suite's ``benchmark:`` key) and never name one.
+Importing this package imports every benchmark package in its folder, and each registers itself:
+adding a benchmark is adding a folder. Stages, the report and tracking look a benchmark up with
+:func:`get_benchmark` (the suite's ``benchmark:`` key) and never name one.
 
 Example:
     >>> from omnieval.benchmarks import BENCHMARKS
@@ -11,6 +12,8 @@ Example:
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from pathlib import Path
 
 from omnieval.benchmarks._base import (
@@ -29,8 +32,19 @@ from omnieval.benchmarks._base import (
     benchmark,
 )
 
-# The built-in benchmarks register themselves when their package is imported.
-from omnieval.benchmarks import acbench, storybench  # noqa: F401  isort: skip
+
+def _import_packages() -> None:
+    """Import every benchmark package in this folder; each registers itself with ``@benchmark``.
+
+    A package that fails to import fails loudly here (no warning-and-skip), so a broken benchmark is
+    never silently missing from the registry.
+    """
+    for info in pkgutil.iter_modules(__path__):
+        if info.ispkg and not info.name.startswith("_"):
+            importlib.import_module(f"{__name__}.{info.name}")
+
+
+_import_packages()
 
 
 def get_benchmark(name: str) -> Benchmark:

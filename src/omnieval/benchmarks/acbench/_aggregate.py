@@ -145,6 +145,18 @@ def _condition_metrics(rows: pd.DataFrame) -> dict[str, Any]:
     return out
 
 
+def in_decomposition_order(conditions: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """``(condition, value)`` pairs in the paper's order, whatever order the mapping has (a JSON
+    document written with sorted keys has lost it).
+
+    Example:
+        >>> [c for c, _ in in_decomposition_order({"oracle": 1, "original": 2, "s_to_t": 3})]
+        ['original', 's_to_t', 'oracle']
+    """
+    rank = {c: i for i, c in enumerate(CONDITIONS)}
+    return sorted(conditions.items(), key=lambda kv: (rank.get(kv[0], len(rank)), kv[0]))
+
+
 def aggregate_acbench(scores: pd.DataFrame) -> dict[str, Any]:
     """Aggregate an acbench scores table into FORMATS.md section 7's document.
 
@@ -235,7 +247,7 @@ def leaderboard_text(agg: Mapping[str, Any]) -> str:
     )
     lines = [f"{BENCHMARK} leaderboard (valid rows only; WER and PER in %)", header, "-" * len(header)]
     for system, entry in agg["systems"].items():
-        for condition, metrics in entry["conditions"].items():
+        for condition, metrics in in_decomposition_order(entry["conditions"]):
             label = f"{system} / {condition}".ljust(name_width)
             cells = "".join(
                 f" {_cell(metrics.get(m.key), w)}" for m, w in zip(AGGREGATE_METRICS, widths, strict=True)
@@ -489,7 +501,7 @@ def report_html_section(
     )
     rows = []
     for system, entry in agg["systems"].items():
-        for condition, metrics in entry["conditions"].items():
+        for condition, metrics in in_decomposition_order(entry["conditions"]):
             cells = "".join(_html_cell(metrics.get(m.key)) for m in AGGREGATE_METRICS)
             rows.append(
                 f"<tr><th>{html.escape(system)}</th><th>{html.escape(condition)}</th>{cells}"

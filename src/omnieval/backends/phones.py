@@ -19,6 +19,7 @@ import math
 import os
 import re
 import threading
+from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -240,7 +241,7 @@ def _pocketsphinx_files(companion: str) -> tuple[Path, Path]:
     return hmm, other
 
 
-class _PocketSphinxModel:
+class _PocketSphinxModel(ABC):
     """pocketsphinx's en-us acoustic model plus one companion file, decoded by one lazy Decoder."""
 
     companion: str = ""
@@ -250,8 +251,9 @@ class _PocketSphinxModel:
         self._lock = threading.Lock()
         self._decoder: Any = None
 
+    @abstractmethod
     def _decoder_options(self) -> dict[str, Any]:
-        raise NotImplementedError
+        """The Decoder's search settings besides the acoustic model (language model or dictionary)."""
 
     def _load(self) -> Any:
         if self._decoder is None:

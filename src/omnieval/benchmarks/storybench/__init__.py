@@ -37,10 +37,15 @@ class _AudioDescriber:
 
     @property
     def version(self) -> str:
-        from omnieval.metrics._spec import SPEECH_META
-        from omnieval.stages._common import content_key
+        import json
 
-        return f"speech_meta:{SPEECH_META.version}:{content_key(config=self.config.model_dump(mode='json'))[:16]}"
+        from omnieval.hashing import sha256_bytes
+        from omnieval.metrics._spec import SPEECH_META
+
+        settings = json.dumps(
+            {"config": self.config.model_dump(mode="json")}, sort_keys=True, separators=(",", ":")
+        )
+        return f"speech_meta:{SPEECH_META.version}:{sha256_bytes(settings.encode())[:16]}"
 
     def __call__(self, path: Path) -> Mapping[str, object]:
         from omnieval.metrics import describe_audio

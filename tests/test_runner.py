@@ -22,13 +22,15 @@ def _dvc_stages() -> dict[str, Any]:
 
 NIGHTLY = ("validate", "generate", "metrics", "judge", "report", "track")
 ACBENCH = ("acbench_validate", "acbench_generate", "acbench_metrics", "acbench_report", "acbench_track")
+PRISM = ("prism_validate", "prism_generate", "prism_metrics", "prism_judge", "prism_report", "prism_track")
 
 
 def test_a_run_records_its_suites_stages_and_nothing_else() -> None:
     nightly = runner.dvc_stages_for(Path("pipelines/nightly.yaml"), ROOT / "dvc.yaml")
     acbench = runner.dvc_stages_for(Path("pipelines/acbench.yaml"), ROOT / "dvc.yaml")
-    assert nightly == list(NIGHTLY) and acbench == list(ACBENCH)
-    assert set(_dvc_stages()) == {*NIGHTLY, *ACBENCH, "train_evaluator"}
+    prism = runner.dvc_stages_for(Path("pipelines/prism.yaml"), ROOT / "dvc.yaml")
+    assert nightly == list(NIGHTLY) and acbench == list(ACBENCH) and prism == list(PRISM)
+    assert set(_dvc_stages()) == {*NIGHTLY, *ACBENCH, *PRISM, "train_evaluator"}
 
 
 def test_sync_commits_only_the_suites_stages(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

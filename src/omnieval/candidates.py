@@ -19,12 +19,15 @@ class Modality(StrEnum):
     TEXT = "text"
     IMAGE = "image"
     SPEECH = "speech"
+    VIDEO = "video"
+    """An audio-video clip (mp4 with a video and an audio stream): PRISM-Bench candidates."""
 
 
 OUTPUT_FILES: dict[Modality, str] = {
     Modality.TEXT: "generated.txt",
     Modality.IMAGE: "generated.png",
     Modality.SPEECH: "generated.wav",
+    Modality.VIDEO: "generated.mp4",
 }
 
 
@@ -66,6 +69,8 @@ def _decode_problem(path: Path, modality: Modality) -> str:
             with Image.open(path) as img:
                 img.load()
             return ""
+        if modality is Modality.VIDEO:
+            return _video_problem(path)
         import soundfile as sf
 
         info = sf.info(str(path))
@@ -76,6 +81,45 @@ def _decode_problem(path: Path, modality: Modality) -> str:
         return f"{path}: not valid UTF-8"
     except Exception as exc:
         return f"{path}: cannot decode {modality.value}: {type(exc).__name__}: {exc}"
+
+
+def _video_problem(path: Path) -> str:
+    """'' when ffprobe finds a video and an audio stream with a positive duration, else why not."""
+    import json
+    import subprocess
+
+    try:
+        probe = subprocess.run(
+            [
+                "ffprobe",
+                "-v",
+                "error",
+                "-show_entries",
+                "stream=codec_type:format=duration",
+                "-of",
+                "json",
+                str(path),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{path}: cannot probe video: {exc}"
+    if probe.returncode != 0:
+        return f"{path}: cannot decode video: {probe.stderr.strip()[:200] or 'ffprobe failed'}"
+    info = json.loads(probe.stdout or "{}")
+    kinds = {s.get("codec_type") for s in info.get("streams", [])}
+    if "video" not in kinds:
+        return f"{path}: no video stream"
+    if "audio" not in kinds:
+        return f"{path}: no audio stream"
+    try:
+        duration = float(info.get("format", {}).get("duration", 0.0))
+    except (TypeError, ValueError):
+        duration = 0.0
+    return "" if duration > 0 else f"{path}: video has no duration"
 
 
 def read_candidate(root: Path, modality: Modality, index: int, *, decode: bool = True) -> CandidateOutput:

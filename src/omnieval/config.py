@@ -212,9 +212,7 @@ def check_components(config: SuiteConfig, source: Path | str = "config") -> None
     if config.panels and not bench.judge_tracks:
         problems.append(f"judges.panels: benchmark {bench.name} has no judge tracks; remove the panels")
     elif config.panels:
-        from omnieval.judges import panel_names
-
-        known = panel_names()
+        known = bench.panel_names()
         for panel in config.panels:
             if panel not in known:
                 problems.append(f"judges.panels: unknown panel {panel!r}; known: {', '.join(known)}")

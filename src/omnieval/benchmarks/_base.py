@@ -127,6 +127,12 @@ class ReportJob:
     analyses_dir: Path
     analysis_runs: Mapping[str, str] | None = None
     run_id: str | None = None
+    regression: Mapping[str, Any] | None = None
+    """The run folder's ``regression.json`` (comparison with the previous run); None when absent."""
+    judge_health: Mapping[str, Any] | None = None
+    """The judge stage's ``health.json`` (per-judge verdict distributions); None when absent."""
+    judgments_path: Path | None = None
+    """``judgments.parquet`` for the validity ledger per judge; None when the suite has no judges."""
 
 
 @dataclass(frozen=True)
@@ -220,6 +226,12 @@ class Benchmark(ABC):
     def compute_metrics(self, job: MetricsJob) -> MetricsOutput:
         """Automatic metrics of one system, over every condition of ``job.candidates``."""
 
+    def panel_names(self) -> list[str]:
+        """Judge panels a suite of this benchmark may name (default: the shared panel folder)."""
+        from omnieval.judges import panel_names
+
+        return panel_names()
+
     def judge(self, job: JudgeJob) -> JudgeOutput:
         """Run one judge panel over every system."""
         from omnieval.errors import ConfigError
@@ -251,6 +263,30 @@ class Benchmark(ABC):
     def deviations(self, metrics_config: BaseModel) -> list[str]:
         """Where this run departs from the paper's protocol (recorded in lineage and the report)."""
         return []
+
+
+def first_record_keys(path: Path, *, max_lines: int = 50) -> frozenset[str]:
+    """Keys of the first JSONL line of ``path`` that parses as an object (empty when none does).
+
+    Benchmarks sharing the ``manifest.jsonl`` marker tell their layouts apart by these keys; lines
+    that are not JSON objects are skipped so one broken line does not hide the layout.
+    """
+    import json
+
+    try:
+        with Path(path).open(encoding="utf-8", errors="replace") as handle:
+            for number, line in enumerate(handle):
+                if number >= max_lines:
+                    break
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(record, dict) and record:
+                    return frozenset(record)
+    except OSError:
+        return frozenset()
+    return frozenset()
 
 
 BENCHMARKS: Registry[Benchmark] = Registry("benchmark")

@@ -47,6 +47,15 @@ class AcBench(api.Benchmark):
     score_range: ClassVar[Mapping[str, tuple[float, float]]] = SCORE_RANGE
 
     # -- data ---------------------------------------------------------------------------------
+    def detect(self, root: Path) -> bool:
+        """A ``manifest.jsonl`` whose first record has acbench fields (prism shares the file name)."""
+        manifest = Path(root) / self.dataset_marker
+        if not manifest.is_file():
+            return False
+        keys = api.first_record_keys(manifest)
+        # An unreadable first line still belongs to the layout, so validation can name the line.
+        return not keys or bool(keys & {"feature", "target_value", "script"})
+
     def validate(self, root: Path) -> api.DatasetReport:
         from omnieval.benchmarks.acbench._manifest import validate_acbench
 

@@ -7,12 +7,13 @@ and component names are checked against their registries before any model starts
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    SecretStr,
     SerializeAsAny,
     ValidationError,
     ValidationInfo,
@@ -77,6 +78,66 @@ class ScheduleConfig(_Strict):
     timezone: str = "UTC"
 
 
+class FileNotifierConfig(_Strict):
+    """Append one JSON line per verdict to a local file (a Prefect notification block)."""
+
+    kind: Literal["file"]
+    path: Path
+    """File to append to, relative to the working directory; its folder is created."""
+
+
+class WebhookNotifierConfig(_Strict):
+    """POST the verdict as JSON to a URL (a Prefect notification block; Slack-compatible ``text``)."""
+
+    kind: Literal["webhook"]
+    url: str = Field(pattern=r"^https?://")
+    headers: dict[str, SecretStr] = Field(default_factory=dict)
+    """Extra request headers (e.g. an authorization token); masked in the resolved config."""
+    timeout_s: float = Field(default=10.0, gt=0)
+
+
+NotifierConfig = Annotated[FileNotifierConfig | WebhookNotifierConfig, Field(discriminator="kind")]
+
+
+class RegressionConfig(_Strict):
+    """How each run is compared with the suite's previous run (``regression.json``, ``omnieval compare``)."""
+
+    tolerance: float = Field(default=0.0, ge=0)
+    """Largest drop of a headline component (on its comparison scale) that is not a regression."""
+    component_tolerance: dict[str, float] = Field(default_factory=dict)
+    """Per-component overrides of ``tolerance``, keyed by component name (e.g. ``judge.text``,
+    ``original.wer``)."""
+    require_holm: bool = False
+    """Also require the Holm-adjusted p-value to be below 0.05 before calling a drop a regression
+    (family-wise control over all system x component tests); default: the 95 % CI alone decides."""
+    coverage_share: float = Field(default=0.05, ge=0, le=1)
+    """Largest relative change of a system's valid-instance count per component that still counts
+    as the same coverage."""
+    bootstrap_draws: int = Field(default=2000, ge=100)
+    seed: int = 0
+    baseline: str = "previous"
+    """``previous`` (the newest earlier successful run of the suite), or a run folder / MLflow run id."""
+    notify: tuple[NotifierConfig, ...] = ()
+    """Where to send each verdict (every verdict, not only NO-GO)."""
+
+    def tolerance_for(self, component: str) -> float:
+        """The allowed drop of ``component``."""
+        return float(self.component_tolerance.get(component, self.tolerance))
+
+
+class DriftConfig(_Strict):
+    """The nightly judge-drift check: re-judge a fixed anchor set and compare with pinned scores
+    (``<state>/judge/drift.json``; docs/judges.md)."""
+
+    enabled: bool = False
+    anchors: Path = Path("data/anchors/storybench-text")
+    """Anchor folder: ``manifest.json``, the candidates and ``pinned.json``."""
+    threshold: float = Field(default=1.0, gt=0)
+    """Largest mean absolute shift of the anchors' scores (1-10 scale) that is not drift."""
+    panel: str = "cpu"
+    """Panel whose judges re-judge the anchors (a shipped panel name or a panel YAML path)."""
+
+
 class SuiteConfig(_Strict):
     suite: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
     benchmark: str = DEFAULT_BENCHMARK
@@ -95,6 +156,10 @@ class SuiteConfig(_Strict):
     state_dir: Path | None = None
     """Where stage outputs live (DVC outs); default ``state/<suite>``."""
     runs_dir: Path = Path("runs")
+    regression: RegressionConfig = RegressionConfig()
+    """Comparison with the previous run: tolerance, bootstrap, notifications (docs/nightly.md)."""
+    drift: DriftConfig = DriftConfig()
+    """Judge-drift check on a pinned anchor set (docs/judges.md)."""
 
     @field_validator("benchmark")
     @classmethod

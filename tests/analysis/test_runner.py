@@ -16,7 +16,7 @@ from omnieval.cli import main
 from omnieval.errors import ConfigError
 from omnieval.scores import write_scores
 
-ALL = set(analysis_names())
+ALL = set(analysis_names("storybench"))
 
 
 def _load(folder: Path) -> dict[str, object]:

@@ -44,9 +44,20 @@ def _mutate_acbench(root: Path) -> tuple[str, ...]:
     return ("line 3", str(obj["id"]), "target_value")
 
 
+def _mutate_prism(root: Path) -> tuple[str, ...]:
+    manifest = root / "manifest.jsonl"
+    lines = manifest.read_text(encoding="utf-8").splitlines()
+    obj = json.loads(lines[1])
+    obj["active_tags"] = ["SPEECH_B"] if obj["subset"] == "on_screen" else ["SPEECH_A"]
+    lines[1] = json.dumps(obj)
+    manifest.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return ("line 2", str(obj["id"]), "active_tags")
+
+
 MUTATIONS: dict[str, Callable[[Path], tuple[str, ...]]] = {
     "storybench": _mutate_storybench,
     "acbench": _mutate_acbench,
+    "prism": _mutate_prism,
 }
 
 
@@ -104,10 +115,19 @@ def _synthetic_acbench() -> pd.DataFrame:
     return coerce_scores(pd.DataFrame(rows))
 
 
+def _synthetic_prism() -> pd.DataFrame:
+    from benchmarks.prism._tables import make_prism_scores
+
+    return coerce_scores(make_prism_scores(seed=5, systems=("a", "b")))
+
+
 SYNTHETIC: dict[str, Callable[[], pd.DataFrame]] = {
     "storybench": _synthetic_storybench,
     "acbench": _synthetic_acbench,
+    "prism": _synthetic_prism,
 }
+# Pseudo-systems a benchmark's table holds beside the systems under test (not leaderboard rows).
+REFERENCE_ROWS = {"prism": {"ground_truth"}}
 
 
 @pytest.fixture(params=NAMES)
@@ -156,8 +176,9 @@ def test_a_synthetic_scores_table_aggregates_with_section_5_keys(bench: Benchmar
     assert list(scores.columns) == list(SCORE_COLUMNS)
     board = bench.leaderboard(scores)
     assert board.document["benchmark"] == bench.name
-    assert set(board.document["systems"]) == set(scores["system"])
-    assert set(board.mlflow_metrics) == set(scores["system"])
+    systems = set(scores["system"]) - REFERENCE_ROWS.get(bench.name, set())
+    assert set(board.document["systems"]) == systems
+    assert set(board.mlflow_metrics) == systems
     key = re.compile(rf"^{bench.name}\.[a-z0-9_]+\.[A-Za-z0-9_.\-/ :]+$")
     for system, metrics in board.mlflow_metrics.items():
         assert metrics, system

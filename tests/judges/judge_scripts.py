@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from omnieval.backends.llm import BackendError, ChatRequest, TransientBackendError
+from omnieval.backends.llm import BackendError, ChatRequest, Completion, TransientBackendError
 from omnieval.judges import TRACKS
 from omnieval.judges._rubrics import REPAIR_SYSTEM
 
@@ -103,3 +103,39 @@ def flaky(request: ChatRequest) -> str:
         SEEN.add(key)
         raise TransientBackendError("HTTP 503: overloaded")
     return by_reference(request)
+
+
+def _probs_for(score: int) -> dict[int, float]:
+    """A fixed distribution with its mode at ``score``: 0.5 there, 0.25 on each neighbour (clipped)."""
+    lo, hi = max(1, score - 1), min(10, score + 1)
+    dist = {score: 0.5}
+    dist[lo] = dist.get(lo, 0.0) + 0.25
+    dist[hi] = dist.get(hi, 0.0) + 0.25
+    return dist
+
+
+PROBS_SCORES = (9, 6, 1, 10)
+
+
+def with_probs(request: ChatRequest) -> Completion:
+    """A judge that reports value probabilities: scores 9, 6, 1, 10 with neighbours at 0.25 each."""
+    track = _track(request)
+    probs = {f"{k}/score": _probs_for(s) for k, s in zip(TRACKS[track].criteria, PROBS_SCORES, strict=True)}
+    return Completion(text=verdict(track, PROBS_SCORES), finish_reason="stop", value_probs=probs)
+
+
+DRIFT_SHIFT = 0
+"""Added to every score of :func:`drift_judge` (tests set it to simulate a judge that drifted)."""
+
+
+def drift_judge(request: ChatRequest) -> str:
+    """Text: 7s for the reference narration, else 3s, each plus ``DRIFT_SHIFT``. Speech: 5s."""
+    track = _track(request)
+    if track == "speech":
+        return verdict("speech", (5, 5, 5, 5))
+    user = _user(request)
+    base = (
+        7 if _between(user, "reference_next_narration") == _between(user, "candidate_next_narration") else 3
+    )
+    s = min(10, base + DRIFT_SHIFT)
+    return verdict("text", (s, s, s, s))

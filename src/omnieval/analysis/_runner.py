@@ -3,6 +3,9 @@
 An analysis is a function ``(AnalysisContext) -> AnalysisResult`` registered with
 :func:`analysis`; it raises :class:`Skip` when the table cannot support it (too few systems, a track
 not computed, no human ratings), and the runner then writes ``{"status": "skipped", "reason": ...}``.
+Each analysis names the benchmarks whose tables it reads (default ``storybench``, which read the
+dense :class:`StoryTable`); on another benchmark's table it is skipped with that reason. Benchmark
+packages register their own analyses (e.g. prism's ``stability``), read from ``ctx.scores``.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 import math
 import time
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -22,7 +25,7 @@ import pandas as pd
 from omnieval.analysis._aggregate import Aggregate, PolicyScores, aggregate_table
 from omnieval.analysis._config import AnalysisConfig
 from omnieval.analysis._schema import MODALITIES, Policy
-from omnieval.analysis._table import FloatArray, StoryTable, build_table
+from omnieval.analysis._table import FloatArray, StoryTable, build_table, select_benchmark
 from omnieval.errors import ConfigError
 from omnieval.jsonio import write_json_atomic
 from omnieval.registry import Registry
@@ -54,7 +57,12 @@ class AnalysisSpec:
     func: Callable[[AnalysisContext], AnalysisResult]
     params: Callable[[AnalysisConfig], dict[str, Any]]
     summary: str
+    benchmarks: frozenset[str] = frozenset({"storybench"})
+    """The benchmarks whose scores tables it can read."""
 
+
+STORY_TABLE_BENCHMARKS = frozenset({"storybench"})
+"""Benchmarks whose tables the runner turns into a :class:`StoryTable` (``ctx.table``)."""
 
 ANALYSES: Registry[AnalysisSpec] = Registry("analysis")
 
@@ -64,14 +72,19 @@ def _no_params(_config: AnalysisConfig) -> dict[str, Any]:
 
 
 def analysis(
-    name: str, *, summary: str, params: Callable[[AnalysisConfig], dict[str, Any]] = _no_params
+    name: str,
+    *,
+    summary: str,
+    params: Callable[[AnalysisConfig], dict[str, Any]] = _no_params,
+    benchmarks: Collection[str] = STORY_TABLE_BENCHMARKS,
 ) -> Callable[[Callable[[AnalysisContext], AnalysisResult]], Callable[[AnalysisContext], AnalysisResult]]:
-    """Register the decorated function as the analysis ``name`` (its JSON is ``<name>.json``)."""
+    """Register the decorated function as the analysis ``name`` (its JSON is ``<name>.json``) for
+    tables of ``benchmarks``."""
 
     def deco(
         func: Callable[[AnalysisContext], AnalysisResult],
     ) -> Callable[[AnalysisContext], AnalysisResult]:
-        ANALYSES.register(name)(AnalysisSpec(name, func, params, summary))
+        ANALYSES.register(name)(AnalysisSpec(name, func, params, summary, frozenset(benchmarks)))
         return func
 
     return deco
@@ -79,10 +92,28 @@ def analysis(
 
 @dataclass
 class AnalysisContext:
-    """The table, its aggregate and the config, shared by every analysis of one run."""
+    """The table, its aggregate and the config, shared by every analysis of one run.
 
-    table: StoryTable
+    ``source`` is the long scores table or an already built :class:`StoryTable`; ``table`` (the
+    dense storybench form) is built on first use, so analyses of other benchmarks never build it.
+    """
+
+    source: StoryTable | pd.DataFrame
     config: AnalysisConfig
+    benchmark: str = "storybench"
+
+    @cached_property
+    def table(self) -> StoryTable:
+        if isinstance(self.source, StoryTable):
+            return self.source
+        return build_table(self.source, n_instances=self.config.n_instances)
+
+    @property
+    def scores(self) -> pd.DataFrame:
+        """The long scores table (FORMATS.md section 3)."""
+        if isinstance(self.source, StoryTable):
+            raise Skip("needs the long scores table, not a prebuilt StoryTable")
+        return self.source
 
     @cached_property
     def aggregate(self) -> Aggregate:
@@ -149,14 +180,16 @@ PARAMS_DIR = "_params"
 
 
 def _load_analyses() -> None:
-    # Importing the modules registers their analyses.
+    # Importing the modules registers their analyses; benchmark packages register their own.
+    import omnieval.benchmarks  # noqa: F401
     from omnieval.analysis import _bootstrap, _human, _judges, _length, _modality, _sensitivity  # noqa: F401
 
 
-def analysis_names() -> list[str]:
-    """Every registered analysis, sorted."""
+def analysis_names(benchmark: str | None = None) -> list[str]:
+    """Every registered analysis (those for ``benchmark``'s tables when given), sorted."""
     _load_analyses()
-    return ANALYSES.names()
+    names = ANALYSES.names()
+    return names if benchmark is None else [n for n in names if benchmark in ANALYSES.get(n).benchmarks]
 
 
 def run_analyses(
@@ -171,7 +204,8 @@ def run_analyses(
     Args:
         scores: the scores table (or an already built :class:`StoryTable`).
         out_dir: output folder (created); each analysis's parameters also go to ``_params/<name>.json``.
-        only: names of the analyses to run; default all of them.
+        only: names of the analyses to run; default all of those for the table's benchmark (a named
+            analysis of another benchmark is written as skipped, with the reason).
         config: options; default :class:`AnalysisConfig` ().
 
     Returns:
@@ -183,12 +217,18 @@ def run_analyses(
     """
     config = config or AnalysisConfig()
     names = analysis_names()
-    selected = names if only is None else list(dict.fromkeys(only))
+    source: StoryTable | pd.DataFrame
+    if isinstance(scores, StoryTable):
+        benchmark, source = scores.benchmark, scores
+    else:
+        benchmark, source = select_benchmark(scores)
+    selected = analysis_names(benchmark) if only is None else list(dict.fromkeys(only))
     unknown = [n for n in selected if n not in names]
     if unknown:
         raise ConfigError(f"unknown analyses {unknown}; known: {', '.join(names)}")
-    table = scores if isinstance(scores, StoryTable) else build_table(scores, n_instances=config.n_instances)
-    ctx = AnalysisContext(table, config)
+    ctx = AnalysisContext(source, config, benchmark)
+    if benchmark in STORY_TABLE_BENCHMARKS and any(benchmark in ANALYSES.get(n).benchmarks for n in selected):
+        _ = ctx.table  # an invalid table fails here, before any file is written
     out_dir.mkdir(parents=True, exist_ok=True)
     outputs: dict[str, AnalysisOutput] = {}
     for name in selected:
@@ -197,6 +237,10 @@ def run_analyses(
         json_path = out_dir / f"{name}.json"
         start = time.perf_counter()
         try:
+            if benchmark not in spec.benchmarks:
+                raise Skip(
+                    f"applies to {', '.join(sorted(spec.benchmarks))} scores tables; this table holds {benchmark}"
+                )
             with warnings.catch_warnings():
                 # Undefined statistics (constant columns, all-NaN slices) become null in the JSON.
                 warnings.simplefilter("ignore", RuntimeWarning)

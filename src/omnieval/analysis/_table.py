@@ -447,7 +447,8 @@ def build_table(
     no_judge = np.flatnonzero(is_judge & judge.eq(""))
     if no_judge.size:
         problems += _describe(frame, no_judge, "judge rows need a judge id")
-    judged_auto = np.flatnonzero(~is_judge & ~(judge.eq("") & panel.eq("")))
+    # judge_expected rows (the judges' probability-weighted companions) are carried, never aggregated.
+    judged_auto = np.flatnonzero(~is_judge & ~component.eq("judge_expected") & ~(judge.eq("") & panel.eq("")))
     if judged_auto.size:
         problems += _describe(frame, judged_auto, 'automatic rows must have judge "" and panel ""')
 
@@ -524,7 +525,7 @@ def build_table(
             reasons[f"judge.{t}"] = lines
 
     extras: dict[str, FloatArray] = {}
-    for comp in sorted(set(component.uniques) - known):
+    for comp in sorted(set(component.uniques) - known - {"judge_expected"}):
         rows = np.flatnonzero(component.eq(comp))
         key = sys[rows] * n + inst[rows]
         if np.unique(key).size != rows.size:

@@ -174,6 +174,10 @@ class Benchmark(ABC):
     """Candidate modalities (FORMATS.md section 2) a system writes."""
     score_range: ClassVar[Mapping[str, tuple[float, float]]] = {}
     """Native range of each scores-table component (the scores gate checks values against it)."""
+    headline_components: ClassVar[tuple[str, ...]] = ()
+    """Components :meth:`instance_components` reports, in display order (``omnieval compare``)."""
+    lower_is_better: ClassVar[frozenset[str]] = frozenset()
+    """Headline components where a smaller value is better (e.g. error rates)."""
 
     # -- data ---------------------------------------------------------------------------------
     def detect(self, root: Path) -> bool:
@@ -241,6 +245,16 @@ class Benchmark(ABC):
     @abstractmethod
     def leaderboard(self, scores: pd.DataFrame, facts: RunFacts | None = None) -> Leaderboard:
         """Aggregate a scores table into the leaderboard document and MLflow metrics."""
+
+    def instance_components(self, scores: pd.DataFrame) -> pd.DataFrame:
+        """Per-instance values of the headline components, for paired run comparisons.
+
+        Returns columns ``system, instance_id, component, value``: per (system, instance) the value
+        of each headline component on its aggregate scale, valid instances only (no row where the
+        instance has no valid value). The mean of a component's values over instances is its
+        valid-only aggregate (up to how the benchmark weights judges).
+        """
+        raise NotImplementedError(f"benchmark {self.name} has no per-instance components")
 
     @abstractmethod
     def leaderboard_text(self, document: Mapping[str, Any]) -> str:

@@ -23,6 +23,7 @@ _SUBCOMMAND_MODULES = (
     "_aggregate",
     "_analyze",
     "_lineage",
+    "_compare",
     "_serve",
     "_train",
 )

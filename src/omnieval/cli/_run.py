@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -16,11 +17,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
             "Run the suite's Prefect flow in this process: validate and gate the dataset, generate "
             "candidates for every system, compute metrics, run the judge panels, aggregate, analyse, "
             "write the run folder and log to MLflow. Unchanged work is reused from the content cache. "
-            "Exit code 2 when a data gate fails."
+            "Exit code 2 when a data gate fails; with --fail-on-regression, 3 when the verdict against "
+            "the previous run is NO-GO (docs/nightly.md)."
         ),
     )
     parser.add_argument("suite", type=Path, help="suite config, e.g. pipelines/nightly.yaml")
     parser.add_argument("--json", action="store_true", help="print the run summary as JSON")
+    parser.add_argument(
+        "--fail-on-regression",
+        action="store_true",
+        help="exit 3 when the run's comparison with the previous run says NO-GO (after everything is written)",
+    )
     parser.set_defaults(func=_handle)
 
 
@@ -30,11 +37,22 @@ def _handle(args: argparse.Namespace) -> int:
     started = time.monotonic()
     summary = run_suite(args.suite)
     summary["seconds"] = round(time.monotonic() - started, 1)
+    if not summary.get("regression"):
+        from omnieval.compare import regression_verdict
+
+        summary["regression"] = regression_verdict(summary["run_folder"])
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
         print(f"run {summary['run_id']} finished in {summary['seconds']} s")
         print(f"  run folder: {summary['run_folder']}")
         print(f"  report:     {summary['report']}")
+        if summary.get("regression"):
+            print(f"  regression: {summary['regression']} (regression.json in the run folder)")
         print("  MLflow:     make ui, then open http://127.0.0.1:5000")
+    if args.fail_on_regression and summary.get("regression") == "NO-GO":
+        print(
+            "regression: NO-GO against the previous run; exit code 3 (--fail-on-regression)", file=sys.stderr
+        )
+        return 3
     return 0

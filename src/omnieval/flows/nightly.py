@@ -65,6 +65,7 @@ def nightly(suite_path: str = "pipelines/nightly.yaml") -> dict[str, Any]:
         "run_id": tracked.run_id,
         "run_folder": str(tracked.run_folder),
         "report": str(reported.report_path),
+        "regression": _regression_verdict(tracked.run_folder),
         "skipped": {
             **{f"generate@{o.system}": o.skipped for o in outcomes},
             **{f"metrics@{o.system}": o.skipped for o in metric_outcomes},
@@ -74,6 +75,13 @@ def nightly(suite_path: str = "pipelines/nightly.yaml") -> dict[str, Any]:
         "judge_model_calls": judged.model_calls if judged else 0,
         "judge_cache_hits": judged.cache_hits if judged else 0,
     }
+
+
+def _regression_verdict(folder: Path) -> str | None:
+    """GO / NO-GO / INCONCLUSIVE from the run folder's ``regression.json`` (docs/nightly.md)."""
+    from omnieval.compare import regression_verdict
+
+    return regression_verdict(folder)
 
 
 def serve(suite_path: str = "pipelines/nightly.yaml") -> None:

@@ -1,5 +1,9 @@
 """The candidate-folder gate (FORMATS.md section 2), run after generation and before scoring.
 
+The gate is generic over a benchmark's ``modalities`` (folder names under the candidate root, e.g.
+storybench's text/image/speech, acbench's speech, prism's video): each is a
+:class:`~omnieval.candidates.Modality` with one output file, ``generated.<suffix>``.
+
 Missing or undecodable outputs are *not* gate failures: they become ``missing_output`` rows of the
 scores table (and are listed as notes in the result). The gate fails only on structure: an index
 folder that is not a dataset row, a file or folder outside the layout, or no candidate folder at all.
@@ -14,7 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from omnieval.candidates import OUTPUT_FILES, Modality, output_path, read_candidate
+from omnieval.candidates import OUTPUT_FILES, Modality, read_candidate
+from omnieval.errors import ConfigError
 from omnieval.gates._core import GateResult, expectations_dir, validate_frame
 
 if TYPE_CHECKING:
@@ -27,40 +32,62 @@ _RAW = "raw"
 _RAW_FILE = "generated_raw.json"
 _MISSING_FILE = "missing.txt"
 
+BASE_MODALITIES: tuple[str, ...] = ("text", "image", "speech")
+"""The FORMATS.md section 2 folders: always part of the layout (a benchmark may leave some empty)."""
+
+
+def output_file(modality: str) -> str:
+    """The file name of one output of ``modality`` (``generated.wav`` for ``speech``).
+
+    Raises:
+        ConfigError: the modality is not one of :class:`~omnieval.candidates.Modality`.
+    """
+    try:
+        return OUTPUT_FILES[Modality(str(modality))]
+    except ValueError:
+        raise ConfigError(
+            f"modality {modality!r} has no candidate output file (known: {', '.join(m.value for m in Modality)})"
+        ) from None
+
 
 def candidates_gate_frame(
-    candidates_root: Path, n_rows: int, modalities: Sequence[Modality] = tuple(Modality)
+    candidates_root: Path, n_rows: int, modalities: Sequence[Modality | str] = BASE_MODALITIES
 ) -> pd.DataFrame:
     """One row per (modality, dataset row) output plus one row per entry outside the layout.
 
     Columns: ``index`` (dataset row, -1 when the entry has none), ``modality``, ``entry`` (path
     relative to the folder), ``present`` (the output file exists), ``decodable`` (it decodes as its
     modality), ``status`` (``ok``, ``missing_output`` or ``structural``), ``in_layout``, ``problem``.
+
+    Raises:
+        ConfigError: a modality has no known output file.
     """
     import pandas as pd
 
     root = Path(candidates_root)
+    names = [str(m) for m in modalities]
+    files = {name: output_file(name) for name in names}  # ConfigError before any file is read
     records: list[dict[str, Any]] = []
     if not root.is_dir():
         records.append(_structural(".", -1, "", f"candidate folder {root} not found"))
         return pd.DataFrame(records, columns=list(CANDIDATE_COLUMNS))
-    for modality in modalities:
+    for name in names:
         for index in range(n_rows):
-            path = output_path(root, modality, index)
-            found = read_candidate(root, modality, index)
+            path = root / name / str(index) / files[name]
+            problem = read_candidate(root, Modality(name), index).problem
             records.append(
                 {
                     "index": index,
-                    "modality": modality.value,
+                    "modality": name,
                     "entry": path.relative_to(root).as_posix(),
                     "present": path.is_file(),
-                    "decodable": found.present,
-                    "status": "ok" if found.present else "missing_output",
+                    "decodable": not problem,
+                    "status": "missing_output" if problem else "ok",
                     "in_layout": True,
-                    "problem": "" if found.present else _relative(found.problem, root),
+                    "problem": _relative(problem, root),
                 }
             )
-    records.extend(_stray_entries(root, n_rows))
+    records.extend(_stray_entries(root, n_rows, names))
     frame = pd.DataFrame(records, columns=list(CANDIDATE_COLUMNS))
     return frame.astype({"index": "int64", "present": bool, "decodable": bool, "in_layout": bool})
 
@@ -70,7 +97,7 @@ def gate_candidates(
     n_rows: int,
     out_json: Path | None,
     *,
-    modalities: Sequence[Modality] = tuple(Modality),
+    modalities: Sequence[Modality | str] = BASE_MODALITIES,
     suite_file: Path | None = None,
 ) -> GateResult:
     """Run ``expectations/candidates.json`` on a candidate folder for a dataset of ``n_rows`` rows.
@@ -79,7 +106,7 @@ def gate_candidates(
         candidates_root: the folder holding ``text/``, ``image/``, ``speech/`` (and ``raw/``).
         n_rows: number of dataset rows; valid indices are ``0 .. n_rows - 1``.
         out_json: where to save the result; None to skip.
-        modalities: the modalities expected from this system.
+        modalities: the modalities expected from this system (a benchmark's ``modalities``).
         suite_file: another suite to use instead of the repository's.
 
     Returns:
@@ -88,20 +115,20 @@ def gate_candidates(
     frame = candidates_gate_frame(candidates_root, n_rows, modalities)
     notes = []
     missing = Counter(frame.loc[frame["status"] == "missing_output", "modality"])
-    for modality in modalities:
-        if missing.get(modality.value):
-            notes.append(
-                f"{modality.value}: {missing[modality.value]} of {n_rows} outputs missing "
-                "(scored as missing_output)"
-            )
+    for name in (str(m) for m in modalities):
+        if missing.get(name):
+            notes.append(f"{name}: {missing[name]} of {n_rows} outputs missing (scored as missing_output)")
     suite = suite_file or expectations_dir() / CANDIDATES_SUITE
     return validate_frame(frame, suite, artifact=str(candidates_root), out_json=out_json, notes=notes)
 
 
-def _stray_entries(root: Path, n_rows: int) -> list[dict[str, Any]]:
-    """Entries that are not part of the candidate layout, as structural rows."""
+def _stray_entries(root: Path, n_rows: int, expected: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """Entries that are not part of the candidate layout, as structural rows.
+
+    The layout's folders are the expected modalities, the :data:`BASE_MODALITIES` and ``raw/``.
+    """
     out: list[dict[str, Any]] = []
-    modality_names = {m.value for m in Modality}
+    modality_names = {*BASE_MODALITIES, *expected}
     for top in sorted(root.iterdir()):
         if top.name.startswith("."):
             continue
@@ -110,7 +137,7 @@ def _stray_entries(root: Path, n_rows: int) -> list[dict[str, Any]]:
         if top.name not in modality_names and top.name != _RAW:
             out.append(_structural(top.name, -1, top.name, f"{top.name}/: not part of the candidate layout"))
             continue
-        allowed = {_RAW_FILE} if top.name == _RAW else {OUTPUT_FILES[Modality(top.name)], _MISSING_FILE}
+        allowed = {_RAW_FILE} if top.name == _RAW else {output_file(top.name), _MISSING_FILE}
         for sub in sorted(top.iterdir()):
             if sub.name.startswith("."):
                 continue

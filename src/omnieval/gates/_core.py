@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,10 +48,14 @@ class FailedExpectation:
     row_labels: list[str] = field(default_factory=list)
     detail: str = ""
     values_in_labels: bool = False
+    meaning: str = ""
+    """What the expectation stands for (the suite's ``meta.notes``), shown in brackets."""
 
     def describe(self) -> str:
-        """One line: the expectation, its column, how many rows failed and a few examples."""
+        """One line: the expectation, its column, what it means, how many rows failed, a few examples."""
         head = self.expectation_type + (f"({self.column})" if self.column else "")
+        if self.meaning:
+            head += f" [{clip(self.meaning, 140)}]"
         parts: list[str] = []
         if self.unexpected_count is not None:
             parts.append(f"{self.unexpected_count} unexpected")
@@ -76,6 +81,7 @@ class FailedExpectation:
             "unexpected_rows": list(self.unexpected_rows),
             "row_labels": list(self.row_labels),
             "detail": self.detail,
+            "meaning": self.meaning,
         }
 
 
@@ -90,6 +96,8 @@ class GateResult:
     failed: list[FailedExpectation] = field(default_factory=list)
     n_rows: int = 0
     notes: list[str] = field(default_factory=list)
+    details: dict[str, Any] = field(default_factory=dict)
+    """Structured facts beyond pass/fail (e.g. the scores gate's coverage), saved with the result."""
 
     def report(self) -> str:
         """A short readable report (a headline plus one line per failed expectation)."""
@@ -119,6 +127,7 @@ class GateResult:
             "n_rows": self.n_rows,
             "failed": [f.to_dict() for f in self.failed],
             "notes": list(self.notes),
+            "details": dict(self.details),
             "report": self.report(),
         }
 
@@ -148,6 +157,8 @@ def validate_frame(
     out_json: Path | None = None,
     id_column: str | None = None,
     notes: list[str] | None = None,
+    extra_expectations: Sequence[Mapping[str, Any]] = (),
+    details: Mapping[str, Any] | None = None,
 ) -> GateResult:
     """Validate ``frame`` against the GX suite stored as JSON in ``suite_file``.
 
@@ -160,6 +171,10 @@ def validate_frame(
         out_json: where to save :meth:`GateResult.to_dict` (atomically); None to skip.
         id_column: a column whose values label failing rows in the report (e.g. ``id``).
         notes: lines added to the result (e.g. non-failing observations such as missing outputs).
+        extra_expectations: expectations appended to the suite's own for this run only, in the
+            suite file's form (``{"type", "kwargs", "meta"}``), for checks that depend on the run
+            (e.g. the configured systems or a benchmark's score ranges).
+        details: structured facts saved with the result (:attr:`GateResult.details`).
 
     Returns:
         The gate result; call :func:`enforce` to stop on failure.
@@ -168,6 +183,7 @@ def validate_frame(
         ConfigError: the suite file is missing, not JSON, or GX rejects it.
     """
     suite_obj = load_suite_json(suite_file)
+    suite_obj = {**suite_obj, "expectations": [*suite_obj["expectations"], *map(dict, extra_expectations)]}
     import great_expectations as gx
     from great_expectations.data_context.types.base import ProgressBarsConfig
 
@@ -205,6 +221,7 @@ def validate_frame(
         failed=failed,
         n_rows=len(frame),
         notes=list(notes or []),
+        details=dict(details or {}),
     )
     if out_json is not None:
         write_result(result, out_json)
@@ -224,8 +241,45 @@ def write_result(result: GateResult, path: Path) -> Path:
     return write_json_atomic(path, result.to_dict())
 
 
+def combine_results(
+    parts: Sequence[GateResult],
+    *,
+    suite: str,
+    artifact: str,
+    n_rows: int,
+    notes: Sequence[str] = (),
+    details: Mapping[str, Any] | None = None,
+) -> GateResult:
+    """One gate result from several validations of the same artifact (e.g. a table and its links)."""
+    return GateResult(
+        suite=suite,
+        artifact=artifact,
+        success=all(p.success for p in parts),
+        evaluated=sum(p.evaluated for p in parts),
+        failed=[f for p in parts for f in p.failed],
+        n_rows=n_rows,
+        notes=[*notes, *(n for p in parts for n in p.notes)],
+        details=dict(details or {}),
+    )
+
+
+def unreadable_result(suite: str, artifact: str, check: str, detail: str) -> GateResult:
+    """A failed result for an artifact that could not even be turned into a table (GX never ran)."""
+    return GateResult(
+        suite=suite,
+        artifact=artifact,
+        success=False,
+        evaluated=0,
+        failed=[FailedExpectation(check, detail=detail)],
+    )
+
+
 def _key(expectation: dict[str, Any]) -> str:
     kwargs = {k: v for k, v in (expectation.get("kwargs") or {}).items() if k != "batch_id"}
+    condition = kwargs.get("row_condition")
+    # GX hands a string row_condition back wrapped as {"type": "pass_through", "pass_through_filter": ...}.
+    if isinstance(condition, Mapping) and "pass_through_filter" in condition:
+        kwargs["row_condition"] = condition["pass_through_filter"]
     return json.dumps([expectation.get("type"), kwargs], sort_keys=True, default=str)
 
 
@@ -246,6 +300,10 @@ def _failure(r: Any, frame: pd.DataFrame, id_column: str | None) -> FailedExpect
     if detail:
         missing = _MISSING_COLUMN.search(detail)
         detail = f"column {missing.group(1)!r} is missing" if missing else detail
+    elif res.get("partial_missing_list"):
+        # expect_column_distinct_values_to_contain_set and kin: the values that should be there.
+        missing_values = res["partial_missing_list"][:MAX_EXAMPLES]
+        detail = "missing: " + ", ".join(clip(repr(v), 60) for v in missing_values)
     elif "observed_value" in res and "unexpected_count" not in res:
         detail = f"observed {clip(repr(res['observed_value']), 160)}"
         mismatch = (res.get("details") or {}).get("mismatched")
@@ -268,7 +326,14 @@ def _failure(r: Any, frame: pd.DataFrame, id_column: str | None) -> FailedExpect
         row_labels=labels,
         detail=detail,
         values_in_labels=bool(labels) and id_column is not None and id_column in str(column).split(", "),
+        meaning=_meaning(r),
     )
+
+
+def _meaning(r: Any) -> str:
+    meta = getattr(r.expectation_config, "meta", None) or {}
+    notes = meta.get("notes") if isinstance(meta, Mapping) else None
+    return str(notes) if isinstance(notes, str) else ""
 
 
 def _row_labels(frame: pd.DataFrame, rows: list[int], column: str, id_column: str | None) -> list[str]:

@@ -33,7 +33,7 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -442,3 +442,23 @@ def _extract(obj: Any, criteria: tuple[str, ...]) -> _Extraction:
             scores[criterion] = score
             rationales[criterion] = rationale.strip()
     return _Extraction(scores, rationales, tuple(problems))
+
+
+def expected_score(probs: Mapping[int, float]) -> float | None:
+    """Probability-weighted score: sum of k * p(k) over the valid scores 1-10, renormalized over them.
+
+    ``probs`` is the judge decoder's distribution over the allowed integers at one score position
+    (:attr:`omnieval.backends.llm.Completion.value_probs`). Values outside 1-10 are ignored; None
+    when no valid score has any probability (nothing to weigh, so no number is made up).
+
+    Example:
+        >>> expected_score({10: 0.5, 7: 0.25, 1: 0.25})
+        7.0
+        >>> expected_score({0: 1.0}) is None
+        True
+    """
+    valid = {k: float(p) for k, p in probs.items() if SCORE_MIN <= int(k) <= SCORE_MAX and p > 0}
+    total = sum(valid.values())
+    if not valid or not total > 0:
+        return None
+    return sum(k * p for k, p in valid.items()) / total

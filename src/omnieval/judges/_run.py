@@ -30,7 +30,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from omnieval.backends.llm._factory import backend_identity, open_backend, output_fingerprint
+from omnieval.backends.llm._factory import (
+    backend_identity,
+    open_backend,
+    output_fingerprint,
+    reports_value_probs,
+)
 from omnieval.backends.llm._types import (
     BackendError,
     ChatBackend,
@@ -49,7 +54,7 @@ from omnieval.judges._cache import (
     request_material,
 )
 from omnieval.judges._panels import JudgeConfig, PanelConfig, load_panel, pin_revisions
-from omnieval.judges._parse import ParseResult, parse_verdict
+from omnieval.judges._parse import ParseResult, expected_score, parse_verdict
 from omnieval.judges._registry import judge_registry, weights_verified
 from omnieval.judges._render import JudgeInputs, render_messages, render_repair
 from omnieval.judges._repair import judge_repair
@@ -65,6 +70,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 COMPONENT = "judge"
+EXPECTED_COMPONENT = "judge_expected"
+"""Companion of each greedy ``judge`` row: the judge's probability-weighted score (1-10, float)."""
 UNAVAILABLE_JUDGE = "unavailable"
 JUDGMENT_COLUMNS: tuple[str, ...] = (
     "system",
@@ -87,6 +94,7 @@ JUDGMENT_COLUMNS: tuple[str, ...] = (
     "latency_s",
     "finish_reason",
     "note",
+    "expected_scores",
 )
 
 DescribeAudio = Callable[[Path], Mapping[str, object]]
@@ -604,6 +612,34 @@ class _RepairJob(_Job):
         self._entry("skipped", f"repair model unavailable: {reason}")
 
 
+def has_expected(judge: JudgeConfig | None) -> bool:
+    """Whether this judge's records get ``judge_expected`` rows (its backend reports value probabilities)."""
+    if judge is None:
+        return False
+    return reports_value_probs(
+        judge.backend,
+        schema_constrained=judge.framing.schema_constrained,
+        greedy=judge.decoding.temperature == 0 and judge.decoding.repetition_penalty == 1.0,
+    )
+
+
+def expected_scores(record_status: str, completion: Completion | None, track_name: str) -> dict[str, float]:
+    """Criterion -> probability-weighted score of one record, for the criteria that have one.
+
+    Only plain ``ok`` records: a repaired verdict's scores come from the repair model's rewrite,
+    which the original answer's probabilities do not describe.
+    """
+    if record_status != Status.OK or completion is None or not completion.value_probs:
+        return {}
+    out: dict[str, float] = {}
+    for criterion in TRACKS[track_name].criteria:
+        dist = completion.value_probs.get(f"{criterion}/score")
+        value = expected_score(dist) if dist else None
+        if value is not None:
+            out[criterion] = value
+    return out
+
+
 def _rows(
     records: list[_Record], *, panel: str, benchmark: str
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -614,23 +650,36 @@ def _rows(
         valued = record.status in (Status.OK, Status.REPAIRED)
         reading = record.reading
         scores = reading.scores if (valued and reading is not None) else {}
+        with_expected = has_expected(record.judge)
+        expected = expected_scores(record.status, record.completion, record.track) if with_expected else {}
         for criterion in TRACKS[record.track].criteria:
             value = float(scores[criterion]) if valued else None
-            score_rows.append(
-                {
-                    "benchmark": benchmark,
-                    "system": record.system,
-                    "instance_id": t.id,
-                    "index": t.index,
-                    "track": record.track,
-                    "component": COMPONENT,
-                    "judge": record.judge_id,
-                    "criterion": criterion,
-                    "value": value,
-                    "status": str(record.status),
-                    "panel": panel,
-                }
-            )
+            base = {
+                "benchmark": benchmark,
+                "system": record.system,
+                "instance_id": t.id,
+                "index": t.index,
+                "track": record.track,
+                "component": COMPONENT,
+                "judge": record.judge_id,
+                "criterion": criterion,
+                "value": value,
+                "status": str(record.status),
+                "panel": panel,
+            }
+            score_rows.append(base)
+            if with_expected:
+                # Never a stand-in: a valued verdict without probabilities is not_applicable, not
+                # its greedy score; an unvalued one keeps the greedy row's status.
+                weighted = expected.get(criterion)
+                status = (
+                    str(record.status)
+                    if not valued
+                    else (Status.OK if weighted is not None else Status.NOT_APPLICABLE)
+                )
+                score_rows.append(
+                    {**base, "component": EXPECTED_COMPONENT, "value": weighted, "status": str(status)}
+                )
         completion = record.completion
         judgment_rows.append(
             {
@@ -656,6 +705,7 @@ def _rows(
                 "latency_s": completion.latency_s if completion else math.nan,
                 "finish_reason": completion.finish_reason if completion else "",
                 "note": record.note,
+                "expected_scores": json.dumps(expected),
             }
         )
     return score_rows, judgment_rows

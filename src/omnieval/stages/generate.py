@@ -71,7 +71,6 @@ def run(
     config: SuiteConfig, system_id: str, instances: Sequence[Any], dataset_digest: str
 ) -> GenerateOutcome:
     from omnieval.benchmarks import GenerateJob
-    from omnieval.candidates import Modality
     from omnieval.gates import enforce, gate_candidates
 
     bench = config.bench
@@ -99,7 +98,8 @@ def run(
         shutil.rmtree(out)
     # Valid index folders are those of the whole dataset, even when the suite evaluates a prefix.
     n_rows = int(read_json(paths.dataset_manifest).get("n_rows", len(instances)))
-    modalities = tuple(Modality(m) for m in bench.modalities)
+    # Names, not Modality members: the gate knows each modality's file (prism's video too).
+    modalities = tuple(bench.modalities)
     summaries: dict[str, Any] = {}
     for condition in config.run_conditions:
         target = paths.candidates(system_id, condition)

@@ -58,6 +58,10 @@ def run(config: SuiteConfig, instances: Sequence[Any], dataset_digest: str) -> J
     )
     if is_fresh(paths, "judge", key, [scores_path, judgments_path]):
         note("[judge] unchanged, reusing judge outputs (0 model calls)")
+        if not (out_dir / "health.json").is_file():
+            _write_health(out_dir, pd.read_parquet(scores_path), pd.read_parquet(judgments_path))
+        # The judges' outputs are reused, but the drift check re-judges its anchors once a day.
+        _drift(config, instances)
         return JudgeOutcome(scores_path, judgments_path, 0, 0, True)
 
     score_frames: list[pd.DataFrame] = []
@@ -101,8 +105,37 @@ def run(config: SuiteConfig, instances: Sequence[Any], dataset_digest: str) -> J
             "cache_hits": hits,
         },
     )
+    from omnieval.gates import enforce, gate_judgments
+
+    # Before the stamp: a failed gate leaves the stage incomplete, so a retry gates again.
+    enforce(gate_judgments(judgments, scores, out_json=paths.gates / "judgments.json"))
+    _write_health(out_dir, scores, judgments)
+    _drift(config, instances)
     write_stamp(paths, "judge", key, model_calls=calls, cache_hits=hits)
     return JudgeOutcome(scores_path, judgments_path, calls, hits, False)
+
+
+def _write_health(out_dir: Path, scores: Any, judgments: Any) -> None:
+    """``health.json``: per (panel, judge) scale use, criteria spread, rationale cuts (docs/judges.md)."""
+    from omnieval.judges._health import judge_health
+
+    health = judge_health(judgments, scores)
+    write_json(out_dir / "health.json", health)
+    for name in health["degenerate"]:
+        reasons = "; ".join(health["judges"][name]["reasons"])
+        note(f"[judge] {name} looks degenerate: {reasons}")
+
+
+def _drift(config: SuiteConfig, instances: Sequence[Any]) -> None:
+    if not config.drift.enabled:
+        return
+    from omnieval.judges._drift import run_drift_check
+
+    document = run_drift_check(config, instances)
+    note(
+        f"[judge] drift check: {document['status']} (mean shift {document.get('mean_shift')}, "
+        f"{document.get('model_calls', 0)} model calls)"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -86,7 +86,10 @@ def run(config: SuiteConfig, dataset_digest: str) -> ReportOutcome:
         print(bench.leaderboard_text(leaderboard_document(read_json(leaderboard_path))))
         return ReportOutcome(scores_path, leaderboard_path, analyses_dir, report_path, True)
 
-    scores = collect_scores(config)
+    from omnieval.gates import gate_report_scores
+
+    # The scores gate runs before anything aggregates the table; a failure stops the run (exit 2).
+    scores = gate_report_scores(config, collect_scores, paths.gates / "scores.json")
     write_scores(scores, scores_path)
     n_instances = int(scores["instance_id"].nunique())
     judge_lineage = paths.judge_dir / "lineage.json"
@@ -104,7 +107,17 @@ def run(config: SuiteConfig, dataset_digest: str) -> ReportOutcome:
             seed=config.analyses.seed,
             draws=config.analyses.bootstrap_draws,
         )
-    bench.write_report(ReportJob(report_path, config, board, analyses_dir))
+    health = paths.judge_dir / "health.json"
+    bench.write_report(
+        ReportJob(
+            report_path,
+            config,
+            board,
+            analyses_dir,
+            judge_health=read_json(health) if config.panels and health.is_file() else None,
+            judgments_path=paths.judge_dir / "judgments.parquet" if config.panels else None,
+        )
+    )
     write_stamp(paths, "report", key, analyses=sorted(outputs))
     print(bench.leaderboard_text(board))
     return ReportOutcome(scores_path, leaderboard_path, analyses_dir, report_path, False)

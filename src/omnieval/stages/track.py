@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,20 @@ from omnieval.config import SuiteConfig
 from omnieval.progress import note
 from omnieval.stages._common import StatePaths, code_digest, read_json, state_paths, write_json
 from omnieval.stages._main import stage_main
+
+STARTED_FILE = "started_at.json"
+"""State file holding when the current suite execution started (written by the validate stage)."""
+
+
+def record_start(paths: StatePaths) -> None:
+    """Note that a suite execution starts now; the track stage uses it as the MLflow run's start."""
+    write_json(paths.root / STARTED_FILE, {"started_at": datetime.now(UTC).isoformat()})
+
+
+def _started_at(paths: StatePaths) -> datetime | None:
+    """The recorded start, or None when validate did not run for this execution."""
+    marker = paths.root / STARTED_FILE
+    return datetime.fromisoformat(read_json(marker)["started_at"]) if marker.is_file() else None
 
 
 @dataclass(frozen=True)
@@ -123,14 +138,34 @@ def run(config: SuiteConfig, dataset_digest: str) -> TrackOutcome:
                     _copy_tree(source, target)
         shutil.copyfile(report / "scores.parquet", folder / "scores.parquet")
         write_json(folder / "leaderboard.json", leaderboard_document(board))
-        # Re-render the report now that the analysis runs exist, so it links each one.
-        document = leaderboard_document(board)
-        bench.write_report(
-            ReportJob(folder / "report.html", config, document, report / "analyses", analysis_runs, run_id)
-        )
         judgments = paths.judge_dir / "judgments.parquet"
         if judgments.is_file():
             shutil.copyfile(judgments, folder / "judgments.parquet")
+        # The page links its analyses' JSON relatively, so they travel with it.
+        for analysis_json in sorted((report / "analyses").glob("*.json")):
+            (folder / "analyses").mkdir(exist_ok=True)
+            shutil.copyfile(analysis_json, folder / "analyses" / analysis_json.name)
+        # -- regression verdict against the previous run (omnieval.compare, docs/nightly.md) --
+        from omnieval.compare import nightly_regression
+
+        nightly_regression(config, folder, run_id=run_id, dataset_manifest=paths.dataset_manifest)
+        # -- end regression verdict --
+        regression, health = folder / "regression.json", paths.judge_dir / "health.json"
+        # Re-render the report now that the analysis runs exist, so it links each one.
+        document = leaderboard_document(board)
+        bench.write_report(
+            ReportJob(
+                folder / "report.html",
+                config,
+                document,
+                report / "analyses",
+                analysis_runs,
+                run_id,
+                regression=read_json(regression) if regression.is_file() else None,
+                judge_health=read_json(health) if config.panels and health.is_file() else None,
+                judgments_path=folder / "judgments.parquet" if config.panels else None,
+            )
+        )
         folder_holder["folder"] = folder
         return folder
 
@@ -150,18 +185,40 @@ def run(config: SuiteConfig, dataset_digest: str) -> TrackOutcome:
         artifacts=[],
         run_folder_for=build_run_folder,
         analyses_dir=report / "analyses",
+        started_at=_started_at(paths),
+        panels=config.panels,
+        git_dirty=bool(lineage["code"]["git_dirty"]),
     )
     folder = folder_holder["folder"]
+    from omnieval.tracking.gates_log import log_gate_results
+
+    log_gate_results(ids.parent, folder / "gates")
     write_json(
         folder / "mlflow.json", {"parent": ids.parent, "systems": ids.systems, "analyses": ids.analyses}
     )
     write_json(paths.tracking, {"run_id": ids.parent, "run_folder": str(folder), "systems": ids.systems})
+    # -- regression notifications (omnieval.compare, docs/nightly.md) --
+    from omnieval.compare import notify_regression
+
+    notify_regression(config, folder)
+    # -- end regression notifications --
     if config.tracking.wandb:
+        import pandas as pd
+
         from omnieval.tracking.wandb_log import log_to_wandb
 
         log_to_wandb(
-            config.suite, resolved, {sid: system_metrics.get(sid, {}) for sid in config.systems}, folder
+            suite=config.suite,
+            run_name=ids.name,
+            config=resolved,
+            metrics={sid: system_metrics.get(sid, {}) for sid in config.systems},
+            folder=folder,
+            scores=pd.read_parquet(folder / "scores.parquet"),
+            tags=tags,
+            mlflow_run_id=ids.parent,
         )
+    # Consumed: a later track-only run (dvc repro with validate cached) must not reuse this start.
+    (paths.root / STARTED_FILE).unlink(missing_ok=True)
     note(f"[track] MLflow run {ids.parent}; run folder {folder}")
     return TrackOutcome(ids.parent, folder, ids.systems)
 

@@ -43,9 +43,12 @@ def run(config: SuiteConfig) -> DatasetState:
     """Validate, gate and fingerprint the suite's dataset; raise DataError/GateFailed (exit 2) on bad data."""
     from omnieval.data import write_manifest
     from omnieval.gates import enforce
+    from omnieval.stages.track import record_start
 
     bench = config.bench
     paths = state_paths(config)
+    # The first stage of every execution: its start is the MLflow run's start (see track).
+    record_start(paths)
     root = config.dataset_path
     gate_path = paths.gates / "dataset.json"
     report = bench.validate(root)

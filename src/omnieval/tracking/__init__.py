@@ -1,15 +1,40 @@
 """Experiment tracking: the only place that imports mlflow (and wandb).
 
 Naming follows FORMATS.md section 5: an experiment per suite, a parent run per suite execution, a
-child run per system, analyses as child runs tagged ``omnieval.kind=analysis``.
+child run per system, analyses as child runs tagged ``omnieval.kind=analysis``. How the runs look in
+the MLflow UI (names, columns, inputs, artifacts) is described in ``docs/mlflow-ui.md``.
 """
 
 from omnieval.tracking._mlflow import (
+    DEFAULT_HEADLINE_PATTERNS,
+    EXPERIMENT_KIND,
+    EXPERIMENT_KIND_TAG,
+    CandidateTable,
     SuiteRunIds,
+    candidate_table,
     configure_mlflow,
+    headline_metrics,
     log_failed_run,
     log_suite_run,
+    short_sha,
+    suite_run_name,
+    system_run_name,
     tracking_uri,
 )
 
-__all__ = ["SuiteRunIds", "configure_mlflow", "log_failed_run", "log_suite_run", "tracking_uri"]
+__all__ = [
+    "DEFAULT_HEADLINE_PATTERNS",
+    "EXPERIMENT_KIND",
+    "EXPERIMENT_KIND_TAG",
+    "CandidateTable",
+    "SuiteRunIds",
+    "candidate_table",
+    "configure_mlflow",
+    "headline_metrics",
+    "log_failed_run",
+    "log_suite_run",
+    "short_sha",
+    "suite_run_name",
+    "system_run_name",
+    "tracking_uri",
+]

@@ -1,16 +1,53 @@
-"""MLflow logging of suite executions."""
+"""MLflow logging of suite executions.
+
+One suite execution is a parent run (named ``<suite> · <local date time> · <short sha>``, started when
+the flow started and ended once everything is logged), a child run per system (``<system> · <date>``)
+and a child run per analysis. Whatever the runs table and the compare view should show sits in three
+places: tags (``omnieval.*``), a handful of params with short names (``suite``, ``benchmark``,
+``system``, ``panels``, ``dataset_version``, ``git_sha``) and metrics; the parent also carries each
+system's headline metrics as ``<system>/<metric key>`` so one row per night is enough to compare.
+"""
 
 from __future__ import annotations
 
+import fnmatch
+import hashlib
 import json
 import os
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 DEFAULT_STORE = Path("mlflow")
+
+EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
+"""Experiment tag the MLflow 3 UI reads to pick an experiment's landing tab (``ExperimentKindUtils.tsx``)."""
+EXPERIMENT_KIND = "custom_model_development"
+""""Machine learning" in the UI's kind selector: the experiment opens on its runs, not on GenAI traces."""
+
+DEFAULT_HEADLINE_PATTERNS: tuple[str, ...] = (
+    "storybench.*.total_average",
+    "acbench.*.wer",
+    "prism.*.final",
+)
+"""Metric keys (``fnmatch`` patterns) copied onto the parent run as ``<system>/<key>``: the number a
+reader compares first for each benchmark. A benchmark class may override them with a
+``headline_metrics`` attribute of the same shape."""
+
+PARAM_FROM_TAG: dict[str, str] = {
+    "benchmark": "omnieval.benchmark",
+    "dataset_version": "omnieval.dataset.version",
+    "git_sha": "omnieval.git_sha",
+}
+"""Short param names (runs-table columns) filled from the §5 tags of the same meaning."""
+
+_SEP = " · "
 
 
 def tracking_uri() -> str:
@@ -26,14 +63,18 @@ def configure_mlflow(experiment: str) -> str:
     """Point mlflow at the store and make sure ``experiment`` exists; return its id.
 
     Experiments get an explicit artifact location under ``mlflow/artifacts`` for the local store,
-    otherwise MLflow would drop artifacts into ``./mlruns``.
+    otherwise MLflow would drop artifacts into ``./mlruns``. Every experiment, new or existing, is
+    tagged ``mlflow.experimentKind=custom_model_development`` so the UI opens it on its runs.
     """
     import mlflow
 
     uri = tracking_uri()
     mlflow.set_tracking_uri(uri)
-    found = mlflow.get_experiment_by_name(experiment)
+    client = mlflow.MlflowClient()
+    found = client.get_experiment_by_name(experiment)
     if found is not None:
+        if found.tags.get(EXPERIMENT_KIND_TAG) != EXPERIMENT_KIND:
+            client.set_experiment_tag(found.experiment_id, EXPERIMENT_KIND_TAG, EXPERIMENT_KIND)
         mlflow.set_experiment(experiment)
         return str(found.experiment_id)
     location = None
@@ -43,16 +84,103 @@ def configure_mlflow(experiment: str) -> str:
         ).resolve()
         artifacts.mkdir(parents=True, exist_ok=True)
         location = (artifacts / experiment.replace("/", "_")).as_uri()
-    exp_id = mlflow.create_experiment(experiment, artifact_location=location)
+    exp_id = client.create_experiment(
+        experiment, artifact_location=location, tags={EXPERIMENT_KIND_TAG: EXPERIMENT_KIND}
+    )
     mlflow.set_experiment(experiment)
     return str(exp_id)
 
 
 @dataclass(frozen=True)
 class SuiteRunIds:
+    """Run ids of one suite execution and the parent run's name."""
+
     parent: str
     systems: dict[str, str]
     analyses: dict[str, str] = field(default_factory=dict)
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class CandidateTable:
+    """The files of one system's candidate folder as an MLflow dataset source.
+
+    ``frame`` has one row per file: ``path`` (relative, POSIX), ``bytes`` and ``sha256``; ``digest``
+    is the SHA-256 over each relative path and file hash in path order (the same tree hash as
+    ``omnieval.stages._common.tree_digest``).
+    """
+
+    frame: pd.DataFrame
+    digest: str
+
+
+def _local(moment: datetime) -> datetime:
+    return moment.astimezone() if moment.tzinfo else moment
+
+
+def short_sha(git_sha: str, *, dirty: bool = False) -> str:
+    """First 7 characters of a commit, ``-dirty`` when the tree had changes; ``unknown`` stays as is.
+
+    >>> short_sha("a1b2c3d4e5f6"), short_sha("a1b2c3d4e5f6", dirty=True), short_sha("unknown")
+    ('a1b2c3d', 'a1b2c3d-dirty', 'unknown')
+    """
+    if not git_sha or git_sha == "unknown":
+        return "unknown"
+    return git_sha[:7] + ("-dirty" if dirty else "")
+
+
+def suite_run_name(suite: str, started_at: datetime, git_sha: str, *, dirty: bool = False) -> str:
+    """Parent run name: suite, local start date and time (minutes), short commit.
+
+    >>> suite_run_name("nightly", datetime(2026, 11, 30, 2, 0), "a1b2c3d4e5")
+    'nightly · 2026-11-30 02:00 · a1b2c3d'
+    """
+    return _SEP.join((suite, f"{_local(started_at):%Y-%m-%d %H:%M}", short_sha(git_sha, dirty=dirty)))
+
+
+def system_run_name(system: str, started_at: datetime) -> str:
+    """Child run name of one system.
+
+    >>> system_run_name("oracle", datetime(2026, 11, 30, 2, 0))
+    'oracle · 2026-11-30 02:00'
+    """
+    return _SEP.join((system, f"{_local(started_at):%Y-%m-%d %H:%M}"))
+
+
+def headline_metrics(
+    system_metrics: Mapping[str, Mapping[str, float]], patterns: Iterable[str] = DEFAULT_HEADLINE_PATTERNS
+) -> dict[str, float]:
+    """The parent run's compact metric set: ``<system>/<key>`` for each key matching a pattern.
+
+    >>> headline_metrics({"a": {"storybench.valid_only.total_average": 5.0, "storybench.x": 1.0}})
+    {'a/storybench.valid_only.total_average': 5.0}
+    """
+    wanted = tuple(patterns)
+    return {
+        f"{system}/{key}": float(value)
+        for system, metrics in system_metrics.items()
+        for key, value in sorted(metrics.items())
+        if any(fnmatch.fnmatchcase(key, p) for p in wanted)
+    }
+
+
+def candidate_table(folder: Path) -> CandidateTable:
+    """Table of ``folder``'s files with their size (bytes) and SHA-256, and the folder's tree hash."""
+    import pandas as pd
+
+    tree = hashlib.sha256()
+    rows: list[dict[str, Any]] = []
+    files = sorted(
+        (p for p in folder.rglob("*") if p.is_file()), key=lambda p: p.relative_to(folder).as_posix()
+    )
+    for path in files:
+        rel = path.relative_to(folder).as_posix()
+        file_hash = hashlib.sha256(path.read_bytes())
+        tree.update(rel.encode())
+        tree.update(file_hash.digest())
+        rows.append({"path": rel, "bytes": path.stat().st_size, "sha256": file_hash.hexdigest()})
+    frame = pd.DataFrame(rows, columns=["path", "bytes", "sha256"])
+    return CandidateTable(frame, tree.hexdigest())
 
 
 def _flatten(prefix: str, value: Any, out: dict[str, str]) -> None:
@@ -63,6 +191,49 @@ def _flatten(prefix: str, value: Any, out: dict[str, str]) -> None:
         out[prefix] = json.dumps(value, default=str)[:500]
     else:
         out[prefix] = str(value)[:500]
+
+
+def _ms(moment: datetime) -> int:
+    return int(moment.timestamp() * 1000)
+
+
+def _pandas_dataset(frame: Any, *, source: str, name: str, digest: str) -> Any:
+    import mlflow
+
+    with warnings.catch_warnings():
+        # A local folder matches two equivalent MLflow source types; either is right.
+        warnings.simplefilter("ignore", UserWarning)
+        return mlflow.data.from_pandas(  # type: ignore[attr-defined]
+            frame, source=source, name=name, digest=digest[:36]
+        )
+
+
+def _dataset_input(dataset: Any, context: str) -> Any:
+    from mlflow.entities import DatasetInput, InputTag
+    from mlflow.utils.mlflow_tags import MLFLOW_DATASET_CONTEXT
+
+    with warnings.catch_warnings():
+        # Schema inference hints that integer columns cannot hold NaN; ours never miss values.
+        warnings.simplefilter("ignore", UserWarning)
+        entity = dataset._to_mlflow_entity()
+    return DatasetInput(entity, tags=[InputTag(MLFLOW_DATASET_CONTEXT, context)])
+
+
+def _note(
+    suite: str, name: str, systems: Sequence[str], panels: Sequence[str], tags: Mapping[str, str]
+) -> str:
+    lines = [
+        f"**{name}**: suite `{suite}`, benchmark `{tags.get('omnieval.benchmark', '?')}`.",
+        "",
+        f"- systems: {', '.join(systems) or 'none'}",
+        f"- judge panels: {', '.join(panels) or 'none'}",
+        f"- dataset version: `{tags.get('omnieval.dataset.version', '?')}`",
+        f"- git: `{tags.get('omnieval.git_sha', '?')}`",
+        "",
+        "Artifacts: `report.html` (the report), `leaderboard.json`, `scores.parquet`; `run/` holds the"
+        " whole run folder (config, lineage, gates, candidates).",
+    ]
+    return "\n".join(lines)
 
 
 def log_suite_run(
@@ -78,69 +249,177 @@ def log_suite_run(
     system_metrics: Mapping[str, Mapping[str, float]],
     system_params: Mapping[str, Mapping[str, Any]],
     artifacts: list[Path],
-    run_folder_for: Any,
+    run_folder_for: Callable[[str, dict[str, str]], Path],
     analyses_dir: Path | None = None,
+    started_at: datetime | None = None,
+    ended_at: datetime | None = None,
+    run_name: str | None = None,
+    panels: Sequence[str] = (),
+    git_dirty: bool = False,
+    headline_patterns: Iterable[str] = DEFAULT_HEADLINE_PATTERNS,
 ) -> SuiteRunIds:
     """Log one suite execution: parent run, a child run per system, analysis child runs.
 
-    ``run_folder_for(run_id, analysis_run_ids) -> Path`` builds the run folder once the run ids are
-    known; its files are logged as the parent's artifacts next to ``artifacts``.
+    Args:
+        tags: §5 tags of every run (``omnieval.benchmark``, ``omnieval.dataset.version``,
+            ``omnieval.git_sha``, judge and prompt hashes, ...).
+        run_folder_for: ``(parent run id, analysis run ids) -> Path`` builds the run folder once the
+            run ids are known; its files are logged as the parent's artifacts (under ``run/``, with
+            ``report.html``, ``leaderboard.json`` and ``scores.parquet`` also at the top), and each
+            ``candidates/<system>`` folder in it becomes the dataset input ``candidates/<system>``
+            of that system's child run.
+        started_at: when the suite execution started (timezone-aware; default: now). Child runs
+            share the parent's span.
+        ended_at: its end (default: now, after everything is logged).
+        run_name: parent run name; default :func:`suite_run_name` of the suite, start and git sha.
+        panels: judge panels the suite ran (tag ``omnieval.panel``, param ``panels``).
+        git_dirty: the working tree had changes (marks the short sha in the run name).
+        headline_patterns: which child metric keys the parent repeats as ``<system>/<key>``.
     """
     import mlflow
+    from mlflow.entities import Metric, Param
 
-    configure_mlflow(experiment)
-    params: dict[str, str] = {}
-    _flatten("", config, params)
-    with mlflow.start_run(run_name=f"{suite}") as parent:
-        mlflow.set_tags({"omnieval.kind": "suite", "omnieval.suite": suite, **tags})
-        mlflow.log_params(dict(list(params.items())[:400]))
-        with warnings.catch_warnings():
-            # A local folder matches two equivalent MLflow source types; either is right.
-            warnings.simplefilter("ignore", UserWarning)
-            dataset = mlflow.data.from_pandas(  # type: ignore[attr-defined]
-                dataset_frame, source=dataset_source, name=dataset_name, digest=dataset_digest[:36]
-            )
-        mlflow.log_input(dataset, context="evaluation")
+    experiment_id = configure_mlflow(experiment)
+    client = mlflow.MlflowClient()
+    start = started_at or datetime.now(UTC)
+    git_sha = tags.get("omnieval.git_sha", "unknown")
+    name = run_name or suite_run_name(suite, start, git_sha, dirty=git_dirty)
+    panel_text = ",".join(panels) if panels else "none"
+    systems = list(system_metrics)
+    common_tags = {
+        "omnieval.suite": suite,
+        "omnieval.panel": panel_text,
+        **{k: str(v) for k, v in tags.items()},
+    }
+    short_params = {
+        "suite": suite,
+        "panels": panel_text,
+        **{param: str(tags[tag])[:500] for param, tag in PARAM_FROM_TAG.items() if tag in tags},
+    }
+    dataset = _pandas_dataset(dataset_frame, source=dataset_source, name=dataset_name, digest=dataset_digest)
+    evaluation_input = _dataset_input(dataset, "evaluation")
+
+    parent = client.create_run(
+        experiment_id,
+        start_time=_ms(start),
+        run_name=name,
+        tags={
+            "omnieval.kind": "suite",
+            **common_tags,
+            "mlflow.note.content": _note(suite, name, systems, panels, tags),
+        },
+    )
+    parent_id = parent.info.run_id
+    run_ids = [parent_id]
+    try:
+        params: dict[str, str] = {}
+        _flatten("", config, params)
+        params = dict(list(params.items())[:400])
+        # The short names win over flattened config keys of the same name (same meaning anyway).
+        params.update(short_params)
+        params["systems"] = ",".join(systems)[:500]
+        client.log_batch(parent_id, params=[Param(k, v) for k, v in params.items()])
+        client.log_inputs(parent_id, datasets=[evaluation_input])
+
         system_runs: dict[str, str] = {}
-        for system, metrics in system_metrics.items():
-            with mlflow.start_run(run_name=system, nested=True) as child:
-                mlflow.set_tags({"omnieval.kind": "system", "omnieval.system": system, **tags})
-                flat: dict[str, str] = {}
-                _flatten("system", system_params.get(system, {}), flat)
-                if flat:
-                    mlflow.log_params(flat)
-                mlflow.log_input(dataset, context="evaluation")
-                mlflow.log_metrics(dict(metrics))
-                system_runs[system] = child.info.run_id
+        for system in system_metrics:
+            child = client.create_run(
+                experiment_id,
+                start_time=_ms(start),
+                run_name=system_run_name(system, start),
+                tags={
+                    "mlflow.parentRunId": parent_id,
+                    "omnieval.kind": "system",
+                    "omnieval.system": system,
+                    **common_tags,
+                },
+            )
+            child_id = child.info.run_id
+            run_ids.append(child_id)
+            flat: dict[str, str] = {}
+            _flatten("system", system_params.get(system, {}), flat)
+            flat.update(short_params)
+            flat["system"] = system
+            client.log_batch(child_id, params=[Param(k, v) for k, v in flat.items()])
+            client.log_inputs(child_id, datasets=[evaluation_input])
+            system_runs[system] = child_id
+
         analysis_runs: dict[str, str] = {}
         if analyses_dir is not None and analyses_dir.is_dir() and any(analyses_dir.glob("*.json")):
             from omnieval.tracking.analysis_runs import log_analysis_runs
 
             analysis_runs = dict(
-                log_analysis_runs(analyses_dir, parent_run_id=parent.info.run_id, experiment=experiment)
+                log_analysis_runs(
+                    analyses_dir,
+                    parent_run_id=parent_id,
+                    experiment=experiment,
+                    tags={"omnieval.suite": suite, **{k: str(v) for k, v in tags.items()}},
+                )
             )
-        folder: Path = run_folder_for(parent.info.run_id, analysis_runs)
+        folder = run_folder_for(parent_id, analysis_runs)
+
+        end = ended_at or datetime.now(UTC)
+        stamp = _ms(end)
+        for system, child_id in system_runs.items():
+            candidates = folder / "candidates" / system
+            if candidates.is_dir():
+                table = candidate_table(candidates)
+                inputs = _pandas_dataset(
+                    table.frame,
+                    source=str(candidates.resolve()),
+                    name=f"candidates/{system}",
+                    digest=table.digest,
+                )
+                client.log_inputs(child_id, datasets=[_dataset_input(inputs, "candidates")])
+            client.log_batch(
+                child_id, metrics=[Metric(k, float(v), stamp, 0) for k, v in system_metrics[system].items()]
+            )
+        headline = headline_metrics(system_metrics, headline_patterns)
+        client.log_batch(parent_id, metrics=[Metric(k, v, stamp, 0) for k, v in headline.items()])
+        client.set_tag(parent_id, "omnieval.headline_metrics", ",".join(headline)[:5000])
+
         for path in artifacts:
             if path.is_file():
-                mlflow.log_artifact(str(path))
-        mlflow.log_artifacts(str(folder), artifact_path="run")
-    return SuiteRunIds(parent.info.run_id, system_runs, analysis_runs)
+                client.log_artifact(parent_id, str(path))
+        for top in ("report.html", "leaderboard.json", "scores.parquet"):
+            if (folder / top).is_file():
+                client.log_artifact(parent_id, str(folder / top))
+        client.log_artifacts(parent_id, str(folder), artifact_path="run")
+    except BaseException:
+        for run_id in reversed(run_ids):
+            client.set_terminated(run_id, status="FAILED")
+        raise
+    # Without an explicit end, the run ends once its artifacts are uploaded.
+    finish = _ms(ended_at) if ended_at is not None else _ms(datetime.now(UTC))
+    for run_id in reversed(run_ids):
+        client.set_terminated(run_id, status="FINISHED", end_time=finish)
+    return SuiteRunIds(parent_id, system_runs, analysis_runs, name)
 
 
 def log_failed_run(
-    *, experiment: str, suite: str, reason: str, artifacts: list[Path], tags: Mapping[str, str]
+    *,
+    experiment: str,
+    suite: str,
+    reason: str,
+    artifacts: list[Path],
+    tags: Mapping[str, str],
+    started_at: datetime | None = None,
 ) -> str:
     """Record a suite execution that stopped at a gate: status FAILED, the gate result attached."""
     import mlflow
 
-    configure_mlflow(experiment)
-    with mlflow.start_run(run_name=f"{suite} (failed)") as run:
-        mlflow.set_tags(
-            {"omnieval.kind": "suite", "omnieval.suite": suite, "omnieval.failed": reason[:250], **tags}
-        )
-        for path in artifacts:
-            if path.is_file():
-                mlflow.log_artifact(str(path), artifact_path="gates")
-        run_id = run.info.run_id
-    mlflow.MlflowClient().set_terminated(run_id, status="FAILED")
+    experiment_id = configure_mlflow(experiment)
+    client = mlflow.MlflowClient()
+    start = started_at or datetime.now(UTC)
+    run = client.create_run(
+        experiment_id,
+        start_time=_ms(start),
+        run_name=_SEP.join((suite, f"{_local(start):%Y-%m-%d %H:%M}", "failed")),
+        tags={"omnieval.kind": "suite", "omnieval.suite": suite, "omnieval.failed": reason[:250], **tags},
+    )
+    run_id = run.info.run_id
+    for path in artifacts:
+        if path.is_file():
+            client.log_artifact(run_id, str(path), artifact_path="gates")
+    client.set_terminated(run_id, status="FAILED")
     return str(run_id)

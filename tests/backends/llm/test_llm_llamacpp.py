@@ -20,7 +20,7 @@ def test_verdict_schema_plan() -> None:
     assert plan is not None
     assert [type(s).__name__ for s in plan] == ["Fixed", "IntChoice", "Fixed", "Text"] * 4 + ["Fixed"]
     assert plan[0] == Fixed('{"alignment_with_metadata": {"score": ')
-    assert plan[1] == IntChoice(tuple(range(1, 11)))
+    assert plan[1] == IntChoice(tuple(range(1, 11)), "alignment_with_metadata/score")
     assert plan[3] == Text(1, 50)
     assert plan[-1] == Fixed('"}}')
     reason_first = plan_schema(verdict_schema("text", rationale_max_chars=50, rationale_first=True))
@@ -73,8 +73,11 @@ class _ScriptedLlm(LlamaCppChatBackend):
         self.contexts.append(text)
         return self._logits()
 
-    def _advance(self, token: int) -> np.ndarray:
+    def _advance(self, token: int, at: int | None = None) -> np.ndarray:
         return self._logits()
+
+    def _position(self) -> int:
+        return 0
 
     def _chat_prompt(self, messages: list[dict[str, str]]) -> str:
         return "PROMPT:"

@@ -17,7 +17,13 @@ from omnieval.backends.llm._config import (
     TransformersConfig,
     VllmServerConfig,
 )
-from omnieval.backends.llm._factory import LLM_BACKENDS, backend_identity, open_backend, output_fingerprint
+from omnieval.backends.llm._factory import (
+    LLM_BACKENDS,
+    backend_identity,
+    open_backend,
+    output_fingerprint,
+    reports_value_probs,
+)
 from omnieval.backends.llm._types import (
     AudioPart,
     BackendError,
@@ -59,4 +65,5 @@ __all__ = [
     "backend_identity",
     "open_backend",
     "output_fingerprint",
+    "reports_value_probs",
 ]

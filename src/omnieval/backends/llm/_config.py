@@ -100,6 +100,10 @@ class LlamaCppConfig(_Strict):
     """How a JSON schema is enforced: ``skeleton`` writes fixed-shape JSON itself and lets the model
     generate only the values (greedy decoding; falls back to ``grammar`` for other schemas);
     ``grammar`` uses llama.cpp's JSON-schema grammar for every token."""
+    skeleton_text_sentences: int | None = Field(default=None, ge=1)
+    """With ``skeleton`` decoding, end every free-text value after this many sentences (a sentence
+    ends at ``.``, ``!`` or ``?`` followed by a space); None = only the model's closing quote or
+    the schema's ``maxLength`` ends it. Keeps a small judge's rationales whole and short."""
 
 
 class TransformersConfig(_Strict):
@@ -123,6 +127,9 @@ class ScriptedConfig(_Strict):
     kind: Literal["scripted"] = "scripted"
     script: str
     delay_s: float = Field(default=0.0, ge=0)
+    value_probs: bool = False
+    """The script reports value probabilities (it returns :class:`Completion` objects with
+    ``value_probs``), so judges using it get ``judge_expected`` rows."""
 
 
 BackendConfig = Annotated[

@@ -102,12 +102,29 @@ def backend_identity(config: BackendConfig, *, model: str, revision: str = "") -
     return _IDENTITIES[config.kind](config, model, revision)
 
 
+def reports_value_probs(config: BackendConfig, *, schema_constrained: bool, greedy: bool) -> bool:
+    """Whether answers from ``config`` carry :attr:`Completion.value_probs` for schema integers.
+
+    llama.cpp does with its ``skeleton`` decoder (greedy requests under a fixed-shape schema), where
+    the decoder reads the model's full next-token distribution at every value; a scripted model does
+    when its config says so. Other backends report none (their judge rows get no probability-weighted
+    companion).
+    """
+    if isinstance(config, LlamaCppConfig):
+        return config.constrained_decoding == "skeleton" and schema_constrained and greedy
+    if isinstance(config, ScriptedConfig):
+        return config.value_probs
+    return False
+
+
 def output_fingerprint(config: BackendConfig) -> dict[str, Any]:
     """Backend settings that change what the model answers (not speed): part of every cache key."""
     out: dict[str, Any] = {"kind": config.kind}
     if isinstance(config, LlamaCppConfig):
         out["constrained_decoding"] = config.constrained_decoding
         out["chat_format"] = config.chat_format
+        if config.skeleton_text_sentences is not None:
+            out["skeleton_text_sentences"] = config.skeleton_text_sentences
     elif isinstance(config, OpenAIBackendConfig | VllmServerConfig):
         out["schema_field"] = config.schema_field
         out["vllm_extensions"] = config.vllm_extensions

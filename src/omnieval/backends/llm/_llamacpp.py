@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -205,8 +206,15 @@ class LlamaCppChatBackend(SequentialChatMixin):
         self._evaluated += len(tokens) - same
         return self._logits()
 
-    def _advance(self, token: int) -> np.ndarray:
+    def _position(self) -> int:
+        """Tokens in the KV cache now (where the next evaluated token goes)."""
+        return int(self._llm.n_tokens)
+
+    def _advance(self, token: int, at: int | None = None) -> np.ndarray:
+        """Evaluate ``token`` after the cache's first ``at`` tokens (default: all); next-token logits."""
         llm = self._llm
+        if at is not None:
+            llm.n_tokens = at
         if llm.n_tokens + 1 >= llm.n_ctx():
             raise BackendError(f"llama.cpp: answer exceeds n_ctx={llm.n_ctx()}")
         llm.eval([token])
@@ -221,6 +229,7 @@ class LlamaCppChatBackend(SequentialChatMixin):
         out = ""
         budget = max_tokens
         finish = "stop"
+        probs: dict[str, dict[int, float]] = {}
         for segment in plan:
             if isinstance(segment, Fixed):
                 out += segment.text
@@ -229,7 +238,9 @@ class LlamaCppChatBackend(SequentialChatMixin):
                 finish = "length"
                 break
             if isinstance(segment, IntChoice):
-                value, used, complete = self._choose_int(prompt + out, segment, budget)
+                value, used, complete, dist = self._choose_int(prompt + out, segment, budget)
+                if dist is not None:
+                    probs[segment.path] = dist
             else:
                 value, used, complete = self._write_text(prompt + out, segment, budget)
             budget -= used
@@ -244,23 +255,66 @@ class LlamaCppChatBackend(SequentialChatMixin):
             prompt_tokens=self._evaluated,
             completion_tokens=max_tokens - budget,
             latency_s=time.perf_counter() - started,
+            value_probs=probs,
         )
 
-    def _choose_int(self, context: str, segment: IntChoice, budget: int) -> tuple[str, int, bool]:
+    def _choose_int(
+        self, context: str, segment: IntChoice, budget: int
+    ) -> tuple[str, int, bool, dict[int, float] | None]:
+        """Greedy integer from ``segment.values``, and the decoder's probability of every allowed value.
+
+        The distribution is the one this constrained decoder samples from: at each digit position
+        the model's probabilities of the allowed digit tokens, plus (once the digits so far form a
+        valid value) "the number ends here" = the mass of all non-digit tokens, renormalized over
+        those options. For 1-10 with one token per digit: p(k) for k = 2..9 from the first position;
+        p(1) = p("1") x p(end | "1") and p(10) = p("1") x p("0" | "1"), the second factor from one
+        extra forward pass over "1" when the greedy choice did not already need it.
+        """
         tables = self._tables()
-        logits = self._prime(context)
+        root = self._prime(context)
+        base = self._position()
+        texts = [str(v) for v in segment.values]
+        memo: dict[str, np.ndarray] = {"": root}
+
+        def options(prefix: str) -> tuple[list[int], list[str], bool]:
+            _, complete = int_continuations(prefix, segment.values)
+            pieces = [p for p in tables.digit_pieces if any(t.startswith(prefix + p) for t in texts)]
+            return [tables.digit_pieces[p] for p in pieces], pieces, complete
+
+        def logits_after(prefix: str, path: list[int]) -> np.ndarray:
+            # Depth-first order keeps path[:-1] in the KV cache, so one token is evaluated per prefix.
+            if prefix not in memo:
+                memo[prefix] = self._advance(path[-1], at=base + len(path) - 1)
+            return memo[prefix]
+
+        def distribution(prefix: str, path: list[int]) -> dict[str, float]:
+            ids, pieces, complete = options(prefix)
+            logp = _log_softmax(logits_after(prefix, path))
+            masses = [float(logp[i]) for i in ids]
+            if complete:
+                masses.append(_logsumexp(logp[tables.non_digit]))
+            shares = _normalized(masses)
+            out: dict[str, float] = {prefix: shares[-1]} if complete else {}
+            for token, piece, share in zip(ids, pieces, shares, strict=False):
+                more, _ = int_continuations(prefix + piece, segment.values)
+                below = distribution(prefix + piece, [*path, token]) if more else {prefix + piece: 1.0}
+                for text, p in below.items():
+                    out[text] = out.get(text, 0.0) + share * p
+            return out
+
+        prefixes = {t[:i] for t in texts for i in range(1, len(t))}
+        dist: dict[int, float] | None = None
+        if len(prefixes) <= _MAX_PROB_PREFIXES:
+            dist = {int(text): p for text, p in distribution("", []).items() if text in texts}
+
         digits = ""
+        path: list[int] = []
         used = 0
         while used < budget:
-            _, complete = int_continuations(digits, segment.values)
-            texts = [str(v) for v in segment.values]
-            allowed = [
-                tok
-                for piece, tok in tables.digit_pieces.items()
-                if any(t.startswith(digits + piece) for t in texts)
-            ]
+            allowed, _, complete = options(digits)
             if not allowed:
                 break
+            logits = logits_after(digits, path)
             candidates = np.full(logits.shape, -np.inf, dtype=np.float32)
             candidates[allowed] = logits[allowed]
             if complete:
@@ -270,13 +324,13 @@ class LlamaCppChatBackend(SequentialChatMixin):
             if complete and tables.non_digit[token]:
                 break
             digits += tables.pieces[token]
+            path.append(token)
             used += 1
             more, _ = int_continuations(digits, segment.values)
             if not more:
                 # Nothing can follow: the next prime evaluates this digit with the skeleton text.
                 break
-            logits = self._advance(token)
-        return digits, used, digits in {str(v) for v in segment.values}
+        return digits, used, digits in set(texts), dist
 
     def _write_text(self, context: str, segment: Text, budget: int) -> tuple[str, int, bool]:
         tables = self._tables()
@@ -302,8 +356,13 @@ class LlamaCppChatBackend(SequentialChatMixin):
                 text = text[:end]
                 complete = True
                 break
-            if segment.max_chars is not None and len(text) >= segment.max_chars:
-                text = text[: segment.max_chars]
+            stop = _sentences_end(text, self.config.skeleton_text_sentences)
+            if stop >= 0:
+                text = text[:stop]
+                complete = True
+                break
+            # Strictly past the bound: the character after the cut tells whether a word was split.
+            if segment.max_chars is not None and len(text) > segment.max_chars:
                 complete = True
                 break
             logits = self._advance(token)
@@ -313,7 +372,7 @@ class LlamaCppChatBackend(SequentialChatMixin):
             value = text.replace('\\"', '"')
         value = " ".join(str(value).split())
         if segment.max_chars is not None:
-            value = value[: segment.max_chars]
+            value = cut_at_word(value, segment.max_chars)
         # The plan's Fixed segments supply the quotes; return the escaped inside of the string.
         return json.dumps(value, ensure_ascii=False)[1:-1], used, complete and len(value) >= segment.min_chars
 
@@ -321,6 +380,70 @@ class LlamaCppChatBackend(SequentialChatMixin):
         llm, self._llm = self._llm, None
         if llm is not None:
             llm.close()
+
+
+_MAX_PROB_PREFIXES = 16
+"""Integer choices whose value probabilities need more extra forward passes than this get none."""
+
+
+def _log_softmax(logits: np.ndarray) -> np.ndarray:
+    x = logits.astype(np.float64)
+    top = float(np.max(x))
+    return x - (top + float(np.log(np.sum(np.exp(x - top)))))
+
+
+def _logsumexp(values: np.ndarray) -> float:
+    x = np.asarray(values, dtype=np.float64)
+    top = float(np.max(x))
+    return top + float(np.log(np.sum(np.exp(x - top))))
+
+
+def _normalized(log_masses: list[float]) -> list[float]:
+    """Probabilities proportional to ``exp(log_masses)`` (summing to 1)."""
+    x = np.asarray(log_masses, dtype=np.float64)
+    w = np.exp(x - np.max(x))
+    return [float(v) for v in w / w.sum()]
+
+
+_SENTENCE_END = re.compile(r"[.!?][\"')\]]*\s")
+
+
+def _sentences_end(text: str, sentences: int | None) -> int:
+    """End index of the ``sentences``-th sentence of ``text`` (its closing punctuation included),
+    or -1 while fewer sentences are complete (a sentence counts once a space follows it).
+
+    Example:
+        >>> text = "It fits. The fox is renamed. Then"
+        >>> text[: _sentences_end(text, 1)], _sentences_end(text, 3), _sentences_end(text, None)
+        ('It fits.', -1, -1)
+    """
+    if sentences is None:
+        return -1
+    for k, match in enumerate(_SENTENCE_END.finditer(text), 1):
+        if k == sentences:
+            return match.end() - 1
+    return -1
+
+
+def cut_at_word(text: str, limit: int) -> str:
+    """``text`` shortened to at most ``limit`` characters without splitting a word.
+
+    Example:
+        >>> cut_at_word("The fox runs home.", 11)
+        'The fox'
+        >>> cut_at_word("The fox runs home.", 12)
+        'The fox runs'
+        >>> cut_at_word("Unbreakable", 5)
+        'Unbre'
+    """
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    if text[limit].isspace():
+        return head.rstrip()
+    space = head.rfind(" ")
+    # A single word longer than the bound has no boundary to cut at: cut it (rare, bounded).
+    return head[:space].rstrip() if space > 0 else head
 
 
 def _closing_quote(text: str) -> int:

@@ -4,7 +4,8 @@ The request body carries the protocol's decoding exactly (temperature, top_p, se
 for vLLM, its extra sampling fields (``repetition_penalty``, ``top_k``, ``stop_token_ids``) and
 chat-template switches (``chat_template_kwargs``, e.g. ``{"enable_thinking": false}``). A JSON
 schema is sent as OpenAI ``response_format`` (json_schema), vLLM's ``guided_json`` or its
-``structured_outputs``. Images travel as ``image_url`` data URLs, audio as ``input_audio``.
+``structured_outputs``. Images travel as ``image_url`` data URLs, audio as ``input_audio``, video
+as ``video_url`` data URLs (vLLM's form for omni models).
 
 The API key is read from the named environment variable when each request is sent; it is never
 stored on the object, logged, or included in error messages.
@@ -35,6 +36,7 @@ from omnieval.backends.llm._types import (
     ModelIdentity,
     TextPart,
     TransientBackendError,
+    VideoPart,
 )
 
 log = logging.getLogger(__name__)
@@ -62,6 +64,9 @@ def message_payload(message: Message) -> dict[str, Any]:
             _, data = _data_url(part.path, "audio/wav")
             fmt = part.path.suffix.lstrip(".").lower() or "wav"
             content.append({"type": "input_audio", "input_audio": {"data": data, "format": fmt}})
+        elif isinstance(part, VideoPart):
+            mime, data = _data_url(part.path, "video/mp4")
+            content.append({"type": "video_url", "video_url": {"url": f"data:{mime};base64,{data}"}})
     return {"role": message.role, "content": content}
 
 

@@ -1,12 +1,13 @@
 """A scripted model for plumbing tests (like inspect_ai's mockllm): a Python function answers.
 
 ``script`` names ``module:function``; the function takes the :class:`ChatRequest` and returns the
-answer text (or raises :class:`BackendError` to simulate failures). It is never a judge: no shipped
+answer text or a whole :class:`Completion` (e.g. with ``value_probs``) (or raises :class:`BackendError` to simulate failures). It is never a judge: no shipped
 panel uses it, and its identity names the script so its answers never mix with a real model's cache.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import time
 from collections.abc import Callable
@@ -20,7 +21,7 @@ from omnieval.backends.llm._types import (
     SequentialChatMixin,
 )
 
-Script = Callable[[ChatRequest], str]
+Script = Callable[[ChatRequest], "str | Completion"]
 
 
 def load_script(spec: str) -> Script:
@@ -55,8 +56,10 @@ class ScriptedChatBackend(SequentialChatMixin):
         if self.config.delay_s:
             time.sleep(self.config.delay_s)
         self.calls += 1
-        text = self.script(request)
-        return Completion(text=text, finish_reason="stop", latency_s=time.perf_counter() - started)
+        answer = self.script(request)
+        if isinstance(answer, Completion):
+            return dataclasses.replace(answer, latency_s=time.perf_counter() - started)
+        return Completion(text=answer, finish_reason="stop", latency_s=time.perf_counter() - started)
 
     def close(self) -> None:
         return None

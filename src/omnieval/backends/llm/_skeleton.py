@@ -12,7 +12,7 @@ Schemas outside the supported subset (``anyOf``, arrays, optional keys...) retur
 Example:
     >>> plan_schema({"type": "object", "properties": {"score": {"type": "integer", "enum": [1, 2]},
     ...     "why": {"type": "string", "maxLength": 40}}, "required": ["score", "why"]})
-    [Fixed(text='{"score": '), IntChoice(values=(1, 2)), Fixed(text=', "why": "'), Text(min_chars=0, max_chars=40), Fixed(text='"}')]
+    [Fixed(text='{"score": '), IntChoice(values=(1, 2), path='score'), Fixed(text=', "why": "'), Text(min_chars=0, max_chars=40), Fixed(text='"}')]
 """
 
 from __future__ import annotations
@@ -32,9 +32,15 @@ class Fixed:
 
 @dataclass(frozen=True)
 class IntChoice:
-    """An integer the model picks from a small set."""
+    """An integer the model picks from a small set.
+
+    ``path`` locates the value in the answer: its object keys joined by ``/`` (``""`` at the top),
+    e.g. ``alignment_with_metadata/score``; it names the value's probabilities in
+    :attr:`~omnieval.backends.llm.Completion.value_probs`.
+    """
 
     values: tuple[int, ...]
+    path: str = ""
 
 
 @dataclass(frozen=True)
@@ -52,18 +58,22 @@ _MAX_INT_CHOICES = 1000
 
 def plan_schema(schema: Mapping[str, Any]) -> list[Segment] | None:
     """Decoding plan for a fixed-shape schema, or None when the schema is outside the subset."""
-    segments = _plan(schema)
+    segments = _plan(schema, ())
     return None if segments is None else _merge(segments)
 
 
-def _plan(schema: Mapping[str, Any]) -> list[Segment] | None:
+def _plan(schema: Mapping[str, Any], path: tuple[str, ...]) -> list[Segment] | None:
     kind = schema.get("type")
     if "enum" in schema or "const" in schema:
         values = list(schema["enum"]) if "enum" in schema else [schema["const"]]
         if len(values) == 1:
             return [Fixed(json.dumps(values[0], ensure_ascii=False))]
         if all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in values):
-            return [IntChoice(tuple(sorted(set(values))))] if len(values) <= _MAX_INT_CHOICES else None
+            return (
+                [IntChoice(tuple(sorted(set(values))), "/".join(path))]
+                if len(values) <= _MAX_INT_CHOICES
+                else None
+            )
         return None
     if kind == "integer":
         low, high = schema.get("minimum"), schema.get("maximum")
@@ -73,7 +83,7 @@ def _plan(schema: Mapping[str, Any]) -> list[Segment] | None:
             and 0 <= low <= high
             and high - low < _MAX_INT_CHOICES
         ):
-            return [IntChoice(tuple(range(low, high + 1)))]
+            return [IntChoice(tuple(range(low, high + 1)), "/".join(path))]
         return None
     if kind == "string":
         if any(k in schema for k in ("pattern", "format", "enum")):
@@ -88,7 +98,7 @@ def _plan(schema: Mapping[str, Any]) -> list[Segment] | None:
             return None
         out: list[Segment] = [Fixed("{")]
         for i, (key, sub) in enumerate(properties.items()):
-            inner = _plan(sub)
+            inner = _plan(sub, (*path, str(key)))
             if inner is None:
                 return None
             out.append(Fixed((", " if i else "") + json.dumps(key, ensure_ascii=False) + ": "))

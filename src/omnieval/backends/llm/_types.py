@@ -36,7 +36,14 @@ class AudioPart:
     path: Path
 
 
-Part = TextPart | ImagePart | AudioPart
+@dataclass(frozen=True)
+class VideoPart:
+    """A video file (MP4, with its soundtrack) attached at this position of the message."""
+
+    path: Path
+
+
+Part = TextPart | ImagePart | AudioPart | VideoPart
 
 
 @dataclass(frozen=True)
@@ -113,6 +120,10 @@ class Completion:
         prompt_tokens: prompt length in tokens, when the backend reports it.
         completion_tokens: generated tokens, when reported.
         latency_s: wall time of the call in seconds.
+        value_probs: for constrained integer values, the decoder's own probability of each allowed
+            value at that position, keyed by the value's path in the answer (object keys joined by
+            ``/``, e.g. ``alignment_with_metadata/score``); each distribution sums to 1 over the
+            allowed values. None when the backend does not report them (never estimated).
     """
 
     text: str
@@ -120,6 +131,7 @@ class Completion:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     latency_s: float = 0.0
+    value_probs: Mapping[str, Mapping[int, float]] | None = None
 
     def to_json(self) -> str:
         return json.dumps(
@@ -129,6 +141,12 @@ class Completion:
                 "prompt_tokens": self.prompt_tokens,
                 "completion_tokens": self.completion_tokens,
                 "latency_s": self.latency_s,
+                # JSON keys are strings; from_json turns the values back into ints.
+                "value_probs": (
+                    {path: {str(k): p for k, p in dist.items()} for path, dist in self.value_probs.items()}
+                    if self.value_probs is not None
+                    else None
+                ),
             },
             ensure_ascii=False,
         )
@@ -136,12 +154,18 @@ class Completion:
     @classmethod
     def from_json(cls, raw: str) -> Completion:
         data = json.loads(raw)
+        probs = data.get("value_probs")
         return cls(
             text=str(data["text"]),
             finish_reason=str(data.get("finish_reason") or ""),
             prompt_tokens=data.get("prompt_tokens"),
             completion_tokens=data.get("completion_tokens"),
             latency_s=float(data.get("latency_s") or 0.0),
+            value_probs=(
+                {str(path): {int(k): float(p) for k, p in dist.items()} for path, dist in probs.items()}
+                if isinstance(probs, dict)
+                else None
+            ),
         )
 
 

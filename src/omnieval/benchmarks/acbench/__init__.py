@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from omnieval.benchmarks import _base as api
+from omnieval.benchmarks.acbench._components import HEADLINE_COMPONENTS, LOWER_IS_BETTER
 from omnieval.benchmarks.acbench._conditions import CONDITIONS
 from omnieval.benchmarks.acbench._metrics import SCORE_RANGE, AcbenchMetricsConfig
 from omnieval.benchmarks.acbench._systems import neutral, oracle_control
@@ -45,6 +46,8 @@ class AcBench(api.Benchmark):
     system_kinds = frozenset({"oracle-control", "neutral", "import"})
     modalities = ("speech",)
     score_range: ClassVar[Mapping[str, tuple[float, float]]] = SCORE_RANGE
+    headline_components = HEADLINE_COMPONENTS
+    lower_is_better = LOWER_IS_BETTER
 
     # -- data ---------------------------------------------------------------------------------
     def detect(self, root: Path) -> bool:
@@ -124,6 +127,11 @@ class AcBench(api.Benchmark):
 
         document = aggregate_acbench(scores)
         return api.Leaderboard(document, {sid: mlflow_metrics(document, sid) for sid in document["systems"]})
+
+    def instance_components(self, scores: pd.DataFrame) -> pd.DataFrame:
+        from omnieval.benchmarks.acbench._components import acbench_instance_components
+
+        return acbench_instance_components(scores)
 
     def leaderboard_text(self, document: Mapping[str, Any]) -> str:
         from omnieval.benchmarks.acbench._aggregate import leaderboard_text

@@ -3,8 +3,6 @@ reference row and random baselines, the decomposition's failure attribution, and
 
 from __future__ import annotations
 
-import html
-import json
 from collections.abc import Collection
 from typing import TYPE_CHECKING
 
@@ -26,31 +24,64 @@ def inputs_seen(config: SuiteConfig) -> dict[str, Collection[str]]:
 
 
 def write_acbench_report(job: ReportJob, *, deviations: list[str]) -> None:
-    """Write one self-contained HTML page (atomically)."""
+    """Write one self-contained HTML page (atomically).
+
+    Sections: the verdict banner and what moved since the previous run (when the run folder has a
+    ``regression.json``), the section 7 table with the paper's reference rows, the failure
+    attribution and the charts, the deviations, and links to the raw JSON (never dumped in the page).
+    """
+    from omnieval.reporting import (
+        Artifact,
+        Section,
+        analysis_artifacts,
+        artifact_links,
+        esc,
+        render_page,
+        verdict_banner,
+        what_moved,
+        write_page,
+    )
+
     path, config, document, run_id = job.path, job.config, job.document, job.run_id
     attribution = failure_attribution(document, inputs_seen=inputs_seen(config))
-    section = report_html_section(document, attribution=attribution, heading_level=2)
-    notes = "".join(f"<li>{html.escape(d)}</li>" for d in deviations)
-    raw = html.escape(json.dumps(dict(document), indent=1)[:20000])
-    run = (
-        f"MLflow run <code>{html.escape(run_id)}</code> (experiment {html.escape(config.experiment)})."
-        if run_id
-        else ""
+    section = report_html_section(document, attribution=attribution, heading_level=3)
+    notes = "".join(f"<li>{esc(d)}</li>" for d in deviations)
+    run = f"MLflow run <code>{esc(run_id)}</code> (experiment {esc(config.experiment)})." if run_id else ""
+    facts = (
+        f"Dataset {esc(config.dataset_name)} at {esc(config.dataset_path)}, digest "
+        f"<code>{esc(document.get('dataset_digest', ''))}</code>. {run}"
     )
-    doc = f"""<!doctype html><html><head><meta charset="utf-8"><title>omnieval {html.escape(config.suite)}</title>
-<style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;
-padding:3px 6px;text-align:right}}pre{{background:#f6f6f6;padding:1em;overflow:auto}}</style></head>
-<body><h1>omnieval — suite {html.escape(config.suite)} (acbench)</h1>
-<p>Dataset {html.escape(config.dataset_name)} at {html.escape(str(config.dataset_path))}, digest
-<code>{html.escape(str(document.get("dataset_digest", "")))}</code>. {run}
-Input conditions: {html.escape(", ".join(config.run_conditions))}. Values in percent except delta-WPM
-(words per minute); valid rows only; a metric that could not be computed is shown as "-" and listed
-as not computed.</p>
-{section}
-<h2>Deviations from the paper's protocol</h2><ul>{notes}</ul>
-<h2>Raw data</h2><pre>{raw}</pre>
-</body></html>"""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(doc, encoding="utf-8")
-    tmp.replace(path)
+    systems = list(document.get("systems", {}))
+    headline = [
+        f"{len(systems)} systems ({', '.join(systems)}) under {len(config.run_conditions)} input conditions "
+        f"({', '.join(config.run_conditions)})."
+    ]
+    scope = (
+        f"<p>Input conditions: {esc(', '.join(config.run_conditions))}. Values in percent except delta-WPM "
+        '(words per minute); valid rows only; a metric that could not be computed is shown as "-" and listed '
+        "as not computed.</p>"
+    )
+    artifacts = [
+        Artifact("leaderboard.json", "per system and condition (FORMATS.md section 7)"),
+        Artifact("regression.json", "comparison with the previous run"),
+        Artifact("scores.parquet", "the scores table"),
+        Artifact("lineage.json", "dataset, code and model versions, deviations"),
+        Artifact("config.resolved.yaml", "the exact configuration"),
+        Artifact("mlflow.json", "MLflow run ids"),
+        *analysis_artifacts(job.analyses_dir, path.parent),
+    ]
+    sections = [
+        Section("verdict", "Verdict", verdict_banner(job.regression, headline=headline)),
+        Section("moved", "What moved since the previous run", what_moved(job.regression)),
+        Section("leaderboard", "Leaderboard and failure attribution", scope + section),
+        Section("deviations", "Deviations from the paper's protocol", f"<ul>{notes}</ul>"),
+        Section("artifacts", "Raw artifacts", artifact_links(path.parent, artifacts)),
+    ]
+    page = render_page(
+        title=f"omnieval {config.suite}",
+        heading=f"omnieval — suite {config.suite} (acbench)",
+        facts=facts,
+        sections=sections,
+        footer="Written by omnieval's report stage; numbers come from the linked JSON files.",
+    )
+    write_page(path, page)

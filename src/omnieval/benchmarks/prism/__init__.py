@@ -1,1 +1,236 @@
-"""PRISM-Bench (being assembled: the benchmark object is registered once its parts land)."""
+"""PRISM-Bench: audio-centric judging of text-to-audio-video clips against ground-truth references.
+
+The benchmark object wires the JSONL manifest (FORMATS.md section 6) and its gate, the reference
+systems (``ground-truth``, ``muted``, ``swapped-audio``, ``offset``; ``import`` for videos made
+elsewhere), the blind side-by-side two-stage judging (``cpu-cascade`` here, ``omni`` on a GPU server),
+the ground-truth-calibrated aggregate (FORMATS.md section 7) and the judge-stability analyses
+(section 8) into the shared stages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from omnieval.benchmarks import _base as api
+from omnieval.benchmarks.prism import _analyses  # noqa: F401  (registers the prism analyses)
+from omnieval.benchmarks.prism._aggregate import HEADLINE_COMPONENTS
+from omnieval.benchmarks.prism._tags import DIMENSIONS
+from omnieval.systems import SYSTEMS
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from omnieval.data import Manifest
+    from omnieval.gates import GateResult
+
+
+class PrismMetricsConfig(BaseModel):
+    """The ``metrics:`` block of a prism suite: how clips are measured and paired for judging."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    order_seed: int = 0
+    """Seed of the blind order: which clip of a pair is shown as "1" (recorded per pair)."""
+    swap_check: bool = False
+    """Also judge every pair in the swapped order and report how often preferences flip."""
+    max_pairs: int | None = Field(default=None, ge=1)
+    """Judge only the first N instances per system (quick CPU runs); None = all."""
+
+
+SCORE_RANGE: Mapping[str, tuple[float, float]] = {"judge": (0.0, 10.0)}
+
+
+def _register_systems() -> None:
+    from omnieval.benchmarks.prism._systems import ground_truth, muted, offset, swapped_audio
+
+    SYSTEMS.register("ground-truth")(ground_truth)
+    SYSTEMS.register("muted")(muted)
+    SYSTEMS.register("swapped-audio")(swapped_audio)
+    SYSTEMS.register("offset")(offset)
+
+
+_register_systems()
+
+
+def _first_swap(swaps: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    """The swap-check figures of the first panel that ran one (the report shows one check)."""
+    if not swaps:
+        return None
+    panel, figures = next(iter(swaps.items()))
+    return {"panel": panel, **figures} if isinstance(figures, Mapping) else None
+
+
+@api.benchmark("prism")
+class Prism(api.Benchmark):
+    """PRISM-Bench (PROTOCOLS.md, seed 002)."""
+
+    title = "PRISM-Bench"
+    description = "audio-video clips judged blind beside their reference; ground-truth calibrated scores"
+    default_dataset = Path("data/prism-sample")
+    dataset_marker = "manifest.jsonl"
+    metrics_config = PrismMetricsConfig
+    system_kinds = frozenset({"ground-truth", "muted", "swapped-audio", "offset", "import"})
+    judge_tracks = DIMENSIONS
+    default_panels = ("cpu-cascade",)
+    modalities = ("video",)
+    score_range: ClassVar[Mapping[str, tuple[float, float]]] = SCORE_RANGE
+    headline_components: ClassVar[tuple[str, ...]] = HEADLINE_COMPONENTS
+
+    def detect(self, root: Path) -> bool:
+        """A ``manifest.jsonl`` whose first record has PRISM fields (acbench shares the file name)."""
+        manifest = Path(root) / self.dataset_marker
+        return manifest.is_file() and bool(
+            api.first_record_keys(manifest) & {"subset", "active_tags", "reference_video"}
+        )
+
+    # -- data ---------------------------------------------------------------------------------
+    def validate(self, root: Path) -> api.DatasetReport:
+        from omnieval.benchmarks.prism._manifest import validate_prism
+
+        report = validate_prism(root)
+        return api.DatasetReport(report.ok, list(report.problems), report.n_rows, report.dataset)
+
+    def gate(self, root: Path, out_json: Path | None) -> GateResult:
+        from omnieval.benchmarks.prism._gate import gate_prism_dataset
+
+        return gate_prism_dataset(root, out_json)
+
+    def instances(self, dataset: Any) -> tuple[Any, ...]:
+        return tuple(dataset.instances)
+
+    def fingerprint(self, dataset: Any) -> Manifest:
+        from omnieval.benchmarks.prism._manifest import fingerprint_prism
+
+        return fingerprint_prism(dataset)
+
+    def dataset_frame(self, root: Path) -> pd.DataFrame:
+        from omnieval.benchmarks.prism._manifest import prism_frame
+
+        return prism_frame(self.load(root))
+
+    def dataset_summary(self, dataset: Any) -> api.DatasetSummary:
+        from collections import Counter
+
+        counts = Counter(i.subset for i in dataset.instances)
+        parts = ", ".join(f"{counts[s]} {s}" for s in ("on_screen", "off_screen", "mixed"))
+        n = len(dataset.instances)
+        return api.DatasetSummary(f"{n} instances ({parts})", {"n_rows": n, "subsets": dict(counts)})
+
+    def panel_names(self) -> list[str]:
+        from omnieval.benchmarks.prism._judge import prism_panel_names
+
+        return prism_panel_names()
+
+    # -- generation ---------------------------------------------------------------------------
+    def generate(self, job: api.GenerateJob) -> Any:
+        return job.system.generate(
+            job.instances, job.out_root, condition=job.condition, progress=job.progress
+        )
+
+    # -- scoring ------------------------------------------------------------------------------
+    def compute_metrics(self, job: api.MetricsJob) -> api.MetricsOutput:
+        """PRISM-Bench has no automatic metrics: every score comes from the judges."""
+        import pandas as pd
+
+        from omnieval.scores import SCORE_COLUMNS
+
+        empty = pd.DataFrame(columns=list(SCORE_COLUMNS))
+        return api.MetricsOutput(empty, {"note": "prism has no automatic metrics"}, 0, 0)
+
+    def judge(self, job: api.JudgeJob) -> api.JudgeOutput:
+        from omnieval.benchmarks.prism._judge import judge_prism
+
+        config = job.metrics_config
+        assert isinstance(config, PrismMetricsConfig)
+        instances = list(job.instances)
+        if config.max_pairs is not None:
+            instances = instances[: config.max_pairs]
+
+        def progress(done: int, total: int) -> None:
+            if job.progress is not None:
+                job.progress(job.panel, done, total)
+
+        result = judge_prism(
+            instances,
+            job.candidates,
+            panel=job.panel,
+            cache_dir=job.cache_dir,
+            seed=config.order_seed,
+            swap_check=config.swap_check,
+            progress=progress,
+        )
+        lineage = {**result.lineage, "swap": result.swap}
+        if result.unavailable:
+            lineage["unavailable"] = "; ".join(result.unavailable)
+        return api.JudgeOutput(
+            result.scores,
+            result.judgments,
+            lineage,
+            result.mlflow_tags,
+            result.model_calls,
+            result.cache_hits,
+        )
+
+    def leaderboard(self, scores: pd.DataFrame, facts: api.RunFacts | None = None) -> api.Leaderboard:
+        from omnieval.benchmarks.prism._aggregate import aggregate_prism, mlflow_metrics
+
+        document = aggregate_prism(scores, facts)
+        lineage = facts.judge_lineage if facts is not None else {}
+        swaps = {panel: lin.get("swap") for panel, lin in lineage.items() if (lin or {}).get("swap")}
+        if swaps:
+            document["swap_check"] = swaps
+        return api.Leaderboard(document, {sid: mlflow_metrics(document, sid) for sid in document["systems"]})
+
+    def leaderboard_text(self, document: Mapping[str, Any]) -> str:
+        from omnieval.benchmarks.prism._aggregate import leaderboard_text
+
+        return leaderboard_text(dict(document))
+
+    def instance_components(self, scores: pd.DataFrame) -> pd.DataFrame:
+        from omnieval.benchmarks.prism._aggregate import instance_components
+
+        return instance_components(scores)
+
+    def run_analyses(
+        self, scores: pd.DataFrame, out_dir: Path, *, only: Sequence[str] | None, seed: int, draws: int
+    ) -> dict[str, Any]:
+        from omnieval.analysis import AnalysisConfig, run_analyses
+
+        return dict(
+            run_analyses(scores, out_dir, only=only, config=AnalysisConfig(seed=seed, bootstrap_draws=draws))
+        )
+
+    def write_report(self, job: api.ReportJob) -> None:
+        import json
+
+        from omnieval.benchmarks.prism._report import write_prism_report
+
+        stability_path = job.analyses_dir / "stability.json"
+        stability = (
+            json.loads(stability_path.read_text(encoding="utf-8")) if stability_path.is_file() else None
+        )
+        document = job.document
+        write_prism_report(
+            job,
+            deviations=self.deviations(job.config.metrics),
+            stability=stability,
+            swap=_first_swap(document.get("swap_check")),
+            unavailable=[str(x) for x in document.get("not_computed", [])],
+        )
+
+    def deviations(self, metrics_config: BaseModel) -> list[str]:
+        assert isinstance(metrics_config, PrismMetricsConfig)
+        notes = [
+            "judged by the cpu-cascade panel where used: a 1.5B text model reads measured audio and "
+            "frame facts of each clip instead of watching and hearing it; not the paper's omni judge",
+        ]
+        if metrics_config.max_pairs is not None:
+            notes.append(f"only the first {metrics_config.max_pairs} instances were judged (max_pairs)")
+        return notes
+
+
+__all__ = ["Prism", "PrismMetricsConfig"]

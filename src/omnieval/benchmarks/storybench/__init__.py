@@ -7,6 +7,7 @@ gate, the reference systems, the automatic metrics, the four judge tracks, the p
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -16,6 +17,7 @@ from omnieval.benchmarks.storybench import (
     _rubrics,  # noqa: F401  (registers the judge rubrics)
     _systems,  # noqa: F401  (registers the reference systems)
 )
+from omnieval.benchmarks.storybench._components import HEADLINE_COMPONENTS
 from omnieval.metrics._config import MetricsConfig
 
 if TYPE_CHECKING:
@@ -72,7 +74,14 @@ class StoryBench(api.Benchmark):
         "image_similarity": (-1.0, 1.0),
         "speech_meta": (0.0, 1.0),
         "judge": (1.0, 10.0),
+        "judge_expected": (1.0, 10.0),
+        "narration_length": (0.0, math.inf),
+        "dreamsim_distance": (0.0, 2.0),
     }
+    """Native ranges: similarities are cosines; ``judge_expected`` is the probability-weighted judge
+    score; ``narration_length`` counts characters (the length-control analyses read it);
+    ``dreamsim_distance`` exists only where dreamsim is installed."""
+    headline_components = HEADLINE_COMPONENTS
 
     # -- data ---------------------------------------------------------------------------------
     def instances(self, dataset: Any) -> tuple[Any, ...]:
@@ -155,6 +164,11 @@ class StoryBench(api.Benchmark):
             scores, n_instances=facts.n_instances, benchmark=self.name, unavailable=unavailable or None
         )
         return api.Leaderboard(agg.to_dict(), {sid: agg.mlflow_metrics(sid) for sid in agg.systems})
+
+    def instance_components(self, scores: pd.DataFrame) -> pd.DataFrame:
+        from omnieval.benchmarks.storybench._components import storybench_instance_components
+
+        return storybench_instance_components(scores)
 
     def leaderboard_text(self, document: Mapping[str, Any]) -> str:
         from omnieval.benchmarks.storybench._report import leaderboard_table

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import html
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -110,59 +108,388 @@ def leaderboard_table(board: dict[str, Any]) -> str:
     return capture.get()
 
 
-def _img_tag(path: Path) -> str:
-    data = base64.b64encode(path.read_bytes()).decode()
-    return f'<img alt="{html.escape(path.stem)}" src="data:image/png;base64,{data}" style="max-width:720px">'
+def _read_json(path: Path) -> Any:
+    from omnieval.errors import DataError
+
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise DataError(f"{path}: not readable JSON ({exc})") from None
 
 
-def write_report_html(job: ReportJob) -> None:
-    """Write one self-contained HTML page: leaderboard, completeness, analyses with plots, lineage notes."""
-    path, config, analyses_dir = job.path, job.config, job.analyses_dir
-    analysis_runs, run_id, leaderboard = job.analysis_runs, job.run_id, dict(job.document)
+def _analyses(analyses_dir: Path) -> dict[str, Any]:
+    """Analysis name -> its JSON document, in name order (empty when the folder does not exist)."""
+    if not analyses_dir.is_dir():
+        return {}
+    return {p.stem: _read_json(p) for p in sorted(analyses_dir.glob("*.json"))}
+
+
+def _pngs(analyses_dir: Path, name: str) -> list[bytes]:
+    """The plots of one analysis: ``<name>.png`` then ``<name>_<suffix>.png``."""
+    paths = [analyses_dir / f"{name}.png", *sorted(analyses_dir.glob(f"{name}_*.png"))]
+    return [p.read_bytes() for p in paths if p.is_file()]
+
+
+def _ok(doc: Any) -> bool:
+    return doc is not None and not (isinstance(doc, dict) and doc.get("status") == "skipped")
+
+
+def _scaled(entry: dict[str, Any], key: str, scale: float) -> float | None:
+    value = entry.get(key)
+    return None if value is None else float(value) * scale
+
+
+def component_reading(board: dict[str, Any], order: list[str]) -> str:
+    """Who is best per computed component, what is not computed, how far zero-filling lowers values."""
+    from omnieval.reporting import fmt
+
+    best: dict[str, tuple[str, float]] = {}
+    not_computed: list[str] = []
+    gap = 0.0
+    for key, label, scale in COMPONENTS[:-1]:
+        values = {
+            s: v
+            for s in order
+            if (v := _scaled(board["systems"][s].get("valid_only", {}), key, scale)) is not None
+        }
+        if not values:
+            not_computed.append(label)
+            continue
+        top = max(values, key=lambda s: (values[s], s))
+        best[label] = (top, values[top])
+        for s, v in values.items():
+            z = _scaled(board["systems"][s].get("zero_filled", {}), key, scale)
+            if z is not None:
+                gap = max(gap, v - z)
+    if not best:
+        return "No component was computed."
+    leaders = {s for s, _v in best.values()}
+    if len(leaders) == 1:
+        text = f"{next(iter(leaders))} is best on all {len(best)} computed components"
+    else:
+        text = "Best per component: " + ", ".join(f"{c} {s} ({fmt(v)})" for c, (s, v) in best.items())
+    if not_computed:
+        text += f"; not computed: {', '.join(not_computed)}"
+    text += (
+        f"; zero-filling (ticks) lowers a value by up to {fmt(gap)} points."
+        if gap > 1e-9
+        else "; zero-filled (ticks) equals valid-only everywhere (no missing or invalid records)."
+    )
+    return text
+
+
+def _component_section(board: dict[str, Any], order: list[str]) -> str:
+    from omnieval.reporting import Panel, figure, panel_bars
+
+    panels = [
+        Panel(
+            label,
+            {s: _scaled(board["systems"][s].get("valid_only", {}), key, scale) for s in order},
+            {s: _scaled(board["systems"][s].get("zero_filled", {}), key, scale) for s in order},
+        )
+        for key, label, scale in COMPONENTS
+    ]
+    png = panel_bars(panels, order, xlim=(0.0, 10.0), bar_label="valid-only", marker_label="zero-filled")
+    return figure(
+        png,
+        component_reading(board, order),
+        alt="per-component scores per system",
+        title="Per component, 0-10 scale (bars: valid-only; ticks: zero-filled)",
+    )
+
+
+def diagnostics_reading(doc: dict[str, Any]) -> str:
+    """Which modality each bottleneck diagnostic singles out; a diagnostic naming every modality is a tie."""
+    d = doc["valid_only"]
+    mods = list(d["modalities"])
+    signal = d.get("strongest_signal") or {}
+    pointed, tied = [], []
+    for key, label in (
+        ("weakest_count", "weakest-modality count"),
+        ("mean_weakest_rank_gap_pp", "rank gap"),
+        ("iqr", "IQR"),
+        ("max_total_bottom", "max Total in the bottom tercile"),
+    ):
+        named = list(signal.get(key) or [])
+        if named and len(named) < len(mods):
+            pointed.append(f"{label} points to {' and '.join(named)}")
+        elif named:
+            tied.append(label)
+    text = "; ".join(pointed) if pointed else "No diagnostic singles out a modality"
+    if tied:
+        text += f"; tied across all modalities: {', '.join(tied)}"
+    return text + "."
+
+
+def _bottleneck_section(doc: Any, pngs: list[bytes], order: list[str]) -> str:
+    from omnieval.reporting import Panel, analysis_reading, esc, figure, panel_bars
+
+    if not _ok(doc):
+        why = doc.get("reason", "") if isinstance(doc, dict) else "the analysis was not run"
+        return f'<p class="note">No modality-bottleneck diagnostics: {esc(why)}.</p>'
+    d = doc["valid_only"]
+    listed = [row["system"] for row in d["systems"]]
+    systems = [s for s in order if s in listed] + [s for s in listed if s not in order]
+    mods = list(d["modalities"])
+    panels = [Panel(m, {row["system"]: row["scores"].get(m) for row in d["systems"]}) for m in mods]
+    parts = [
+        figure(
+            panel_bars(panels, systems, xlim=(0.0, 10.0), ncols=len(mods)),
+            analysis_reading("bottleneck", doc),
+            alt="modality scores per system",
+            title="Modality scores per system (valid-only, 0-10)",
+        )
+    ]
+    if pngs:
+        parts.append(
+            figure(
+                pngs[0],
+                diagnostics_reading(doc),
+                alt="bottleneck diagnostics",
+                title="Bottleneck diagnostics per modality (E.6)",
+                more=pngs[1:],
+            )
+        )
+    return "".join(parts)
+
+
+SHOWN_ABOVE: dict[str, tuple[str, str]] = {
+    "bootstrap": ("leaderboard", "Leaderboard"),
+    "bottleneck": ("bottleneck", "Modality bottleneck"),
+}
+"""Analyses whose figures have their own section; the analyses list only points to them."""
+
+
+def _analysis_cards(
+    docs: dict[str, Any], analyses_dir: Path, links_base: str | None, runs: dict[str, str]
+) -> str:
+    from omnieval.reporting import analysis_reading, analysis_summary, esc, figure, table
+
+    cards, skipped = [], []
+    for name, doc in docs.items():
+        json_link = (
+            f' <a href="{esc(links_base)}/{esc(name)}.json">{esc(name)}.json</a>'
+            if links_base is not None
+            else ""
+        )
+        mlflow = f" MLflow run <code>{esc(runs[name])}</code>." if name in runs else ""
+        if not _ok(doc):
+            skipped.append([esc(name), esc(doc.get("reason", "")), json_link + mlflow])
+            continue
+        reading = analysis_reading(name, doc)
+        title = f"{name}: {analysis_summary(name)}" if analysis_summary(name) else name
+        extra = f'<br><span class="note">Data:{json_link}.{mlflow}</span>' if (json_link or mlflow) else ""
+        pngs = _pngs(analyses_dir, name)
+        if name in SHOWN_ABOVE:
+            anchor, section = SHOWN_ABOVE[name]
+            cards.append(
+                f'<div class="card"><h3>{esc(title)}</h3><p><b>Reading:</b> {esc(reading)} '
+                f'Charted in <a href="#{anchor}">{esc(section)}</a>.{extra}</p></div>'
+            )
+        elif pngs:
+            cards.append(figure(pngs[0], reading, alt=name, title=title, extra=extra, more=pngs[1:]))
+        else:
+            cards.append(
+                f'<div class="card"><h3>{esc(title)}</h3><p><b>Reading:</b> {esc(reading)}{extra}</p></div>'
+            )
+    out = "".join(cards) or '<p class="note">No analysis produced a result.</p>'
+    if skipped:
+        out += "<h3>Skipped analyses</h3>" + table(["analysis", "why", "data"], skipped, left=3)
+    return out
+
+
+def _leaderboard_html(board: dict[str, Any]) -> str:
+    from omnieval.reporting import esc
+
     rows = []
-    for row in _ranking(leaderboard).rows:
-        entry = leaderboard["systems"][row.system]
+    for row in _ranking(board).rows:
+        entry = board["systems"][row.system]
         cells = "".join(
             f"<td>{_fmt(entry['valid_only'].get(k), s)}</td><td class=z>{_fmt(entry['zero_filled'].get(k), s)}</td>"
             for k, _l, s in COMPONENTS
         )
-        rows.append(f"<tr><td>{html.escape(row.label)}</td><th>{html.escape(row.system)}</th>{cells}</tr>")
-    head = "".join(f"<th colspan=2>{html.escape(label)}</th>" for _k, label, _s in COMPONENTS)
+        rows.append(f"<tr><td>{esc(row.label)}</td><th class=l>{esc(row.system)}</th>{cells}</tr>")
+    head = "".join(f"<th colspan=2>{esc(label)}</th>" for _k, label, _s in COMPONENTS)
     sub = "<th>valid</th><th class=z>zero</th>" * len(COMPONENTS)
-    coverage = "<br>".join(html.escape(line) for line in coverage_lines(leaderboard))
-    sections = []
-    if analyses_dir.is_dir():
-        for json_path in sorted(analyses_dir.glob("*.json")):
-            body = json.loads(json_path.read_text())
-            text = json.dumps(body, indent=1)
-            if len(text) > 6000:
-                text = text[:6000] + "\n... (truncated; full JSON in the run's artifacts)"
-            link = ""
-            if analysis_runs and json_path.stem in analysis_runs:
-                link = f" <small>(MLflow run {html.escape(analysis_runs[json_path.stem])})</small>"
-            plots = "".join(_img_tag(p) for p in sorted(analyses_dir.glob(f"{json_path.stem}*.png")))
-            sections.append(
-                f"<details><summary>{html.escape(json_path.stem)}{link}</summary>{plots}"
-                f"<pre>{html.escape(text)}</pre></details>"
-            )
-    doc = f"""<!doctype html><html><head><meta charset="utf-8"><title>omnieval {html.escape(config.suite)}</title>
-<style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;
-padding:3px 6px;text-align:right}}.z{{color:#777}}pre{{background:#f6f6f6;padding:1em;overflow:auto}}</style></head>
-<body><h1>omnieval — suite {html.escape(config.suite)} ({html.escape(leaderboard.get("benchmark", ""))})</h1>
-<p>Dataset {html.escape(config.dataset_name)} at {html.escape(str(config.dataset_path))},
-digest <code>{html.escape(str(leaderboard.get("dataset_digest", "")))}</code>.
-{f"MLflow run <code>{html.escape(run_id)}</code> (experiment {html.escape(config.experiment)})." if run_id else ""}
-Automatic metrics are scaled x10 as in the Total Average. Both aggregation policies side by side:
-valid-only (mean over valid records) and zero-filled (missing or invalid records count 0).</p>
-<h2>Leaderboard</h2><table><tr><th>rank</th><th></th>{head}</tr><tr><th></th><th></th>{sub}</tr>{"".join(rows)}</table>
-<p>{coverage}</p>
-<h2>Analyses</h2>{"".join(sections) or "<p>No analyses were run.</p>"}
-<h2>Raw data</h2><pre>{html.escape(json.dumps(leaderboard, indent=1)[:20000])}</pre>
-</body></html>"""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(doc, encoding="utf-8")
-    tmp.replace(path)
+    return (
+        f"<table><tr><th>rank</th><th></th>{head}</tr><tr><th></th><th></th>{sub}</tr>{''.join(rows)}</table>"
+    )
+
+
+def _coverage_html(board: dict[str, Any]) -> str:
+    from omnieval.reporting import esc
+
+    items: list[str] = []
+    nested: list[str] = []
+    for line in coverage_lines(board):
+        if line.startswith("  - "):
+            nested.append(f"<li>{esc(line[4:])}</li>")
+            continue
+        if nested:
+            items[-1] += f"<ul>{''.join(nested)}</ul>"
+            nested = []
+        items.append(f"<li>{esc(line)}")
+    if nested:
+        items[-1] += f"<ul>{''.join(nested)}</ul>"
+    return "<ul>" + "".join(f"{i}</li>" for i in items) + "</ul>"
+
+
+def _headline(board: dict[str, Any], bootstrap: Any, job: ReportJob) -> list[str]:
+    from omnieval.reporting import fmt, pct, read_ledger
+
+    lines: list[str] = []
+    ranking = _ranking(board)
+    if ranking.rows:
+        top = ranking.rows[0].system
+        valid = board["systems"][top].get("valid_only", {})
+        ci = ""
+        if _ok(bootstrap) and top in bootstrap.get("systems", {}):
+            lo, hi = bootstrap["systems"][top].get("ci95") or [None, None]
+            ci = f" (95% CI {fmt(lo)} to {fmt(hi)})"
+        covers = len(valid.get("total_average_components", []))
+        lines.append(
+            f"Leader: {top}, Total Average {fmt(valid.get('total_average'))}{ci} over {covers} of "
+            f"{ranking.n_components} components (valid-only)."
+        )
+    not_computed = list(board.get("not_computed", []))
+    if not_computed:
+        lines.append(f"Not computed: {'; '.join(not_computed)}.")
+    health = job.judge_health
+    if health is not None:
+        judges = health.get("judges") or {}
+        bad = sorted(
+            set(health.get("degenerate") or []) | {k for k, v in judges.items() if v.get("degenerate")}
+        )
+        lines.append(
+            f"Judge health: {len(bad)} of {len(judges)} judges degenerate ({', '.join(bad)})."
+            if bad
+            else f"Judge health: none of {len(judges)} judges degenerate."
+        )
+    if job.judgments_path is not None and job.judgments_path.is_file():
+        rows = read_ledger(job.judgments_path)
+        owed, valid_n = sum(r.owed for r in rows), sum(r.valid for r in rows)
+        if owed:
+            lines.append(f"Judgments: {valid_n} of {owed} owed are valid ({pct(valid_n / owed, 1)}).")
+    return lines
+
+
+ARTIFACTS: tuple[tuple[str, str], ...] = (
+    ("leaderboard.json", "both policies per system and component"),
+    ("regression.json", "comparison with the previous run"),
+    ("scores.parquet", "the scores table"),
+    ("judgments.parquet", "raw judge responses and statuses"),
+    ("lineage.json", "dataset, code, model and prompt versions"),
+    ("config.resolved.yaml", "the exact configuration"),
+    ("mlflow.json", "MLflow run ids"),
+)
+"""Files a report links to when they sit beside it (run folder or report state folder)."""
+
+
+def write_report_html(job: ReportJob) -> None:
+    """Write one self-contained HTML page that leads with the verdict and the pictures.
+
+    Sections: verdict banner (``job.regression``), what moved since the previous run, the
+    leaderboard with bootstrap CIs and both policies, per-component bars, the modality bottleneck,
+    the judges' validity ledger and health, each analysis as a figure with a one-line reading, what
+    was not computed (and why), deviations, and links to the raw JSON artifacts.
+    """
+    from omnieval.reporting import (
+        Artifact,
+        Section,
+        analyses_href,
+        analysis_artifacts,
+        artifact_links,
+        esc,
+        judge_health_block,
+        leaderboard_ci,
+        render_page,
+        validity_ledger_block,
+        verdict_banner,
+        what_moved,
+        write_page,
+    )
+
+    path, config, analyses_dir = job.path, job.config, job.analyses_dir
+    runs, run_id, board = dict(job.analysis_runs or {}), job.run_id, dict(job.document)
+    page_dir = path.parent
+    docs = _analyses(analyses_dir)
+    bootstrap = docs.get("bootstrap")
+    order = _order(board)
+    totals = {s: board["systems"][s].get("valid_only", {}).get("total_average") for s in order}
+    links_base = analyses_href(analyses_dir, page_dir)
+    deviations = config.bench.deviations(config.metrics)
+
+    leaderboard = (
+        leaderboard_ci(bootstrap, totals, order, scale="Total Average (valid-only, 0-10)")
+        + "<h3>Both policies</h3><p class=note>Automatic metrics are scaled x10 as in the Total Average. "
+        "Valid-only: mean over valid records; zero-filled (grey): missing or invalid records count 0.</p>"
+        + _leaderboard_html(board)
+        + f'<p>{esc(coverage_lines(board)[0])} <a href="#coverage">What is not computed, and why</a>.</p>'
+    )
+    judges = (
+        "<h3>Validity ledger per judge</h3>"
+        + validity_ledger_block(job.judgments_path)
+        + "<h3>Judge health</h3>"
+        + judge_health_block(job.judge_health)
+    )
+    missing: dict[str, Any] = board.get("missing_judges", {})
+    unavailable = "".join(
+        f"<li><b>judge.{esc(track)}</b>{'' if judge == 'unavailable' else '/' + esc(judge)}: {esc(why)}</li>"
+        for track, judges_ in missing.items()
+        for judge, why in judges_.items()
+    )
+    notes = "".join(f"<li>{esc(n)}</li>" for n in board.get("notes", []))
+    gaps = (
+        (f"<h3>Unavailable judge tracks</h3><ul>{unavailable}</ul>" if unavailable else "")
+        + "<h3>Coverage</h3>"
+        + _coverage_html(board)
+        + (f"<h3>Notes</h3><ul>{notes}</ul>" if notes else "")
+        + "<h3>Deviations from the paper's protocol</h3>"
+        + (
+            "<ul>" + "".join(f"<li>{esc(d)}</li>" for d in deviations) + "</ul>"
+            if deviations
+            else "<p class=note>None recorded for this configuration.</p>"
+        )
+    )
+    artifacts = [Artifact(name, what) for name, what in ARTIFACTS]
+    artifacts += analysis_artifacts(analyses_dir, page_dir)
+    sections = [
+        Section(
+            "verdict", "Verdict", verdict_banner(job.regression, headline=_headline(board, bootstrap, job))
+        ),
+        Section("moved", "What moved since the previous run", what_moved(job.regression)),
+        Section("leaderboard", "Leaderboard", leaderboard),
+        Section(
+            "components", "Per component", _component_section(board, order) if order else "<p>No systems.</p>"
+        ),
+        Section(
+            "bottleneck",
+            "Modality bottleneck",
+            _bottleneck_section(docs.get("bottleneck"), _pngs(analyses_dir, "bottleneck"), order),
+        ),
+        Section("judges", "Judges: validity and health", judges),
+        Section(
+            "analyses",
+            "Analyses",
+            _analysis_cards(docs, analyses_dir, links_base, runs) if docs else "<p>No analyses were run.</p>",
+        ),
+        Section("coverage", "Not computed, unavailable, deviations", gaps),
+        Section("artifacts", "Raw artifacts", artifact_links(page_dir, artifacts)),
+    ]
+    run = f" MLflow run <code>{esc(run_id)}</code> (experiment {esc(config.experiment)})." if run_id else ""
+    facts = (
+        f"Dataset {esc(config.dataset_name)} at {esc(config.dataset_path)}, digest "
+        f"<code>{esc(board.get('dataset_digest', ''))}</code>; {esc(board.get('n_instances', 'n/a'))} instances, "
+        f"{len(order)} systems.{run}"
+    )
+    document = render_page(
+        title=f"omnieval {config.suite}",
+        heading=f"omnieval — suite {config.suite} ({board.get('benchmark', '')})",
+        facts=facts,
+        sections=sections,
+        footer="Written by omnieval's report stage; numbers come from the linked JSON files.",
+    )
+    write_page(path, document)
 
 
 def aggregate_table(doc: dict[str, Any]) -> str:

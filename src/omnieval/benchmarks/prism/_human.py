@@ -1,0 +1,438 @@
+"""PRISM-Bench human alignment: agreement in preference direction between human raters and the judges.
+
+**Export format** (Label Studio "JSON" export of ``label_studio/two_stage.xml``, a list of tasks).
+Each task is one blind GT-versus-system comparison on one item:
+
+- ``data``: ``instance_id`` (the scores table's id), ``subset`` (``on_screen``, ``off_screen``,
+  ``mixed``), ``tags`` (the active tags, ``"SPEECH_A,MUSIC_B"`` or a list), ``system`` (the
+  system's id), ``order`` (``gt_first``: video1 is the ground truth; ``system_first``: video1 is
+  the system's clip); optional ``num`` (the number shown to raters), ``caption``, ``video1``,
+  ``video2``.
+- each annotation's ``result``: one entry per score, ``from_name`` = ``v1_<dimension>_<audio type>``
+  or ``v2_<dimension>_<audio type>`` (e.g. ``v2_audio_quality_speech``) and ``value`` =
+  ``{"number": n}`` (also ``{"rating": n}`` or ``{"choices": ["n"]}``), n an integer 0..10; and
+  ``from_name`` = ``discard`` with ``{"choices": ["true"]}`` to discard the case. Other controls
+  (comments) are ignored; a score for a cell the tags do not activate is ignored and counted.
+
+**Agreement.** Per (item, system, active cell) the human score of each side is the mean over the
+annotations that scored that cell (cancelled and discarded annotations excluded); the judges' is the
+judge-averaged cell of the scores table (FORMATS.md section 7). GT-vs-model: the human direction
+``sign(human_system - human_gt)`` against the judges' ``sign(judge_system - judge_gt)`` (the
+ground-truth cell judged beside that system). Model-vs-model: for two systems rated on the same item,
+``sign(human_a - human_b)`` against ``sign(judge_a - judge_b)``. The same at the item total (the
+sum of the item's active cells, only where every active cell has both human and judge scores).
+
+**Ties** are a direction of their own: a comparison agrees when both signs are equal, so a tie
+agrees only with a tie. ``rate_untied`` gives the rate over the comparisons where neither side is
+tied. Rates are per comparison (unweighted), overall and per subset, dimension (cells only), system
+(GT-vs-model) or system pair (model-vs-model).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from omnieval.benchmarks.prism._aggregate import judge_cells
+from omnieval.benchmarks.prism._tags import (
+    AUDIO_TYPES,
+    DIMENSIONS,
+    GROUND_TRUTH,
+    Cell,
+    active_cells,
+    tag_set_problem,
+)
+from omnieval.errors import DataError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+ORDERS: dict[str, tuple[str, str]] = {
+    "gt_first": (GROUND_TRUTH, "system"),
+    "system_first": ("system", GROUND_TRUTH),
+}
+"""``data.order`` -> what video1 and video2 show."""
+
+_SCORE_NAME = re.compile(r"^v([12])_([a-z_]+)_([a-z]+)$")
+TIE_TOLERANCE = 1e-9
+"""Differences this small are ties (means of integer scores are exact; this only absorbs float noise)."""
+
+
+@dataclass(frozen=True)
+class HumanComparison:
+    """One annotator's scores of one blind GT-vs-system task.
+
+    Attributes:
+        task: Label Studio task id (for messages).
+        annotator: Who annotated.
+        instance_id: The item.
+        subset: Its subset.
+        system: The system compared with the ground truth.
+        cells: Active cells scored for both clips -> (system score, ground-truth score), 0-10.
+        complete: Every active cell of the item was scored for both clips.
+    """
+
+    task: str
+    annotator: str
+    instance_id: str
+    subset: str
+    system: str
+    cells: Mapping[Cell, tuple[float, float]]
+    complete: bool
+
+
+@dataclass(frozen=True)
+class HumanExport:
+    """A parsed export: the scored comparisons, the active cells per item and what was left out."""
+
+    comparisons: tuple[HumanComparison, ...]
+    active: Mapping[str, tuple[Cell, ...]]
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+def _score(value: Any, where: str) -> float | None:
+    if not isinstance(value, Mapping):
+        raise DataError(f"{where}: value must be an object like {{'number': n}}")
+    raw: Any = None
+    for key in ("number", "rating"):
+        if key in value:
+            raw = value[key]
+            break
+    else:
+        choices = value.get("choices")
+        if isinstance(choices, list) and choices:
+            raw = choices[0]
+    if raw is None:
+        return None
+    try:
+        score = float(raw)
+    except (TypeError, ValueError):
+        raise DataError(f"{where}: score {raw!r} is not a number") from None
+    if not math.isfinite(score) or not score.is_integer() or not 0 <= score <= 10:
+        raise DataError(f"{where}: score {raw!r} is not an integer in 0..10")
+    return score
+
+
+def _discarded(value: Any, where: str) -> bool:
+    choices = value.get("choices") if isinstance(value, Mapping) else None
+    if not isinstance(choices, list) or len(choices) != 1:
+        raise DataError(f"{where}: discard needs exactly one choice, true or false")
+    text = str(choices[0]).strip().lower()
+    if text not in {"true", "false", "yes", "no"}:
+        raise DataError(f"{where}: discard choice {choices[0]!r} is not true/false")
+    return text in {"true", "yes"}
+
+
+def _tags(raw: Any) -> list[str] | None:
+    if isinstance(raw, str):
+        return [t.strip() for t in raw.split(",") if t.strip()]
+    if isinstance(raw, list) and all(isinstance(t, str) for t in raw):
+        return [t.strip() for t in raw]
+    return None
+
+
+def parse_two_stage_export(tasks: Any, source: str = "export") -> HumanExport:
+    """Parse a two-stage Label Studio export (see the module docstring).
+
+    Args:
+        tasks: The decoded JSON (a list of tasks).
+        source: Name used in messages (the file path).
+
+    Raises:
+        DataError: Naming the task (and annotation) and field: not a list of tasks, a missing or
+            invalid ``data`` field (instance_id, subset, tags, system, order), tags invalid for the
+            subset, one item given different subsets or tags, a malformed score name or score, or a
+            malformed discard choice.
+    """
+    if not isinstance(tasks, list):
+        raise DataError(f"{source}: a Label Studio JSON export is a list of tasks")
+    comparisons: list[HumanComparison] = []
+    active: dict[str, tuple[Cell, ...]] = {}
+    subset_of: dict[str, str] = {}
+    counts = dict.fromkeys(
+        ("tasks", "annotations", "scored", "skipped", "discarded", "incomplete", "inactive_scores_ignored"), 0
+    )
+    for t_idx, task in enumerate(tasks):
+        counts["tasks"] += 1
+        if not isinstance(task, Mapping):
+            raise DataError(f"{source}: task #{t_idx}: not an object")
+        where = f"{source}: task {task.get('id', f'#{t_idx}')}"
+        data = task.get("data")
+        if not isinstance(data, Mapping):
+            raise DataError(f"{where}: field data: missing or not an object")
+        for key in ("instance_id", "system"):
+            if not isinstance(data.get(key), str) or not data[key]:
+                raise DataError(f"{where}: field data.{key}: missing or not a non-empty string")
+        instance_id, system = str(data["instance_id"]), str(data["system"])
+        if system == GROUND_TRUTH:
+            raise DataError(
+                f"{where}: field data.system: must name the system compared with the ground truth"
+            )
+        subset = data.get("subset")
+        tags = _tags(data.get("tags"))
+        if tags is None:
+            raise DataError(f"{where}: field data.tags: expected 'SPEECH_A,MUSIC_B' or a list of tags")
+        problem = tag_set_problem(str(subset), tags)
+        if problem:
+            raise DataError(f"{where}: field data.subset/data.tags: {problem}")
+        assert isinstance(subset, str)
+        order = data.get("order")
+        if order not in ORDERS:
+            raise DataError(f"{where}: field data.order: {order!r} must be one of {', '.join(ORDERS)}")
+        cells = tuple(active_cells(tags))
+        if (
+            active.setdefault(instance_id, cells) != cells
+            or subset_of.setdefault(instance_id, subset) != subset
+        ):
+            raise DataError(
+                f"{where}: field data.tags/data.subset: item {instance_id!r} was given other tags or subset by another task"
+            )
+        sides = ORDERS[str(order)]
+        for a_idx, ann in enumerate(task.get("annotations") or []):
+            counts["annotations"] += 1
+            a_where = f"{where} annotation {ann.get('id', f'#{a_idx}') if isinstance(ann, Mapping) else f'#{a_idx}'}"
+            if not isinstance(ann, Mapping):
+                raise DataError(f"{a_where}: not an object")
+            results = ann.get("result")
+            if ann.get("was_cancelled") or not results:
+                counts["skipped"] += 1
+                continue
+            if not isinstance(results, list):
+                raise DataError(f"{a_where}: field result: not a list")
+            by_video: dict[str, dict[Cell, float]] = {"1": {}, "2": {}}
+            discard = False
+            for res in results:
+                name = res.get("from_name") if isinstance(res, Mapping) else None
+                if not isinstance(name, str):
+                    raise DataError(f"{a_where}: field result.from_name: missing")
+                r_where = f"{a_where} field {name}"
+                if name == "discard":
+                    discard = _discarded(res.get("value"), r_where)
+                    continue
+                if not name.startswith(("v1_", "v2_")):
+                    continue  # comments and other controls
+                match = _SCORE_NAME.match(name)
+                dims = [d for d in DIMENSIONS if match and match.group(2) == d]
+                if not match or not dims or match.group(3) not in AUDIO_TYPES:
+                    raise DataError(
+                        f"{r_where}: not a score name v1_/v2_<dimension>_<audio type> "
+                        f"(dimensions {', '.join(DIMENSIONS)}; audio types {', '.join(AUDIO_TYPES)})"
+                    )
+                score = _score(res.get("value"), r_where)
+                if score is None:
+                    continue
+                cell = Cell(dims[0], match.group(3))
+                if cell not in cells:
+                    counts["inactive_scores_ignored"] += 1
+                    continue
+                by_video[match.group(1)][cell] = score
+            if discard:
+                counts["discarded"] += 1
+                continue
+            side = {sides[0]: by_video["1"], sides[1]: by_video["2"]}
+            pairs = {
+                c: (side["system"][c], side[GROUND_TRUTH][c])
+                for c in cells
+                if c in side["system"] and c in side[GROUND_TRUTH]
+            }
+            complete = len(pairs) == len(cells)
+            counts["scored" if complete else "incomplete"] += 1
+            if not pairs:
+                continue
+            who = ann.get("completed_by")
+            annotator = str(who.get("id", who.get("email")) if isinstance(who, Mapping) else who)
+            comparisons.append(
+                HumanComparison(
+                    str(task.get("id", t_idx)), annotator, instance_id, subset, system, pairs, complete
+                )
+            )
+    return HumanExport(tuple(comparisons), active, counts)
+
+
+def read_two_stage_export(path: Path) -> HumanExport:
+    """Read and parse a two-stage Label Studio JSON export file (see :func:`parse_two_stage_export`)."""
+    try:
+        tasks = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DataError(f"{path}: cannot read Label Studio export: {exc}") from None
+    return parse_two_stage_export(tasks, str(path))
+
+
+# -- agreement ------------------------------------------------------------------------------------
+
+
+def direction(diff: float) -> int:
+    """-1, 0 (tie) or 1.
+
+    Example:
+        >>> direction(0.5), direction(-2.0), direction(0.0)
+        (1, -1, 0)
+    """
+    if abs(diff) <= TIE_TOLERANCE:
+        return 0
+    return 1 if diff > 0 else -1
+
+
+@dataclass
+class _Tally:
+    n: int = 0
+    agree: int = 0
+    n_untied: int = 0
+    agree_untied: int = 0
+
+    def add(self, human: int, judge: int) -> None:
+        self.n += 1
+        self.agree += human == judge
+        if human != 0 and judge != 0:
+            self.n_untied += 1
+            self.agree_untied += human == judge
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "n": self.n,
+            "agree": self.agree,
+            "rate": self.agree / self.n if self.n else None,
+            "n_untied": self.n_untied,
+            "agree_untied": self.agree_untied,
+            "rate_untied": self.agree_untied / self.n_untied if self.n_untied else None,
+        }
+
+
+class _Block:
+    """Tallies of one kind of comparison: overall and by each grouping."""
+
+    def __init__(self, groupings: Sequence[str]) -> None:
+        self.overall = _Tally()
+        self.groups: dict[str, dict[str, _Tally]] = {g: defaultdict(_Tally) for g in groupings}
+
+    def add(self, human: float, judge: float, **keys: str) -> None:
+        h, j = direction(human), direction(judge)
+        self.overall.add(h, j)
+        for grouping, key in keys.items():
+            self.groups[grouping][key].add(h, j)
+
+    def as_dict(self, orders: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+        out: dict[str, Any] = {"overall": self.overall.as_dict()}
+        for grouping, tallies in self.groups.items():
+            order = orders.get(grouping)
+            keys = [k for k in order if k in tallies] if order else sorted(tallies)
+            out[grouping] = {k: tallies[k].as_dict() for k in keys}
+        return out
+
+
+def _mean(values: Sequence[float]) -> float:
+    return math.fsum(values) / len(values)
+
+
+def preference_agreement(
+    export: HumanExport, scores: pd.DataFrame, *, panel: str | None = None
+) -> dict[str, Any]:
+    """Agreement in preference direction between the export's raters and the table's judges.
+
+    Args:
+        export: A parsed export (:func:`read_two_stage_export`).
+        scores: The prism scores table.
+        panel: Only this panel's judges; default every (panel, judge), averaged.
+
+    Returns:
+        ``{"counts", "tie_rule", "gt_vs_model": {"cells": B, "totals": B}, "model_vs_model":
+        {"cells": B, "totals": B}, "mean_dimension_agreement"}`` where B = ``{"overall": A,
+        "by_subset": {...}, "by_dimension": {...} (cells only), "by_system" | "by_pair": {...}}`` and
+        A = ``{"n", "agree", "rate", "n_untied", "agree_untied", "rate_untied"}``;
+        ``mean_dimension_agreement`` is the unweighted mean of the GT-vs-model per-dimension rates.
+    """
+    cells = judge_cells(scores, panel=panel)
+    valid = cells[cells["value"].notna()]
+    judge: dict[tuple[str, str, str, Cell], float] = {}
+    for system, paired, iid, dim, atype, value in zip(
+        valid["system"],
+        valid["paired_with"],
+        valid["instance_id"],
+        valid["dimension"],
+        valid["audio_type"],
+        valid["value"],
+        strict=True,
+    ):
+        if system == GROUND_TRUTH:
+            judge[(str(iid), str(paired), GROUND_TRUTH, Cell(str(dim), str(atype)))] = float(value)
+        else:
+            judge[(str(iid), str(system), "system", Cell(str(dim), str(atype)))] = float(value)
+
+    # Human score per (item, system, cell) and side: the mean over annotations that scored it.
+    sums: dict[tuple[str, str, Cell], list[tuple[float, float]]] = defaultdict(list)
+    subset_of: dict[str, str] = {}
+    for comp in export.comparisons:
+        subset_of[comp.instance_id] = comp.subset
+        for cell, pair in comp.cells.items():
+            sums[(comp.instance_id, comp.system, cell)].append(pair)
+    human = {key: (_mean([p[0] for p in pairs]), _mean([p[1] for p in pairs])) for key, pairs in sums.items()}
+    rated = sorted({(iid, system) for iid, system, _ in human})
+    counts = dict(export.counts)
+    counts["items_rated"] = len(rated)
+    counts["items_without_judge"] = sum(
+        1 for iid, system in rated if not any((iid, system, "system", c) in judge for c in export.active[iid])
+    )
+
+    orders = {"by_subset": ("on_screen", "off_screen", "mixed"), "by_dimension": DIMENSIONS}
+    gt_cells, gt_totals = (
+        _Block(("by_subset", "by_dimension", "by_system")),
+        _Block(("by_subset", "by_system")),
+    )
+    for iid, system in rated:
+        subset = subset_of[iid]
+        h_tot = j_tot = 0.0
+        whole = True
+        for cell in export.active[iid]:
+            h = human.get((iid, system, cell))
+            js, jg = judge.get((iid, system, "system", cell)), judge.get((iid, system, GROUND_TRUTH, cell))
+            if h is None or js is None or jg is None:
+                whole = False
+                continue
+            gt_cells.add(
+                h[0] - h[1], js - jg, by_subset=subset, by_dimension=cell.dimension, by_system=system
+            )
+            h_tot += h[0] - h[1]
+            j_tot += js - jg
+        if whole:
+            gt_totals.add(h_tot, j_tot, by_subset=subset, by_system=system)
+
+    mm_cells, mm_totals = _Block(("by_subset", "by_dimension", "by_pair")), _Block(("by_subset", "by_pair"))
+    systems_of: dict[str, list[str]] = defaultdict(list)
+    for iid, system in rated:
+        systems_of[iid].append(system)
+    for iid, systems in sorted(systems_of.items()):
+        subset = subset_of[iid]
+        for a, b in combinations(sorted(systems), 2):
+            pair_name = f"{a} vs {b}"
+            h_tot = j_tot = 0.0
+            whole = True
+            for cell in export.active[iid]:
+                ha, hb = human.get((iid, a, cell)), human.get((iid, b, cell))
+                ja, jb = judge.get((iid, a, "system", cell)), judge.get((iid, b, "system", cell))
+                if ha is None or hb is None or ja is None or jb is None:
+                    whole = False
+                    continue
+                mm_cells.add(
+                    ha[0] - hb[0], ja - jb, by_subset=subset, by_dimension=cell.dimension, by_pair=pair_name
+                )
+                h_tot += ha[0] - hb[0]
+                j_tot += ja - jb
+            if whole:
+                mm_totals.add(h_tot, j_tot, by_subset=subset, by_pair=pair_name)
+
+    gt_doc = {"cells": gt_cells.as_dict(orders), "totals": gt_totals.as_dict(orders)}
+    dim_rates = [v["rate"] for v in gt_doc["cells"]["by_dimension"].values() if v["rate"] is not None]
+    return {
+        "counts": counts,
+        "tie_rule": "a tie is its own direction: it agrees only with a tie; rate_untied leaves out comparisons where either side is tied",
+        "gt_vs_model": gt_doc,
+        "model_vs_model": {"cells": mm_cells.as_dict(orders), "totals": mm_totals.as_dict(orders)},
+        "mean_dimension_agreement": _mean(dim_rates) if dim_rates else None,
+    }

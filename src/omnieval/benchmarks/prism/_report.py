@@ -1,0 +1,471 @@
+"""The PRISM-Bench ``report.html`` and its radar chart.
+
+One self-contained page (PNG images inline): the leaderboard per subset (systems x dimension totals +
+final, by final), the radar of calibrated cells (the paper's Figure 1: one spoke per (dimension,
+audio type), one panel per subset), the judge-stability tables (appendix A), the judge ablation
+(appendix B) and human preference agreement when the analyses produced them, the blind-order swap
+check, what could not be judged and why, and the deviations from the paper's protocol.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from omnieval.benchmarks.prism._aggregate import (
+    DIMENSION_LABELS,
+    SUBSET_LABELS,
+    ranked_systems,
+    subsets_of,
+)
+from omnieval.benchmarks.prism._tags import AUDIO_TYPES, DIMENSIONS
+
+if TYPE_CHECKING:
+    from omnieval.benchmarks._base import ReportJob
+
+GT_LABEL = "Ground Truth"
+
+
+def _fmt(value: Any, digits: int = 2) -> str:
+    if value is None or isinstance(value, bool):
+        return "n/a"
+    x = float(value)
+    return f"{x:.{digits}f}" if math.isfinite(x) else "n/a"
+
+
+def _spokes(document: Mapping[str, Any], subset: str) -> list[tuple[str, str]]:
+    """(dimension, audio type) pairs present in ``subset``, in the paper's order."""
+    found: set[tuple[str, str]] = set()
+    entries = [e["subsets"][subset] for e in document["systems"].values() if subset in e["subsets"]]
+    gt = document.get("ground_truth", {}).get("subsets", {}).get(subset)
+    for entry in [*entries, *([gt] if gt else [])]:
+        for dim, cells in entry["cells"].items():
+            found |= {(dim, t) for t in cells}
+    return [(d, t) for d in DIMENSIONS for t in AUDIO_TYPES if (d, t) in found]
+
+
+def radar_bytes(document: Mapping[str, Any]) -> bytes:
+    """The radar chart as PNG bytes: one polar panel per subset, one closed line per system (and
+    the ground-truth reference dashed), radius = calibrated cell (0-10; a null cell is a gap)."""
+    import numpy as np
+
+    from omnieval.reporting import plot
+
+    subsets = subsets_of(document)
+    n = max(1, len(subsets))
+    systems = sorted(document["systems"])
+    with plot(size=(5.2 * n, 5.6)) as canvas:
+        fig = canvas.fig
+        for ax in canvas.axes[0]:
+            ax.remove()
+        colours = _colours(len(systems))
+        for k, subset in enumerate(subsets):
+            ax = fig.add_subplot(1, n, k + 1, projection="polar")
+            spokes = _spokes(document, subset)
+            angles = np.linspace(0.0, 2.0 * np.pi, len(spokes), endpoint=False)
+            closed = np.concatenate([angles, angles[:1]])
+            top = 10.0
+            rows: list[tuple[str, Mapping[str, Any], dict[str, Any]]] = []
+            gt = document.get("ground_truth", {}).get("subsets", {}).get(subset)
+            if gt is not None:
+                rows.append((GT_LABEL, gt, {"color": "black", "linestyle": "--", "linewidth": 1.2}))
+            for s, colour in zip(systems, colours, strict=True):
+                entry = document["systems"][s]["subsets"].get(subset)
+                if entry is not None:
+                    rows.append((s, entry, {"color": colour, "linewidth": 1.4}))
+            for label, entry, style in rows:
+                values = [entry["cells"].get(d, {}).get(t) for d, t in spokes]
+                radii = np.array([np.nan if v is None else float(v) for v in values] + [np.nan])
+                radii[-1] = radii[0]
+                top = max(top, float(np.nanmax(radii)) if np.isfinite(radii).any() else top)
+                ax.plot(closed, radii, label=label, **style)
+                if label != GT_LABEL:
+                    ax.fill(closed, np.nan_to_num(radii), alpha=0.04, color=style["color"])
+            ax.set_xticks(angles, [f"{DIMENSION_LABELS[d]}\n{t}" for d, t in spokes], fontsize=7)
+            ax.set_ylim(0.0, math.ceil(top))
+            ax.tick_params(axis="y", labelsize=6)
+            ax.set_title(SUBSET_LABELS.get(subset, subset), fontsize=11, pad=14)
+            if k == n - 1:
+                ax.legend(loc="upper left", bbox_to_anchor=(1.05, 1.05), fontsize=7)
+    return canvas.png
+
+
+def _colours(k: int) -> list[Any]:
+    import matplotlib
+
+    cmap = matplotlib.colormaps["tab10" if k <= 10 else "tab20"]
+    return [cmap(i % cmap.N) for i in range(k)]
+
+
+def radar_png(document: Mapping[str, Any], out_path: Path) -> Path:
+    """Write the radar chart (:func:`radar_bytes`) to ``out_path`` atomically and return the path
+    (for logging as an MLflow artifact)."""
+    out_path = Path(out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out_path.with_name(out_path.stem + ".tmp.png")
+    tmp.write_bytes(radar_bytes(document))
+    tmp.replace(out_path)
+    return out_path
+
+
+# -- sections ---------------------------------------------------------------------------------------
+
+
+def leaderboard_html(document: Mapping[str, Any]) -> str:
+    """One table per subset: systems by final, the dimension totals and final, cells on hover rows."""
+    from omnieval.reporting import esc, table
+
+    parts: list[str] = []
+    gt_all = document.get("ground_truth", {}).get("subsets", {})
+    for subset in subsets_of(document):
+        spokes = _spokes(document, subset)
+        dims = [d for d in DIMENSIONS if any(sd == d for sd, _ in spokes)]
+        head = ["system"]
+        for d in dims:
+            head += [f"{esc(DIMENSION_LABELS[d])} {esc(t)}" for sd, t in spokes if sd == d]
+            head.append(f"<b>{esc(DIMENSION_LABELS[d])} total</b>")
+        head.append("<b>Final</b>")
+        rows: list[list[str]] = []
+        named = [(GT_LABEL, gt_all.get(subset))] + [
+            (s, document["systems"][s]["subsets"][subset]) for s in ranked_systems(document, subset)
+        ]
+        for name, entry in named:
+            if entry is None:
+                continue
+            row = [f"<i>{esc(name)}</i>" if name == GT_LABEL else esc(name)]
+            for d in dims:
+                row += [_fmt(entry["cells"].get(d, {}).get(t)) for sd, t in spokes if sd == d]
+                row.append(f"<b>{_fmt(entry['dimensions'].get(d))}</b>")
+            row.append(f"<b>{_fmt(entry['final'])}</b>")
+            rows.append(row)
+        parts.append(f"<h3>{esc(SUBSET_LABELS.get(subset, subset))}</h3>" + table(head, rows))
+    if not parts:
+        return "<p>No systems were scored.</p>"
+    return (
+        "<p class=\"note\">GT-calibrated means on the judges' 0-10 scale: each cell is the system's mean "
+        "divided by the mean of the ground truth judged beside it, times the mean of every ground-truth "
+        "score of that cell. A dimension total sums its audio types; Final sums the dimension totals. "
+        "The Ground Truth row is the context-averaged reference. n/a = not computed (see below).</p>"
+        + "".join(parts)
+    )
+
+
+def _stats_row(label: str, block: Mapping[str, Any] | None) -> list[str]:
+    from omnieval.reporting import esc
+
+    block = block or {}
+    return [
+        esc(label),
+        *(_fmt(block.get(k), 3) for k in ("std", "d_bias", "d_signal")),
+        _fmt(block.get("snr")),
+    ]
+
+
+STATS_HEAD = ["", "Std", "d<sub>bias</sub>", "d<sub>signal</sub>", "SNR"]
+
+
+def stability_html(doc: Mapping[str, Any]) -> str:
+    """The subset table (Table 2), the per-dimension table (Table 3 by dimension) and the pairs."""
+    from omnieval.reporting import esc, table
+
+    subsets = [s for s in doc.get("subsets", {})]
+    out = table(STATS_HEAD, [_stats_row(SUBSET_LABELS.get(s, s), doc["subsets"][s]) for s in subsets])
+    rows: list[list[str]] = []
+    for s in subsets:
+        for dim, block in doc.get("dimensions", {}).get(s, {}).items():
+            rows.append(_stats_row(f"{SUBSET_LABELS.get(s, s)} / {DIMENSION_LABELS.get(dim, dim)}", block))
+            for atype, cell in doc.get("cells", {}).get(s, {}).get(dim, {}).items():
+                rows.append(_stats_row(f"    {atype}", cell))
+    out += "<h3>Per dimension (and audio type)</h3>" + table(STATS_HEAD, rows)
+    pair_rows = [
+        [
+            esc(SUBSET_LABELS.get(p["subset"], p["subset"])),
+            esc(p["system_a"]),
+            esc(p["system_b"]),
+            _fmt(p.get("d_bias"), 3),
+            _fmt(p.get("d_signal"), 3),
+            _fmt(p.get("snr")),
+        ]
+        for p in doc.get("pairs", [])
+    ]
+    out += (
+        "<details><summary>Pairs of systems (d = a minus b)</summary>"
+        + table(
+            ["subset", "system a", "system b", "d<sub>bias</sub>", "d<sub>signal</sub>", "SNR"],
+            pair_rows,
+            left=3,
+        )
+        + "</details>"
+    )
+    return (
+        '<p class="note">Per item a candidate\'s total sums its judge-averaged cells. Std: mean over pairing '
+        "contexts of the SD of the ground truth's totals. For each pair of systems, d<sub>bias</sub> is the "
+        "standardized difference of the ground truth's mean total beside each (context drift) and "
+        "d<sub>signal</sub> that of the two systems' mean totals; subset figures average |d| over pairs, SNR "
+        "averages the pairs' |d<sub>signal</sub>|/|d<sub>bias</sub>|. Drift well below signal means the "
+        "ground-truth anchor is stable enough to separate systems.</p>" + out
+    )
+
+
+def ablation_html(doc: Mapping[str, Any]) -> str:
+    """Subset figures per judge panel and judge, side by side (appendix B)."""
+    from omnieval.reporting import table
+
+    rows: list[list[str]] = []
+    for entry in doc.get("judges", []):
+        who = entry["panel"] + ("" if entry.get("judge") is None else f" / {entry['judge']}")
+        if entry.get("judge") is None and entry.get("n_judges", 1) > 1:
+            who += f" (mean of {entry['n_judges']} judges)"
+        for subset, block in entry.get("subsets", {}).items():
+            rows.append(_stats_row(f"{who} — {SUBSET_LABELS.get(subset, subset)}", block))
+    return table(["judge — subset", *STATS_HEAD[1:]], rows)
+
+
+def _agreement_rows(block: Mapping[str, Any], grouping: str) -> list[list[str]]:
+    from omnieval.reporting import esc
+
+    def row(label: str, a: Mapping[str, Any]) -> list[str]:
+        rate = a.get("rate")
+        untied = a.get("rate_untied")
+        return [
+            esc(label),
+            str(a.get("n", 0)),
+            "n/a" if rate is None else f"{100 * rate:.1f}%",
+            str(a.get("n_untied", 0)),
+            "n/a" if untied is None else f"{100 * untied:.1f}%",
+        ]
+
+    rows = [row("overall", block["overall"])]
+    for key in ("by_subset", "by_dimension", grouping):
+        for name, a in block.get(key, {}).items():
+            rows.append(row(f"{key[3:]}: {SUBSET_LABELS.get(name, DIMENSION_LABELS.get(name, name))}", a))
+    return rows
+
+
+def human_html(doc: Mapping[str, Any]) -> str:
+    """Preference-direction agreement tables: GT-vs-model and model-vs-model, per cell and total."""
+    from omnieval.reporting import table
+
+    head = ["", "comparisons", "agreement", "untied", "agreement (untied)"]
+    out = ""
+    for kind, grouping, title in (
+        ("gt_vs_model", "by_system", "Ground truth vs model"),
+        ("model_vs_model", "by_pair", "Model vs model"),
+    ):
+        for level in ("cells", "totals"):
+            block = doc.get(kind, {}).get(level)
+            if block:
+                out += f"<h3>{title}, per {'cell' if level == 'cells' else 'item total'}</h3>"
+                out += table(head, _agreement_rows(block, grouping))
+    mean = doc.get("mean_dimension_agreement")
+    lead = (
+        f"<p>Mean GT-vs-model agreement over dimensions: <b>{100 * mean:.1f}%</b> (the paper reports over 70%).</p>"
+        if mean is not None
+        else ""
+    )
+    from omnieval.reporting import esc
+
+    return lead + f'<p class="note">{esc(doc.get("tie_rule", ""))}</p>' + out
+
+
+def swap_html(swap: Mapping[str, Any]) -> str:
+    """The blind-order swap check: its flip rate first, then every other figure it reports."""
+    from omnieval.reporting import esc, table
+
+    rate = swap.get("flip_rate")
+    lead = (
+        f"<p>Preference flip rate when the two clips swap positions: <b>{100 * float(rate):.1f}%</b> "
+        "(0% = the judge's preference never depends on which clip is shown first).</p>"
+        if isinstance(rate, int | float) and math.isfinite(float(rate))
+        else ""
+    )
+    rows = [
+        [
+            esc(k),
+            esc(
+                _fmt(v, 4) if isinstance(v, int | float) and not isinstance(v, bool) else json.dumps(v)[:200]
+            ),
+        ]
+        for k, v in swap.items()
+        if k != "flip_rate"
+    ]
+    return lead + (table(["figure", "value"], rows) if rows else "")
+
+
+def _list(items: Sequence[str], empty: str) -> str:
+    from omnieval.reporting import esc
+
+    if not items:
+        return f'<p class="note">{esc(empty)}</p>'
+    return "<ul>" + "".join(f"<li>{esc(i)}</li>" for i in items) + "</ul>"
+
+
+def _analysis(analyses_dir: Path, name: str) -> dict[str, Any] | None:
+    path = analyses_dir / f"{name}.json"
+    if not path.is_file():
+        return None
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(doc, dict) or doc.get("status") == "skipped":
+        return None
+    return doc
+
+
+def _skip_reason(analyses_dir: Path, name: str) -> str | None:
+    path = analyses_dir / f"{name}.json"
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    except (OSError, ValueError):
+        return None
+    return doc.get("reason") if isinstance(doc, dict) and doc.get("status") == "skipped" else None
+
+
+def _headline(document: Mapping[str, Any], stability: Mapping[str, Any] | None) -> list[str]:
+    lines = []
+    for subset in subsets_of(document):
+        ranked = ranked_systems(document, subset)
+        if ranked:
+            top = document["systems"][ranked[0]]["subsets"][subset]
+            gt = document.get("ground_truth", {}).get("subsets", {}).get(subset, {})
+            lines.append(
+                f"{SUBSET_LABELS.get(subset, subset)}: {ranked[0]} leads with Final {_fmt(top['final'])} "
+                f"(ground-truth reference {_fmt(gt.get('final'))})."
+            )
+    if stability:
+        for subset, block in stability.get("subsets", {}).items():
+            lines.append(
+                f"{SUBSET_LABELS.get(subset, subset)} stability: d_bias {_fmt(block.get('d_bias'), 3)} vs "
+                f"d_signal {_fmt(block.get('d_signal'), 3)}."
+            )
+    return lines
+
+
+def write_prism_report(
+    job: ReportJob,
+    *,
+    deviations: list[str],
+    stability: Mapping[str, Any] | None,
+    swap: Mapping[str, Any] | None,
+    unavailable: list[str],
+) -> Path:
+    """Write the self-contained ``report.html`` (atomically) and the radar PNG beside it.
+
+    Args:
+        job: Where to write and the aggregate document (:func:`aggregate_prism` + run facts).
+        deviations: How this run departs from the paper's protocol (one sentence each).
+        stability: The :func:`stability` document; default ``stability.json`` of ``job.analyses_dir``.
+        swap: The blind-order swap check (its ``flip_rate`` and any other figures), or None.
+        unavailable: What could not be judged here, with the reason (one sentence each).
+
+    Returns:
+        The radar PNG's path (``<report stem>_radar.png`` beside the page), for MLflow.
+    """
+    from omnieval.reporting import (
+        Artifact,
+        Section,
+        analysis_artifacts,
+        artifact_links,
+        esc,
+        figure,
+        judge_health_block,
+        render_page,
+        validity_ledger_block,
+        verdict_banner,
+        write_page,
+    )
+
+    path, config, document = job.path, job.config, dict(job.document)
+    analyses_dir, page_dir = job.analyses_dir, job.path.parent
+    stability_doc = stability if stability is not None else _analysis(analyses_dir, "stability")
+    ablation = _analysis(analyses_dir, "judge_ablation")
+    human = _analysis(analyses_dir, "human_preference")
+
+    radar_path = radar_png(document, page_dir / f"{path.stem}_radar.png")
+    has_systems = bool(document.get("systems"))
+    radar = (
+        figure(
+            radar_path.read_bytes(),
+            "Each spoke is one (dimension, audio type) cell, GT-calibrated on the 0-10 scale; farther out is "
+            "better, and the dashed line is the ground-truth reference.",
+            alt="radar of calibrated cells per system and subset",
+            title="Calibrated cells per system (cf. the paper's Figure 1)",
+        )
+        if has_systems
+        else "<p>No systems were scored.</p>"
+    )
+    not_computed = list(document.get("not_computed", []))
+    gaps = (
+        "<h3>Could not be judged here</h3>"
+        + _list(unavailable, "Every configured judge ran.")
+        + "<h3>Cells not computed</h3>"
+        + _list(not_computed, "Every active cell was computed.")
+        + "<h3>Deviations from the paper's protocol</h3>"
+        + _list(deviations, "None recorded for this configuration.")
+    )
+    sections = [
+        Section(
+            "verdict", "Verdict", verdict_banner(job.regression, headline=_headline(document, stability_doc))
+        ),
+        Section("leaderboard", "Leaderboard", leaderboard_html(document)),
+        Section("radar", "Radar", radar),
+        Section(
+            "stability",
+            "Judge stability",
+            stability_html(stability_doc)
+            if stability_doc
+            else _list(
+                [], f"Not computed: {_skip_reason(analyses_dir, 'stability') or 'no stability analysis ran'}."
+            ),
+        ),
+    ]
+    if ablation:
+        sections.append(Section("ablation", "Judge ablation", ablation_html(ablation)))
+    if human:
+        sections.append(Section("human", "Human preference agreement", human_html(human)))
+    if swap:
+        sections.append(Section("swap", "Blind-order swap check", swap_html(swap)))
+    sections.append(Section("coverage", "What was not judged, and deviations", gaps))
+    if job.judgments_path is not None or job.judge_health is not None:
+        sections.append(
+            Section(
+                "judges",
+                "Judges",
+                "<h3>Validity ledger per judge</h3>"
+                + validity_ledger_block(job.judgments_path)
+                + "<h3>Judge health</h3>"
+                + judge_health_block(job.judge_health),
+            )
+        )
+    artifacts = [
+        Artifact("leaderboard.json", "calibrated cells, totals and final per system and subset"),
+        Artifact("scores.parquet", "the scores table"),
+        Artifact("judgments.parquet", "raw judge responses and statuses"),
+        Artifact(radar_path.name, "the radar chart"),
+    ]
+    artifacts += analysis_artifacts(analyses_dir, page_dir)
+    sections.append(Section("artifacts", "Raw data", artifact_links(page_dir, artifacts)))
+    run = (
+        f" MLflow run <code>{esc(job.run_id)}</code> (experiment {esc(config.experiment)})."
+        if job.run_id
+        else ""
+    )
+    judges = ", ".join(document.get("judges", [])) or "none"
+    facts = (
+        f"Dataset {esc(config.dataset_name)} at {esc(config.dataset_path)}, digest "
+        f"<code>{esc(document.get('dataset_digest', ''))}</code>. Judges: {esc(judges)}.{run}"
+    )
+    write_page(
+        path,
+        render_page(
+            title=f"omnieval {config.suite}",
+            heading=f"omnieval — suite {config.suite} (PRISM-Bench)",
+            facts=facts,
+            sections=sections,
+        ),
+    )
+    return radar_path

@@ -1,0 +1,305 @@
+"""PRISM-Bench judge stability (paper appendix A-B; FORMATS.md section 8 ``stability.json``).
+
+The same ground-truth clip is judged once beside every system, so its score depends a little on the
+pairing context. These statistics compare that context drift with the real differences between
+systems, per subset, per dimension and (extra) per (dimension, audio type) cell:
+
+- per item, a candidate's **total** is the sum of its judge-averaged cells (uncalibrated, 0-10 per
+  cell); the ground truth has one total per pairing. A total whose cells are not all judged validly
+  is undefined (the item drops out for that candidate);
+- a system **was judged on** an item when its own total and the total of the ground truth paired
+  with it are both defined;
+- for each pair of systems (a, b), over the items both were judged on (n >= 2):
+  ``d_bias = (mean GT total beside a - mean GT total beside b) / pooled SD`` of those two GT total
+  lists, ``d_signal = (mean total of a - mean total of b) / pooled SD`` of those two total lists,
+  with ``pooled SD = sqrt(((n1-1) s1^2 + (n2-1) s2^2) / (n1 + n2 - 2))`` and sample SDs (n - 1);
+  the pair's ``snr = |d_signal| / |d_bias|``. Pair values keep their sign (a minus b, with a < b by
+  name);
+- subset (or dimension) figures: ``d_bias``, ``d_signal`` = unweighted means over the pairs of
+  ``|d_bias|``, ``|d_signal|``; ``snr`` = the unweighted mean of the pairs' ``snr``; ``std`` = the
+  mean over pairing contexts (one per system) of the sample SD of every defined GT total in that
+  context.
+
+Edge cases (all JSON-safe, never NaN or infinity): a pooled SD of 0 (both lists constant) or fewer
+than 2 shared items leaves that pair's d undefined (``null``); ``d_bias`` = 0 leaves that pair's
+``snr`` ``null`` (the ratio is infinite); undefined pair values are left out of the subset means,
+and a mean over no pair is ``null``; a context with fewer than 2 GT totals has no SD and is left out
+of ``std``.
+
+Note: the paper's printed Eval SNR rows equal the ratio of the averaged ``d_signal`` to the averaged
+``d_bias`` (e.g. on-screen 0.521 / 0.281 = 1.85), while FORMATS.md section 8 asks for the mean of
+the per-pair ratios; ``snr`` follows the contract and the extra top-level ``ratio_of_means`` gives
+the paper's reading.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from typing import TYPE_CHECKING, Any
+
+from omnieval.benchmarks.prism._aggregate import (
+    item_totals,
+    judge_cells,
+    prism_scores,
+)
+from omnieval.benchmarks.prism._tags import AUDIO_TYPES, DIMENSIONS, GROUND_TRUTH, SUBSETS
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+STAT_KEYS: tuple[str, ...] = ("std", "d_bias", "d_signal", "snr")
+
+
+def _mean(values: Sequence[float]) -> float:
+    return math.fsum(values) / len(values)
+
+
+def sample_sd(values: Sequence[float]) -> float | None:
+    """Sample standard deviation (n - 1); None for fewer than 2 values.
+
+    Example:
+        >>> sample_sd([1.0, 2.0, 3.0])
+        1.0
+    """
+    if len(values) < 2:
+        return None
+    m = _mean(values)
+    return math.sqrt(math.fsum((v - m) ** 2 for v in values) / (len(values) - 1))
+
+
+def pooled_sd(a: Sequence[float], b: Sequence[float]) -> float | None:
+    """``sqrt(((n1-1) s1^2 + (n2-1) s2^2) / (n1+n2-2))``; None when either list has fewer than 2 values.
+
+    Example:
+        >>> round(pooled_sd([1.0, 3.0], [2.0, 2.0, 2.0]), 12)
+        0.816496580928
+    """
+    sa, sb = sample_sd(a), sample_sd(b)
+    if sa is None or sb is None:
+        return None
+    n1, n2 = len(a), len(b)
+    return math.sqrt(((n1 - 1) * sa * sa + (n2 - 1) * sb * sb) / (n1 + n2 - 2))
+
+
+def cohens_d(a: Sequence[float], b: Sequence[float]) -> float | None:
+    """``(mean(a) - mean(b)) / pooled_sd(a, b)``; None when the pooled SD is undefined or 0.
+
+    Both lists constant means a pooled SD of exactly 0; that is tested on the values, not on the
+    rounded SD, so float noise never turns into a huge effect size.
+
+    Example:
+        >>> cohens_d([2.0, 4.0], [1.0, 3.0])
+        0.7071067811865475
+        >>> cohens_d([5.0, 5.0], [4.0, 4.0]) is None
+        True
+    """
+    pooled = pooled_sd(a, b)
+    if pooled is None or (len(set(a)) == 1 and len(set(b)) == 1) or pooled == 0.0:
+        return None
+    return (_mean(a) - _mean(b)) / pooled
+
+
+@dataclass(frozen=True)
+class PairEffect:
+    """Effect sizes of one pair of systems (a < b by name), over the ``n`` items both were judged on."""
+
+    system_a: str
+    system_b: str
+    n: int
+    d_bias: float | None
+    d_signal: float | None
+
+    @property
+    def snr(self) -> float | None:
+        """``|d_signal| / |d_bias|``; None when either is undefined or ``d_bias`` is 0."""
+        if self.d_bias is None or self.d_signal is None or self.d_bias == 0.0:
+            return None
+        return abs(self.d_signal) / abs(self.d_bias)
+
+
+@dataclass(frozen=True)
+class StabilitySummary:
+    """One block of ``stability.json`` and the pairs it averages."""
+
+    std: float | None
+    d_bias: float | None
+    d_signal: float | None
+    snr: float | None
+    pairs: tuple[PairEffect, ...]
+
+    def as_dict(self) -> dict[str, float | None]:
+        return {"std": self.std, "d_bias": self.d_bias, "d_signal": self.d_signal, "snr": self.snr}
+
+    @property
+    def ratio_of_means(self) -> float | None:
+        """Averaged ``d_signal`` / averaged ``d_bias`` (how the paper's tables read)."""
+        if self.d_bias is None or self.d_signal is None or self.d_bias == 0.0:
+            return None
+        return self.d_signal / self.d_bias
+
+
+def _mean_or_none(values: Sequence[float | None]) -> float | None:
+    defined = [v for v in values if v is not None]
+    return _mean(defined) if defined else None
+
+
+def summarize(
+    system_totals: Mapping[str, Mapping[str, float]], gt_totals: Mapping[str, Mapping[str, float]]
+) -> StabilitySummary:
+    """The statistics of one block from defined totals.
+
+    Args:
+        system_totals: system -> instance -> the system's total.
+        gt_totals: system -> instance -> total of the ground truth judged beside that system.
+    """
+    systems = sorted(set(system_totals) | set(gt_totals))
+    std = _mean_or_none([sample_sd(list(gt_totals.get(m, {}).values())) for m in systems])
+    judged = {m: set(system_totals.get(m, {})) & set(gt_totals.get(m, {})) for m in systems}
+    pairs: list[PairEffect] = []
+    for a, b in combinations(systems, 2):
+        items = sorted(judged[a] & judged[b])
+        d_bias = (
+            cohens_d([gt_totals[a][i] for i in items], [gt_totals[b][i] for i in items]) if items else None
+        )
+        d_signal = (
+            cohens_d([system_totals[a][i] for i in items], [system_totals[b][i] for i in items])
+            if items
+            else None
+        )
+        pairs.append(PairEffect(a, b, len(items), d_bias, d_signal))
+    return StabilitySummary(
+        std=std,
+        d_bias=_mean_or_none([None if p.d_bias is None else abs(p.d_bias) for p in pairs]),
+        d_signal=_mean_or_none([None if p.d_signal is None else abs(p.d_signal) for p in pairs]),
+        snr=_mean_or_none([p.snr for p in pairs]),
+        pairs=tuple(pairs),
+    )
+
+
+def _split(
+    totals: pd.DataFrame, subset: str
+) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, float]]]:
+    """(system totals, GT totals per pairing) of one subset, defined totals only."""
+    rows = totals[(totals["subset"] == subset) & totals["total"].notna()]
+    sys_t: dict[str, dict[str, float]] = {}
+    gt_t: dict[str, dict[str, float]] = {}
+    for system, paired, iid, total in zip(
+        rows["system"], rows["paired_with"], rows["instance_id"], rows["total"], strict=True
+    ):
+        if system == GROUND_TRUTH:
+            gt_t.setdefault(str(paired), {})[str(iid)] = float(total)
+        else:
+            sys_t.setdefault(str(system), {})[str(iid)] = float(total)
+    return sys_t, gt_t
+
+
+def _pair_dict(p: PairEffect, *, with_n: bool, **where: str) -> dict[str, Any]:
+    extra = {"n": p.n} if with_n else {}
+    return {
+        **where,
+        "system_a": p.system_a,
+        "system_b": p.system_b,
+        **extra,
+        "d_bias": p.d_bias,
+        "d_signal": p.d_signal,
+        "snr": p.snr,
+    }
+
+
+def stability_from_cells(cells: pd.DataFrame) -> dict[str, Any]:
+    """:func:`stability` on already computed :func:`judge_cells`."""
+    present = {
+        (str(s), str(d), str(t))
+        for s, d, t in zip(cells["subset"], cells["dimension"], cells["audio_type"], strict=True)
+    }
+    subsets = [s for s in SUBSETS if any(p[0] == s for p in present)]
+    out_subsets: dict[str, Any] = {}
+    out_dims: dict[str, Any] = {}
+    out_cells: dict[str, Any] = {}
+    ratio: dict[str, Any] = {"subsets": {}, "dimensions": {}}
+    pairs: list[dict[str, Any]] = []
+    dim_pairs: list[dict[str, Any]] = []
+    all_totals = item_totals(cells)
+    for subset in subsets:
+        summary = summarize(*_split(all_totals, subset))
+        out_subsets[subset] = summary.as_dict()
+        ratio["subsets"][subset] = summary.ratio_of_means
+        pairs += [_pair_dict(p, with_n=False, subset=subset) for p in summary.pairs]
+        out_dims[subset], out_cells[subset], ratio["dimensions"][subset] = {}, {}, {}
+        for dim in DIMENSIONS:
+            types = [t for t in AUDIO_TYPES if (subset, dim, t) in present]
+            if not types:
+                continue
+            dim_summary = summarize(*_split(item_totals(cells, dimension=dim), subset))
+            out_dims[subset][dim] = dim_summary.as_dict()
+            ratio["dimensions"][subset][dim] = dim_summary.ratio_of_means
+            dim_pairs += [_pair_dict(p, with_n=True, subset=subset, dimension=dim) for p in dim_summary.pairs]
+            out_cells[subset][dim] = {
+                t: summarize(*_split(item_totals(cells, dimension=dim, audio_type=t), subset)).as_dict()
+                for t in types
+            }
+    return {
+        "subsets": out_subsets,
+        "dimensions": out_dims,
+        "pairs": pairs,
+        "cells": out_cells,
+        "dimension_pairs": dim_pairs,
+        "ratio_of_means": ratio,
+    }
+
+
+def stability(scores: pd.DataFrame, panel: str | None = None) -> dict[str, Any]:
+    """GT stability and bias-signal separation of a prism scores table (see the module docstring).
+
+    Args:
+        scores: Scores table holding prism rows.
+        panel: Only this panel's judges; default every (panel, judge) of the table, averaged.
+
+    Returns:
+        ``{"subsets": {SUBSET: {"std", "d_bias", "d_signal", "snr"}}, "dimensions": {SUBSET:
+        {DIMENSION: {...}}}, "pairs": [{"subset", "system_a", "system_b", "d_bias", "d_signal",
+        "snr"}]}`` (FORMATS.md section 8; ``pairs`` lists the subset-level pairs only) plus extras:
+        ``cells`` (the same four figures per subset, dimension and audio type, as the paper's
+        Table 3), ``dimension_pairs`` (the pairs behind each dimension figure, with ``dimension``
+        and ``n`` = items both systems were judged on) and ``ratio_of_means`` (averaged d_signal / averaged
+        d_bias per subset and dimension). Undefined values are None.
+
+    Raises:
+        DataError: See :func:`~omnieval.benchmarks.prism._aggregate.prism_scores`.
+    """
+    return stability_from_cells(judge_cells(scores, panel=panel))
+
+
+def judge_ablation(scores: pd.DataFrame) -> dict[str, Any]:
+    """The stability figures per judge panel (all its judges averaged) and, for a panel with several
+    judges, per single judge: the paper's appendix B table comparing judges.
+
+    Returns:
+        ``{"judges": [{"panel", "judge" (None = the panel's judge mean), "n_judges", "subsets",
+        "dimensions", "ratio_of_means"}, ...]}`` in panel order, each panel's mean row before its
+        judges.
+    """
+    frame = prism_scores(scores)
+    entries: list[dict[str, Any]] = []
+    for panel in sorted(set(frame["panel"])):
+        of_panel = frame[frame["panel"] == panel]
+        judges = sorted(set(of_panel["judge"]))
+        views: list[tuple[str | None, pd.DataFrame]] = [(None, of_panel)]
+        if len(judges) > 1:
+            views += [(j, of_panel[of_panel["judge"] == j]) for j in judges]
+        for judge, rows in views:
+            doc = stability_from_cells(judge_cells(rows, checked=True))
+            entries.append(
+                {
+                    "panel": panel,
+                    "judge": judge,
+                    "n_judges": len(judges) if judge is None else 1,
+                    "subsets": doc["subsets"],
+                    "dimensions": doc["dimensions"],
+                    "ratio_of_means": doc["ratio_of_means"],
+                }
+            )
+    return {"judges": entries}

@@ -1,0 +1,77 @@
+"""``omnieval compare RUN_A RUN_B``: did run B regress against run A, and why."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = sub.add_parser(
+        "compare",
+        help="compare two runs: paired deltas, GO / NO-GO / INCONCLUSIVE, what changed, top movers",
+        description=(
+            "Compare run B (the new run) with run A (the baseline). RUN is a run folder "
+            "(runs/<suite>/<run_id>), an MLflow run id, or 'latest' / 'previous' of the suite given "
+            "with --suite. Per system and headline component: the means, delta = B - A, a paired "
+            "bootstrap 95%% CI over the shared instances and a Holm-corrected p-value; then the "
+            "verdict with its reasons, what changed in lineage and the instances that moved most. "
+            "Exit code 0 for any verdict, 2 on bad input. See docs/nightly.md."
+        ),
+    )
+    parser.add_argument("run_a", metavar="RUN_A", help="baseline run")
+    parser.add_argument("run_b", metavar="RUN_B", help="new run")
+    parser.add_argument(
+        "--suite",
+        help="suite name or SUITE.yaml: what 'latest'/'previous' refer to; a YAML also supplies the "
+        "regression tolerances and its runs folder",
+    )
+    parser.add_argument("--runs-dir", type=Path, default=None, help="run folders root (default: runs)")
+    parser.add_argument("--json", action="store_true", help="print the comparison document as JSON")
+    parser.set_defaults(func=_handle)
+
+
+def _suite(spec: str | None, runs_dir: Path | None) -> tuple[str | None, Path, Any]:
+    """(suite name, runs folder, regression config or None) from ``--suite``."""
+    if spec and (spec.endswith((".yaml", ".yml")) or Path(spec).is_file()):
+        from omnieval.config import load_suite
+
+        config = load_suite(Path(spec), check=False)
+        return config.suite, runs_dir or config.runs_dir, config.regression
+    return spec, runs_dir or Path("runs"), None
+
+
+def _regression_config(explicit: Any, resolved: dict[str, Any] | None) -> Any:
+    """The suite YAML's block, else the one saved in run B's resolved config, else the defaults."""
+    from pydantic import ValidationError
+
+    from omnieval.config import RegressionConfig
+
+    if explicit is not None:
+        return explicit
+    block = (resolved or {}).get("regression")
+    if isinstance(block, dict):
+        # Saved webhook headers are masked; the comparison needs only the numbers.
+        block = {k: v for k, v in block.items() if k != "notify"}
+        try:
+            return RegressionConfig.model_validate(block)
+        except ValidationError:
+            pass
+    return RegressionConfig()
+
+
+def _handle(args: argparse.Namespace) -> int:
+    from omnieval.compare import compare_runs, read_run, resolve_run, verdict_lines
+
+    suite, runs_dir, explicit = _suite(args.suite, args.runs_dir)
+    folder_a = resolve_run(args.run_a, runs_dir=runs_dir, suite=suite)
+    folder_b = resolve_run(args.run_b, runs_dir=runs_dir, suite=suite)
+    run_a, run_b = read_run(folder_a), read_run(folder_b)
+    document = compare_runs(run_a, run_b, _regression_config(explicit, run_b.resolved_config))
+    if args.json:
+        print(json.dumps(document, indent=2))
+    else:
+        print("\n".join(verdict_lines(document)))
+    return 0

@@ -1,0 +1,59 @@
+"""Compare two runs and say whether the new one regressed (``omnieval compare``, nightly verdict).
+
+- :func:`compare_runs`: paired bootstrap deltas per (system, headline component) over the shared
+  instances, Holm-corrected p-values, a GO / NO-GO / INCONCLUSIVE verdict with reasons, what changed
+  in lineage and the instances that moved most.
+- :func:`resolve_run` / :func:`read_run`: a RUN argument (folder, MLflow run id, ``latest``,
+  ``previous``) to a run folder and its contents.
+- :func:`nightly_regression` / :func:`notify_regression`: the track stage's self-comparison with the
+  previous run (``regression.json``, the MLflow tag ``omnieval.regression``) and its notifications.
+
+The procedure, the verdict's rules and the exit codes are described in ``docs/nightly.md``.
+"""
+
+from omnieval.compare._changes import lineage_changes, tree_digest
+from omnieval.compare._load import RunFolder, is_successful, read_run, resolve_run, suite_runs
+from omnieval.compare._nightly import find_baseline, nightly_regression, notify_regression, regression_verdict
+from omnieval.compare._notify import SendOutcome, build_block, send_notifications, verdict_message
+from omnieval.compare._paired import PairedResult, bootstrap_indices, holm, normal_p_value, paired_bootstrap
+from omnieval.compare._verdict import GO, INCONCLUSIVE, NO_GO, VERDICTS, compare_runs, verdict_lines
+
+__all__ = [
+    "GO",
+    "INCONCLUSIVE",
+    "NO_GO",
+    "VERDICTS",
+    "FileNotification",
+    "PairedResult",
+    "RunFolder",
+    "SendOutcome",
+    "WebhookNotification",
+    "bootstrap_indices",
+    "build_block",
+    "compare_runs",
+    "find_baseline",
+    "holm",
+    "is_successful",
+    "lineage_changes",
+    "nightly_regression",
+    "normal_p_value",
+    "notify_regression",
+    "paired_bootstrap",
+    "read_run",
+    "regression_verdict",
+    "resolve_run",
+    "send_notifications",
+    "suite_runs",
+    "tree_digest",
+    "verdict_lines",
+    "verdict_message",
+]
+
+
+def __getattr__(name: str) -> object:
+    # The notification blocks import Prefect; load them only when asked for.
+    if name in ("FileNotification", "WebhookNotification"):
+        from omnieval.compare import _blocks
+
+        return getattr(_blocks, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,211 @@
+"""Find and read run folders (FORMATS.md section 4) for ``omnieval compare``.
+
+A RUN argument is a run folder path, an MLflow run id (the parent run's id is the folder's name; a
+system or analysis child run id is found through the folders' ``mlflow.json``; as a last resort the
+MLflow store's ``omnieval.run_folder`` tag), or ``latest`` / ``previous`` of a suite. A run is
+*successful* when its folder holds ``leaderboard.json``, ``scores.parquet``, ``lineage.json`` and
+``mlflow.json`` (the track stage writes ``mlflow.json`` last). Runs of a suite are ordered by the
+time their ``lineage.json`` was written (the track stage writes it first), then by name.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from omnieval.errors import DataError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+SUCCESS_FILES: tuple[str, ...] = ("leaderboard.json", "scores.parquet", "lineage.json", "mlflow.json")
+"""A run folder holding all of these finished successfully."""
+REQUIRED_FILES: tuple[str, ...] = ("lineage.json", "scores.parquet")
+"""What a comparison reads; a folder lacking one cannot be compared."""
+DATASET_MANIFEST = "dataset.manifest.json"
+"""The dataset fingerprint manifest, copied into the run folder by the nightly comparison."""
+REGRESSION_FILE = "regression.json"
+DRIFT_FILE = "drift.json"
+
+_RUN_ID = re.compile(r"^[0-9a-f]{6,32}$")
+
+
+@dataclass(frozen=True)
+class RunFolder:
+    """What a comparison reads from one run folder.
+
+    Attributes:
+        folder: The run folder.
+        run_id: The MLflow parent run id (``lineage.json``'s ``run_id``, else the folder's name).
+        suite: The suite name from lineage (None when it is not recorded).
+        benchmark: The benchmark of the scores table.
+        lineage: ``lineage.json``.
+        scores: ``scores.parquet``.
+        mlflow: ``mlflow.json`` when present.
+        manifest: The dataset fingerprint manifest when the folder has one.
+        drift: ``drift.json`` when present (judge drift check of the run).
+        resolved_config: ``config.resolved.yaml`` when present.
+    """
+
+    folder: Path
+    run_id: str
+    suite: str | None
+    benchmark: str
+    lineage: dict[str, Any]
+    scores: pd.DataFrame
+    mlflow: dict[str, Any] | None = None
+    manifest: dict[str, Any] | None = None
+    drift: dict[str, Any] | None = None
+    resolved_config: dict[str, Any] | None = field(default=None, repr=False)
+
+    def describe(self) -> dict[str, Any]:
+        """``{"run_id", "folder", "suite", "benchmark"}`` for the comparison document."""
+        return {
+            "run_id": self.run_id,
+            "folder": str(self.folder),
+            "suite": self.suite,
+            "benchmark": self.benchmark,
+        }
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataError(f"{path}: cannot read: {exc}") from None
+    except ValueError as exc:
+        raise DataError(f"{path}: not valid JSON: {exc}") from None
+    if not isinstance(doc, dict):
+        raise DataError(f"{path}: expected a JSON object")
+    return doc
+
+
+def _optional_json(path: Path) -> dict[str, Any] | None:
+    return _read_json(path) if path.is_file() else None
+
+
+def is_successful(folder: Path) -> bool:
+    """Whether ``folder`` holds every file of :data:`SUCCESS_FILES`."""
+    return all((folder / name).is_file() for name in SUCCESS_FILES)
+
+
+def read_run(folder: Path | str) -> RunFolder:
+    """Read a run folder's comparison inputs; raise :class:`DataError` naming the file on bad input."""
+    import pandas as pd
+
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise DataError(f"run folder {folder} does not exist")
+    missing = [name for name in REQUIRED_FILES if not (folder / name).is_file()]
+    if missing:
+        raise DataError(f"run folder {folder} lacks {', '.join(missing)}; it cannot be compared")
+    lineage = _read_json(folder / "lineage.json")
+    try:
+        scores = pd.read_parquet(folder / "scores.parquet")
+    except Exception as exc:  # pyarrow raises several unrelated types for a broken file
+        raise DataError(f"{folder / 'scores.parquet'}: cannot read the scores table: {exc}") from None
+    if "benchmark" not in scores.columns or scores.empty:
+        raise DataError(f"{folder / 'scores.parquet'}: empty or without a benchmark column")
+    names = sorted({str(b) for b in scores["benchmark"].unique()})
+    if len(names) != 1:
+        raise DataError(f"{folder / 'scores.parquet'}: holds several benchmarks {names}")
+    resolved = None
+    config_path = folder / "config.resolved.yaml"
+    if config_path.is_file():
+        import yaml
+
+        try:
+            loaded = yaml.safe_load(config_path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+            raise DataError(f"{config_path}: cannot read: {exc}") from None
+        resolved = loaded if isinstance(loaded, dict) else None
+    return RunFolder(
+        folder=folder,
+        run_id=str(lineage.get("run_id") or folder.name),
+        suite=lineage.get("suite"),
+        benchmark=names[0],
+        lineage=lineage,
+        scores=scores,
+        mlflow=_optional_json(folder / "mlflow.json"),
+        manifest=_optional_json(folder / DATASET_MANIFEST),
+        drift=_optional_json(folder / DRIFT_FILE),
+        resolved_config=resolved,
+    )
+
+
+def suite_runs(runs_dir: Path, suite: str, *, exclude: Path | None = None) -> list[Path]:
+    """Successful run folders of ``suite``, oldest first (see the module docstring for the order)."""
+    root = Path(runs_dir) / suite
+    if not root.is_dir():
+        return []
+    skip = exclude.resolve() if exclude is not None else None
+    folders = [
+        p for p in root.iterdir() if p.is_dir() and is_successful(p) and (skip is None or p.resolve() != skip)
+    ]
+    return sorted(folders, key=lambda p: ((p / "lineage.json").stat().st_mtime, p.name))
+
+
+def _by_child_run(runs_dir: Path, run_id: str) -> Path | None:
+    for path in Path(runs_dir).glob("*/*/mlflow.json"):
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        children = [*(doc.get("systems") or {}).values(), *(doc.get("analyses") or {}).values()]
+        if run_id in children:
+            return path.parent
+    return None
+
+
+def resolve_run(spec: str, *, runs_dir: Path = Path("runs"), suite: str | None = None) -> Path:
+    """The run folder a RUN argument names.
+
+    Args:
+        spec: A folder path, an MLflow run id (full, or a unique prefix of at least 6 hex digits),
+            ``latest`` or ``previous``.
+        runs_dir: Where run folders live (``runs/<suite>/<run_id>``).
+        suite: The suite ``latest`` / ``previous`` refer to.
+
+    Raises:
+        DataError: Nothing matches, the match is ambiguous, or ``latest``/``previous`` without a
+            suite or without enough successful runs.
+    """
+    runs_dir = Path(runs_dir)
+    if spec in ("latest", "previous"):
+        if not suite:
+            raise DataError(f"{spec!r} needs a suite: pass --suite NAME or --suite SUITE.yaml")
+        runs = suite_runs(runs_dir, suite)
+        wanted = 1 if spec == "latest" else 2
+        if len(runs) < wanted:
+            raise DataError(
+                f"suite {suite!r} has {len(runs)} successful run(s) under {runs_dir / suite}; "
+                f"{spec!r} needs {wanted}"
+            )
+        return runs[-wanted]
+    as_path = Path(spec)
+    if as_path.is_dir():
+        return as_path
+    if _RUN_ID.match(spec):
+        exact = [p for p in runs_dir.glob(f"*/{spec}") if p.is_dir()]
+        if exact:
+            return exact[0]
+        prefixed = sorted(p for p in runs_dir.glob(f"*/{spec}*") if p.is_dir())
+        if len(prefixed) == 1:
+            return prefixed[0]
+        if len(prefixed) > 1:
+            raise DataError(f"run id prefix {spec!r} is ambiguous: {', '.join(str(p) for p in prefixed[:5])}")
+        child = _by_child_run(runs_dir, spec)
+        if child is not None:
+            return child
+        from omnieval.compare._mlflow import run_folder_from_mlflow
+
+        found = run_folder_from_mlflow(spec)
+        if found is not None and found.is_dir():
+            return found
+    raise DataError(
+        f"unknown run {spec!r}: not a folder, nor a run id under {runs_dir} or in the MLflow store "
+        "(give a run folder, an MLflow run id, 'latest' or 'previous')"
+    )

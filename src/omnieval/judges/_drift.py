@@ -1,0 +1,410 @@
+"""Judge drift: re-judge a fixed anchor set every night and compare with scores pinned earlier.
+
+A judge's scores can move without any change to the systems under test: a new model file, another
+runtime version, a prompt edit, a decoding change. The anchor set is a handful of fixed candidate
+outputs (``data/anchors/storybench-text/``: good, mixed and bad narrations copied from the
+sample's oracle, copy-current and shuffled systems) with the scores one *pinned* judge run gave
+them (``pinned.json``). Each night :func:`run_drift_check` judges the anchors again with real model
+calls and writes ``<judge_dir>/drift.json``:
+
+``status``
+    ``identity_changed`` when the judge's identity (model id, revision, weight hashes, decoding and
+    framing settings) or the prompt template hash differs from the pinned one (scores are still
+    compared and reported); else ``drift`` when the mean absolute shift of the anchors' scores is
+    above ``drift.threshold``; else ``ok``; ``unavailable`` when no anchor could be scored (judge
+    model missing, every answer invalid, no pinned scores).
+``mean_shift`` / ``max_shift``
+    Mean and largest absolute difference, over (judge, anchor), between the anchor's score now and
+    when pinned; an anchor's score is the mean of its four greedy criterion scores (1-10 scale).
+    ``mean_signed_shift`` keeps the sign (positive = the judge is more generous now);
+    ``mean_shift_expected`` is the same on the ``judge_expected`` scores when both runs have them.
+
+Real calls, not cached answers: the anchors use their own response cache, one folder per date
+(``<cache>/drift/<YYYY-MM-DD>``, older dates are removed), so the first check of a day always calls
+the model; a second check on the same day reuses that day's answers (``model_calls`` 0 in
+``drift.json``), which is by design: one check per day is what the nightly needs.
+
+Pin (or re-pin after a deliberate judge change) with ``python -m omnieval.judges.pin_anchors --suite
+pipelines/nightly.yaml`` (:func:`pin_anchors`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import logging
+import math
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from omnieval.errors import DataError
+from omnieval.judges._tracks import TRACKS
+
+if TYPE_CHECKING:
+    from omnieval.config import SuiteConfig
+
+log = logging.getLogger(__name__)
+
+MANIFEST = "manifest.json"
+PINNED = "pinned.json"
+PINNED_FORMAT = 1
+STATUSES = ("ok", "drift", "identity_changed", "unavailable")
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """One fixed candidate output: which instance it answers and where its candidate folder is.
+
+    Attributes:
+        id: the anchor's id (also the "system" it is judged as).
+        instance_id: the dataset instance the candidate answers.
+        index: that instance's index (the candidate layout's ``<index>`` folder).
+        track: the judge track that scores it.
+        candidate: candidate root (FORMATS.md section 2) holding this anchor's output only.
+    """
+
+    id: str
+    instance_id: str
+    index: int
+    track: str
+    candidate: Path
+
+
+def load_anchors(folder: Path) -> list[Anchor]:
+    """Read ``<folder>/manifest.json``; DataError naming the file and entry on any problem."""
+    path = Path(folder) / MANIFEST
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DataError(f"{path}: anchor manifest not found") from None
+    except ValueError as exc:
+        raise DataError(f"{path}: not valid JSON: {exc}") from None
+    entries = manifest.get("anchors") if isinstance(manifest, dict) else None
+    if not isinstance(entries, list) or not entries:
+        raise DataError(f"{path}: expected a non-empty 'anchors' list")
+    anchors: list[Anchor] = []
+    seen: set[str] = set()
+    for k, entry in enumerate(entries):
+        where = f"{path}: anchors[{k}]"
+        if not isinstance(entry, dict):
+            raise DataError(f"{where}: expected an object")
+        for name in ("id", "instance_id", "index", "track", "candidate"):
+            if name not in entry:
+                raise DataError(f"{where}: missing field {name!r}")
+        aid, track_name = str(entry["id"]), str(entry["track"])
+        if aid in seen:
+            raise DataError(f"{where}.id: duplicate anchor id {aid!r}")
+        seen.add(aid)
+        if track_name not in TRACKS:
+            raise DataError(f"{where}.track: unknown judge track {track_name!r}")
+        index = entry["index"]
+        if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+            raise DataError(f"{where}.index: expected a non-negative integer, got {index!r}")
+        rel = Path(str(entry["candidate"]))
+        candidate = (Path(folder) / rel).resolve()
+        if rel.is_absolute() or not candidate.is_relative_to(Path(folder).resolve()):
+            raise DataError(f"{where}.candidate: {rel} must be a path inside {folder}")
+        for modality in (m.value for m in TRACKS[track_name].needs):
+            if not (candidate / modality / str(index)).is_dir():
+                raise DataError(f"{where}.candidate: {candidate / modality / str(index)} not found")
+        anchors.append(Anchor(aid, str(entry["instance_id"]), index, track_name, candidate))
+    return anchors
+
+
+@dataclass(frozen=True)
+class AnchorRun:
+    """The anchors judged once.
+
+    Attributes:
+        judges: judge id -> identity (``model``, ``revision``, ``weights_sha256``,
+            ``settings_sha256``, ``prompt_sha256``).
+        scores: anchor id -> judge id -> ``{"status", "scores", "expected"}`` (criterion -> value;
+            ``expected`` empty when the judge reports no probabilities).
+        panel: the panel's name.
+        model_calls: requests sent to a model (0 when every answer came from the day's cache).
+        cache_hits: answers read from the day's cache.
+    """
+
+    judges: dict[str, dict[str, Any]]
+    scores: dict[str, dict[str, dict[str, Any]]]
+    panel: str
+    model_calls: int
+    cache_hits: int
+
+
+def _sha256_json(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def judge_anchors(
+    anchors: Sequence[Anchor], instances: Sequence[Any], *, panel: str, cache_dir: Path
+) -> AnchorRun:
+    """Judge every anchor with ``panel``'s judges for its track (through ``cache_dir``'s cache)."""
+    from omnieval.judges._run import run_judges
+
+    by_id = {str(i.id): i for i in instances}
+    missing = [a.instance_id for a in anchors if a.instance_id not in by_id]
+    if missing:
+        raise DataError(f"anchor instances not in the dataset: {', '.join(missing)}")
+    for a in anchors:
+        if int(by_id[a.instance_id].index) != a.index:
+            raise DataError(
+                f"anchor {a.id}: instance {a.instance_id} has index {by_id[a.instance_id].index}, not {a.index}"
+            )
+    wanted = list(dict.fromkeys(a.instance_id for a in anchors))
+    transitions = [by_id[i] for i in wanted]
+    # Each anchor is a "system" whose folder holds one output: the other (anchor, instance) pairs
+    # settle as missing outputs without a model call.
+    result = run_judges(transitions, {a.id: a.candidate for a in anchors}, panel=panel, cache_dir=cache_dir)
+    lineage = result.lineage
+    tracks = {a.track for a in anchors}
+    judges: dict[str, dict[str, Any]] = {}
+    for jid, info in lineage.get("judges", {}).items():
+        roles = {t: r for t, r in info.get("roles", {}).items() if t in tracks}
+        if not roles:
+            continue
+        judges[jid] = {
+            "id": jid,
+            "model": info.get("model", ""),
+            "revision": info.get("revision", ""),
+            "weights_sha256": dict(info.get("weights_sha256", {})),
+            "settings_sha256": _sha256_json(roles),
+            "prompt_sha256": {
+                t: lineage["prompts"][t]["sha256"] for t in sorted(roles) if t in lineage.get("prompts", {})
+            },
+        }
+    wanted_pairs = {(a.id, a.instance_id, a.track) for a in anchors}
+    scores: dict[str, dict[str, dict[str, Any]]] = {}
+    for row in result.judgments.itertuples(index=False):
+        if (row.system, row.instance_id, row.track) not in wanted_pairs or row.judge not in judges:
+            continue
+        scores.setdefault(str(row.system), {})[str(row.judge)] = {
+            "status": str(row.status),
+            "scores": {k: float(v) for k, v in json.loads(row.scores).items()},
+            "expected": {k: float(v) for k, v in json.loads(row.expected_scores or "{}").items()},
+        }
+    return AnchorRun(judges, scores, result.panel, result.model_calls, result.cache_hits)
+
+
+def _anchor_mean(values: Mapping[str, float], track_name: str) -> float | None:
+    """Mean of the four criteria, or None unless every criterion has a value."""
+    criteria = TRACKS[track_name].criteria
+    if not all(c in values for c in criteria):
+        return None
+    return sum(float(values[c]) for c in criteria) / len(criteria)
+
+
+def compare_runs(
+    current: Mapping[str, Any], pinned: Mapping[str, Any], *, threshold: float
+) -> dict[str, Any]:
+    """Drift verdict from two anchor runs in the ``pinned.json`` shape (pure; see the module docstring).
+
+    Args:
+        current: ``{"judges": {...}, "anchors": {anchor: {judge: {"status", "scores", "expected"}}},
+            "tracks": {anchor: track}}`` of tonight's run.
+        pinned: the same shape, from ``pinned.json``.
+        threshold: largest mean absolute shift (1-10 scale) that is not drift.
+
+    Returns:
+        ``status``, ``threshold``, ``mean_shift``, ``max_shift``, ``mean_signed_shift``,
+        ``mean_shift_expected``, ``n_anchors`` (comparable (judge, anchor) pairs), ``reasons`` and
+        ``anchors`` (per anchor and judge: pinned, current and shift).
+    """
+    reasons: list[str] = []
+    identity_changed = False
+    cur_judges, pin_judges = current.get("judges", {}), pinned.get("judges", {})
+    for jid in sorted(set(cur_judges) | set(pin_judges)):
+        if jid not in cur_judges:
+            reasons.append(f"judge {jid} was pinned but did not judge the anchors tonight")
+            identity_changed = True
+            continue
+        if jid not in pin_judges:
+            reasons.append(f"judge {jid} judged the anchors but has no pinned scores")
+            identity_changed = True
+            continue
+        for field in ("model", "revision", "weights_sha256", "settings_sha256", "prompt_sha256"):
+            now, then = cur_judges[jid].get(field), pin_judges[jid].get(field)
+            if now != then:
+                identity_changed = True
+                label = "prompt template" if field == "prompt_sha256" else field
+                reasons.append(f"judge {jid}: {label} changed ({then!r} -> {now!r})")
+
+    tracks: Mapping[str, str] = {**pinned.get("tracks", {}), **current.get("tracks", {})}
+    shifts: list[float] = []
+    expected_shifts: list[float] = []
+    details: list[dict[str, Any]] = []
+    for aid in sorted(pinned.get("anchors", {})):
+        for jid, then in sorted(pinned["anchors"][aid].items()):
+            now = current.get("anchors", {}).get(aid, {}).get(jid)
+            track_name = tracks.get(aid, "text")
+            was = _anchor_mean(then.get("scores", {}), track_name)
+            if was is None:
+                continue
+            is_ = _anchor_mean(now.get("scores", {}), track_name) if now else None
+            if is_ is None:
+                status = now.get("status") if now else "not judged"
+                reasons.append(f"anchor {aid} ({jid}): no valid verdict tonight ({status})")
+                continue
+            shift = is_ - was
+            shifts.append(shift)
+            entry: dict[str, Any] = {
+                "anchor": aid,
+                "judge": jid,
+                "pinned": was,
+                "current": is_,
+                "shift": shift,
+            }
+            e_was = _anchor_mean(then.get("expected", {}), track_name)
+            e_is = _anchor_mean(now.get("expected", {}), track_name) if now else None
+            if e_was is not None and e_is is not None:
+                entry.update(pinned_expected=e_was, current_expected=e_is, shift_expected=e_is - e_was)
+                expected_shifts.append(e_is - e_was)
+            details.append(entry)
+
+    n = len(shifts)
+    mean_shift = sum(abs(s) for s in shifts) / n if n else None
+    out: dict[str, Any] = {
+        "threshold": threshold,
+        "mean_shift": mean_shift,
+        "max_shift": max(abs(s) for s in shifts) if n else None,
+        "mean_signed_shift": sum(shifts) / n if n else None,
+        "mean_shift_expected": (
+            sum(abs(s) for s in expected_shifts) / len(expected_shifts) if expected_shifts else None
+        ),
+        "n_anchors": n,
+        "anchors": details,
+    }
+    if identity_changed:
+        status = "identity_changed"
+    elif not n:
+        status = "unavailable"
+        reasons.append("no anchor could be compared with its pinned score")
+    elif mean_shift is not None and mean_shift > threshold:
+        status = "drift"
+        reasons.append(f"mean absolute shift {mean_shift:.3f} > threshold {threshold:g}")
+    else:
+        status = "ok"
+    out["status"] = status
+    out["reasons"] = reasons
+    return out
+
+
+def _as_document(run: AnchorRun, anchors: Sequence[Anchor]) -> dict[str, Any]:
+    return {
+        "panel": run.panel,
+        "judges": run.judges,
+        "anchors": run.scores,
+        "tracks": {a.id: a.track for a in anchors},
+    }
+
+
+def _day_cache(config: SuiteConfig, day: dt.date) -> Path:
+    """The anchors' cache folder for ``day``; other days' folders are removed (one day is kept)."""
+    from omnieval.stages._common import state_paths
+
+    root = state_paths(config).cache / "drift"
+    folder = root / day.isoformat()
+    if root.is_dir():
+        for other in root.iterdir():
+            if other.is_dir() and other.name != folder.name:
+                shutil.rmtree(other, ignore_errors=True)
+    return folder
+
+
+def pinned_path(config: SuiteConfig) -> Path:
+    """``<drift.anchors>/pinned.json``."""
+    return Path(config.drift.anchors) / PINNED
+
+
+def pin_anchors(
+    config: SuiteConfig, instances: Sequence[Any], *, today: dt.date | None = None
+) -> dict[str, Any]:
+    """Judge the anchors now and write the result as ``pinned.json`` (the new reference).
+
+    Run this only after a deliberate judge change (new model, prompt or settings), then commit the
+    file; the nightly compares against it from then on.
+    """
+    from omnieval.jsonio import write_json_atomic
+
+    day = today or dt.date.today()
+    anchors = load_anchors(Path(config.drift.anchors))
+    run = judge_anchors(anchors, instances, panel=config.drift.panel, cache_dir=_day_cache(config, day))
+    document = {"format": PINNED_FORMAT, "pinned_on": day.isoformat(), **_as_document(run, anchors)}
+    write_json_atomic(pinned_path(config), document, sort_keys=True, ensure_ascii=False)
+    return document
+
+
+def run_drift_check(
+    config: SuiteConfig, instances: Sequence[Any], *, today: dt.date | None = None, out: Path | None = None
+) -> dict[str, Any]:
+    """Re-judge the anchors and compare with ``pinned.json``; write and return ``drift.json``.
+
+    Args:
+        config: the suite (its ``drift`` block: anchors folder, threshold, panel).
+        instances: the suite's dataset instances (the anchors name theirs by id).
+        today: the date that salts the cache (default: today); a new date means new model calls.
+        out: where to write; default ``<judge_dir>/drift.json``.
+
+    Returns:
+        ``{"status", "threshold", "mean_shift", "max_shift", "mean_signed_shift",
+        "mean_shift_expected", "n_anchors", "reasons", "anchors", "judge", "pinned", "date",
+        "model_calls", "cache_hits"}``.
+    """
+    from omnieval.backends.llm._types import BackendError
+    from omnieval.jsonio import write_json_atomic
+    from omnieval.stages._common import state_paths
+
+    day = today or dt.date.today()
+    target = out or state_paths(config).judge_dir / "drift.json"
+    threshold = float(config.drift.threshold)
+    pin_file = pinned_path(config)
+    pinned: dict[str, Any] = {}
+    base: dict[str, Any] = {"threshold": threshold, "date": day.isoformat(), "panel": config.drift.panel}
+    try:
+        if not pin_file.is_file():
+            raise DataError(
+                f"{pin_file}: no pinned anchor scores (run python -m omnieval.judges.pin_anchors)"
+            )
+        try:
+            pinned = json.loads(pin_file.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise DataError(f"{pin_file}: not valid JSON: {exc}") from None
+        anchors = load_anchors(Path(config.drift.anchors))
+        run = judge_anchors(anchors, instances, panel=config.drift.panel, cache_dir=_day_cache(config, day))
+    except (DataError, BackendError) as exc:
+        document = {
+            **base,
+            "status": "unavailable",
+            "mean_shift": None,
+            "max_shift": None,
+            "n_anchors": 0,
+            "reasons": [str(exc)],
+            "judge": {},
+            "pinned": {"judges": pinned.get("judges", {}), "pinned_on": pinned.get("pinned_on")},
+            "model_calls": 0,
+            "cache_hits": 0,
+        }
+    else:
+        current = _as_document(run, anchors)
+        verdict = compare_runs(current, pinned, threshold=threshold)
+        document = {
+            **base,
+            **verdict,
+            "judge": run.judges,
+            "pinned": {"judges": pinned.get("judges", {}), "pinned_on": pinned.get("pinned_on")},
+            "model_calls": run.model_calls,
+            "cache_hits": run.cache_hits,
+        }
+    for key in ("mean_shift", "max_shift"):
+        value = document.get(key)
+        if isinstance(value, float) and not math.isfinite(value):
+            document[key] = None
+    target.parent.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(target, document, sort_keys=True, ensure_ascii=False)
+    log.info("judge drift: %s (mean shift %s)", document["status"], document.get("mean_shift"))
+    return document

@@ -1,0 +1,288 @@
+"""Judge health: does a judge use its scale, tell criteria apart and finish its rationales?
+
+A judge that answers 1 or 10 to everything, gives all four criteria the same number, or has its
+rationales cut mid-sentence still produces valid rows; the aggregate cannot tell. This module
+summarizes each (panel, judge) from the run's own tables and flags such judges as *degenerate*.
+
+What is measured, per ``<panel>/<judge_id>`` (valid verdicts = records with status ``ok`` or
+``repaired``; unavailable tracks are skipped):
+
+- ``n_records`` / ``n_verdicts``: records judged, and valid verdicts among them;
+- ``histogram``: counts of the greedy criterion scores per integer ``"1"`` .. ``"10"``;
+- ``distinct_values``: how many different greedy scores were used (``values_used`` lists them);
+- ``identical_share``: share of valid verdicts whose four criteria got the same score;
+- ``expected`` (only when ``judge_expected`` rows exist): the same two figures on the
+  probability-weighted scores rounded to the nearest 0.5, plus ``n`` and ``mean``;
+- ``rationale_chars``: ``{"mean", "p50", "max"}`` of rationale lengths in characters (every
+  criterion's rationale of every valid verdict);
+- ``truncated_share``: share of those rationales that look cut: the record stopped on its token
+  budget (``finish_reason == "length"``), or the rationale does not end at a sentence boundary
+  (``.``, ``!``, ``?``, ``…``, optionally followed by a closing quote or bracket) — what a character
+  bound produces, mid-word or at a word boundary.
+
+``degenerate`` is true when, with at least ``min_verdicts`` valid verdicts, any of these holds:
+
+- the judge's scores use at most 2 distinct values (``max_distinct``);
+- more than 80 % of its verdicts give all criteria the same score (``max_identical_share``);
+- more than 50 % of its rationales are cut (``max_truncated_share``).
+
+The two score rules look at the greedy scores and, when the judge reports them, at the rounded
+``judge_expected`` scores: a judge whose probability-weighted scores use the scale passes (its
+greedy shortcomings stay listed under ``notes``). A judge with records but no valid verdict is
+degenerate ("no valid verdicts").
+
+Example:
+    >>> import pandas as pd
+    >>> rows = [dict(panel="p", judge="j", system="s", instance_id=str(i), track="text",
+    ...              component="judge", criterion=c, value=10.0, status="ok")
+    ...         for i in range(12) for c in "abcd"]
+    >>> h = judge_health(pd.DataFrame(), pd.DataFrame(rows))
+    >>> h["degenerate"], h["judges"]["p/j"]["distinct_values"], h["judges"]["p/j"]["identical_share"]
+    (['p/j'], 1, 1.0)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from omnieval.judges._tracks import SCORE_MAX, SCORE_MIN
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+_VALUED = frozenset({"ok", "repaired"})
+_UNAVAILABLE = "unavailable"
+_SENTENCE_END = re.compile(r"[.!?…][\"'”’)\]»]*$")
+
+
+@dataclass(frozen=True)
+class HealthRules:
+    """Thresholds of the degenerate-judge rules (see the module docstring)."""
+
+    max_distinct: int = 2
+    max_identical_share: float = 0.8
+    max_truncated_share: float = 0.5
+    min_verdicts: int = 10
+
+
+def _round_half(value: float) -> float:
+    """Nearest multiple of 0.5, halves away from zero (so 7.25 -> 7.5, unlike banker's rounding)."""
+    return math.floor(value * 2 + 0.5) / 2
+
+
+def _verdict_groups(frame: pd.DataFrame) -> dict[tuple[str, str, str], list[float]]:
+    """(system, instance_id, track) -> the criterion values of one verdict (valid rows only)."""
+    groups: dict[tuple[str, str, str], list[float]] = {}
+    for system, instance, track_name, status, value in zip(
+        frame["system"], frame["instance_id"], frame["track"], frame["status"], frame["value"], strict=True
+    ):
+        if str(status) in _VALUED and value is not None and math.isfinite(float(value)):
+            groups.setdefault((str(system), str(instance), str(track_name)), []).append(float(value))
+    return groups
+
+
+def _spread(verdicts: Iterable[list[float]]) -> tuple[list[float], float, int]:
+    """Distinct values used, share of verdicts with all criteria equal, number of verdicts."""
+    values: set[float] = set()
+    same = n = 0
+    for scores in verdicts:
+        n += 1
+        values.update(scores)
+        same += len(set(scores)) == 1
+    return sorted(values), (same / n if n else math.nan), n
+
+
+def _rationales(judgments: pd.DataFrame) -> tuple[list[int], int]:
+    """Lengths of every rationale of the valid verdicts, and how many of them look cut."""
+    lengths: list[int] = []
+    cut = 0
+    for status, raw, finish in zip(
+        judgments["status"], judgments["rationales"], judgments["finish_reason"], strict=True
+    ):
+        if str(status) not in _VALUED:
+            continue
+        try:
+            texts = json.loads(raw) if isinstance(raw, str) and raw else {}
+        except ValueError:
+            texts = {}
+        for text in texts.values() if isinstance(texts, dict) else ():
+            text = str(text).strip()
+            lengths.append(len(text))
+            cut += str(finish) == "length" or not _SENTENCE_END.search(text)
+    return lengths, cut
+
+
+def _median(values: list[int]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return float(ordered[mid]) if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def _judge_health(
+    judgments: pd.DataFrame, greedy: pd.DataFrame, expected: pd.DataFrame, rules: HealthRules
+) -> dict[str, Any]:
+    verdicts = _verdict_groups(greedy)
+    used, identical, n_verdicts = _spread(verdicts.values())
+    histogram = {str(k): 0 for k in range(SCORE_MIN, SCORE_MAX + 1)}
+    for scores in verdicts.values():
+        for v in scores:
+            if float(v).is_integer() and SCORE_MIN <= v <= SCORE_MAX:
+                histogram[str(int(v))] += 1
+    n_records = len(
+        {(s, i, t) for s, i, t in zip(greedy["system"], greedy["instance_id"], greedy["track"], strict=True)}
+    )
+    lengths, cut = _rationales(judgments) if len(judgments) else ([], 0)
+    out: dict[str, Any] = {
+        "n_records": n_records,
+        "n_verdicts": n_verdicts,
+        "histogram": histogram,
+        "values_used": [int(v) if v.is_integer() else v for v in used],
+        "distinct_values": len(used),
+        "identical_share": identical,
+        "rationale_chars": {
+            "mean": sum(lengths) / len(lengths) if lengths else math.nan,
+            "p50": _median(lengths) if lengths else math.nan,
+            "max": max(lengths) if lengths else 0,
+        },
+        "n_rationales": len(lengths),
+        "truncated_share": cut / len(lengths) if lengths else math.nan,
+    }
+    spread_ok_expected = False
+    if len(expected):
+        exp_groups = _verdict_groups(expected)
+        rounded = {k: [_round_half(v) for v in vals] for k, vals in exp_groups.items()}
+        e_used, e_identical, e_n = _spread(rounded.values())
+        all_values = [v for vals in exp_groups.values() for v in vals]
+        out["expected"] = {
+            "n": e_n,
+            "mean": sum(all_values) / len(all_values) if all_values else math.nan,
+            "values_used_rounded": e_used,
+            "distinct_values_rounded": len(e_used),
+            "identical_share_rounded": e_identical,
+        }
+        spread_ok_expected = (
+            e_n > 0 and len(e_used) > rules.max_distinct and e_identical <= rules.max_identical_share
+        )
+
+    reasons: list[str] = []
+    notes: list[str] = []
+    if n_records and not n_verdicts:
+        reasons.append("no valid verdicts")
+    elif n_verdicts < rules.min_verdicts:
+        notes.append(f"too few verdicts to judge health ({n_verdicts} < {rules.min_verdicts})")
+    else:
+        score_problems: list[str] = []
+        if len(used) <= rules.max_distinct:
+            score_problems.append(f"only {len(used)} distinct score values used ({used})")
+        if identical > rules.max_identical_share:
+            score_problems.append(
+                f"{identical:.0%} of verdicts give every criterion the same score "
+                f"(> {rules.max_identical_share:.0%})"
+            )
+        if score_problems and spread_ok_expected:
+            notes.extend(f"greedy scores: {p}; judge_expected uses the scale" for p in score_problems)
+        else:
+            reasons.extend(score_problems)
+        if lengths and cut / len(lengths) > rules.max_truncated_share:
+            reasons.append(
+                f"{cut / len(lengths):.0%} of rationales are cut (> {rules.max_truncated_share:.0%})"
+            )
+    out["degenerate"] = bool(reasons)
+    out["reasons"] = reasons
+    out["notes"] = notes
+    return out
+
+
+def judge_health(
+    judgments: pd.DataFrame, scores: pd.DataFrame, rules: HealthRules | None = None
+) -> dict[str, Any]:
+    """Health of every (panel, judge) of one judge stage.
+
+    Args:
+        judgments: ``judgments.parquet`` rows (``system, instance_id, track, judge, status,
+            rationales, finish_reason`` and ``panel``; a missing ``panel`` column reads as ``""``).
+            May be empty: the rationale figures are then None.
+        scores: the judge stage's scores rows (``component`` ``judge`` and, when reported,
+            ``judge_expected``; other components are ignored).
+        rules: thresholds; default :class:`HealthRules`.
+
+    Returns:
+        ``{"judges": {"<panel>/<judge_id>": {...}}, "degenerate": ["<panel>/<judge_id>", ...]}`` with
+        the figures the module docstring lists (shares in 0-1, lengths in characters).
+    """
+    rules = rules or HealthRules()
+    judges: dict[str, Any] = {}
+    if len(scores):
+        panels = scores["panel"] if "panel" in scores else [""] * len(scores)
+        keys = [f"{p}/{j}" for p, j in zip(panels, scores["judge"], strict=True)]
+        tagged = scores.assign(_key=keys)
+        jpanels = judgments["panel"] if "panel" in judgments else [""] * len(judgments)
+        jkeys = (
+            [f"{p}/{j}" for p, j in zip(jpanels, judgments["judge"], strict=True)] if len(judgments) else []
+        )
+        jtagged = judgments.assign(_key=jkeys) if len(judgments) else judgments
+        for key in sorted(set(keys)):
+            if key.rsplit("/", 1)[-1] == _UNAVAILABLE:
+                continue
+            mine = tagged[tagged["_key"] == key]
+            greedy = mine[mine["component"] == "judge"]
+            if not len(greedy):
+                continue
+            expected = mine[mine["component"] == "judge_expected"]
+            own = jtagged[jtagged["_key"] == key] if len(judgments) else judgments
+            judges[key] = _judge_health(own, greedy, expected, rules)
+    return {
+        "judges": _finite(judges),
+        "degenerate": [k for k, v in judges.items() if v["degenerate"]],
+    }
+
+
+def _finite(value: Any) -> Any:
+    """NaN (a figure with nothing to measure) as None, so ``health.json`` is strict JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
+
+
+def judge_health_metrics(health: Mapping[str, Any]) -> dict[str, float]:
+    """MLflow metrics from :func:`judge_health`'s result: ``judge.<panel>.<judge_id>.<figure>``.
+
+    Figures: ``n_verdicts``, ``distinct_values``, ``identical_share``, ``truncated_share``,
+    ``rationale_mean_chars``, ``degenerate`` (0/1) and, with ``judge_expected``,
+    ``expected_distinct_values`` and ``expected_identical_share``. Missing (None) figures are left out.
+
+    Example:
+        >>> judge_health_metrics({"judges": {"cpu/j1": {"n_verdicts": 3, "distinct_values": 2,
+        ...     "identical_share": 0.5, "truncated_share": 0.0, "rationale_chars": {"mean": 40.0},
+        ...     "degenerate": False}}})["judge.cpu.j1.distinct_values"]
+        2.0
+    """
+    out: dict[str, float] = {}
+    for key, info in health.get("judges", {}).items():
+        panel, _, judge_id = str(key).rpartition("/")
+        prefix = f"judge.{panel}.{judge_id}" if panel else f"judge.{judge_id}"
+        figures: dict[str, Any] = {
+            "n_verdicts": info.get("n_verdicts"),
+            "distinct_values": info.get("distinct_values"),
+            "identical_share": info.get("identical_share"),
+            "truncated_share": info.get("truncated_share"),
+            "rationale_mean_chars": (info.get("rationale_chars") or {}).get("mean"),
+            "degenerate": float(bool(info.get("degenerate"))),
+        }
+        expected = info.get("expected")
+        if expected:
+            figures["expected_distinct_values"] = expected.get("distinct_values_rounded")
+            figures["expected_identical_share"] = expected.get("identical_share_rounded")
+        for name, value in figures.items():
+            if value is not None and math.isfinite(float(value)):
+                out[f"{prefix}.{name}"] = float(value)
+    return out

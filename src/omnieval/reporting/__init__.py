@@ -1,0 +1,81 @@
+"""Building blocks of the human-readable ``report.html`` every benchmark writes.
+
+A page leads with the verdict (``regression.json``) and the pictures a person looks for: the
+leaderboard with bootstrap CIs, per-component bars, what moved since the previous run, the judges'
+validity ledger and health; each analysis is one figure with a one-line reading generated from its
+numbers, and the raw JSON is linked, never dumped into the page.
+"""
+
+from omnieval.reporting._blocks import (
+    Artifact,
+    Delta,
+    analyses_href,
+    analysis_artifacts,
+    artifact_links,
+    baseline_href,
+    bootstrap_reading,
+    delta_reading,
+    fmt,
+    judge_health_block,
+    leaderboard_ci,
+    ledger_reading,
+    pct,
+    regression_deltas,
+    validity_ledger_block,
+    verdict_banner,
+    what_moved,
+)
+from omnieval.reporting._figures import (
+    Interval,
+    Panel,
+    ci_chart,
+    delta_chart,
+    figure,
+    histograms,
+    panel_bars,
+    plot,
+    stacked_bars,
+)
+from omnieval.reporting._ledger import LEDGER_STATUSES, LedgerRow, read_ledger, validity_ledger
+from omnieval.reporting._page import Section, esc, render_page, table, write_page
+from omnieval.reporting._readings import analysis_reading, analysis_summary
+
+__all__ = [
+    "LEDGER_STATUSES",
+    "Artifact",
+    "Delta",
+    "Interval",
+    "LedgerRow",
+    "Panel",
+    "Section",
+    "analyses_href",
+    "analysis_artifacts",
+    "analysis_reading",
+    "analysis_summary",
+    "artifact_links",
+    "baseline_href",
+    "bootstrap_reading",
+    "ci_chart",
+    "delta_chart",
+    "delta_reading",
+    "esc",
+    "figure",
+    "fmt",
+    "histograms",
+    "judge_health_block",
+    "leaderboard_ci",
+    "ledger_reading",
+    "panel_bars",
+    "pct",
+    "plot",
+    "read_ledger",
+    "regression_deltas",
+    "render_page",
+    "stacked_bars",
+    "table",
+    "validity_ledger",
+    "validity_ledger_block",
+    "verdict_banner",
+    "what_moved",
+    "write_page",
+]

@@ -1,0 +1,109 @@
+"""End to end: PRISM-Bench through the same Prefect flow on one instance per subset, with the real
+cascade judge, checked through MLflow, the run folder and the CLI."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from omnieval.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "data" / "prism-sample"
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+SYSTEMS = ("ground-truth", "swapped-audio")
+
+
+def _one_per_subset(dest: Path) -> list[dict[str, Any]]:
+    """Copy the first sample instance of each subset (and its video) into ``dest``."""
+    chosen: dict[str, dict[str, Any]] = {}
+    for line in (SAMPLE / "manifest.jsonl").read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        chosen.setdefault(record["subset"], record)
+    dest.mkdir(parents=True)
+    for record in chosen.values():
+        target = dest / record["reference_video"]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(SAMPLE / record["reference_video"], target)
+    records = list(chosen.values())
+    (dest / "manifest.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return records
+
+
+@pytest.fixture(scope="module")
+def prism_run(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    tmp = tmp_path_factory.mktemp("prism-e2e")
+    records = _one_per_subset(tmp / "data")
+    shipped = yaml.safe_load((ROOT / "pipelines" / "prism.yaml").read_text())
+    suite = {
+        **shipped,
+        "suite": "prism-e2e",
+        "state_dir": str(tmp / "state"),
+        "runs_dir": str(tmp / "runs"),
+        "systems": {sid: shipped["systems"][sid] for sid in SYSTEMS},
+        "tracking": {"experiment": "omnieval/prism-e2e"},
+        "dataset": {"name": "prism-e2e", "path": str(tmp / "data")},
+    }
+    path = tmp / "prism-e2e.yaml"
+    path.write_text(yaml.safe_dump(suite))
+    mp = pytest.MonkeyPatch()
+    uri = f"sqlite:///{tmp / 'mlflow.db'}"
+    mp.setenv("MLFLOW_TRACKING_URI", uri)
+    mp.setenv("OMNIEVAL_MLFLOW_ARTIFACTS", str(tmp / "artifacts"))
+    mp.setenv("OMNIEVAL_PROJECT_ROOT", str(ROOT))
+    from omnieval.runner import run_suite
+
+    summary = run_suite(path, sync_dvc=False)
+    yield {"tmp": tmp, "uri": uri, "summary": summary, "records": records}
+    mp.undo()
+
+
+def test_mlflow_holds_prism_keys_per_system(prism_run: dict[str, Any]) -> None:
+    import mlflow
+
+    mlflow.set_tracking_uri(prism_run["uri"])
+    runs = mlflow.search_runs(experiment_names=["omnieval/prism-e2e"], output_format="pandas")
+    parent = runs.set_index("run_id").loc[prism_run["summary"]["run_id"]]
+    assert parent["tags.omnieval.benchmark"] == "prism"
+    children = runs[runs["tags.mlflow.parentRunId"] == prism_run["summary"]["run_id"]]
+    systems = children[children["tags.omnieval.kind"] == "system"].set_index("tags.omnieval.system")
+    assert set(systems.index) == set(SYSTEMS)
+    for subset in ("on_screen", "off_screen", "mixed"):
+        assert systems[f"metrics.prism.{subset}.final"].notna().all(), subset
+        assert systems[f"metrics.prism.{subset}.prompt_following"].notna().all(), subset
+
+
+def test_run_folder_aggregate_and_stability(prism_run: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
+    folder = Path(prism_run["summary"]["run_folder"])
+    for name in ("lineage.json", "scores.parquet", "judgments.parquet", "leaderboard.json", "report.html"):
+        assert (folder / name).is_file(), name
+    board = json.loads((folder / "leaderboard.json").read_text())
+    assert main(["aggregate", str(folder / "scores.parquet"), "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["benchmark"] == "prism"
+    assert printed["systems"] == board["systems"]
+    out = prism_run["tmp"] / "analyze"
+    assert main(["analyze", str(folder / "scores.parquet"), "--out", str(out), "--only", "stability"]) == 0
+    stability = json.loads((out / "stability.json").read_text())
+    assert set(stability) == {"subsets", "dimensions", "pairs"}
+    report = (folder / "report.html").read_text()
+    assert "cascade" in report and "omni" in report  # the CPU judge is named as what it is
+
+
+def test_scores_rows_follow_the_contract(prism_run: dict[str, Any]) -> None:
+    import pandas as pd
+
+    scores = pd.read_parquet(Path(prism_run["summary"]["run_folder"]) / "scores.parquet")
+    assert set(scores["benchmark"]) == {"prism"}
+    gt = scores[scores["system"] == "ground_truth"]
+    assert set(gt["paired_with"]) == set(SYSTEMS)
+    assert set(scores.loc[scores["system"] != "ground_truth", "paired_with"]) == {"ground_truth"}
+    assert set(scores["subset"]) == {"on_screen", "off_screen", "mixed"}
+    valid = scores[scores["status"].isin(["ok", "repaired"])]
+    assert valid["value"].between(0, 10).all()
+    assert len(valid) > 0.8 * len(scores), scores["status"].value_counts().to_dict()

@@ -1,0 +1,186 @@
+"""The judge-drift check with a scripted judge: ok, drift, identity change, date salt, pinning."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import textwrap
+from pathlib import Path
+
+import judge_scripts
+import pytest
+from judge_fixtures import NARRATIONS, Story
+
+from omnieval.config import SuiteConfig
+from omnieval.errors import DataError
+from omnieval.judges._drift import compare_runs, load_anchors, pin_anchors, run_drift_check
+
+DAY1, DAY2 = dt.date(2026, 1, 5), dt.date(2026, 1, 6)
+
+
+def _panel(tmp_path: Path, model: str = "scripted/drift", decoding: str = "max_tokens: 128") -> Path:
+    path = tmp_path / f"panel-{model.replace('/', '_')}-{len(decoding)}.yaml"
+    path.write_text(
+        textwrap.dedent(
+            f"""\
+            name: drift-test
+            tracks:
+              text:
+                judges:
+                  - id: drift-judge
+                    model: {model}
+                    backend: {{kind: scripted, script: "judge_scripts:drift_judge"}}
+                    decoding: {{temperature: 0.0, {decoding}}}
+                    framing: {{schema_constrained: true}}
+            """
+        ),
+        encoding="utf-8",
+    )
+    return path
+
+
+def _anchors(story: Story) -> Path:
+    """Two anchors: the reference narration of transition 0 (good), another page's of transition 1 (bad)."""
+    folder = story.root / "anchors"
+    if folder.exists():
+        return folder
+    entries = []
+    for aid, index, text in (("good", 0, NARRATIONS[0][1]), ("bad", 1, NARRATIONS[2][1])):
+        out = folder / "candidates" / aid / "text" / str(index) / "generated.txt"
+        out.parent.mkdir(parents=True)
+        out.write_text(text, encoding="utf-8")
+        entries.append(
+            {
+                "id": aid,
+                "instance_id": story.transitions[index].id,
+                "index": index,
+                "track": "text",
+                "candidate": f"candidates/{aid}",
+            }
+        )
+    (folder / "manifest.json").write_text(json.dumps({"anchors": entries}), encoding="utf-8")
+    return folder
+
+
+def _suite(story: Story, panel: Path, threshold: float = 1.0) -> SuiteConfig:
+    drift = {"enabled": True, "anchors": str(_anchors(story)), "threshold": threshold, "panel": str(panel)}
+    return SuiteConfig.model_validate(
+        {
+            "suite": "drift-test",
+            "systems": {"oracle": {"kind": "oracle"}},
+            "state_dir": str(story.root / "state"),
+            "drift": drift,
+        }
+    )
+
+
+@pytest.fixture(autouse=True)
+def _no_shift(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(judge_scripts, "DRIFT_SHIFT", 0)
+
+
+def test_same_judge_is_ok_and_pinned_file_has_identity(story: Story, tmp_path: Path) -> None:
+    config = _suite(story, _panel(tmp_path))
+    pinned = pin_anchors(config, story.transitions, today=DAY1)
+    assert pinned["judges"]["drift-judge"]["model"] == "scripted/drift"
+    assert pinned["judges"]["drift-judge"]["prompt_sha256"]["text"]
+    assert pinned["anchors"]["good"]["drift-judge"]["scores"]["alignment_with_metadata"] == 7.0
+    assert pinned["anchors"]["bad"]["drift-judge"]["scores"]["alignment_with_metadata"] == 3.0
+    doc = run_drift_check(config, story.transitions, today=DAY2)
+    assert doc["status"] == "ok" and doc["reasons"] == []
+    assert doc["mean_shift"] == 0.0 and doc["max_shift"] == 0.0 and doc["n_anchors"] == 2
+    assert doc["date"] == "2026-01-06" and doc["threshold"] == 1.0
+    written = json.loads((story.root / "state" / "judge" / "drift.json").read_text())
+    assert written["status"] == "ok" and written["judge"] == pinned["judges"]
+
+
+def test_shift_beyond_threshold_is_drift(
+    story: Story, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = _suite(story, _panel(tmp_path))
+    pin_anchors(config, story.transitions, today=DAY1)
+    monkeypatch.setattr(judge_scripts, "DRIFT_SHIFT", 2)
+    doc = run_drift_check(config, story.transitions, today=DAY2)
+    assert doc["status"] == "drift"
+    # good: 7 -> 9, bad: 3 -> 5: both anchors moved by +2.
+    assert doc["mean_shift"] == 2.0 and doc["max_shift"] == 2.0 and doc["mean_signed_shift"] == 2.0
+    assert "mean absolute shift 2.000 > threshold 1" in doc["reasons"][0]
+    # A looser threshold accepts the same shift.
+    loose = _suite(story, _panel(tmp_path), threshold=2.5)
+    assert run_drift_check(loose, story.transitions, today=DAY2)["status"] == "ok"
+
+
+def test_changed_model_or_settings_is_identity_changed(story: Story, tmp_path: Path) -> None:
+    config = _suite(story, _panel(tmp_path))
+    pin_anchors(config, story.transitions, today=DAY1)
+    other = _suite(story, _panel(tmp_path, model="scripted/other"))
+    doc = run_drift_check(other, story.transitions, today=DAY2)
+    assert doc["status"] == "identity_changed"
+    assert any("model changed" in r for r in doc["reasons"])
+    assert doc["mean_shift"] == 0.0  # still compared and reported
+    settings = _suite(story, _panel(tmp_path, decoding="max_tokens: 64"))
+    doc = run_drift_check(settings, story.transitions, today=DAY2)
+    assert doc["status"] == "identity_changed" and any("settings_sha256" in r for r in doc["reasons"])
+
+
+def test_a_new_date_calls_the_model_again(story: Story, tmp_path: Path) -> None:
+    config = _suite(story, _panel(tmp_path))
+    pin_anchors(config, story.transitions, today=DAY1)
+    first = run_drift_check(config, story.transitions, today=DAY2)
+    again = run_drift_check(config, story.transitions, today=DAY2)
+    later = run_drift_check(config, story.transitions, today=DAY2 + dt.timedelta(days=1))
+    # Two anchors -> two real calls; the same day reuses them; the next day calls again.
+    assert first["model_calls"] == 2 and first["cache_hits"] == 0
+    assert again["model_calls"] == 0 and again["cache_hits"] == 2
+    assert later["model_calls"] == 2
+    days = sorted(p.name for p in (story.root / ".cache" / "drift").iterdir())
+    assert days == ["2026-01-07"]  # earlier days' caches are dropped
+
+
+def test_unavailable_without_pinned_scores(story: Story, tmp_path: Path) -> None:
+    config = _suite(story, _panel(tmp_path))
+    doc = run_drift_check(config, story.transitions, today=DAY1)
+    assert doc["status"] == "unavailable" and "no pinned anchor scores" in doc["reasons"][0]
+
+
+def test_bad_manifest_names_the_entry(tmp_path: Path) -> None:
+    (tmp_path / "manifest.json").write_text(json.dumps({"anchors": [{"id": "a", "instance_id": "x"}]}))
+    with pytest.raises(DataError, match=r"anchors\[0\]: missing field 'index'"):
+        load_anchors(tmp_path)
+
+
+def test_compare_runs_by_hand() -> None:
+    ident = {
+        "j": {
+            "model": "m",
+            "revision": "r",
+            "weights_sha256": {},
+            "settings_sha256": "s",
+            "prompt_sha256": {"text": "p"},
+        }
+    }
+    crit = (
+        "alignment_with_metadata",
+        "natural_flow_from_current_narration",
+        "satisfaction_of_generation_conditions",
+        "semantic_consistency_with_ground_truth",
+    )
+
+    def doc(values: dict[str, tuple[int, ...]]) -> dict:  # type: ignore[type-arg]
+        return {
+            "judges": ident,
+            "tracks": {a: "text" for a in values},
+            "anchors": {
+                a: {"j": {"status": "ok", "scores": dict(zip(crit, v, strict=True)), "expected": {}}}
+                for a, v in values.items()
+            },
+        }
+
+    pinned = doc({"a": (8, 8, 8, 8), "b": (2, 2, 4, 4), "c": (5, 5, 5, 5)})
+    now = doc({"a": (8, 8, 8, 6), "b": (4, 4, 4, 4), "c": (5, 5, 5, 5)})
+    out = compare_runs(now, pinned, threshold=0.5)
+    # a: 8 -> 7.5 (-0.5), b: 3 -> 4 (+1), c: 0 -> mean |shift| = 0.5, not above 0.5.
+    assert out["mean_shift"] == pytest.approx(0.5) and out["max_shift"] == 1.0
+    assert out["mean_signed_shift"] == pytest.approx(1 / 6)
+    assert out["status"] == "ok"
+    assert compare_runs(now, pinned, threshold=0.4)["status"] == "drift"

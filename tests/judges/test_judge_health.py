@@ -1,0 +1,157 @@
+"""Judge health on crafted judgments, against hand-computed figures."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pandas as pd
+import pytest
+
+from omnieval.judges._health import HealthRules, judge_health, judge_health_metrics
+
+CRITERIA = ("a", "b", "c", "d")
+
+
+def _tables(
+    verdicts: list[tuple[int, ...] | None],
+    rationales: list[tuple[str, ...]] | None = None,
+    *,
+    panel: str = "cpu",
+    judge: str = "j1",
+    expected: list[tuple[float, ...]] | None = None,
+    finish: list[str] | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Score and judgment rows of one judge: a None verdict is a parse error."""
+    scores, judgments = [], []
+    for i, v in enumerate(verdicts):
+        status = "ok" if v is not None else "parse_error"
+        for k, c in enumerate(CRITERIA):
+            base = dict(panel=panel, judge=judge, system="s", instance_id=f"i{i}", track="text", criterion=c)
+            scores.append(
+                {**base, "component": "judge", "value": float(v[k]) if v else None, "status": status}
+            )
+            if expected is not None:
+                value = expected[i][k] if v else None
+                scores.append({**base, "component": "judge_expected", "value": value, "status": status})
+        texts = rationales[i] if rationales else ("Fine.",) * 4
+        judgments.append(
+            dict(
+                panel=panel,
+                judge=judge,
+                system="s",
+                instance_id=f"i{i}",
+                track="text",
+                status=status,
+                rationales=json.dumps(dict(zip(CRITERIA, texts, strict=True))) if v else "{}",
+                finish_reason=finish[i] if finish else "stop",
+            )
+        )
+    return pd.DataFrame(judgments), pd.DataFrame(scores)
+
+
+def test_healthy_judge_figures() -> None:
+    verdicts: list[tuple[int, ...] | None] = [(8, 7, 9, 8), (2, 3, 2, 1), (5, 5, 5, 5), None] + [
+        (6, 7, 4, 9)
+    ] * 8
+    rationales = [
+        ("It fits the book well.", "Smooth.", "All conditions met!", "Close to the reference.")
+    ] * 12
+    j, s = _tables(verdicts, rationales)
+    h = judge_health(j, s)
+    info = h["judges"]["cpu/j1"]
+    assert h["degenerate"] == []
+    assert info["n_records"] == 12 and info["n_verdicts"] == 11
+    # Histogram by hand: 8,7,9,8 / 2,3,2,1 / 5x4 / 8 x (6,7,4,9).
+    assert info["histogram"] == {
+        "1": 1,
+        "2": 2,
+        "3": 1,
+        "4": 8,
+        "5": 4,
+        "6": 8,
+        "7": 9,
+        "8": 2,
+        "9": 9,
+        "10": 0,
+    }
+    assert info["values_used"] == [1, 2, 3, 4, 5, 6, 7, 8, 9]
+    assert info["distinct_values"] == 9
+    assert info["identical_share"] == pytest.approx(1 / 11)
+    lengths = [22, 7, 19, 23]
+    assert info["rationale_chars"] == {"mean": sum(lengths) / 4, "p50": 20.5, "max": 23}
+    assert info["truncated_share"] == 0.0
+    assert not info["degenerate"] and info["reasons"] == []
+
+
+def test_one_or_ten_identical_and_cut_is_degenerate() -> None:
+    verdicts: list[tuple[int, ...] | None] = [(10, 10, 10, 10)] * 9 + [(1, 1, 1, 1)] * 2 + [(10, 1, 10, 10)]
+    cut = (
+        "The candidate narration aligns well with the book'",
+        "The candidate follows naturally from the",
+        "Meets all the",
+        "Conveys the meaning.",
+    )
+    j, s = _tables(verdicts, [cut] * 12)
+    info = judge_health(j, s)["judges"]["cpu/j1"]
+    assert info["distinct_values"] == 2 and info["values_used"] == [1, 10]
+    assert info["identical_share"] == pytest.approx(11 / 12)
+    assert info["truncated_share"] == pytest.approx(3 / 4)  # only the last rationale ends a sentence
+    assert info["degenerate"]
+    assert len(info["reasons"]) == 3
+    assert any("2 distinct" in r for r in info["reasons"])
+    assert any("92%" in r for r in info["reasons"])
+    assert any("75% of rationales" in r for r in info["reasons"])
+
+
+def test_token_budget_counts_as_cut() -> None:
+    verdicts: list[tuple[int, ...] | None] = [(i % 10 + 1, 2, 3, 4) for i in range(10)]
+    j, s = _tables(verdicts, finish=["length"] * 6 + ["stop"] * 4)
+    info = judge_health(j, s)["judges"]["cpu/j1"]
+    assert info["truncated_share"] == pytest.approx(0.6)
+    assert info["reasons"] == ["60% of rationales are cut (> 50%)"]
+
+
+def test_judge_expected_can_clear_the_score_rules() -> None:
+    verdicts: list[tuple[int, ...] | None] = [(10, 10, 10, 10)] * 10
+    # Rounded to 0.5: 9.5, 9.0, 8.5, 7.0 / ... -> plenty of values, criteria differ.
+    expected = [(9.6, 9.1, 8.4, 7.2 - 0.1 * i) for i in range(10)]
+    j, s = _tables(verdicts, expected=expected)
+    info = judge_health(j, s)["judges"]["cpu/j1"]
+    assert info["distinct_values"] == 1
+    rounded = sorted({math.floor(v * 2 + 0.5) / 2 for row in expected for v in row})
+    assert info["expected"]["values_used_rounded"] == rounded
+    assert info["expected"]["identical_share_rounded"] == 0.0
+    assert info["expected"]["mean"] == pytest.approx(sum(sum(r) for r in expected) / 40)
+    assert not info["degenerate"]
+    assert any("judge_expected uses the scale" in n for n in info["notes"])
+
+
+def test_few_verdicts_and_no_valid_verdict() -> None:
+    j, s = _tables([(10, 10, 10, 10)] * 3)
+    info = judge_health(j, s)["judges"]["cpu/j1"]
+    assert not info["degenerate"] and "too few verdicts" in info["notes"][0]
+    j, s = _tables([None, None])
+    info = judge_health(j, s)["judges"]["cpu/j1"]
+    assert info["degenerate"] and info["reasons"] == ["no valid verdicts"]
+    assert info["identical_share"] is None and info["rationale_chars"]["mean"] is None
+
+
+def test_judges_are_kept_apart_and_unavailable_skipped() -> None:
+    j1, s1 = _tables([(10, 10, 10, 10)] * 10, judge="a")
+    j2, s2 = _tables([(3, 5, 7, 9)] * 10, judge="b", panel="other")
+    j3, s3 = _tables([None], judge="unavailable")
+    h = judge_health(pd.concat([j1, j2, j3]), pd.concat([s1, s2, s3]))
+    assert sorted(h["judges"]) == ["cpu/a", "other/b"]
+    assert h["degenerate"] == ["cpu/a"]
+    metrics = judge_health_metrics(h)
+    assert metrics["judge.cpu.a.distinct_values"] == 1.0
+    assert metrics["judge.cpu.a.degenerate"] == 1.0
+    assert metrics["judge.other.b.identical_share"] == 0.0
+    assert metrics["judge.other.b.n_verdicts"] == 10.0
+
+
+def test_rules_are_configurable() -> None:
+    j, s = _tables([(9, 9, 9, 8)] * 10)
+    assert judge_health(j, s)["degenerate"] == ["cpu/j1"]
+    assert judge_health(j, s, HealthRules(max_distinct=1))["degenerate"] == []

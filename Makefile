@@ -27,7 +27,7 @@ export RAY_USAGE_STATS_ENABLED=0
 export TOKENIZERS_PARALLELISM=false
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: help setup run test test-fast ui bench lint lock train-demo clean-runs
+.PHONY: help setup run test test-fast ui ui-screenshots bench lint lock train-demo clean-runs
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -47,9 +47,13 @@ test: setup  ## run the whole test suite (slow real-model tests included)
 test-fast: setup  ## tests without the slow real-model ones
 	$(PY) -m pytest -q -m "not slow" tests
 
-ui: setup  ## serve the MLflow UI on http://127.0.0.1:5000
+ui: setup  ## serve the MLflow UI on http://127.0.0.1:5000 (prints a link to each suite's runs)
+	@$(PY) -m omnieval.tracking.ui_links --port $${PORT:-5000} || true
 	$(VENV)/bin/mlflow ui --backend-store-uri "$${MLFLOW_TRACKING_URI:-sqlite:///mlflow/mlflow.db}" \
 		--default-artifact-root mlflow/artifacts --host 127.0.0.1 --port $${PORT:-5000} --workers 1
+
+ui-screenshots: setup  ## docs/img screenshots of the MLflow UI (needs chromium and two acbench runs)
+	$(PY) scripts/ui_screenshots.py --suite $${UI_SUITE:-acbench}
 
 bench: setup  ## speed/memory benchmarks, printed as ratios against in-process baselines
 	$(PY) -m bench

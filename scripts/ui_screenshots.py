@@ -10,7 +10,8 @@ through the DevTools protocol and saves four PNGs (palette-quantised to stay sma
 - ``mlflow-runs-table.png``: the experiment's runs, one row per suite execution, with the omnieval
   columns shown;
 - ``mlflow-compare.png``: the compare view of the two newest suite executions;
-- ``mlflow-run-overview.png``: the newest run's overview (params, tags, dataset inputs);
+- ``mlflow-run-overview.png``: a system's child run of the newest execution (its metrics, the
+  dataset and candidates inputs, tags);
 - ``mlflow-artifacts.png``: its artifacts with ``report.html`` open.
 
 Needs two finished suite executions in the store (``omnieval run pipelines/acbench.yaml`` twice) and a
@@ -45,6 +46,8 @@ MAX_BYTES = 300_000
 # Columns of the runs table a reader compares two nights by (the rest stay one click away).
 PARAM_COLUMNS = ("git_sha", "panels", "dataset_version")
 TAG_COLUMNS = ("omnieval.benchmark",)
+# Suite executions only; runs logged before the run names and params existed have no git_sha param.
+SEARCH_FILTER = "tags.`omnieval.kind` = 'suite' and params.git_sha != ''"
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,8 @@ class Target:
     experiment_id: str
     newer: str
     older: str
+    newer_name: str
+    newer_child: str
     headline: tuple[str, ...]
 
 
@@ -96,8 +101,23 @@ def find_target(suite: str) -> Target:
     )
     if len(runs) < 2:
         raise SystemExit(f"ui_screenshots: omnieval/{suite} has {len(runs)} finished suite run(s); need 2")
-    headline = tuple(runs[0].data.tags.get("omnieval.headline_metrics", "").split(","))
-    return Target(str(experiment.experiment_id), runs[0].info.run_id, runs[1].info.run_id, headline)
+    headline = tuple(k for k in runs[0].data.tags.get("omnieval.headline_metrics", "").split(",") if k)
+    children = client.search_runs(
+        [experiment.experiment_id],
+        filter_string=f"tags.`mlflow.parentRunId` = '{runs[0].info.run_id}' and tags.`omnieval.kind` = 'system'",
+        order_by=["attributes.run_name ASC"],
+        max_results=1,
+    )
+    if not children:
+        raise SystemExit(f"ui_screenshots: run {runs[0].info.run_id} has no system child run")
+    return Target(
+        str(experiment.experiment_id),
+        runs[0].info.run_id,
+        runs[1].info.run_id,
+        runs[0].info.run_name,
+        children[0].info.run_id,
+        headline,
+    )
 
 
 @contextmanager
@@ -117,7 +137,13 @@ def mlflow_ui(port: int) -> Iterator[str]:
         "--workers",
         "1",
     ]
-    env = {**os.environ, "MLFLOW_DISABLE_TELEMETRY": "true", "DO_NOT_TRACK": "true"}
+    env = {
+        **os.environ,
+        "MLFLOW_DISABLE_TELEMETRY": "true",
+        "DO_NOT_TRACK": "true",
+        # No background job runner: the UI only reads runs.
+        "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false",
+    }
     proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         base = f"http://127.0.0.1:{port}"
@@ -160,10 +186,13 @@ class Browser:
         self._ws = connect(pages[0]["webSocketDebuggerUrl"], max_size=64 * 1024 * 1024)
         self._next = 0
         self.call("Page.enable")
+        self.resize(WIDTH, HEIGHT)
+
+    def resize(self, width: int, height: int) -> None:
         self.call(
             "Emulation.setDeviceMetricsOverride",
-            width=WIDTH,
-            height=HEIGHT,
+            width=width,
+            height=height,
             deviceScaleFactor=1,
             mobile=False,
         )
@@ -187,12 +216,20 @@ class Browser:
     def open(self, url: str) -> None:
         self.call("Page.navigate", url=url)
 
-    def wait_for_text(self, text: str, timeout: float = 90) -> None:
+    def set_local_storage(self, origin: str, items: dict[str, Any]) -> None:
+        """Write localStorage entries (JSON-encoded) from a plain page of the same origin, so that no
+        MLflow page is open to overwrite them with its own state."""
+        self.open(f"{origin}/health")
+        self.wait_for_text("OK", settle=0.0)
+        for key, value in items.items():
+            self.js(f"localStorage.setItem({json.dumps(key)}, {json.dumps(json.dumps(value))})")
+
+    def wait_for_text(self, text: str, timeout: float = 90, settle: float = 1.5) -> None:
         deadline = time.monotonic() + timeout
         probe = f"document.body && document.body.innerText.includes({json.dumps(text)})"
         while time.monotonic() < deadline:
             if self.js(probe):
-                time.sleep(1.5)  # let late requests (metrics, artifacts) settle before the shot
+                time.sleep(settle)  # let late requests (metrics, artifacts) settle before the shot
                 return
             time.sleep(0.5)
         raise SystemExit(f"ui_screenshots: {text!r} never appeared on the page")
@@ -203,7 +240,7 @@ class Browser:
             const hits = [...document.querySelectorAll({json.dumps(selector)})]
                 .filter(e => e.innerText && e.innerText.trim() === want);
             if (!hits.length) return false;
-            hits[0].click();
+            hits[hits.length - 1].click();  // the innermost match: ancestors come first in DOM order
             return true;
         }})()"""
         return bool(self.js(script))
@@ -237,51 +274,157 @@ def _save_small_png(data: bytes, path: Path) -> int:
     return buffer.tell()
 
 
-def _show_columns(browser: Browser, target: Target) -> None:
-    """Tick the omnieval params, tag and headline metrics in the runs table's column selector."""
-    if not browser.click_text("Columns"):
-        raise SystemExit("ui_screenshots: no 'Columns' button on the runs page")
-    time.sleep(1.0)
-    wanted = [*PARAM_COLUMNS, *TAG_COLUMNS, *target.headline[:4]]
-    for name in wanted:
-        script = f"""(() => {{
-            const want = {json.dumps(name)};
-            const rows = [...document.querySelectorAll('[role=option], [role=menuitemcheckbox], label, li')]
-                .filter(e => e.innerText && e.innerText.trim() === want);
-            if (!rows.length) return false;
-            rows[0].click();
-            return true;
-        }})()"""
-        if not browser.js(script):
-            print(f"ui_screenshots: column {name!r} not offered by the selector", file=sys.stderr)
-        time.sleep(0.3)
-    browser.js("document.dispatchEvent(new KeyboardEvent('keydown', {key: 'Escape', bubbles: true}))")
-    browser.js("document.body.click()")
-    time.sleep(1.5)
+def _column_ids(target: Target) -> list[str]:
+    """Runs-table column ids (the UI's ``<type>.`<key>``` form) of the omnieval columns to show."""
+    per_system: dict[str, str] = {}
+    for key in target.headline:
+        system = key.split("/", 1)[0]
+        # One headline per system; for acbench the unmodified input condition reads first.
+        if system not in per_system or ".original." in key:
+            per_system[system] = key
+    return [
+        "attributes.`Dataset`",
+        *(f"params.`{p}`" for p in PARAM_COLUMNS),
+        *(f"tags.`{t}`" for t in TAG_COLUMNS),
+        *(f"metrics.`{m}`" for m in per_system.values() if m),
+    ]
 
 
-def take(out: Path, suite: str, binary: str) -> list[tuple[Path, int]]:
+def _page_state(browser: Browser, base: str, experiment_id: str, columns: list[str]) -> None:
+    """What ticking columns in the runs table's "Columns" menu and typing a search do: the runs page
+    keeps both in its saved state, which is written here while the page is closed."""
+    key = f"MLflowLocalStorage-1.1-ExperimentPage-{json.dumps([experiment_id])}-ReactComponentState"
+    browser.open(f"{base}/#/experiments")
+    browser.wait_for_text("Experiments")
+    raw = browser.js(f"localStorage.getItem({json.dumps(key)})")
+    state = json.loads(raw) if raw else {}
+    state["selectedColumns"] = columns
+    state["searchFilter"] = SEARCH_FILTER
+    browser.set_local_storage(base, {key: state})
+
+
+def _wheel_to(browser: Browser, name: str) -> None:
+    """Scroll the compare view's metric grid with the mouse wheel until the row ``name`` is on top
+    (or the grid's end is reached), then put the page itself back at its top."""
+    if not name:
+        return
+    probe = f"""(() => {{
+        const grids = [...document.querySelectorAll('.ReactVirtualized__Grid')]
+            .filter(g => g.scrollHeight > g.clientHeight + 4);
+        const cell = [...document.querySelectorAll('a, span, div')]
+            .find(e => e.children.length === 0 && e.textContent.trim() === {json.dumps(name)});
+        const grid = grids.length ? grids[grids.length - 1] : null;
+        const box = grid ? grid.getBoundingClientRect() : null;
+        return {{
+            box: box && [box.left, box.top, box.width, box.height],
+            scrolled: grid ? grid.scrollTop : 0,
+            row: cell ? cell.getBoundingClientRect().top : null,
+        }};
+    }})()"""
+    last = -1.0
+    for _ in range(80):
+        found = browser.js(probe)
+        if not found["box"] or found["scrolled"] == last:
+            break
+        left, top, width, height = found["box"]
+        if found["row"] is not None and top - 4 <= found["row"] <= top + 40:
+            break
+        last = found["scrolled"]
+        delta = 40 if found["row"] is None or found["row"] > top else -40
+        browser.call(
+            "Input.dispatchMouseEvent",
+            type="mouseWheel",
+            x=left + width / 2,
+            y=top + height / 2,
+            deltaX=0,
+            deltaY=delta,
+        )
+        time.sleep(0.15)
+    # The name column follows the value grid through a scroll handler that can trail the last
+    # wheel step; settle it on the value grid's position. A wheel past the grid's end also scrolls
+    # the page, and the shot wants the page from its top.
+    time.sleep(0.5)
+    browser.js(
+        """(() => {
+            const grids = [...document.querySelectorAll('.ReactVirtualized__Grid')]
+                .filter(g => g.scrollHeight > g.clientHeight + 4);
+            const top = grids.length ? grids[grids.length - 1].scrollTop : 0;
+            grids.forEach(g => { g.scrollTop = top; });
+            document.querySelectorAll('main').forEach(m => { m.scrollTop = 0; });
+            window.scrollTo(0, 0);
+        })()"""
+    )
+
+
+@contextmanager
+def _server(base_url: str | None) -> Iterator[str]:
+    if base_url:
+        yield base_url.rstrip("/")
+    else:
+        with mlflow_ui(_free_port()) as base:
+            yield base
+
+
+def take(out: Path, suite: str, binary: str, base_url: str | None = None) -> list[tuple[Path, int]]:
     target = find_target(suite)
     out.mkdir(parents=True, exist_ok=True)
     saved: list[tuple[Path, int]] = []
-    with mlflow_ui(_free_port()) as base, tempfile.TemporaryDirectory() as profile:
+    with _server(base_url) as base, tempfile.TemporaryDirectory() as profile:
         browser = Browser(binary, Path(profile))
         try:
             exp = target.experiment_id
+            # The MLflow Assistant panel opens itself on a first visit; a returning reader closed it.
+            browser.set_local_storage(
+                base,
+                {
+                    "mlflow.assistant.fab.autoOpenedOnFirstLoad_v1": True,
+                    "mlflow.assistant.panelOpen_v1": False,
+                },
+            )
+            # A fresh browser starts in the GenAI view; "Model training" in the sidebar switches it
+            # (the browser remembers the choice), as docs/mlflow-ui.md tells a first-time reader.
             browser.open(f"{base}/#/experiments/{exp}")
+            browser.wait_for_text("Model training")
+            if not browser.click_text("Model training", selector="button, [role=radio], label, span, div"):
+                raise SystemExit("ui_screenshots: no 'Model training' switch in the sidebar")
             browser.wait_for_text("Run Name")
-            _show_columns(browser, target)
+            _page_state(browser, base, exp, _column_ids(target))
+            browser.open(f"{base}/#/experiments/{exp}")
+            browser.wait_for_text(target.newer_name)
+            # Tick the two newest suite executions (rows 0 and 1: newest first): "Compare" appears.
+            for row in (0, 1):
+                browser.js(
+                    f'document.querySelector(\'[row-index="{row}"] '
+                    'input[aria-label^="Press Space to toggle row selection"]\').click()'
+                )
+            browser.wait_for_text("Compare")
             path = out / "mlflow-runs-table.png"
             saved.append((path, browser.screenshot(path)))
 
-            runs = json.dumps([target.newer, target.older])
-            browser.open(f"{base}/#/compare-runs?runs={runs}&experiments={json.dumps([exp])}")
-            browser.wait_for_text("Parameters")
+            if not browser.click_text("Compare", selector="button, button span"):
+                raise SystemExit("ui_screenshots: no 'Compare' button after ticking two runs")
+            browser.wait_for_text("Show diff only")
+            # The plots first: fold them so run details, params and metrics fit one screen.
+            browser.click_text("Visualizations", selector="button, h2, h3, span, div")
+            # Params both runs share are noise here; what differs stays.
+            browser.js(
+                "[...document.querySelectorAll('button[aria-label]')]"
+                ".filter(b => b.getAttribute('aria-label') === 'Parameters - Show diff only')"
+                ".forEach(b => b.click())"
+            )
+            time.sleep(1.5)
+            # Metrics are listed by name in a virtualised grid: wheel it down to the headline rows.
+            browser.resize(WIDTH, 1300)
+            time.sleep(1.0)
+            _wheel_to(browser, sorted(target.headline)[0] if target.headline else "")
+            time.sleep(1.0)
             path = out / "mlflow-compare.png"
             saved.append((path, browser.screenshot(path)))
+            browser.resize(WIDTH, HEIGHT)
 
-            browser.open(f"{base}/#/experiments/{exp}/runs/{target.newer}")
-            browser.wait_for_text("Parameters")
+            # A system's child run: its §5 metrics and both inputs (the dataset, its candidates).
+            browser.open(f"{base}/#/experiments/{exp}/runs/{target.newer_child}")
+            browser.wait_for_text("candidates/")
             path = out / "mlflow-run-overview.png"
             saved.append((path, browser.screenshot(path)))
 
@@ -299,12 +442,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--suite", default="acbench", help="suite whose experiment to show (default acbench)")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "img", help="folder for the PNGs")
+    parser.add_argument("--url", help="use an MLflow UI already serving this store (default: start one)")
     args = parser.parse_args(argv)
     binary = os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
     if not binary:
         print("ui_screenshots: no chromium (apt-get install chromium, or set CHROMIUM)", file=sys.stderr)
         return 1
-    for path, size in take(args.out, args.suite, binary):
+    for path, size in take(args.out, args.suite, binary, args.url):
         print(f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}  {size / 1000:.0f} kB")
     return 0
 

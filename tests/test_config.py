@@ -55,7 +55,7 @@ def test_unknown_benchmark_lists_the_registered_ones(tmp_path: Path) -> None:
     bad = tmp_path / "s.yaml"
     bad.write_text("suite: x\nbenchmark: prismbench\nsystems:\n  a: {kind: oracle}\n")
     with pytest.raises(
-        ConfigError, match=r"benchmark: .*unknown benchmark 'prismbench'; known: acbench, storybench"
+        ConfigError, match=r"benchmark: .*unknown benchmark 'prismbench'; known: acbench, prism, storybench"
     ):
         load_suite(bad)
 

@@ -297,3 +297,18 @@ def test_failed_run_is_named_and_failed(store: Path) -> None:
     assert run.info.start_time == _ms(start)
     assert run.info.run_name.endswith(" · failed")
     assert run.data.tags["omnieval.failed"] == "dataset gate failed"
+
+
+def test_ui_links_open_each_experiment_on_its_runs(two_nights: dict[str, Any]) -> None:
+    from omnieval.tracking.ui_links import experiment_links
+
+    client = _client()
+    bare = client.create_experiment("omnieval/no-kind-yet")
+    links = {link.name: link.url for link in experiment_links("http://127.0.0.1:5000/")}
+    exp_id = client.get_experiment_by_name(EXPERIMENT).experiment_id
+    assert (
+        links[EXPERIMENT]
+        == f"http://127.0.0.1:5000/#/experiments/{exp_id}/runs?workflowType=machine_learning"
+    )
+    assert "omnieval/no-kind-yet" in links
+    assert client.get_experiment(bare).tags[EXPERIMENT_KIND_TAG] == EXPERIMENT_KIND

@@ -7,7 +7,7 @@ adding a benchmark is adding a folder. Stages, the report and tracking look a be
 Example:
     >>> from omnieval.benchmarks import BENCHMARKS
     >>> BENCHMARKS.names()
-    ['acbench', 'storybench']
+    ['acbench', 'prism', 'storybench']
 """
 
 from __future__ import annotations

@@ -14,7 +14,17 @@ from typing import Any
 from prefect import flow, task
 
 from omnieval.config import SuiteConfig, load_suite
+from omnieval.errors import OmnievalError
 from omnieval.stages import generate, judge, metrics, report, track, validate
+
+
+def _transient(_task: Any, _run: Any, state: Any) -> bool:
+    """Retry only what may pass on a second try: bad data, bad config and failed gates never do."""
+    try:
+        error = state.result(raise_on_failure=False)
+    except Exception:  # an unreadable result is not evidence of a permanent failure
+        return True
+    return not (isinstance(error, OmnievalError) and error.exit_code == 2)
 
 
 @task(name="validate dataset", retries=0)
@@ -23,29 +33,29 @@ def validate_task(config: SuiteConfig) -> validate.DatasetState:
     return validate.run(config)
 
 
-@task(name="generate", retries=2, retry_delay_seconds=5)
+@task(name="generate", retries=2, retry_delay_seconds=5, retry_condition_fn=_transient)
 def generate_task(config: SuiteConfig, system: str, state: validate.DatasetState) -> generate.GenerateOutcome:
     return generate.run(config, system, state.instances, state.digest)
 
 
-@task(name="metrics", retries=2, retry_delay_seconds=5)
+@task(name="metrics", retries=2, retry_delay_seconds=5, retry_condition_fn=_transient)
 def metrics_task(config: SuiteConfig, system: str, state: validate.DatasetState) -> metrics.MetricsOutcome:
     return metrics.run(config, system, state.instances, state.digest)
 
 
-@task(name="judge", retries=2, retry_delay_seconds=[10, 60])
+@task(name="judge", retries=2, retry_delay_seconds=[10, 60], retry_condition_fn=_transient)
 def judge_task(config: SuiteConfig, state: validate.DatasetState) -> judge.JudgeOutcome:
     return judge.run(config, state.instances, state.digest)
 
 
-@task(name="report", retries=1)
+@task(name="report", retries=1, retry_condition_fn=_transient)
 def report_task(config: SuiteConfig, state: validate.DatasetState) -> report.ReportOutcome:
     return report.run(config, state.digest)
 
 
-@task(name="track", retries=2, retry_delay_seconds=5)
+@task(name="track", retries=2, retry_delay_seconds=5, retry_condition_fn=_transient)
 def track_task(config: SuiteConfig, state: validate.DatasetState) -> track.TrackOutcome:
-    return track.run(config, state.digest)
+    return track.run(config, state.digest, started_at=state.started_at)
 
 
 @flow(name="omnieval-nightly", log_prints=False)

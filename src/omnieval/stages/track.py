@@ -21,9 +21,15 @@ STARTED_FILE = "started_at.json"
 """State file holding when the current suite execution started (written by the validate stage)."""
 
 
-def record_start(paths: StatePaths) -> None:
-    """Note that a suite execution starts now; the track stage uses it as the MLflow run's start."""
-    write_json(paths.root / STARTED_FILE, {"started_at": datetime.now(UTC).isoformat()})
+def record_start(paths: StatePaths) -> datetime:
+    """Note that a suite execution starts now; the track stage uses it as the MLflow run's start.
+
+    The flow hands the returned time to :func:`run` directly; the file serves stage-by-stage runs
+    (``dvc repro``), where validate and track are separate processes.
+    """
+    now = datetime.now(UTC)
+    write_json(paths.root / STARTED_FILE, {"started_at": now.isoformat()})
+    return now
 
 
 def _started_at(paths: StatePaths) -> datetime | None:
@@ -78,7 +84,7 @@ def _resolved_config(config: SuiteConfig, metrics: dict[str, Any], judges: dict[
     return resolved
 
 
-def run(config: SuiteConfig, dataset_digest: str) -> TrackOutcome:
+def run(config: SuiteConfig, dataset_digest: str, started_at: datetime | None = None) -> TrackOutcome:
     import yaml
 
     from omnieval.benchmarks import ReportJob
@@ -185,7 +191,7 @@ def run(config: SuiteConfig, dataset_digest: str) -> TrackOutcome:
         artifacts=[],
         run_folder_for=build_run_folder,
         analyses_dir=report / "analyses",
-        started_at=_started_at(paths),
+        started_at=started_at or _started_at(paths),
         panels=config.panels,
         git_dirty=bool(lineage["code"]["git_dirty"]),
     )

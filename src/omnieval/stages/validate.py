@@ -9,6 +9,7 @@ The suite's benchmark decides what "valid" means (its loader and expectation sui
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,8 @@ class DatasetState:
     manifest_path: Path
     gate_path: Path
     n_rows: int
+    started_at: datetime | None = None
+    """When this suite execution started (the validate stage is its first step)."""
 
 
 def _prefix(config: SuiteConfig, instances: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -48,7 +51,7 @@ def run(config: SuiteConfig) -> DatasetState:
     bench = config.bench
     paths = state_paths(config)
     # The first stage of every execution: its start is the MLflow run's start (see track).
-    record_start(paths)
+    started_at = record_start(paths)
     root = config.dataset_path
     gate_path = paths.gates / "dataset.json"
     report = bench.validate(root)
@@ -70,7 +73,12 @@ def run(config: SuiteConfig) -> DatasetState:
     write_manifest(manifest, paths.dataset_manifest)
     instances = bench.instances(report.dataset)
     return DatasetState(
-        _prefix(config, instances), manifest.digest, paths.dataset_manifest, gate_path, len(instances)
+        _prefix(config, instances),
+        manifest.digest,
+        paths.dataset_manifest,
+        gate_path,
+        len(instances),
+        started_at,
     )
 
 

@@ -735,6 +735,13 @@ class _Runner:
                     raise DataError(f"prism instance {inst.id}: reference video unreadable: {exc}") from None
                 self.settle(call, Status.MISSING_OUTPUT, f"video output unreadable: {exc}")
                 continue
+            except Exception as exc:  # a measurement library failing on odd media: recorded, not fatal
+                self.settle(
+                    call,
+                    Status.INFERENCE_ERROR,
+                    f"preparing the judge input failed: {type(exc).__name__}: {exc}",
+                )
+                continue
             framing = judge.framing
             schema = (
                 verdict_schema(

@@ -424,7 +424,10 @@ def take(out: Path, suite: str, binary: str, base_url: str | None = None) -> lis
 
             # A system's child run: its §5 metrics and both inputs (the dataset, its candidates).
             browser.open(f"{base}/#/experiments/{exp}/runs/{target.newer_child}")
-            browser.wait_for_text("candidates/")
+            browser.wait_for_text("Datasets")
+            # The overview names the first input and counts the others ("+1"); open the list.
+            if browser.click_text("+1", selector="button, span, div, a"):
+                browser.wait_for_text("candidates/")
             path = out / "mlflow-run-overview.png"
             saved.append((path, browser.screenshot(path)))
 

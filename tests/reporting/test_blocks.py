@@ -107,6 +107,12 @@ def test_verdict_banner_colour_reasons_and_baseline_link(verdict: str, cls: str)
     assert "Leader: a." in html
 
 
+def test_baseline_as_written_by_the_nightly_comparison_links_its_run_id() -> None:
+    doc = {**regression("GO"), "baseline": {"run_id": "abc123", "folder": "runs/nightly/abc123"}}
+    html = verdict_banner(doc)
+    assert 'href="../abc123/report.html"' in html and "{" not in html.split("Compared with run", 1)[1][:80]
+
+
 def test_no_regression_says_no_previous_run() -> None:
     html = verdict_banner(None)
     assert "v-none" in html and "No previous run compared" in html

@@ -206,6 +206,7 @@ def test_columns_of_the_runs_table(two_nights: dict[str, Any]) -> None:
             assert child.params[param] == parent.params[param], param
         # The §5 keys stay on the child runs, unprefixed.
         assert child.metrics == METRICS[system]
+        assert f"`candidates/{system}` (2 files" in child.tags["mlflow.note.content"]
 
 
 def _tree_hash(folder: Path) -> str:
@@ -263,16 +264,25 @@ def test_candidate_table_lists_every_file(tmp_path: Path) -> None:
 
 
 def test_headline_metrics_pick_each_benchmarks_summary() -> None:
+    from omnieval.benchmarks import get_benchmark
+
     metrics = {
         "a": {"acbench.original.wer": 30.0, "acbench.original.per": 12.0, "acbench.s_to_t.wer": 28.0},
         "b": {"prism.mixed.final": 6.0, "prism.mixed.av_coherence": 5.0},
     }
-    assert headline_metrics(metrics) == {
+    patterns = [
+        *get_benchmark("acbench").headline_metric_patterns,
+        *get_benchmark("prism").headline_metric_patterns,
+    ]
+    assert headline_metrics(metrics, patterns) == {
         "a/acbench.original.wer": 30.0,
         "a/acbench.s_to_t.wer": 28.0,
         "b/prism.mixed.final": 6.0,
     }
     assert headline_metrics(metrics, ["*.per"]) == {"a/acbench.original.per": 12.0}
+    assert headline_metrics({"s": {"storybench.valid_only.total_average": 7.0}}) == {
+        "s/storybench.valid_only.total_average": 7.0
+    }
 
 
 def test_names_use_local_time() -> None:

@@ -177,6 +177,8 @@ class Benchmark(ABC):
     headline_components: ClassVar[tuple[str, ...]] = ()
     """Components :meth:`instance_components` reports, in display order (``omnieval compare``)."""
     lower_is_better: ClassVar[frozenset[str]] = frozenset()
+    headline_metric_patterns: ClassVar[tuple[str, ...]] = ()
+    """Glob patterns of MLflow metric keys the parent run repeats per system (``<system>/<key>``)."""
     """Headline components where a smaller value is better (e.g. error rates)."""
 
     # -- data ---------------------------------------------------------------------------------

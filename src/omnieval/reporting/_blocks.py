@@ -62,6 +62,13 @@ def _check_regression(regression: Mapping[str, Any]) -> str:
     return str(verdict)
 
 
+def baseline_run_id(baseline: object) -> str:
+    """The baseline's run id from ``regression.json`` (``{"run_id", "folder"}``, a bare id, or null)."""
+    if isinstance(baseline, Mapping):
+        return str(baseline.get("run_id") or "")
+    return str(baseline or "")
+
+
 def baseline_href(baseline: str) -> str:
     """Relative link from one run folder's report to a sibling run's report (``runs/<suite>/<id>/``)."""
     return f"../{baseline}/report.html"
@@ -87,7 +94,7 @@ def verdict_banner(regression: Mapping[str, Any] | None, *, headline: Sequence[s
         )
     verdict = _check_regression(regression)
     reasons = "".join(f"<li>{esc(r)}</li>" for r in regression.get("reasons") or [])
-    baseline = regression.get("baseline")
+    baseline = baseline_run_id(regression.get("baseline"))
     if baseline:
         base = (
             f'Compared with run <a href="{esc(baseline_href(str(baseline)))}"><code>{esc(baseline)}</code></a> '

@@ -193,6 +193,7 @@ def run(config: SuiteConfig, dataset_digest: str, started_at: datetime | None = 
         analyses_dir=report / "analyses",
         started_at=started_at or _started_at(paths),
         panels=config.panels,
+        headline_patterns=bench.headline_metric_patterns,
         git_dirty=bool(lineage["code"]["git_dirty"]),
     )
     folder = folder_holder["folder"]

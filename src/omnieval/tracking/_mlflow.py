@@ -31,14 +31,9 @@ EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
 EXPERIMENT_KIND = "custom_model_development"
 """"Machine learning" in the UI's kind selector: the experiment opens on its runs, not on GenAI traces."""
 
-DEFAULT_HEADLINE_PATTERNS: tuple[str, ...] = (
-    "storybench.*.total_average",
-    "acbench.*.wer",
-    "prism.*.final",
-)
-"""Metric keys (``fnmatch`` patterns) copied onto the parent run as ``<system>/<key>``: the number a
-reader compares first for each benchmark. A benchmark class may override them with a
-``headline_metrics`` attribute of the same shape."""
+DEFAULT_HEADLINE_PATTERNS: tuple[str, ...] = ("*.total_average",)
+"""Metric keys (``fnmatch`` patterns) copied onto the parent run as ``<system>/<key>`` when a caller
+names none; the track stage passes the benchmark's own ``headline_metric_patterns``."""
 
 PARAM_FROM_TAG: dict[str, str] = {
     "benchmark": "omnieval.benchmark",
@@ -362,8 +357,10 @@ def log_suite_run(
         stamp = _ms(end)
         for system, child_id in system_runs.items():
             candidates = folder / "candidates" / system
+            files = "no candidate folder"
             if candidates.is_dir():
                 table = candidate_table(candidates)
+                files = f"{len(table.frame)} files, tree hash `{table.digest[:12]}`"
                 inputs = _pandas_dataset(
                     table.frame,
                     source=str(candidates.resolve()),
@@ -371,6 +368,12 @@ def log_suite_run(
                     digest=table.digest,
                 )
                 client.log_inputs(child_id, datasets=[_dataset_input(inputs, "candidates")])
+            client.set_tag(
+                child_id,
+                "mlflow.note.content",
+                f"**{system}** in **{name}**.\n\nInputs: dataset `{dataset_name}` and"
+                f" `candidates/{system}` ({files}). Metrics use the FORMATS.md §5 keys.",
+            )
             client.log_batch(
                 child_id, metrics=[Metric(k, float(v), stamp, 0) for k, v in system_metrics[system].items()]
             )

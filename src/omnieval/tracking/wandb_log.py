@@ -128,4 +128,8 @@ def log_to_wandb(
         result = WandbRun(str(run.id), Path(run.dir).resolve().parent)
     finally:
         run.finish()
+        # finish() returns before the wandb-core service has flushed an offline run to its
+        # ``.wandb`` file; shutting the service down waits for that, so the folder is complete
+        # (for ``wandb sync`` or a reader) once this returns. A later init starts a new service.
+        wandb.teardown()
     return result

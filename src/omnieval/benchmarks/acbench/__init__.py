@@ -47,6 +47,7 @@ class AcBench(api.Benchmark):
     modalities = ("speech",)
     score_range: ClassVar[Mapping[str, tuple[float, float]]] = SCORE_RANGE
     headline_components = HEADLINE_COMPONENTS
+    headline_metric_patterns = ("acbench.*.wer",)
     lower_is_better = LOWER_IS_BETTER
 
     # -- data ---------------------------------------------------------------------------------

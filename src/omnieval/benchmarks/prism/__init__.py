@@ -79,6 +79,7 @@ class Prism(api.Benchmark):
     modalities = ("video",)
     score_range: ClassVar[Mapping[str, tuple[float, float]]] = SCORE_RANGE
     headline_components: ClassVar[tuple[str, ...]] = HEADLINE_COMPONENTS
+    headline_metric_patterns = ("prism.*.final",)
 
     def detect(self, root: Path) -> bool:
         """A ``manifest.jsonl`` whose first record has PRISM fields (acbench shares the file name)."""

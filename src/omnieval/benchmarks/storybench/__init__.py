@@ -82,6 +82,7 @@ class StoryBench(api.Benchmark):
     score; ``narration_length`` counts characters (the length-control analyses read it);
     ``dreamsim_distance`` exists only where dreamsim is installed."""
     headline_components = HEADLINE_COMPONENTS
+    headline_metric_patterns = ("storybench.*.total_average",)
 
     # -- data ---------------------------------------------------------------------------------
     def instances(self, dataset: Any) -> tuple[Any, ...]:

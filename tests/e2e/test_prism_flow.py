@@ -90,7 +90,7 @@ def test_run_folder_aggregate_and_stability(prism_run: dict[str, Any], capsys: p
     out = prism_run["tmp"] / "analyze"
     assert main(["analyze", str(folder / "scores.parquet"), "--out", str(out), "--only", "stability"]) == 0
     stability = json.loads((out / "stability.json").read_text())
-    assert set(stability) == {"subsets", "dimensions", "pairs"}
+    assert {"subsets", "dimensions", "pairs"} <= set(stability)
     report = (folder / "report.html").read_text()
     assert "cascade" in report and "omni" in report  # the CPU judge is named as what it is
 

@@ -76,3 +76,21 @@ def test_read_ledger_reads_the_file(tmp_path: Path) -> None:
     path = tmp_path / "judgments.parquet"
     frame.to_parquet(path)
     assert read_ledger(path) == validity_ledger(frame)
+
+
+def test_prism_judgments_are_counted_per_stage(tmp_path: Path) -> None:
+    import pandas as pd
+
+    from omnieval.reporting._ledger import read_ledger
+
+    path = tmp_path / "judgments.parquet"
+    pd.DataFrame(
+        {
+            "panel": ["cpu-cascade"] * 3,
+            "judge": ["j"] * 3,
+            "stage": [1, 2, 2],
+            "status": ["ok", "ok", "parse_error"],
+        }
+    ).to_parquet(path)
+    rows = {row.track: row.counts for row in read_ledger(path)}
+    assert rows["stage 1"]["ok"] == 1 and rows["stage 2"]["parse_error"] == 1

@@ -101,9 +101,14 @@ def _rationales(judgments: pd.DataFrame) -> tuple[list[int], int]:
     """Lengths of every rationale of the valid verdicts, and how many of them look cut."""
     lengths: list[int] = []
     cut = 0
-    for status, raw, finish in zip(
-        judgments["status"], judgments["rationales"], judgments["finish_reason"], strict=True
-    ):
+    # Storybench verdicts carry sentence rationales; PRISM-Bench answers carry short evidence
+    # phrases, which end without a full stop by design: only a token-budget stop counts as cut there.
+    column = "rationales" if "rationales" in judgments.columns else "evidence"
+    if column not in judgments.columns:
+        return lengths, cut
+    sentences = column == "rationales"
+    finishes = judgments["finish_reason"] if "finish_reason" in judgments.columns else [""] * len(judgments)
+    for status, raw, finish in zip(judgments["status"], judgments[column], finishes, strict=True):
         if str(status) not in _VALUED:
             continue
         try:
@@ -113,7 +118,7 @@ def _rationales(judgments: pd.DataFrame) -> tuple[list[int], int]:
         for text in texts.values() if isinstance(texts, dict) else ():
             text = str(text).strip()
             lengths.append(len(text))
-            cut += str(finish) == "length" or not _SENTENCE_END.search(text)
+            cut += str(finish) == "length" or (sentences and not _SENTENCE_END.search(text))
     return lengths, cut
 
 

@@ -102,16 +102,19 @@ def read_ledger(path: Path) -> list[LedgerRow]:
     """:func:`validity_ledger` of a ``judgments.parquet`` file (only the columns it needs are read)."""
     import pandas as pd
 
-    columns = ["judge", "track", "status"]
     try:
         import pyarrow.parquet as pq
 
         names = set(pq.read_schema(path).names)
     except (OSError, ValueError) as exc:
         raise DataError(f"{path}: not a readable Parquet file ({exc})") from None
-    if "panel" in names:
-        columns.append("panel")
-    missing = [c for c in ("judge", "track", "status") if c not in names]
+    # PRISM-Bench judges per stage (one call scores several dimensions), storybench per track.
+    group = "track" if "track" in names or "stage" not in names else "stage"
+    missing = [c for c in ("judge", group, "status") if c not in names]
     if missing:
         raise DataError(f"{path}: missing column(s) {', '.join(missing)}")
-    return validity_ledger(pd.read_parquet(path, columns=columns))
+    columns = ["judge", group, "status", *(["panel"] if "panel" in names else [])]
+    frame = pd.read_parquet(path, columns=columns)
+    if group == "stage":
+        frame = frame.assign(track="stage " + frame.pop("stage").astype(str))
+    return validity_ledger(frame)

@@ -139,3 +139,10 @@ def test_report_falls_back_to_analyses_folder_and_handles_no_systems(tmp_path: P
     text = (tmp_path / "e.html").read_text(encoding="utf-8")
     assert "No systems were scored" in text and "needs an omni model" in text
     json.dumps(empty)
+
+
+def test_swap_check_shows_each_stages_flip_rate_as_the_judge_reports_it() -> None:
+    from omnieval.benchmarks.prism._report import swap_html
+
+    html = swap_html({"panel": "cpu-cascade", "stage_1": {"flip_rate": 0.25}, "stage_2": {"flip_rate": 0.0}})
+    assert "stage 1: <b>25.0%</b>" in html and "stage 2: <b>0.0%</b>" in html

@@ -272,26 +272,37 @@ def human_html(doc: Mapping[str, Any]) -> str:
 
 
 def swap_html(swap: Mapping[str, Any]) -> str:
-    """The blind-order swap check: its flip rate first, then every other figure it reports."""
+    """The blind-order swap check: the flip rate of each stage first, then every figure it reports.
+
+    ``swap`` is the judge's summary (``{"stage_1": {"flip_rate", ...}, "stage_2": {...}}``, possibly
+    with a ``panel`` key) or a flat mapping with a top-level ``flip_rate``.
+    """
     from omnieval.reporting import esc, table
 
-    rate = swap.get("flip_rate")
+    def finite(value: Any) -> bool:
+        return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(float(value))
+
+    stages = {k: v for k, v in swap.items() if isinstance(v, Mapping)}
+    rates = {k: v.get("flip_rate") for k, v in stages.items()}
+    if "flip_rate" in swap:
+        rates["all"] = swap["flip_rate"]
+    shown = [f"{esc(k.replace('_', ' '))}: <b>{100 * float(r):.1f}%</b>" for k, r in rates.items() if finite(r)]
     lead = (
-        f"<p>Preference flip rate when the two clips swap positions: <b>{100 * float(rate):.1f}%</b> "
-        "(0% = the judge's preference never depends on which clip is shown first).</p>"
-        if isinstance(rate, int | float) and math.isfinite(float(rate))
+        "<p>Preference flip rate when the two clips swap positions ("
+        + "; ".join(shown)
+        + "); 0% = the judge's preference never depends on which clip is shown first.</p>"
+        if shown
         else ""
     )
-    rows = [
-        [
-            esc(k),
-            esc(
-                _fmt(v, 4) if isinstance(v, int | float) and not isinstance(v, bool) else json.dumps(v)[:200]
-            ),
-        ]
-        for k, v in swap.items()
-        if k != "flip_rate"
-    ]
+    rows = []
+    for key, value in swap.items():
+        if key == "flip_rate":
+            continue
+        figures = value.items() if isinstance(value, Mapping) else [("", value)]
+        for name, figure in figures:
+            label = f"{key}.{name}" if name else key
+            text = _fmt(figure, 4) if finite(figure) else json.dumps(figure, default=str)[:200]
+            rows.append([esc(label), esc(text)])
     return lead + (table(["figure", "value"], rows) if rows else "")
 
 

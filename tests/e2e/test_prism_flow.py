@@ -73,12 +73,18 @@ def test_mlflow_holds_prism_keys_per_system(prism_run: dict[str, Any]) -> None:
     children = runs[runs["tags.mlflow.parentRunId"] == prism_run["summary"]["run_id"]]
     systems = children[children["tags.omnieval.kind"] == "system"].set_index("tags.omnieval.system")
     assert set(systems.index) == set(SYSTEMS)
+    artifacts = {a.path for a in mlflow.MlflowClient().list_artifacts(prism_run["summary"]["run_id"])}
+    assert {"report.html", "leaderboard.json", "report_radar.png"} <= artifacts
+    analyses = set(children.loc[children["tags.omnieval.kind"] == "analysis", "tags.mlflow.runName"])
+    assert "analysis: stability" in analyses
     for subset in ("on_screen", "off_screen", "mixed"):
         assert systems[f"metrics.prism.{subset}.final"].notna().all(), subset
         assert systems[f"metrics.prism.{subset}.prompt_following"].notna().all(), subset
 
 
-def test_run_folder_aggregate_and_stability(prism_run: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
+def test_run_folder_aggregate_and_stability(
+    prism_run: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
     folder = Path(prism_run["summary"]["run_folder"])
     for name in ("lineage.json", "scores.parquet", "judgments.parquet", "leaderboard.json", "report.html"):
         assert (folder / name).is_file(), name

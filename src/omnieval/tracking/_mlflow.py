@@ -225,7 +225,8 @@ def _note(
         f"- dataset version: `{tags.get('omnieval.dataset.version', '?')}`",
         f"- git: `{tags.get('omnieval.git_sha', '?')}`",
         "",
-        "Artifacts: `report.html` (the report), `leaderboard.json`, `scores.parquet`; `run/` holds the"
+        "Artifacts: `report.html` (the report), `leaderboard.json`, `scores.parquet`, `regression.json` "
+        "and the report's figures; `run/` holds the"
         " whole run folder (config, lineage, gates, candidates).",
     ]
     return "\n".join(lines)
@@ -384,9 +385,12 @@ def log_suite_run(
         for path in artifacts:
             if path.is_file():
                 client.log_artifact(parent_id, str(path))
-        for top in ("report.html", "leaderboard.json", "scores.parquet"):
+        for top in ("report.html", "leaderboard.json", "scores.parquet", "regression.json"):
             if (folder / top).is_file():
                 client.log_artifact(parent_id, str(folder / top))
+        # Figures the report draws beside itself (e.g. the prism radar) are worth a glance in the UI.
+        for figure in sorted(folder.glob("report_*.png")):
+            client.log_artifact(parent_id, str(figure))
         client.log_artifacts(parent_id, str(folder), artifact_path="run")
     except BaseException:
         for run_id in reversed(run_ids):

@@ -283,10 +283,12 @@ def swap_html(swap: Mapping[str, Any]) -> str:
         return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(float(value))
 
     stages = {k: v for k, v in swap.items() if isinstance(v, Mapping)}
-    rates = {k: v.get("flip_rate") for k, v in stages.items()}
+    rates: dict[str, Any] = {k: v.get("flip_rate") for k, v in stages.items()}
     if "flip_rate" in swap:
         rates["all"] = swap["flip_rate"]
-    shown = [f"{esc(k.replace('_', ' '))}: <b>{100 * float(r):.1f}%</b>" for k, r in rates.items() if finite(r)]
+    shown = [
+        f"{esc(k.replace('_', ' '))}: <b>{100 * float(r):.1f}%</b>" for k, r in rates.items() if finite(r)
+    ]
     lead = (
         "<p>Preference flip rate when the two clips swap positions ("
         + "; ".join(shown)

@@ -121,11 +121,7 @@ def active_cells(tags: Iterable[str]) -> list[Cell]:
     parsed = [parse_tag(t) for t in tags]
     types = sorted({p.audio_type for p in parsed})
     on_types = sorted({p.audio_type for p in parsed if p.on_screen})
-    cells = [
-        Cell(dim, t)
-        for dim in DIMENSIONS
-        for t in (on_types if dim in ON_SCREEN_ONLY else types)
-    ]
+    cells = [Cell(dim, t) for dim in DIMENSIONS for t in (on_types if dim in ON_SCREEN_ONLY else types)]
     return cells
 
 

@@ -147,6 +147,11 @@ def run(config: SuiteConfig, dataset_digest: str, started_at: datetime | None = 
         judgments = paths.judge_dir / "judgments.parquet"
         if judgments.is_file():
             shutil.copyfile(judgments, folder / "judgments.parquet")
+        # The judges' health and tonight's drift check travel with the run, so comparing two run
+        # folders later sees them (a drift file of a suite that no longer checks drift is stale).
+        for name, wanted in (("health.json", bool(config.panels)), ("drift.json", config.drift.enabled)):
+            if wanted and (paths.judge_dir / name).is_file():
+                shutil.copyfile(paths.judge_dir / name, folder / name)
         # The page links its analyses' JSON relatively, so they travel with it.
         for analysis_json in sorted((report / "analyses").glob("*.json")):
             (folder / "analyses").mkdir(exist_ok=True)

@@ -11,7 +11,9 @@ from omnieval.candidates import Modality, read_candidate
 from omnieval.errors import ConfigError
 from omnieval.systems._base import SYSTEMS, GenerationSummary, Progress
 
-ALL_MODALITIES: tuple[str, ...] = tuple(m.value for m in Modality)
+ALL_MODALITIES: tuple[str, ...] = tuple(m.value for m in Modality if m is not Modality.VIDEO)
+"""FORMATS.md section 2's candidate layout (text, image, speech): the default when a caller names no
+modalities; the generate stage passes the benchmark's own (prism: ``video``)."""
 
 
 class ImportSystem:

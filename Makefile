@@ -47,10 +47,10 @@ test: setup  ## run the whole test suite (slow real-model tests included)
 test-fast: setup  ## tests without the slow real-model ones
 	$(PY) -m pytest -q -m "not slow" tests
 
-ui: setup  ## serve the MLflow UI on http://127.0.0.1:5000 (prints a link to each suite's runs)
-	@$(PY) -m omnieval.tracking.ui_links --port $${PORT:-5000} || true
+ui: setup  ## serve the MLflow UI on http://127.0.0.1:5000 (MLFLOW_UI_HOST to expose it; prints a link to each suite's runs)
+	@$(PY) -m omnieval.tracking.ui_links --host $${MLFLOW_UI_HOST:-127.0.0.1} --port $${PORT:-5000} || true
 	$(VENV)/bin/mlflow ui --backend-store-uri "$${MLFLOW_TRACKING_URI:-sqlite:///mlflow/mlflow.db}" \
-		--default-artifact-root mlflow/artifacts --host 127.0.0.1 --port $${PORT:-5000} --workers 1
+		--default-artifact-root mlflow/artifacts --host $${MLFLOW_UI_HOST:-127.0.0.1} --port $${PORT:-5000} --workers 1
 
 ui-screenshots: setup  ## docs/img screenshots of the MLflow UI (needs chromium and two acbench runs)
 	$(PY) scripts/ui_screenshots.py --suite $${UI_SUITE:-acbench}

@@ -122,12 +122,32 @@ def _video_problem(path: Path) -> str:
     return "" if duration > 0 else f"{path}: video has no duration"
 
 
+def _check_inside(root: Path, path: Path) -> None:
+    """Refuse an entry that leads out of the candidate folder (a symlink, or a linked index folder).
+
+    A candidate folder may come from elsewhere (``import``); following such a link would hand a
+    file from outside it (a key, a config) to the judges and copy it into the run folder.
+    """
+    from omnieval.errors import DataError
+    from omnieval.security import inside
+
+    if (path.exists() or path.is_symlink()) and not inside(root, path):
+        rel = path.relative_to(root).as_posix()
+        raise DataError(f"{root}: {rel} is a link that leaves the candidate folder; copy the file in instead")
+
+
 def read_candidate(root: Path, modality: Modality, index: int, *, decode: bool = True) -> CandidateOutput:
-    """Locate (and optionally decode-check) one output; absent or undecodable means missing."""
+    """Locate (and optionally decode-check) one output; absent or undecodable means missing.
+
+    Raises:
+        DataError: the output or its ``missing.txt`` resolves outside ``root`` (symlinks followed).
+    """
     folder = root / modality.value / str(index)
     path = output_path(root, modality, index)
+    _check_inside(root, path)
     if not path.is_file():
         reason_file = folder / "missing.txt"
+        _check_inside(root, reason_file)
         reason = (
             reason_file.read_text(encoding="utf-8", errors="replace").strip() if reason_file.is_file() else ""
         )

@@ -54,7 +54,8 @@ class SystemConfig(_Strict):
 
 class JudgesConfig(_Strict):
     panels: tuple[str, ...] | None = None
-    """Judge panels to run (``cpu``, ``paper-a``, ``paper-b``, ``paper-c``); empty = no judging;
+    """Judge panels to run (``cpu``, ``paper-a``, ``paper-b``, ``paper-c``, or a panel YAML file's
+    path); empty = no judging;
     None = the benchmark's default (storybench: ``cpu``; benchmarks without judge tracks: none)."""
 
 
@@ -138,6 +139,31 @@ class DriftConfig(_Strict):
     """Panel whose judges re-judge the anchors (a shipped panel name or a panel YAML path)."""
 
 
+class ExecutionConfig(_Strict):
+    """Where the flow's per-shard tasks run (docs/scale.md).
+
+    ``default`` runs every task in the ``omnieval run`` process (metrics one system at a time, the
+    judges model-major over all systems). ``dask`` hands the per-shard tasks (generate and metrics
+    per system, judging per shard) to Prefect's Dask task runner: a ``LocalCluster`` of
+    ``n_workers`` processes bound to 127.0.0.1, or the scheduler at ``address``.
+    """
+
+    runner: Literal["default", "dask"] = "default"
+    address: str | None = None
+    """A running Dask scheduler, e.g. ``tcp://10.0.0.5:8786``; None starts a local cluster."""
+    n_workers: int = Field(default=2, ge=1)
+    """Worker processes of the local cluster."""
+    threads_per_worker: int = Field(default=1, ge=1)
+    """Threads per worker process (1: the models inside already use the cores)."""
+
+    @field_validator("address")
+    @classmethod
+    def _scheduler_address(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("tcp://", "tls://", "inproc://", "ucx://")):
+            raise ValueError(f"expected a Dask scheduler address like tcp://host:8786, got {value!r}")
+        return value
+
+
 class SuiteConfig(_Strict):
     suite: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
     benchmark: str = DEFAULT_BENCHMARK
@@ -160,6 +186,8 @@ class SuiteConfig(_Strict):
     """Comparison with the previous run: tolerance, bootstrap, notifications (docs/nightly.md)."""
     drift: DriftConfig = DriftConfig()
     """Judge-drift check on a pinned anchor set (docs/judges.md)."""
+    execution: ExecutionConfig = ExecutionConfig()
+    """Task runner for the flow's shards: in process (default) or Dask (docs/scale.md)."""
 
     @field_validator("benchmark")
     @classmethod
@@ -279,7 +307,8 @@ def check_components(config: SuiteConfig, source: Path | str = "config") -> None
     elif config.panels:
         known = bench.panel_names()
         for panel in config.panels:
-            if panel not in known:
+            # A panel YAML file (e.g. a scripted or fault-injecting judge) is as good as a name.
+            if panel not in known and not (panel.endswith((".yaml", ".yml")) and Path(panel).is_file()):
                 problems.append(f"judges.panels: unknown panel {panel!r}; known: {', '.join(known)}")
     if problems:
         raise ConfigError(f"{source}: invalid suite config\n" + "\n".join(f"  - {p}" for p in problems))

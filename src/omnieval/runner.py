@@ -51,21 +51,42 @@ def prepare_prefect_env() -> None:
     # tight when the machine is busy.
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
     os.environ.setdefault("DO_NOT_TRACK", "true")
+    # Loopback unless told otherwise: `prefect server start` and a runner's webserver would otherwise
+    # follow whatever the environment says (the runner's default "localhost" may also mean ::1).
+    # The temporary server Prefect starts for a run binds 127.0.0.1 itself.
+    os.environ.setdefault("PREFECT_SERVER_API_HOST", "127.0.0.1")
+    os.environ.setdefault("PREFECT_RUNNER_SERVER_HOST", "127.0.0.1")
 
 
-def run_suite(suite_path: Path, *, sync_dvc: bool = True) -> dict[str, Any]:
+RUNNERS = ("default", "dask")
+"""Task runners of the nightly flow (``execution.runner`` / ``omnieval run --runner``)."""
+
+
+def run_suite(suite_path: Path, *, sync_dvc: bool = True, runner: str | None = None) -> dict[str, Any]:
     """Run the nightly flow on ``suite_path`` in this process; return its summary.
 
     ``sync_dvc`` records the outputs in ``dvc.lock`` afterwards (off for suites outside the DAG).
+    ``runner`` overrides the suite's ``execution.runner``: ``default`` (tasks in this process) or
+    ``dask`` (per-shard tasks on a Dask cluster; docs/scale.md).
     """
     from omnieval.config import load_suite
     from omnieval.errors import DataError, GateFailed
 
     config = load_suite(suite_path)  # fail on a bad config before Prefect starts
+    chosen = runner or config.execution.runner
+    if chosen not in RUNNERS:
+        raise OmnievalError(f"unknown runner {chosen!r}; known: {', '.join(RUNNERS)}")
     prepare_prefect_env()
     module = load_flow_module("nightly")
     try:
-        summary: dict[str, Any] = module.nightly(str(suite_path))
+        if chosen == "dask":
+            from omnieval.flows._dask import dask_task_runner, shared_prefect_api
+
+            with shared_prefect_api():
+                flow = module.nightly.with_options(task_runner=dask_task_runner(config.execution))
+                summary: dict[str, Any] = flow(str(suite_path), runner="dask")
+        else:
+            summary = module.nightly(str(suite_path), runner="default")
     except (DataError, GateFailed) as exc:
         _record_gate_failure(config, str(exc))
         raise

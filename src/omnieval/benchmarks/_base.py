@@ -170,6 +170,11 @@ class Benchmark(ABC):
     judge_tracks: ClassVar[tuple[str, ...]] = ()
     """Tracks a judge panel scores; empty = the benchmark has no LLM judging."""
     default_panels: ClassVar[tuple[str, ...]] = ()
+    judge_shards_by_system: ClassVar[bool] = False
+    """Whether the judge stage may judge each system in its own shard (the Dask runner's unit):
+    true when a system's judge rows depend on that system's candidates alone and its lineage
+    merges by summing counts (storybench); false keeps every system in one shard (prism judges a
+    system beside the ground truth)."""
     modalities: ClassVar[tuple[str, ...]]
     """Candidate modalities (FORMATS.md section 2) a system writes."""
     score_range: ClassVar[Mapping[str, tuple[float, float]]] = {}

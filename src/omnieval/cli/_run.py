@@ -24,6 +24,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     parser.add_argument("suite", type=Path, help="suite config, e.g. pipelines/nightly.yaml")
     parser.add_argument("--json", action="store_true", help="print the run summary as JSON")
     parser.add_argument(
+        "--runner",
+        choices=("default", "dask"),
+        default=None,
+        help=(
+            "task runner: 'default' runs every task in this process; 'dask' runs the per-shard tasks "
+            "(generate, metrics per system, judge shards) on a Dask LocalCluster, or on the scheduler "
+            "at the suite's execution.address (default: the suite's execution.runner; docs/scale.md)"
+        ),
+    )
+    parser.add_argument(
         "--fail-on-regression",
         action="store_true",
         help="exit 3 when the run's comparison with the previous run says NO-GO (after everything is written)",
@@ -35,7 +45,7 @@ def _handle(args: argparse.Namespace) -> int:
     from omnieval.runner import run_suite
 
     started = time.monotonic()
-    summary = run_suite(args.suite)
+    summary = run_suite(args.suite, runner=args.runner)
     summary["seconds"] = round(time.monotonic() - started, 1)
     if not summary.get("regression"):
         from omnieval.compare import regression_verdict

@@ -15,6 +15,7 @@ from prefect import flow, task
 
 from omnieval.config import SuiteConfig, load_suite
 from omnieval.errors import OmnievalError
+from omnieval.progress import note
 from omnieval.stages import generate, judge, metrics, report, track, validate
 
 
@@ -27,47 +28,91 @@ def _transient(_task: Any, _run: Any, state: Any) -> bool:
     return not (isinstance(error, OmnievalError) and error.exit_code == 2)
 
 
+def _begin(message: str) -> None:
+    """Announce a task (the kill harness and log readers key on ``[<stage>] started``).
+
+    Under Dask a task runs in a worker process, which needs the CLI's log redaction too.
+    """
+    from omnieval.security import install_log_redaction
+
+    install_log_redaction()
+    note(message)
+
+
 @task(name="validate dataset", retries=0)
 def validate_task(config: SuiteConfig) -> validate.DatasetState:
     # Bad data is not transient: no retries, the gate's exit code 2 must surface.
+    _begin("[validate] started")
     return validate.run(config)
 
 
 @task(name="generate", retries=2, retry_delay_seconds=5, retry_condition_fn=_transient)
 def generate_task(config: SuiteConfig, system: str, state: validate.DatasetState) -> generate.GenerateOutcome:
+    _begin(f"[generate] started {system}")
     return generate.run(config, system, state.instances, state.digest)
 
 
 @task(name="metrics", retries=2, retry_delay_seconds=5, retry_condition_fn=_transient)
 def metrics_task(config: SuiteConfig, system: str, state: validate.DatasetState) -> metrics.MetricsOutcome:
+    _begin(f"[metrics] started {system}")
     return metrics.run(config, system, state.instances, state.digest)
 
 
+@task(name="judge shard", retries=2, retry_delay_seconds=[10, 60], retry_condition_fn=_transient)
+def judge_shard_task(
+    config: SuiteConfig, systems: tuple[str, ...], state: validate.DatasetState
+) -> judge.JudgeShard:
+    _begin(f"[judge] started shard {'+'.join(systems)}")
+    return judge.run_shard(config, systems, state.instances, state.digest)
+
+
 @task(name="judge", retries=2, retry_delay_seconds=[10, 60], retry_condition_fn=_transient)
-def judge_task(config: SuiteConfig, state: validate.DatasetState) -> judge.JudgeOutcome:
-    return judge.run(config, state.instances, state.digest)
+def judge_task(
+    config: SuiteConfig, state: validate.DatasetState, shards: list[judge.JudgeShard] | None = None
+) -> judge.JudgeOutcome:
+    _begin("[judge] started")
+    return judge.run(config, state.instances, state.digest, shards=shards)
 
 
 @task(name="report", retries=1, retry_condition_fn=_transient)
 def report_task(config: SuiteConfig, state: validate.DatasetState) -> report.ReportOutcome:
+    _begin("[report] started")
     return report.run(config, state.digest)
 
 
 @task(name="track", retries=2, retry_delay_seconds=5, retry_condition_fn=_transient)
 def track_task(config: SuiteConfig, state: validate.DatasetState) -> track.TrackOutcome:
+    _begin("[track] started")
     return track.run(config, state.digest, started_at=state.started_at)
 
 
 @flow(name="omnieval-nightly", log_prints=False)
-def nightly(suite_path: str = "pipelines/nightly.yaml") -> dict[str, Any]:
-    """Validate -> generate (per system, concurrent) -> metrics -> judge (model-major) -> report -> track."""
+def nightly(suite_path: str = "pipelines/nightly.yaml", runner: str | None = None) -> dict[str, Any]:
+    """Validate -> generate (per system, concurrent) -> metrics -> judge (model-major) -> report -> track.
+
+    ``runner``: ``default`` or ``dask`` (None: the suite's ``execution.runner``). Under Dask the
+    per-shard tasks (generate and metrics per system, the judge shards) are submitted together and
+    run on the cluster's worker processes; the default runner keeps metrics one system at a time
+    (they share loaded models) and judges all systems in one shard, model-major.
+    """
     config = load_suite(Path(suite_path))
+    distributed = (runner or config.execution.runner) == "dask"
     state = validate_task(config)
     generated = [generate_task.submit(config, sid, state) for sid in config.systems]
     outcomes = [future.result() for future in generated]
-    # Metrics share loaded models (Whisper, encoders): one system at a time.
-    metric_outcomes = [metrics_task(config, sid, state) for sid in config.systems]
-    judged = judge_task(config, state) if config.panels else None
+    if distributed:
+        metric_futures = [metrics_task.submit(config, sid, state) for sid in config.systems]
+        metric_outcomes = [future.result() for future in metric_futures]
+    else:
+        metric_outcomes = [metrics_task(config, sid, state) for sid in config.systems]
+    judged = None
+    if config.panels:
+        shards = None
+        if distributed:
+            plan = judge.shard_plan(config, by_system=True)
+            shard_futures = [judge_shard_task.submit(config, systems, state) for systems in plan]
+            shards = [future.result() for future in shard_futures]
+        judged = judge_task(config, state, shards)
     reported = report_task(config, state)
     tracked = track_task(config, state)
     return {
@@ -82,6 +127,7 @@ def nightly(suite_path: str = "pipelines/nightly.yaml") -> dict[str, Any]:
             "judge": bool(judged.skipped) if judged else True,
             "report": reported.skipped,
         },
+        "runner": "dask" if distributed else "default",
         "judge_model_calls": judged.model_calls if judged else 0,
         "judge_cache_hits": judged.cache_hits if judged else 0,
     }

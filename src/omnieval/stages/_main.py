@@ -25,10 +25,13 @@ def stage_main(
     if needs_system:
         parser.add_argument("--system", required=True, help="system id from the suite config")
     args = parser.parse_args(argv)
+    from omnieval.security import install_log_redaction, redact
+
+    install_log_redaction()
     try:
         config = load_suite(args.suite)
         body(config, args)
     except OmnievalError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {redact(str(exc))}", file=sys.stderr)
         return exc.exit_code
     return 0

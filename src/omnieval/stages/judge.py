@@ -7,6 +7,7 @@ python -m omnieval.stages.judge --suite pipelines/nightly.yaml
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,7 @@ from omnieval.stages._common import (
     code_digest,
     content_key,
     is_fresh,
+    read_json,
     state_paths,
     tree_digest,
     write_json,
@@ -35,18 +37,146 @@ class JudgeOutcome:
     skipped: bool
 
 
-def run(config: SuiteConfig, instances: Sequence[Any], dataset_digest: str) -> JudgeOutcome:
-    import pandas as pd
+@dataclass(frozen=True)
+class JudgeShard:
+    """One shard's judge outputs on disk: every configured panel over ``systems``.
+
+    A shard's folder is named by its content key (dataset, rows, those systems' candidate trees,
+    panels, metrics config, code) and appears whole or not at all (written beside, then renamed),
+    so a rerun after a lost worker or a kill redoes only the shards that never finished.
+    """
+
+    systems: tuple[str, ...]
+    folder: Path
+    model_calls: int
+    cache_hits: int
+    reused: bool
+
+
+def shard_plan(config: SuiteConfig, *, by_system: bool) -> list[tuple[str, ...]]:
+    """The judge stage's shards: one per system when asked and the benchmark allows it, else one."""
+    systems = tuple(config.systems)
+    if by_system and config.bench.judge_shards_by_system and len(systems) > 1:
+        return [(system,) for system in systems]
+    return [systems]
+
+
+def _candidates(config: SuiteConfig, systems: Sequence[str]) -> dict[str, Path]:
+    from omnieval.systems import resolve_candidates_root
+
+    paths = state_paths(config)
+    return {sid: resolve_candidates_root(paths.candidates(sid)) for sid in systems}
+
+
+def run_shard(
+    config: SuiteConfig, systems: Sequence[str], instances: Sequence[Any], dataset_digest: str
+) -> JudgeShard:
+    """Judge ``systems`` with every configured panel into the shard's folder (reused when complete)."""
+    import shutil
+    import tempfile
 
     from omnieval.benchmarks import JudgeJob
+
+    paths = state_paths(config)
+    candidates = _candidates(config, systems)
+    key = content_key(
+        stage="judge-shard",
+        dataset=dataset_digest,
+        rows=[i.id for i in instances],
+        candidates={sid: tree_digest(root) for sid, root in candidates.items()},
+        panels=list(config.panels),
+        metrics=config.metrics.model_dump(mode="json"),
+        code=code_digest(),
+    )
+    folder = paths.judge_dir / "shards" / key[:24]
+    done = folder / "shard.json"
+    if done.is_file():
+        info = read_json(done)
+        if info.get("key") == key:
+            note(f"[judge] shard {'+'.join(systems)}: complete, reusing it (0 model calls)")
+            return JudgeShard(tuple(systems), folder, 0, 0, True)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    building = Path(tempfile.mkdtemp(prefix=f".{key[:12]}-", dir=folder.parent))
+    try:
+        calls = hits = 0
+        panels: dict[str, Any] = {}
+        for number, panel in enumerate(config.panels):
+            label = f"judge {panel}" + (f" {'+'.join(systems)}" if len(systems) == 1 else "")
+            with progress_bar(label, len(instances) * len(candidates)) as update:
+
+                def report(_label: str, done: int, total: int, _update: Any = update) -> None:
+                    _update(done, total)
+
+                job = JudgeJob(instances, candidates, panel, config.metrics, paths.cache / "judges", report)
+                result = config.bench.judge(job)
+            result.scores.to_parquet(building / f"scores.{number}.parquet", index=False)
+            result.judgments.to_parquet(building / f"judgments.{number}.parquet", index=False)
+            panels[panel] = {
+                "lineage": result.lineage,
+                "mlflow_tags": result.mlflow_tags,
+                "model_calls": result.model_calls,
+                "cache_hits": result.cache_hits,
+            }
+            calls += result.model_calls
+            hits += result.cache_hits
+            note(f"[judge] panel {panel}: {result.model_calls} model calls, {result.cache_hits} cache hits")
+        write_json(
+            building / "shard.json",
+            {
+                "key": key,
+                "systems": list(systems),
+                "panels": panels,
+                "model_calls": calls,
+                "cache_hits": hits,
+            },
+        )
+        if folder.exists():  # an incomplete or stale shard of the same name
+            shutil.rmtree(folder)
+        building.replace(folder)
+    except BaseException:
+        shutil.rmtree(building, ignore_errors=True)
+        raise
+    return JudgeShard(tuple(systems), folder, calls, hits, False)
+
+
+def _merge_lineage(into: dict[str, Any], more: dict[str, Any]) -> dict[str, Any]:
+    """One panel's lineage over several shards: identities from the first, counts summed."""
+    if not into:
+        copied: dict[str, Any] = json.loads(json.dumps(more))
+        return copied
+    for counter in ("model_calls", "cache_hits", "audio_descriptions_computed"):
+        if counter in more:
+            into[counter] = into.get(counter, 0) + more[counter]
+    statuses = into.setdefault("statuses", {})
+    for group, counts in (more.get("statuses") or {}).items():
+        merged = statuses.setdefault(group, {})
+        for status, count in counts.items():
+            merged[status] = merged.get(status, 0) + count
+    return into
+
+
+def run(
+    config: SuiteConfig,
+    instances: Sequence[Any],
+    dataset_digest: str,
+    *,
+    shards: Sequence[JudgeShard] | None = None,
+) -> JudgeOutcome:
+    """Judge every system (running any shard not given), merge the shards, gate and stamp.
+
+    ``shards``: shards already judged (the Dask runner judges them in parallel tasks first); None
+    judges the default plan here, one shard holding every system (the judges then run model-major
+    over all systems, which lets consecutive prompts share the longest prefix).
+    """
+    import pandas as pd
+
     from omnieval.judges import merge_panel_tags
     from omnieval.scores import SCORE_COLUMNS, write_scores
-    from omnieval.systems import resolve_candidates_root
 
     paths = state_paths(config)
     out_dir = paths.judge_dir
     scores_path, judgments_path = out_dir / "scores.parquet", out_dir / "judgments.parquet"
-    candidates = {sid: resolve_candidates_root(paths.candidates(sid)) for sid in config.systems}
+    candidates = _candidates(config, list(config.systems))
     key = content_key(
         stage="judge",
         dataset=dataset_digest,
@@ -64,27 +194,27 @@ def run(config: SuiteConfig, instances: Sequence[Any], dataset_digest: str) -> J
         _drift(config, instances)
         return JudgeOutcome(scores_path, judgments_path, 0, 0, True)
 
+    if shards is None:
+        shards = [
+            run_shard(config, plan, instances, dataset_digest) for plan in shard_plan(config, by_system=False)
+        ]
+    covered = sorted(s for shard in shards for s in shard.systems)
+    if covered != sorted(config.systems):
+        raise RuntimeError(f"judge shards cover {covered}, the suite has {sorted(config.systems)}")
+
     score_frames: list[pd.DataFrame] = []
     judgment_frames: list[pd.DataFrame] = []
     lineage: dict[str, Any] = {}
     panel_tags: dict[str, dict[str, str]] = {}
-    calls = hits = 0
-
-    for panel in config.panels:
-        with progress_bar(f"judge {panel}", len(instances) * len(candidates)) as update:
-
-            def report(_label: str, done: int, total: int, _update: Any = update) -> None:
-                _update(done, total)
-
-            job = JudgeJob(instances, candidates, panel, config.metrics, paths.cache / "judges", report)
-            result = config.bench.judge(job)
-        score_frames.append(result.scores)
-        judgment_frames.append(result.judgments)
-        lineage[panel] = result.lineage
-        panel_tags[panel] = result.mlflow_tags
-        calls += result.model_calls
-        hits += result.cache_hits
-        note(f"[judge] panel {panel}: {result.model_calls} model calls, {result.cache_hits} cache hits")
+    calls = sum(s.model_calls for s in shards)
+    hits = sum(s.cache_hits for s in shards)
+    for number, panel in enumerate(config.panels):
+        for shard in shards:
+            info = read_json(shard.folder / "shard.json")["panels"][panel]
+            score_frames.append(pd.read_parquet(shard.folder / f"scores.{number}.parquet"))
+            judgment_frames.append(pd.read_parquet(shard.folder / f"judgments.{number}.parquet"))
+            lineage[panel] = _merge_lineage(lineage.get(panel, {}), info["lineage"])
+            panel_tags.setdefault(panel, info["mlflow_tags"])
 
     scores = (
         pd.concat(score_frames, ignore_index=True)
@@ -103,6 +233,7 @@ def run(config: SuiteConfig, instances: Sequence[Any], dataset_digest: str) -> J
             "mlflow_tags": merge_panel_tags(panel_tags),
             "model_calls": calls,
             "cache_hits": hits,
+            "shards": [list(s.systems) for s in shards],
         },
     )
     from omnieval.gates import enforce, gate_judgments
@@ -112,7 +243,19 @@ def run(config: SuiteConfig, instances: Sequence[Any], dataset_digest: str) -> J
     _write_health(out_dir, scores, judgments)
     _drift(config, instances)
     write_stamp(paths, "judge", key, model_calls=calls, cache_hits=hits)
+    _prune_shards(out_dir / "shards", keep={s.folder.name for s in shards})
     return JudgeOutcome(scores_path, judgments_path, calls, hits, False)
+
+
+def _prune_shards(folder: Path, keep: set[str]) -> None:
+    """Remove shard folders of earlier inputs (and leftovers of killed writes) once merged."""
+    import shutil
+
+    if not folder.is_dir():
+        return
+    for child in folder.iterdir():
+        if child.name not in keep:
+            shutil.rmtree(child, ignore_errors=True)
 
 
 def _write_health(out_dir: Path, scores: Any, judgments: Any) -> None:

@@ -46,9 +46,18 @@ class TrackOutcome:
 
 
 def _copy_tree(src: Path, dst: Path) -> None:
-    """Hard-link files where possible (candidates can be large), copy otherwise."""
+    """Hard-link files where possible (candidates can be large), copy otherwise.
+
+    A symlink that leads out of ``src`` is never followed: the run folder is logged to MLflow, and
+    whatever it points at (a key file, a config) must not travel with it.
+    """
+    from omnieval.security import inside
+
     for path in src.rglob("*"):
         if path.is_file():
+            if not inside(src, path):
+                note(f"[track] not copied: {path.relative_to(src).as_posix()} links outside {src}")
+                continue
             target = dst / path.relative_to(src)
             target.parent.mkdir(parents=True, exist_ok=True)
             try:
@@ -96,6 +105,7 @@ def run(config: SuiteConfig, dataset_digest: str, started_at: datetime | None = 
     paths = state_paths(config)
     report = paths.report_dir
     board = read_json(report / "leaderboard.json")
+    _sweep_interrupted(config.runs_dir / config.suite)
     system_metrics: dict[str, dict[str, float]] = board.get(MLFLOW_METRICS_KEY, {})
     metrics_lineage, judge_lineage, systems = _lineage_parts(config, paths)
     lineage = build_lineage(
@@ -233,6 +243,30 @@ def run(config: SuiteConfig, dataset_digest: str, started_at: datetime | None = 
     (paths.root / STARTED_FILE).unlink(missing_ok=True)
     note(f"[track] MLflow run {ids.parent}; run folder {folder}")
     return TrackOutcome(ids.parent, folder, ids.systems)
+
+
+def _sweep_interrupted(suite_runs: Path) -> None:
+    """Remove run folders a killed track stage left half-built, and end their MLflow runs as KILLED.
+
+    ``mlflow.json`` is the last file a run folder gets; a folder without it was interrupted (a
+    suite's runs are sequential: they share one state folder). Its MLflow run, still RUNNING, is
+    marked KILLED so the UI never shows it as in progress or finished.
+    """
+    if not suite_runs.is_dir():
+        return
+    for folder in sorted(suite_runs.iterdir()):
+        if not folder.is_dir() or (folder / "mlflow.json").is_file():
+            continue
+        try:
+            from mlflow.tracking import MlflowClient
+
+            client = MlflowClient()
+            if client.get_run(folder.name).info.status == "RUNNING":
+                client.set_terminated(folder.name, status="KILLED")
+        except Exception as exc:  # an unknown id or an unreachable store must not stop tonight's run
+            note(f"[track] could not mark interrupted MLflow run {folder.name} KILLED: {type(exc).__name__}")
+        shutil.rmtree(folder, ignore_errors=True)
+        note(f"[track] removed the half-built run folder {folder} of an interrupted run")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -64,6 +64,7 @@ class StoryBench(api.Benchmark):
     description = "story continuation: next page's image, narration and a spoken line; metrics + LLM judges"
     default_dataset = Path("data/storybench-sample")
     dataset_marker = "data/omni_storybench.parquet"
+    judge_shards_by_system = True
     metrics_config = MetricsConfig
     system_kinds = frozenset({"oracle", "copy-current", "shuffled", "import"})
     judge_tracks = ("text", "image", "speech", "integrated")

@@ -91,10 +91,42 @@ class WebhookNotifierConfig(_Strict):
     """POST the verdict as JSON to a URL (a Prefect notification block; Slack-compatible ``text``)."""
 
     kind: Literal["webhook"]
-    url: str = Field(pattern=r"^https?://")
+    url: str | None = Field(default=None, pattern=r"^https?://")
+    """The URL, written in the suite (it then appears in the resolved config); prefer ``url_env``
+    for URLs that are themselves secrets (Slack's incoming webhooks)."""
+    url_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    """Environment variable holding the URL, read when the verdict is sent and never recorded."""
     headers: dict[str, SecretStr] = Field(default_factory=dict)
     """Extra request headers (e.g. an authorization token); masked in the resolved config."""
     timeout_s: float = Field(default=10.0, gt=0)
+
+    @model_validator(mode="after")
+    def _one_url(self) -> WebhookNotifierConfig:
+        if (self.url is None) == (self.url_env is None):
+            raise ValueError("give exactly one of url or url_env")
+        return self
+
+    def resolved_url(self) -> str:
+        """The URL to POST to (read from ``url_env`` now, when that is how it is given)."""
+        if self.url is not None:
+            return self.url
+        import os
+
+        assert self.url_env is not None
+        value = os.environ.get(self.url_env, "")
+        if not value.startswith(("http://", "https://")):
+            raise ValueError(f"${self.url_env} does not hold an http(s) URL")
+        return value
+
+    @property
+    def display_target(self) -> str:
+        """Where the verdict goes, without the URL's secret path: ``$VAR`` or ``https://host/…``."""
+        if self.url_env is not None:
+            return f"${self.url_env}"
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(self.url or "")
+        return f"{parts.scheme}://{parts.hostname or ''}/…"
 
 
 NotifierConfig = Annotated[FileNotifierConfig | WebhookNotifierConfig, Field(discriminator="kind")]

@@ -161,11 +161,41 @@ def test_failing_notifier_does_not_raise(make_run: Callable[..., Path], tmp_path
     assert not outcome.ok and outcome.error
 
 
+def test_webhook_url_from_the_environment_is_read_at_send_time_and_never_shown(
+    make_run: Callable[..., Path], tmp_path: Path, webhook: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = make_run("r1")
+    (folder / "regression.json").write_text(
+        json.dumps({"verdict": "GO", "reasons": [], "run_b": {"run_id": "r1"}})
+    )
+    config = _suite(tmp_path, [{"kind": "webhook", "url_env": "OMNIEVAL_TEST_HOOK"}])
+    monkeypatch.setenv("OMNIEVAL_TEST_HOOK", webhook)
+    (outcome,) = notify_regression(config, folder)
+    assert outcome.ok and outcome.target == "$OMNIEVAL_TEST_HOOK"
+    assert webhook not in json.dumps(config.model_dump(mode="json"))
+    monkeypatch.delenv("OMNIEVAL_TEST_HOOK")
+    (outcome,) = notify_regression(config, folder)
+    assert not outcome.ok and "OMNIEVAL_TEST_HOOK" in str(outcome.error)
+
+
+def test_webhook_needs_exactly_one_url_source(tmp_path: Path) -> None:
+    from pydantic import ValidationError
+
+    from omnieval.config import WebhookNotifierConfig
+
+    with pytest.raises(ValidationError, match="exactly one of url or url_env"):
+        WebhookNotifierConfig(kind="webhook")
+    with pytest.raises(ValidationError, match="exactly one of url or url_env"):
+        WebhookNotifierConfig(kind="webhook", url="https://x.example/a", url_env="HOOK")
+    plain = WebhookNotifierConfig(kind="webhook", url="https://hooks.example.com/T000/B000/secret")
+    assert plain.display_target == "https://hooks.example.com/…"
+
+
 def test_run_fail_on_regression_exits_3(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     folder = tmp_path / "run"
     folder.mkdir()
 
-    def fake_run_suite(_suite: Path) -> dict[str, Any]:
+    def fake_run_suite(_suite: Path, **_options: Any) -> dict[str, Any]:
         return {"run_id": "r", "run_folder": str(folder), "report": str(folder / "report.html")}
 
     monkeypatch.setattr("omnieval.runner.run_suite", fake_run_suite)

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -47,7 +48,12 @@ def test_dask_runner_gives_the_default_runners_scores(both_runs: dict[str, Any])
     a, b = _scores(default), _scores(dask)
     assert len(a) > 0 and len(a) == len(b)
     pd.testing.assert_frame_equal(a.drop(columns=["value"]), b.drop(columns=["value"]))
-    assert a["value"].equals(b["value"])  # NaN-aware, exact
+    # Judge scores are exact; embedding metrics may differ in the last float bits, since a worker
+    # runs torch with its own thread count (a different summation order).
+    judged = a["component"].str.startswith("judge")
+    assert a.loc[judged, "value"].equals(b.loc[judged, "value"])
+    assert a["value"].isna().equals(b["value"].isna())
+    assert np.allclose(a["value"].fillna(0), b["value"].fillna(0), rtol=0, atol=1e-6)
     # Both judged every record once: same number of model calls, split over shards under Dask.
     assert default["judge_model_calls"] == dask["judge_model_calls"] > 0
 

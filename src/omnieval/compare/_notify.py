@@ -70,7 +70,9 @@ def build_block(config: NotifierConfig) -> FileNotification | WebhookNotificatio
 
     if config.kind == "file":
         return FileNotification(path=str(config.path))
-    return WebhookNotification(url=config.url, headers=dict(config.headers), timeout_s=config.timeout_s)
+    return WebhookNotification(
+        url=config.resolved_url(), headers=dict(config.headers), timeout_s=config.timeout_s
+    )
 
 
 def send_notifications(
@@ -84,7 +86,7 @@ def send_notifications(
     body = json.dumps(dict(message))
     outcomes: list[SendOutcome] = []
     for notifier in notifiers:
-        target = str(notifier.path) if notifier.kind == "file" else notifier.url
+        target = str(notifier.path) if notifier.kind == "file" else notifier.display_target
         try:
             build_block(notifier).send(body, subject)
         except Exception as exc:  # a notification must not fail a finished run

@@ -1,0 +1,61 @@
+"""kill -9 anywhere (reduced): one round of the harness, a SIGKILL aimed at every stage of `omnieval run`.
+
+The full run (four rounds, 24 kills) is ``python -m bench kill``; both print the same figures.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from omnieval.chaos import STAGES, ChaosReport, _stage_durations, half_written, run_harness
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_stage_durations_run_from_each_first_marker_to_the_next() -> None:
+    markers = [(1.0, "validate"), (3.0, "generate"), (3.5, "generate"), (4.0, "metrics"), (9.0, "judge")]
+    assert _stage_durations(markers, 12.0) == {"validate": 2.0, "generate": 1.0, "metrics": 5.0, "judge": 3.0}
+
+
+def test_half_written_finds_a_truncated_parquet_and_json(tmp_path: Path) -> None:
+    import pandas as pd
+
+    pd.DataFrame({"a": [1, 2, 3]}).to_parquet(tmp_path / "good.parquet")
+    whole = (tmp_path / "good.parquet").read_bytes()
+    (tmp_path / "cut.parquet").write_bytes(whole[: len(whole) // 2])
+    (tmp_path / "cut.json").write_text('{"a": [1, 2', encoding="utf-8")
+    (tmp_path / "ok.json").write_text("{}", encoding="utf-8")
+    building = tmp_path / "shards" / ".abc123-xyz"  # a shard being built is not final yet
+    building.mkdir(parents=True)
+    (building / "scores.0.parquet").write_bytes(b"PAR1")
+    bad = sorted(Path(line.split(":")[0]).name for line in half_written(tmp_path))
+    assert bad == ["cut.json", "cut.parquet"]
+
+
+def test_report_is_ok_only_without_loss_duplicates_or_partial_files() -> None:
+    report = ChaosReport(rounds=1, reference_rows=10)
+    assert report.ok
+    report.duplicate_calls = 1
+    assert not report.ok
+
+
+@pytest.mark.slow
+@pytest.mark.e2e
+def test_killing_every_stage_loses_and_duplicates_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OMNIEVAL_PROJECT_ROOT", str(ROOT))
+    monkeypatch.chdir(ROOT)
+    lines: list[str] = []
+    report = run_harness(tmp_path, rounds=1, seed=3, limit=2, echo=lines.append)
+    print("\n".join([*lines, *report.lines()]))
+    assert len(report.kills) + len(report.missed) == len(STAGES)
+    assert len(report.kills) >= len(STAGES) - 1, report.missed
+    assert report.reference_rows > 0
+    assert report.records_lost == 0 and report.duplicate_rows == 0
+    assert report.duplicate_calls == 0
+    assert report.scores_identical, report.score_mismatches
+    assert report.half_written == []
+    assert report.judge_calls > 0

@@ -31,6 +31,18 @@ def run() -> dict[str, Any]:
         warm = run_suite(suite_path, sync_dvc=False)
         warm_s = time.monotonic() - started
     skipped = sum(bool(v) for v in warm["skipped"].values())
+    stages = cold.get("stage_seconds", {})
+    print(
+        "pipeline cold flow per stage: "
+        + ", ".join(f"{name} {s:.1f} s" for name, s in stages.items())
+        + f" (judge: {cold['judge_model_calls']} model calls"
+        + (
+            f", {stages['judge'] / cold['judge_model_calls']:.1f} s per verdict incl. loading)"
+            if cold["judge_model_calls"] and "judge" in stages
+            else ")"
+        ),
+        flush=True,
+    )
     print(
         f"pipeline cold/warm: ratio {cold_s / warm_s:.1f}x (cold {cold_s:.1f} s, warm {warm_s:.1f} s); "
         f"warm run skipped {skipped}/{len(warm['skipped'])} stages, judge model calls "
@@ -43,4 +55,6 @@ def run() -> dict[str, Any]:
         "warm_skipped": warm["skipped"],
         "judge_calls_cold": cold["judge_model_calls"],
         "judge_calls_warm": warm["judge_model_calls"],
+        "cold_stage_seconds": stages,
+        "warm_stage_seconds": warm.get("stage_seconds", {}),
     }

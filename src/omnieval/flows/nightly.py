@@ -8,6 +8,7 @@ with ``omnieval serve pipelines/nightly.yaml``.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -97,14 +98,26 @@ def nightly(suite_path: str = "pipelines/nightly.yaml", runner: str | None = Non
     """
     config = load_suite(Path(suite_path))
     distributed = (runner or config.execution.runner) == "dask"
+    seconds: dict[str, float] = {}
+    clock = time.monotonic()
+
+    def lap(stage: str) -> None:
+        nonlocal clock
+        now = time.monotonic()
+        seconds[stage] = round(now - clock, 2)
+        clock = now
+
     state = validate_task(config)
+    lap("validate")
     generated = [generate_task.submit(config, sid, state) for sid in config.systems]
     outcomes = [future.result() for future in generated]
+    lap("generate")
     if distributed:
         metric_futures = [metrics_task.submit(config, sid, state) for sid in config.systems]
         metric_outcomes = [future.result() for future in metric_futures]
     else:
         metric_outcomes = [metrics_task(config, sid, state) for sid in config.systems]
+    lap("metrics")
     judged = None
     if config.panels:
         shards = None
@@ -113,8 +126,11 @@ def nightly(suite_path: str = "pipelines/nightly.yaml", runner: str | None = Non
             shard_futures = [judge_shard_task.submit(config, systems, state) for systems in plan]
             shards = [future.result() for future in shard_futures]
         judged = judge_task(config, state, shards)
+    lap("judge")
     reported = report_task(config, state)
+    lap("report")
     tracked = track_task(config, state)
+    lap("track")
     return {
         "suite": config.suite,
         "run_id": tracked.run_id,
@@ -128,6 +144,7 @@ def nightly(suite_path: str = "pipelines/nightly.yaml", runner: str | None = Non
             "report": reported.skipped,
         },
         "runner": "dask" if distributed else "default",
+        "stage_seconds": seconds,
         "judge_model_calls": judged.model_calls if judged else 0,
         "judge_cache_hits": judged.cache_hits if judged else 0,
     }

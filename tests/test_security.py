@@ -233,11 +233,6 @@ def test_cli_error_messages_are_redacted(
     assert "api_key" in err and planted not in err
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="backends/llm/_openai.py puts the server's error body in BackendError unredacted "
-    "(fix: redact(response.text[:300]) with omnieval.security.redact)",
-)
 def test_openai_client_error_never_carries_the_key(
     fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -255,6 +250,31 @@ def test_openai_client_error_never_carries_the_key(
     assert fake_openai.unauthorized == 1
     assert fake_openai.key not in str(info.value)
     assert fake_openai.key not in repr(backend)
+
+
+def test_a_server_address_with_credentials_is_refused() -> None:
+    from pydantic import ValidationError
+
+    from omnieval.backends.llm._config import OpenAIBackendConfig
+
+    with pytest.raises(ValidationError, match="credentials in the URL"):
+        OpenAIBackendConfig(base_url="http://user:hunter2@gpu-7:8000/v1")
+    with pytest.raises(ValidationError, match="credentials in the URL"):
+        OpenAIBackendConfig(endpoints=({"base_url": "https://u:p@a.example/v1"},))
+    assert OpenAIBackendConfig(base_url="http://gpu-7:8000/v1").base_url
+
+
+def test_a_key_in_a_custom_variable_is_masked_once_a_backend_names_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from omnieval.backends.llm._openai import OpenAIChatBackend
+    from omnieval.security import redact
+
+    planted = "plain-" + secrets.token_hex(12)  # no token shape: only the registration masks it
+    monkeypatch.setenv("JUDGE_CRED_FOR_TEST", planted)
+    backend = OpenAIChatBackend("http://127.0.0.1:9/v1", model="m", api_key_env="JUDGE_CRED_FOR_TEST")
+    backend.close()
+    assert planted not in redact(f"header was {planted}")
 
 
 # ---------------------------------------------------------------------------------------------

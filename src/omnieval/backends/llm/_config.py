@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class _Strict(BaseModel):
@@ -33,6 +33,58 @@ class HttpClientSettings(_Strict):
     chat_template_kwargs). Turn off for hosted APIs that reject unknown fields."""
 
 
+
+def _no_credentials(url: str | None, field: str) -> None:
+    """Refuse ``user:password@`` in a server address: it would be recorded with the config."""
+    if url is None:
+        return
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:
+        raise ValueError(f"{field}: not a URL: {exc}") from None
+    if parts.username is not None or parts.password is not None:
+        raise ValueError(
+            f"{field}: credentials in the URL would be recorded in the resolved config and MLflow; "
+            "give the key through api_key_env instead"
+        )
+
+class EndpointConfig(_Strict):
+    """One server of a multi-endpoint judge (see :attr:`OpenAIBackendConfig.endpoints`)."""
+
+    base_url: str | None = None
+    """Server root, e.g. ``http://gpu-7:8000/v1``; or give ``base_url_env``."""
+    base_url_env: str | None = None
+    """Environment variable holding the server root (used when ``base_url`` is unset)."""
+    weight: float = Field(default=1.0, gt=0)
+    """Share of the calls relative to the other endpoints (2 = twice as many as a weight-1 one)."""
+    max_concurrency: int | None = Field(default=None, ge=1)
+    """Most requests in flight on this endpoint; default: the backend's ``concurrency``."""
+
+    @model_validator(mode="after")
+    def _address_without_credentials(self) -> EndpointConfig:
+        _no_credentials(self.base_url, "base_url")
+        return self
+
+
+class EndpointHealthSettings(_Strict):
+    """Adaptive concurrency and health of the endpoints of a multi-endpoint judge."""
+
+    increase_after: int = Field(default=4, ge=1)
+    """Successes in a row after which an endpoint's in-flight limit grows by one."""
+    down_after: int = Field(default=3, ge=1)
+    """Transient failures in a row after which an endpoint is marked down."""
+    cooloff_s: float = Field(default=5.0, ge=0)
+    """Seconds a down endpoint rests before one probe request; doubles after a failed probe (up to 8x)."""
+    max_attempts: int | None = Field(default=None, ge=1)
+    """Attempts per request within one batch, over different endpoints when possible; default: the
+    number of endpoints plus one."""
+    all_down_wait_s: float = Field(default=30.0, ge=0)
+    """Most seconds one batch waits while every endpoint is down; then the waiting requests fail
+    with a transient error (the judge runner's retries take over)."""
+
+
 class OpenAIBackendConfig(HttpClientSettings):
     """An already running OpenAI-compatible server (a vLLM server elsewhere, a hosted API)."""
 
@@ -45,6 +97,21 @@ class OpenAIBackendConfig(HttpClientSettings):
     """Model name the server expects in requests; default: the judge's model id."""
     api_key_env: str | None = None
     """Environment variable holding the API key (sent as a bearer token, never logged)."""
+    endpoints: tuple[EndpointConfig, ...] = ()
+    """Several servers of the same model: calls are spread over them with adaptive concurrency and
+    per-endpoint health (then ``base_url``/``base_url_env`` stay unset)."""
+    endpoint_health: EndpointHealthSettings = EndpointHealthSettings()
+    """How endpoints back off, grow, go down and come back (only with ``endpoints``)."""
+
+    @model_validator(mode="after")
+    def _one_address_form(self) -> OpenAIBackendConfig:
+        _no_credentials(self.base_url, "base_url")
+        if self.endpoints and (self.base_url or self.base_url_env):
+            raise ValueError("give either base_url/base_url_env or endpoints, not both")
+        for i, endpoint in enumerate(self.endpoints):
+            if not (endpoint.base_url or endpoint.base_url_env):
+                raise ValueError(f"endpoints[{i}]: give base_url or base_url_env")
+        return self
 
 
 class VllmServerConfig(HttpClientSettings):
@@ -104,6 +171,10 @@ class LlamaCppConfig(_Strict):
     """With ``skeleton`` decoding, end every free-text value after this many sentences (a sentence
     ends at ``.``, ``!`` or ``?`` followed by a space); None = only the model's closing quote or
     the schema's ``maxLength`` ends it. Keeps a small judge's rationales whole and short."""
+    parallel_sequences: int = Field(default=1, ge=1, le=64)
+    """Skeleton-decoded requests of one ``chat_many`` call decoded together, one llama.cpp
+    sequence each, all in one decode per step (the judge's ``batch_size`` sets how many arrive
+    together); 1 = one request at a time on the model's own context."""
 
 
 class TransformersConfig(_Strict):
@@ -132,7 +203,91 @@ class ScriptedConfig(_Strict):
     ``value_probs``), so judges using it get ``judge_expected`` rows."""
 
 
+class SimulatedConfig(_Strict):
+    """A simulated judge server for scale runs (``bench scale``): answers a valid verdict chosen
+    from a hash of the request, after a latency drawn from a lognormal distribution. Never a judge."""
+
+    kind: Literal["simulated"] = "simulated"
+    latency_median_s: float = Field(default=1.5, gt=0)
+    """Median simulated latency of one call, in seconds."""
+    latency_p99_s: float = Field(default=8.0, gt=0)
+    """99th percentile of the simulated latency (>= the median), in seconds."""
+    failure_rate: float = Field(default=0.0, ge=0, lt=1)
+    """Share of calls that fail with a transient error (HTTP 503-like)."""
+    concurrency: int = Field(default=16, ge=1)
+    """Requests the simulated server runs at once."""
+    time_scale: float = Field(default=0.0, ge=0)
+    """Real seconds slept per simulated second (0 = purely virtual time)."""
+    seed: int = 0
+    """Seed of the latency and failure draws (answers depend on the request only)."""
+
+
+FAULT_KINDS: tuple[str, ...] = (
+    "timeout",
+    "http_5xx",
+    "http_429",
+    "dropped_connection",
+    "malformed_json",
+    "truncated_json",
+    "slow_tail",
+)
+"""Faults the ``faults`` backend injects: four transport faults, two content faults, one slow answer."""
+
+
+class FaultsConfig(_Strict):
+    """Wraps any backend and injects faults at seeded rates (tests, ``bench faults``, chaos suites).
+
+    Each (request, attempt) draws its fault from ``seed``, the request's content and how often this
+    backend saw the request before, so a run is reproducible and a retry may succeed. Give ``rate``
+    (a total, spread evenly over the seven kinds) or a rate per kind.
+    """
+
+    kind: Literal["faults"] = "faults"
+    inner: BackendConfig
+    """The backend that answers when no transport fault fires."""
+    seed: int = 0
+    """Seed of the fault draws."""
+    rate: float | None = Field(default=None, ge=0, le=1)
+    """Total fault rate, split evenly over the kinds (instead of per-kind rates)."""
+    timeout: float = Field(default=0.0, ge=0, le=1)
+    """Share of attempts that wait ``timeout_s`` and fail with a transient timeout."""
+    http_5xx: float = Field(default=0.0, ge=0, le=1)
+    """Share of attempts that fail like an HTTP 503 (transient)."""
+    http_429: float = Field(default=0.0, ge=0, le=1)
+    """Share of attempts that fail like an HTTP 429 (transient)."""
+    dropped_connection: float = Field(default=0.0, ge=0, le=1)
+    """Share of attempts whose connection drops before an answer (transient)."""
+    malformed_json: float = Field(default=0.0, ge=0, le=1)
+    """Share of answers whose JSON punctuation is stripped (same words and numbers, not JSON)."""
+    truncated_json: float = Field(default=0.0, ge=0, le=1)
+    """Share of answers cut off mid-text, with finish_reason ``length``."""
+    slow_tail: float = Field(default=0.0, ge=0, le=1)
+    """Share of answers delivered intact after ``slow_tail_s`` extra seconds."""
+    timeout_s: float = Field(default=0.5, ge=0)
+    """Seconds a simulated timeout waits before failing."""
+    slow_tail_s: float = Field(default=1.0, ge=0)
+    """Extra seconds of a slow-tail answer."""
+
+    @model_validator(mode="after")
+    def _rates(self) -> FaultsConfig:
+        explicit = {k: getattr(self, k) for k in FAULT_KINDS if getattr(self, k) > 0}
+        if self.rate is not None and explicit:
+            raise ValueError(f"give either rate or per-kind rates, not both (got rate and {sorted(explicit)})")
+        if sum(self.rates().values()) > 1.0 + 1e-9:
+            raise ValueError("the fault rates add up to more than 1")
+        return self
+
+    def rates(self) -> dict[str, float]:
+        """Fault kind -> probability per attempt (kinds in :data:`FAULT_KINDS` order)."""
+        if self.rate is not None:
+            return {k: self.rate / len(FAULT_KINDS) for k in FAULT_KINDS}
+        return {k: float(getattr(self, k)) for k in FAULT_KINDS}
+
+
 BackendConfig = Annotated[
-    OpenAIBackendConfig | VllmServerConfig | LlamaCppConfig | TransformersConfig | ScriptedConfig,
+    OpenAIBackendConfig | VllmServerConfig | LlamaCppConfig | TransformersConfig | ScriptedConfig
+    | SimulatedConfig | FaultsConfig,
     Field(discriminator="kind"),
 ]
+
+FaultsConfig.model_rebuild()  # ``inner`` refers to the union defined after the class

@@ -7,9 +7,11 @@ from typing import Any
 
 from omnieval.backends.llm._config import (
     BackendConfig,
+    FaultsConfig,
     LlamaCppConfig,
     OpenAIBackendConfig,
     ScriptedConfig,
+    SimulatedConfig,
     TransformersConfig,
     VllmServerConfig,
 )
@@ -34,9 +36,9 @@ def _identity(kind: str) -> Callable[[IdentityFn], IdentityFn]:
 
 @LLM_BACKENDS.register("openai")
 def _openai(config: OpenAIBackendConfig, model: str, revision: str) -> ChatBackend:
-    from omnieval.backends.llm._openai import OpenAIChatBackend
+    from omnieval.backends.llm._openai import open_openai_backend
 
-    return OpenAIChatBackend.from_config(config, model=model, revision=revision)
+    return open_openai_backend(config, model=model, revision=revision)
 
 
 @LLM_BACKENDS.register("vllm")
@@ -92,6 +94,32 @@ def _scripted_identity(config: ScriptedConfig, model: str, revision: str) -> Mod
     return ModelIdentity(model=model, revision=revision or config.script)
 
 
+@LLM_BACKENDS.register("simulated")
+def _simulated(config: SimulatedConfig, model: str, revision: str) -> ChatBackend:
+    from omnieval.backends.llm._simulated import SimulatedChatBackend
+
+    return SimulatedChatBackend(config, model=model, revision=revision)
+
+
+@_identity("simulated")
+def _simulated_identity(config: SimulatedConfig, model: str, revision: str) -> ModelIdentity:
+    return ModelIdentity(model=model, revision=revision or "simulated")
+
+
+@LLM_BACKENDS.register("faults")
+def _faults(config: FaultsConfig, model: str, revision: str) -> ChatBackend:
+    from omnieval.backends.llm._faults import FaultInjectingBackend
+
+    return FaultInjectingBackend(config, open_backend(config.inner, model=model, revision=revision))
+
+
+@_identity("faults")
+def _faults_identity(config: FaultsConfig, model: str, revision: str) -> ModelIdentity:
+    # Same weights as the wrapped model: lineage names the real model; the cache keys differ by
+    # output_fingerprint instead.
+    return backend_identity(config.inner, model=model, revision=revision)
+
+
 def open_backend(config: BackendConfig, *, model: str, revision: str = "") -> ChatBackend:
     """Load the model behind ``config`` (start a server, read weights...). Close it when done."""
     return LLM_BACKENDS.get(config.kind)(config, model, revision)
@@ -114,6 +142,8 @@ def reports_value_probs(config: BackendConfig, *, schema_constrained: bool, gree
         return config.constrained_decoding == "skeleton" and schema_constrained and greedy
     if isinstance(config, ScriptedConfig):
         return config.value_probs
+    if isinstance(config, FaultsConfig):
+        return reports_value_probs(config.inner, schema_constrained=schema_constrained, greedy=greedy)
     return False
 
 
@@ -133,4 +163,9 @@ def output_fingerprint(config: BackendConfig) -> dict[str, Any]:
         out["model_class"] = config.model_class
     elif isinstance(config, ScriptedConfig):
         out["script"] = config.script
+    elif isinstance(config, FaultsConfig):
+        # A faulty answer is cached like any other; keying it apart keeps it out of clean runs'
+        # caches, while a rerun with the same seed and rates reuses it (and reproduces the run).
+        out["faults"] = {"seed": config.seed, "rates": config.rates()}
+        out["inner"] = output_fingerprint(config.inner)
     return out

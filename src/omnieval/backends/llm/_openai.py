@@ -9,6 +9,9 @@ as ``video_url`` data URLs (vLLM's form for omni models).
 
 The API key is read from the named environment variable when each request is sent; it is never
 stored on the object, logged, or included in error messages.
+
+A config with ``endpoints`` opens a :class:`~omnieval.backends.llm._endpoints.MultiEndpointBackend`
+instead: one client per server, calls spread over them (see that module).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from omnieval.backends.llm._config import HttpClientSettings, OpenAIBackendConfig, SchemaField
 from omnieval.backends.llm._identity import hf_identity
@@ -29,6 +33,7 @@ from omnieval.backends.llm._types import (
     AudioPart,
     BackendError,
     BackendUnavailable,
+    ChatBackend,
     ChatRequest,
     Completion,
     ImagePart,
@@ -38,10 +43,24 @@ from omnieval.backends.llm._types import (
     TransientBackendError,
     VideoPart,
 )
+from omnieval.security import redact, register_secret_env
 
 log = logging.getLogger(__name__)
 
 TRANSIENT_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+
+
+def redact_url(url: str) -> str:
+    """``url`` without user-info (``https://user:secret@host/v1`` -> ``https://host/v1``).
+
+    Example:
+        >>> redact_url("https://me:sk-123@gpu-7:8000/v1")
+        'https://gpu-7:8000/v1'
+    """
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
 def _data_url(path: Path, default_mime: str) -> tuple[str, str]:
@@ -134,6 +153,8 @@ class OpenAIChatBackend:
         self.revision = revision
         self.served_model = served_model or model
         self.api_key_env = api_key_env
+        # The key's variable may have any name (JUDGE_CRED): log redaction must know it.
+        register_secret_env(api_key_env)
         self.settings = settings or HttpClientSettings()
         self._client = httpx.Client(
             timeout=httpx.Timeout(self.settings.timeout_s, connect=min(30.0, self.settings.timeout_s))
@@ -156,7 +177,7 @@ class OpenAIChatBackend:
         )
 
     def __repr__(self) -> str:
-        return f"OpenAIChatBackend({self.base_url!r}, model={self.served_model!r})"
+        return f"OpenAIChatBackend({redact_url(self.base_url)!r}, model={self.served_model!r})"
 
     def identity(self) -> ModelIdentity:
         return hf_identity(self.model, self.revision)
@@ -192,11 +213,12 @@ class OpenAIChatBackend:
             ) from None
         except httpx.TransportError as exc:
             raise TransientBackendError(
-                f"{self.served_model}: {type(exc).__name__} talking to {self.base_url}"
+                f"{self.served_model}: {type(exc).__name__} talking to {redact_url(self.base_url)}"
             ) from None
         latency = time.perf_counter() - started
         if response.status_code != 200:
-            detail = response.text[:300].replace("\n", " ")
+            # A proxy may echo request headers back: the body is masked before it is kept anywhere.
+            detail = redact(response.text[:300].replace("\n", " "))
             message = f"{self.served_model}: HTTP {response.status_code}: {detail}"
             if response.status_code in TRANSIENT_STATUS:
                 raise TransientBackendError(message)
@@ -206,7 +228,9 @@ class OpenAIChatBackend:
             choice = data["choices"][0]
             content = choice["message"].get("content") or ""
         except (ValueError, KeyError, IndexError, TypeError):
-            raise BackendError(f"{self.served_model}: malformed response: {response.text[:200]!r}") from None
+            raise BackendError(
+                f"{self.served_model}: malformed response: {redact(response.text[:200])!r}"
+            ) from None
         usage = data.get("usage") or {}
         return Completion(
             text=str(content),
@@ -216,7 +240,8 @@ class OpenAIChatBackend:
             latency_s=latency,
         )
 
-    def _safe_chat(self, request: ChatRequest) -> Completion | BackendError:
+    def try_chat(self, request: ChatRequest) -> Completion | BackendError:
+        """:meth:`chat` with the failure returned instead of raised."""
         try:
             return self.chat(request)
         except BackendError as exc:
@@ -224,9 +249,19 @@ class OpenAIChatBackend:
 
     def chat_many(self, requests: Sequence[ChatRequest]) -> list[Completion | BackendError]:
         if len(requests) <= 1 or self.settings.concurrency == 1:
-            return [self._safe_chat(r) for r in requests]
+            return [self.try_chat(r) for r in requests]
         with ThreadPoolExecutor(max_workers=min(self.settings.concurrency, len(requests))) as pool:
-            return list(pool.map(self._safe_chat, requests))
+            return list(pool.map(self.try_chat, requests))
 
     def close(self) -> None:
         self._client.close()
+
+
+def open_openai_backend(config: OpenAIBackendConfig, *, model: str, revision: str = "") -> ChatBackend:
+    """The client for ``config``: one server, or several spread by
+    :class:`~omnieval.backends.llm._endpoints.MultiEndpointBackend` when ``endpoints`` is given."""
+    if config.endpoints:
+        from omnieval.backends.llm._endpoints import MultiEndpointBackend
+
+        return MultiEndpointBackend.from_config(config, model=model, revision=revision)
+    return OpenAIChatBackend.from_config(config, model=model, revision=revision)

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from omnieval.backends.llm._config import (
     BackendConfig,
+    EndpointConfig,
+    EndpointHealthSettings,
+    FaultsConfig,
     HttpClientSettings,
     LlamaCppConfig,
     OpenAIBackendConfig,
@@ -50,6 +53,9 @@ __all__ = [
     "ChatRequest",
     "Completion",
     "Decoding",
+    "EndpointConfig",
+    "EndpointHealthSettings",
+    "FaultsConfig",
     "HttpClientSettings",
     "ImagePart",
     "LlamaCppConfig",

@@ -35,6 +35,7 @@ from omnieval.judges._rubrics import (
     template_catalog,
 )
 from omnieval.judges._run import JUDGMENT_COLUMNS, JudgeResult, merge_panel_tags, run_judges
+from omnieval.judges._stream import StreamResult, read_stream, stream_judges
 from omnieval.judges._tracks import TRACK_NAMES, TRACKS, repair_schema, verdict_schema
 
 __all__ = [
@@ -50,6 +51,7 @@ __all__ = [
     "PromptTemplate",
     "RepairOutcome",
     "Section",
+    "StreamResult",
     "TrackConfig",
     "combine_judges",
     "criteria_list",
@@ -58,6 +60,7 @@ __all__ = [
     "merge_panel_tags",
     "panel_names",
     "parse_verdict",
+    "read_stream",
     "register_templates",
     "registered_benchmark",
     "render_messages",
@@ -65,6 +68,7 @@ __all__ = [
     "repair_schema",
     "run_judges",
     "schema_example",
+    "stream_judges",
     "template",
     "template_catalog",
     "verdict_schema",

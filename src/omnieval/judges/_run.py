@@ -41,25 +41,37 @@ from omnieval.backends.llm._types import (
     ChatBackend,
     ChatRequest,
     Completion,
+    Message,
     ModelIdentity,
 )
 from omnieval.candidates import Modality, read_candidate
 from omnieval.errors import ConfigError
 from omnieval.judges._cache import (
+    CACHE_FORMAT,
     DiskCache,
     MediaHasher,
     ResponseCache,
     cache_key,
     canonical_json,
-    request_material,
+    canonical_object,
+    messages_material,
+    sha256_text,
 )
 from omnieval.judges._panels import JudgeConfig, PanelConfig, load_panel, pin_revisions
+from omnieval.judges._parse import OK as PARSE_OK
 from omnieval.judges._parse import ParseResult, expected_score, parse_verdict
 from omnieval.judges._registry import judge_registry, weights_verified
 from omnieval.judges._render import JudgeInputs, render_messages, render_repair
 from omnieval.judges._repair import judge_repair
 from omnieval.judges._rubrics import registered_benchmark, repair_prompt_sha256, template
-from omnieval.judges._tracks import TRACK_NAMES, TRACKS, repair_schema, verdict_schema
+from omnieval.judges._tracks import (
+    SCORE_MAX,
+    SCORE_MIN,
+    TRACK_NAMES,
+    TRACKS,
+    repair_schema,
+    verdict_schema,
+)
 from omnieval.scores import Status
 
 if TYPE_CHECKING:
@@ -270,6 +282,10 @@ class _Runner:
         self.identities: dict[str, ModelIdentity] = {}
         self.identity_errors: dict[str, str] = {}
         self.pool = _Pool()
+        # Per-run memos of values that are the same for many records (speed only, same results).
+        self._prompt_sha: dict[int, tuple[object, str]] = {}
+        self._schemas: dict[tuple[str, int | None, bool], dict[str, Any]] = {}
+        self._key_parts: dict[int, tuple[object, Any]] = {}
 
     # -- bookkeeping ------------------------------------------------------------------------------
 
@@ -356,12 +372,19 @@ class _Runner:
 
     def prepare(self, records: list[_Record], candidates: Mapping[str, Path]) -> None:
         """Settle records that need no model; render and key the rest."""
+        # Every judge of a track sees the same inputs: read and check each output once per call.
+        inputs_memo: dict[tuple[str, str, int], JudgeInputs | str] = {}
+        rendered: dict[tuple[str, str, int, str], tuple[Message, ...]] = {}
         for record in records:
             track_cfg = self.panel.tracks[record.track]
             if record.judge is None:
                 self._settle(record, Status.NOT_APPLICABLE, track_cfg.unavailable or "")
                 continue
-            found = self._inputs(record, Path(candidates[record.system]))
+            memo_key = (record.track, record.system, record.transition.index)
+            found = inputs_memo.get(memo_key)
+            if found is None:
+                found = self._inputs(record, Path(candidates[record.system]))
+                inputs_memo[memo_key] = found
             if isinstance(found, str):
                 self._settle(record, Status.MISSING_OUTPUT, found)
                 continue
@@ -392,34 +415,89 @@ class _Runner:
             tpl = template(record.track, track_cfg.input)
             judge = record.judge
             schema = (
-                verdict_schema(
-                    record.track,
-                    rationale_max_chars=judge.framing.rationale_max_chars,
-                    rationale_first=judge.framing.rationale_first,
-                )
+                self._schema(record.track, judge.framing.rationale_max_chars, judge.framing.rationale_first)
                 if judge.framing.schema_constrained
                 else None
             )
-            record.prompt_sha256 = tpl.sha256()
+            record.prompt_sha256 = self._template_sha(tpl)
+            # Judges sharing a framing get the same messages for the same (non-cascade) inputs.
+            framing = judge.framing
+            render_key = (*memo_key, self._fragment(framing, framing.model_dump_json))
+            messages = rendered.get(render_key) if track_cfg.input != "cascade" else None
+            if messages is None:
+                messages = render_messages(tpl, inputs, judge.framing)
+                if track_cfg.input != "cascade":
+                    rendered[render_key] = messages
             record.request = ChatRequest(
-                messages=render_messages(tpl, inputs, judge.framing),
+                messages=messages,
                 decoding=judge.decoding,
                 json_schema=schema,
                 chat_template_kwargs=dict(judge.framing.chat_template_kwargs),
             )
             record.key = self._key(identity, judge, record.prompt_sha256, record.request)
 
+    def _schema(self, track_name: str, max_chars: int | None, rationale_first: bool) -> dict[str, Any]:
+        memo_key = (track_name, max_chars, rationale_first)
+        schema = self._schemas.get(memo_key)
+        if schema is None:
+            schema = verdict_schema(
+                track_name, rationale_max_chars=max_chars, rationale_first=rationale_first
+            )
+            self._schemas[memo_key] = schema
+        return schema
+
+    def _template_sha(self, tpl: Any) -> str:
+        known = self._prompt_sha.get(id(tpl))
+        if known is None or known[0] is not tpl:
+            known = (tpl, tpl.sha256())  # the template is kept so its id is never reused
+            self._prompt_sha[id(tpl)] = known
+        return known[1]
+
     def _key(
         self, identity: ModelIdentity, judge: JudgeConfig, prompt_sha256: str, request: ChatRequest
     ) -> str:
-        return cache_key(
-            model=identity.model,
-            revision=identity.revision,
-            weights=identity.weights_digest,
-            backend=output_fingerprint(judge.backend),
-            prompt_sha256=prompt_sha256,
-            request=request_material(request, self.hasher),
+        """:func:`cache_key` of this request (the same text hashed), from fragments serialized once.
+
+        Equal to ``cache_key(model=..., revision=..., weights=..., backend=..., prompt_sha256=...,
+        request=request_material(request, hasher))``; only the messages are serialized per record.
+        """
+        judge_part = self._fragment(
+            judge,
+            lambda: {
+                "cache_format": canonical_json(CACHE_FORMAT),
+                "model": canonical_json(identity.model),
+                "revision": canonical_json(identity.revision),
+                "weights": canonical_json(identity.weights_digest),
+                "backend": canonical_json(output_fingerprint(judge.backend)),
+            },
         )
+        schema = request.json_schema
+        request_json = canonical_object(
+            {
+                "messages": canonical_json(messages_material(request, self.hasher)),
+                "decoding": self._fragment(
+                    request.decoding, lambda: canonical_json(request.decoding.model_dump(mode="json"))
+                ),
+                # Only the memoized verdict schemas are shared objects (a repair schema is per record).
+                "json_schema": self._fragment(schema, lambda: canonical_json(schema))
+                if any(schema is known for known in self._schemas.values())
+                else canonical_json(schema),
+                "chat_template_kwargs": canonical_json(dict(request.chat_template_kwargs)),
+            }
+        )
+        return sha256_text(
+            canonical_object(
+                {**judge_part, "prompt_sha256": canonical_json(prompt_sha256), "request": request_json}
+            )
+        )
+
+    def _fragment(self, owner: object, make: Callable[[], Any]) -> Any:
+        """``make()`` memoized per object (kept alive with its value, so its id is never reused)."""
+        known = self._key_parts.get(id(owner))
+        if known is None or known[0] is not owner:
+            known = (owner, make())
+            self._key_parts[id(owner)] = known
+        return known[1]
 
     # -- model calls ------------------------------------------------------------------------------
 
@@ -560,7 +638,7 @@ class _JudgeJob(_Job):
     def on_done(self, completion: Completion, cached: bool) -> None:
         record = self.record
         record.completion, record.cache_hit = completion, cached
-        record.reading = parse_verdict(completion.text, record.track)
+        record.reading = read_verdict(completion.text, record.track)
         status = Status.OK if record.reading.ok else Status.PARSE_ERROR
         self.runner._settle(record, status)
 
@@ -610,6 +688,47 @@ class _RepairJob(_Job):
 
     def on_unavailable(self, reason: str) -> None:
         self._entry("skipped", f"repair model unavailable: {reason}")
+
+
+def read_verdict(raw: str, track_name: str) -> ParseResult:
+    """:func:`parse_verdict`, with a shortcut for the common clean answer (same result, faster).
+
+    The shortcut takes only an answer that is exactly one strict JSON object holding the track's
+    four criterion keys, each ``{"score": <int 1-10>, "rationale": <non-blank text>}`` and nothing
+    else, with no character that could start a reasoning block (``<``), a code fence (a backtick)
+    or a byte-order mark, and no brace beyond the five structural ones. On such a text the ledger's
+    only complete reading is the whole object, read without a normalization, so its result is
+    the one built here; anything else goes to the ledger.
+    """
+    criteria = TRACKS[track_name].criteria
+    if (
+        len(raw) > 100_000
+        or raw.count("{") != len(criteria) + 1
+        or "<" in raw
+        or "`" in raw
+        or "\ufeff" in raw
+    ):
+        return parse_verdict(raw, track_name)
+    try:
+        obj = json.loads(raw)
+    except ValueError:
+        return parse_verdict(raw, track_name)
+    if not isinstance(obj, dict) or len(obj) != len(criteria):
+        return parse_verdict(raw, track_name)
+    scores: dict[str, int] = {}
+    rationales: dict[str, str] = {}
+    for criterion in criteria:
+        value = obj.get(criterion)
+        if not isinstance(value, dict) or len(value) != 2:
+            return parse_verdict(raw, track_name)
+        score, rationale = value.get("score"), value.get("rationale")
+        if type(score) is not int or not SCORE_MIN <= score <= SCORE_MAX or not isinstance(rationale, str):
+            return parse_verdict(raw, track_name)
+        if not rationale.strip():
+            return parse_verdict(raw, track_name)
+        scores[criterion] = score
+        rationales[criterion] = rationale.strip()
+    return ParseResult(PARSE_OK, scores, rationales)
 
 
 def has_expected(judge: JudgeConfig | None) -> bool:

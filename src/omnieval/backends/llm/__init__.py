@@ -17,6 +17,7 @@ from omnieval.backends.llm._config import (
     LlamaCppConfig,
     OpenAIBackendConfig,
     ScriptedConfig,
+    SimulatedConfig,
     TransformersConfig,
     VllmServerConfig,
 )
@@ -63,6 +64,7 @@ __all__ = [
     "ModelIdentity",
     "OpenAIBackendConfig",
     "ScriptedConfig",
+    "SimulatedConfig",
     "TextPart",
     "TransformersConfig",
     "TransientBackendError",

@@ -71,3 +71,20 @@ def test_decode_of_a_non_audio_file_raises(tmp_path: Path) -> None:
     path.write_bytes(b"RIFF\x00\x00")
     with pytest.raises(av.error.FFmpegError):
         decode_for_whisper(path)
+
+
+def test_clip_window_cuts_only_the_zero_padding() -> None:
+    import numpy as np
+
+    from omnieval.backends.asr import WHISPER_FRAMES, clip_window
+
+    rng = np.random.default_rng(0)
+    features = np.zeros((80, WHISPER_FRAMES), dtype=np.float32)
+    features[:, :437] = rng.uniform(-1.5, 1.0, size=(80, 437))
+    assert clip_window(features, 0).shape == (80, 438)  # content, rounded up to the encoder's stride
+    assert clip_window(features, 1000).shape == (80, 1000)  # padded to the minimum window
+    np.testing.assert_array_equal(clip_window(features, 1000), features[:, :1000])
+    assert clip_window(features, 5000) is features  # never longer than the window
+    batch = np.stack([features, np.zeros_like(features)])
+    assert clip_window(batch, 0).shape == (2, 80, 438)
+    assert clip_window(np.zeros((80, WHISPER_FRAMES), dtype=np.float32), 0).shape == (80, 2)

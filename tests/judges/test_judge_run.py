@@ -280,3 +280,30 @@ def test_killed_run_resumes_without_duplicates(story: Story, write_panel, tmp_pa
     pd.testing.assert_frame_equal(resumed.scores, fresh.scores)
     keys = ["system", "instance_id", "track", "judge", "criterion"]
     assert not resumed.scores.duplicated(keys).any()
+
+
+def test_speech_without_speech_is_missing_output_not_a_verdict(
+    story: Story, write_panel, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    def describe(path: Path) -> dict[str, object]:
+        return {
+            **fake_describe(path),
+            "status": "no_speech",
+            "transcript": "",
+            "message": "no speech detected",
+        }
+
+    result = run_judges(
+        story.transitions,
+        _systems(story),
+        panel=str(write_panel("by_reference")),
+        cache_dir=tmp_path / "cache",
+        describe_audio=describe,
+    )
+    speech = result.scores[result.scores.track == "speech"]
+    assert set(speech["status"]) == {"missing_output"} and speech["value"].isna().all()
+    text = result.scores[result.scores.track == "text"]
+    assert set(text["status"]) == {"ok"}
+    notes = result.judgments[result.judgments.track == "speech"]
+    assert notes["note"].str.contains("holds no speech").all()
+    assert result.model_calls == len(result.judgments[result.judgments.track == "text"])

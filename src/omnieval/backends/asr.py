@@ -31,11 +31,45 @@ class Word:
 
 
 @dataclass(frozen=True)
+class WindowEvidence:
+    """Whisper's own speech evidence for one decoded 30 s window.
+
+    Attributes:
+        no_speech_prob: Probability of the no-speech token at the window's first decoding step (0-1).
+        avg_logprob: Mean log-probability per decoded token (natural log, <= 0).
+        skipped: Whether the decoder dropped the window as silence (faster-whisper's rule:
+            ``no_speech_prob > no_speech_threshold`` and ``avg_logprob <= log_prob_threshold``).
+        text: What the decoder read in the window, kept or dropped (timestamps left out).
+    """
+
+    no_speech_prob: float
+    avg_logprob: float
+    skipped: bool
+    text: str = ""
+
+
+@dataclass(frozen=True)
 class Transcript:
-    """What the ASR heard: the full text and its words with timestamps."""
+    """What the ASR heard: the full text, its words with timestamps and the per-window evidence.
+
+    ``windows`` is empty for transcribers that expose no such evidence.
+    """
 
     text: str
     words: tuple[Word, ...]
+    windows: tuple[WindowEvidence, ...] = ()
+
+    @property
+    def no_speech_prob(self) -> float | None:
+        """Highest no-speech probability over the decoded windows; None without windows."""
+        return max((w.no_speech_prob for w in self.windows), default=None)
+
+    @property
+    def avg_logprob(self) -> float | None:
+        """Mean token log-probability over the decoded windows; None without windows."""
+        if not self.windows:
+            return None
+        return sum(w.avg_logprob for w in self.windows) / len(self.windows)
 
 
 @dataclass(frozen=True)
@@ -136,6 +170,66 @@ def decode_for_whisper(path: Path | str, sampling_rate: int = 16_000) -> npt.NDA
     return samples.astype(np.float32) / 32768.0
 
 
+_EVIDENCE = threading.local()
+
+WHISPER_FRAMES = 3000
+"""Mel frames of Whisper's 30 s window (what faster-whisper pads every window to)."""
+
+
+def clip_window(features: npt.NDArray[Any], min_frames: int) -> npt.NDArray[Any]:
+    """Features cut to the window's content, padded to at least ``min_frames`` (even), never longer.
+
+    faster-whisper zero-pads each window's scaled log-mel features to 3000 frames; a frame of real
+    audio is all zero only if every mel band sits exactly at log10 power -4, so trailing all-zero
+    frames are that padding. Shape ``(n_mels, frames)`` or ``(batch, n_mels, frames)``; frames stay a multiple of 2
+    (the encoder's stride).
+    """
+    frames = features.shape[-1]
+    used = np.flatnonzero(np.any(features.reshape(-1, features.shape[-2], frames) != 0, axis=(0, 1)))
+    content = int(used[-1]) + 1 if used.size else 0
+    keep = min(frames, max(content, min_frames, 2))
+    keep += keep % 2
+    return features if keep >= frames else np.ascontiguousarray(features[..., :keep])
+
+
+@functools.cache
+def _evidence_model_class() -> Any:
+    """``faster_whisper.WhisperModel`` that also records each window's no-speech evidence.
+
+    faster-whisper computes the no-speech probability and mean log-probability of every window but
+    keeps them only on segments it yields: a window it drops as silence leaves no trace. The
+    subclass records them where they are produced (``generate_with_fallback``), per calling thread,
+    without changing what is decoded.
+    """
+    from faster_whisper import WhisperModel
+
+    class EvidenceWhisperModel(WhisperModel):  # type: ignore[misc]
+        encoder_frames: int | None = None
+        """Shortest encoder input in mel frames (100 per second); None = Whisper's full 3000."""
+
+        def encode(self, features: Any) -> Any:
+            if self.encoder_frames is not None:
+                features = clip_window(np.asarray(features), self.encoder_frames)
+            return super().encode(features)
+
+        def generate_with_fallback(
+            self, encoder_output: Any, prompt: Any, tokenizer: Any, options: Any
+        ) -> Any:
+            out = super().generate_with_fallback(encoder_output, prompt, tokenizer, options)
+            sink: list[WindowEvidence] | None = getattr(_EVIDENCE, "windows", None)
+            if sink is not None:
+                result, avg_logprob = out[0], float(out[1])
+                nsp = float(result.no_speech_prob)
+                skipped = options.no_speech_threshold is not None and nsp > options.no_speech_threshold
+                if options.log_prob_threshold is not None and avg_logprob > options.log_prob_threshold:
+                    skipped = False
+                tokens = [t for t in result.sequences_ids[0] if t < tokenizer.eot]
+                sink.append(WindowEvidence(nsp, avg_logprob, bool(skipped), tokenizer.decode(tokens)))
+            return out
+
+    return EvidenceWhisperModel
+
+
 @functools.lru_cache(maxsize=16)
 def _model_sha256(path: str) -> str:
     from omnieval.backends.assets import tree_sha256
@@ -154,6 +248,10 @@ class WhisperTranscriber:
         cpu_threads: Intra-op threads (0 = CTranslate2's default).
         num_workers: Model replicas that may run at the same time; callers transcribing from
             several threads set it to their thread count (otherwise the calls queue on one replica).
+        encoder_window_s: Encode each window only up to its content, padded to at least this many
+            seconds, instead of Whisper's full 30 s. Faster on short clips but NOT equivalent: the
+            encoder attends over the padding, so transcripts change (``python -m bench metrics``
+            measures how often the speed label does). None = the full window (the default).
     """
 
     def __init__(
@@ -165,6 +263,7 @@ class WhisperTranscriber:
         compute_type: str = "int8",
         cpu_threads: int = 0,
         num_workers: int = 1,
+        encoder_window_s: float | None = None,
     ) -> None:
         self.name = model
         self.path = resolve_whisper(model)
@@ -173,6 +272,7 @@ class WhisperTranscriber:
         self.compute_type = compute_type
         self.cpu_threads = cpu_threads
         self.num_workers = num_workers
+        self.encoder_window_s = encoder_window_s
         self._model: Any = None
         self._lock = threading.Lock()
 
@@ -180,16 +280,18 @@ class WhisperTranscriber:
         with self._lock:
             if self._model is None:
                 try:
-                    from faster_whisper import WhisperModel
+                    model_class = _evidence_model_class()
                 except ImportError as exc:  # pragma: no cover - in the CPU lock
                     raise ConfigError("faster-whisper is not installed (pip install faster-whisper)") from exc
-                self._model = WhisperModel(
+                self._model = model_class(
                     str(self.path),
                     device="cpu",
                     compute_type=self.compute_type,
                     cpu_threads=self.cpu_threads,
                     num_workers=self.num_workers,
                 )
+                if self.encoder_window_s is not None:
+                    self._model.encoder_frames = round(self.encoder_window_s * 100)
             return self._model
 
     def transcribe(self, wave_16k: npt.NDArray[np.float32]) -> Transcript:
@@ -206,24 +308,32 @@ class WhisperTranscriber:
 
     def _run(self, audio: Any) -> Transcript:
         model = self._load()
-        segments, _info = model.transcribe(
-            audio,
-            language=self.language,
-            beam_size=self.beam_size,
-            temperature=0.0,
-            word_timestamps=True,
-            vad_filter=False,
-        )
-        words: list[Word] = []
-        texts: list[str] = []
-        for segment in segments:
-            texts.append(segment.text)
-            for word in segment.words or ():
-                words.append(Word(str(word.word), float(word.start), float(word.end)))
-        return Transcript(" ".join(t.strip() for t in texts if t.strip()), tuple(words))
+        windows: list[WindowEvidence] = []
+        # The segments generator decodes lazily, so the sink stays set until it is exhausted.
+        _EVIDENCE.windows = windows
+        try:
+            segments, _info = model.transcribe(
+                audio,
+                language=self.language,
+                beam_size=self.beam_size,
+                temperature=0.0,
+                word_timestamps=True,
+                vad_filter=False,
+            )
+            words: list[Word] = []
+            texts: list[str] = []
+            for segment in segments:
+                texts.append(segment.text)
+                for word in segment.words or ():
+                    words.append(Word(str(word.word), float(word.start), float(word.end)))
+        finally:
+            _EVIDENCE.windows = None
+        return Transcript(" ".join(t.strip() for t in texts if t.strip()), tuple(words), tuple(windows))
 
     def identity(self) -> ModelIdentity:
         settings = f"beam={self.beam_size};temperature=0;language={self.language};compute={self.compute_type}"
+        if self.encoder_window_s is not None:
+            settings += f";encoder_window_s={self.encoder_window_s:g}"
         return ModelIdentity(self.name, str(self.path), _model_sha256(str(self.path)), settings)
 
 

@@ -29,7 +29,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
             "Predict the speech-metadata fields of each file: median F0 and pitch label, words per second and "
             "speed label, voiced-frame ratio, transcript, and gender/emotion when classifiers are configured "
             "(null otherwise). Pitch thresholds come from --gender when given, else the predicted gender, else "
-            "the gender-unknown pair (145/220 Hz)."
+            "the gender-unknown pair (145/220 Hz). A clip in which Whisper hears no speech (noise, music, "
+            "near-silence) is reported with status no_speech: empty transcript, the ASR's no-speech evidence "
+            "and the measured F0 / voiced-frame ratio / spectral flatness, but no label; like a silent clip it "
+            "is an unusable input (exit code 2)."
         ),
     )
     speech.add_argument(
@@ -145,6 +148,7 @@ def _fmt(value: Any) -> str:
 def _speech(args: argparse.Namespace) -> int:
     from omnieval.audio import AudioStatus
     from omnieval.metrics import SpeechAnalyzer
+    from omnieval.metrics._speech import NO_SPEECH
 
     config = _config(
         asr_model=args.asr_model,
@@ -153,8 +157,9 @@ def _speech(args: argparse.Namespace) -> int:
         workers=1,
     )
     analyzer = SpeechAnalyzer(config)
-    # Every AudioStatus but ok is a fault of the file (exit 2); inference_error is a model's (exit 1).
-    input_problems = {s.value for s in AudioStatus} - {AudioStatus.OK.value}
+    # Every AudioStatus but ok, and no_speech, is a fault of the file (exit 2); inference_error is a
+    # model's (exit 1).
+    input_problems = ({s.value for s in AudioStatus} - {AudioStatus.OK.value}) | {NO_SPEECH}
     bad_input = failed = 0
     for path in args.files:
         attrs = analyzer.describe(path, gender_hint=args.gender)
@@ -171,6 +176,15 @@ def _speech(args: argparse.Namespace) -> int:
                 f"emotion={_fmt(attrs.emotion)} VFR={_fmt(attrs.voiced_frame_ratio)} transcript={attrs.transcript!r}",
                 flush=True,
             )
+        elif attrs.no_speech:
+            print(
+                f"{path}: no_speech (no label derived) F0 {_fmt(attrs.f0_median_hz)} Hz "
+                f"VFR={_fmt(attrs.voiced_frame_ratio)} flatness={_fmt(attrs.spectral_flatness)} "
+                f"no_speech_prob={_fmt(attrs.no_speech_prob)} avg_logprob={_fmt(attrs.asr_avg_logprob)} "
+                "transcript=''",
+                flush=True,
+            )
+            print(f"error: {attrs.message} ({attrs.status})", file=sys.stderr, flush=True)
         else:
             print(f"error: {attrs.message} ({attrs.status})", file=sys.stderr, flush=True)
     return 2 if bad_input else 1 if failed else 0

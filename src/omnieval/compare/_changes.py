@@ -38,6 +38,7 @@ _OPERATIONAL_KEYS = frozenset(
         "threads",
         "problems",
         "problems_total",
+        "speech_status_counts",
         "digest",
         "cache_hits",
         "computed",

@@ -26,6 +26,7 @@ from omnieval.gates._artifacts import (
 from omnieval.gates._candidates import (
     BASE_MODALITIES,
     CANDIDATE_COLUMNS,
+    SpeechCheck,
     candidates_gate_frame,
     gate_candidates,
     output_file,
@@ -52,6 +53,7 @@ __all__ = [
     "Coverage",
     "FailedExpectation",
     "GateResult",
+    "SpeechCheck",
     "candidates_gate_frame",
     "combine_results",
     "enforce",

@@ -9,12 +9,19 @@ scores table (and are listed as notes in the result). The gate fails only on str
 folder that is not a dataset row, a file or folder outside the layout, or no candidate folder at all.
 Hidden entries (names starting with ``.``) are ignored; loose files at the top level (for example a
 system's pointer or manifest JSON) are allowed.
+
+With a :class:`SpeechCheck`, decodable speech outputs are also analysed (through the metrics cache,
+so the metrics stage reuses the result): a clip that holds no speech (noise, music, near-silence:
+status ``no_speech``) is a note naming its file and index, like a missing output; it is scored as
+``missing_output`` later and never fails the gate.
 """
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +32,10 @@ from omnieval.gates._core import GateResult, expectations_dir, validate_frame
 if TYPE_CHECKING:
     import pandas as pd
 
+    from omnieval.metrics._config import MetricsConfig
+
+log = logging.getLogger("omnieval.gates")
+
 CANDIDATES_SUITE = "candidates.json"
 CANDIDATE_COLUMNS = ("index", "modality", "entry", "present", "decodable", "status", "in_layout", "problem")
 
@@ -34,6 +45,22 @@ _MISSING_FILE = "missing.txt"
 
 BASE_MODALITIES: tuple[str, ...] = ("text", "image", "speech")
 """The FORMATS.md section 2 folders: always part of the layout (a benchmark may leave some empty)."""
+
+MAX_SPEECH_NOTES = 20
+"""Clips without speech named one by one in the notes; the rest are counted."""
+
+
+@dataclass(frozen=True)
+class SpeechCheck:
+    """Analyse the decodable speech outputs and note those that hold no speech.
+
+    Attributes:
+        config: The suite's metric settings (the same analyzer and cache keys as the metrics stage).
+        cache_dir: The metrics cache (``<state>/cache/metrics`` in a flow); None = no cache.
+    """
+
+    config: MetricsConfig
+    cache_dir: Path | None = None
 
 
 def output_file(modality: str) -> str:
@@ -99,6 +126,7 @@ def gate_candidates(
     *,
     modalities: Sequence[Modality | str] = BASE_MODALITIES,
     suite_file: Path | None = None,
+    speech_check: SpeechCheck | None = None,
 ) -> GateResult:
     """Run ``expectations/candidates.json`` on a candidate folder for a dataset of ``n_rows`` rows.
 
@@ -108,9 +136,12 @@ def gate_candidates(
         out_json: where to save the result; None to skip.
         modalities: the modalities expected from this system (a benchmark's ``modalities``).
         suite_file: another suite to use instead of the repository's.
+        speech_check: also analyse the speech outputs and note clips without speech (see the module
+            docstring); None = decodability only.
 
     Returns:
-        The result; its ``notes`` count missing outputs per modality (never a failure by themselves).
+        The result; its ``notes`` count missing outputs per modality and name clips without speech
+        (never a failure by themselves).
     """
     frame = candidates_gate_frame(candidates_root, n_rows, modalities)
     notes = []
@@ -118,8 +149,42 @@ def gate_candidates(
     for name in (str(m) for m in modalities):
         if missing.get(name):
             notes.append(f"{name}: {missing[name]} of {n_rows} outputs missing (scored as missing_output)")
+    if speech_check is not None and Modality.SPEECH.value in {str(m) for m in modalities}:
+        notes.extend(_no_speech_notes(frame, Path(candidates_root), n_rows, speech_check))
     suite = suite_file or expectations_dir() / CANDIDATES_SUITE
     return validate_frame(frame, suite, artifact=str(candidates_root), out_json=out_json, notes=notes)
+
+
+def _no_speech_notes(frame: pd.DataFrame, root: Path, n_rows: int, check: SpeechCheck) -> list[str]:
+    """Notes for decodable speech outputs in which Whisper heard no speech."""
+    from omnieval.metrics._cache import MetricCache
+    from omnieval.metrics._speech import default_analyzer, describe_cached
+
+    rows = frame[(frame["modality"] == Modality.SPEECH.value) & (frame["status"] == "ok")]
+    if rows.empty:
+        return []
+    entries = [str(e) for e in rows["entry"]]
+    described, _computed, _hits = describe_cached(
+        default_analyzer(check.config), [root / e for e in entries], MetricCache(check.cache_dir)
+    )
+    found = [
+        (int(index), entry, attrs)
+        for index, entry, attrs in zip(rows["index"], entries, described, strict=True)
+        if attrs.no_speech
+    ]
+    if not found:
+        return []
+    notes = [
+        f"speech: {len(found)} of {n_rows} outputs hold no speech (noise, music or silence; scored as "
+        "missing_output)"
+    ]
+    for index, entry, attrs in found[:MAX_SPEECH_NOTES]:
+        reason = _relative(attrs.message, root).replace(f"{entry}: ", "", 1)
+        notes.append(f"speech {index}: {entry}: {reason}")
+        log.warning("candidates gate: speech %d (%s) holds no speech", index, root / entry)
+    if len(found) > MAX_SPEECH_NOTES:
+        notes.append(f"speech: {len(found) - MAX_SPEECH_NOTES} more outputs without speech not listed")
+    return notes
 
 
 def _stray_entries(root: Path, n_rows: int, expected: Sequence[str] = ()) -> list[dict[str, Any]]:

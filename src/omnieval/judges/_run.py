@@ -82,6 +82,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 COMPONENT = "judge"
+NO_SPEECH_STATUSES = frozenset({"no_speech", "silent"})
+"""Audio-analysis statuses of a speech candidate that holds no speech (scored as missing output)."""
 EXPECTED_COMPONENT = "judge_expected"
 """Companion of each greedy ``judge`` row: the judge's probability-weighted score (1-10, float)."""
 UNAVAILABLE_JUDGE = "unavailable"
@@ -401,8 +403,15 @@ class _Runner:
                         record, Status.INFERENCE_ERROR, f"audio analysis failed: {type(exc).__name__}: {exc}"
                     )
                     continue
-                if str(analysis.get("status", "ok")) != "ok":
-                    reason = analysis.get("message") or analysis.get("status")
+                audio_status = str(analysis.get("status", "ok"))
+                if audio_status in NO_SPEECH_STATUSES:
+                    # Noise, music or silence is not a spoken line: the protocol's missing-audio
+                    # rule applies, as in the metrics (never a judge verdict on what nobody said).
+                    reason = analysis.get("message") or audio_status
+                    self._settle(record, Status.MISSING_OUTPUT, f"speech output holds no speech: {reason}")
+                    continue
+                if audio_status != "ok":
+                    reason = analysis.get("message") or audio_status
                     self._settle(record, Status.INFERENCE_ERROR, f"audio analysis failed: {reason}")
                     continue
                 inputs = dataclasses.replace(inputs, candidate_audio_analysis=analysis)

@@ -14,6 +14,11 @@ Steps for one clip:
 5. emotion (if recognizers are configured): equal-weight mean of their canonical 4-class
    distributions, arg-max.
 
+A clip in which Whisper heard no speech (noise, music, near-silence: the rule is in
+:mod:`omnieval.metrics.functional.presence`) gets status ``no_speech``: its measured facts (F0,
+voiced-frame ratio, spectral flatness, Whisper's no-speech probability and mean log-probability)
+are kept, its transcript is empty and no label (pitch, speed, gender, emotion) is derived.
+
 Fields with no model here are None, never guessed.
 """
 
@@ -26,7 +31,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from omnieval.audio import TARGET_RATE, AudioError, AudioStatus, PreparedSpeech, prepare_speech
 from omnieval.metrics._classifiers import AttributeClassifier, classifier_identity, load_classifier
@@ -34,13 +39,20 @@ from omnieval.metrics._config import MetricsConfig
 from omnieval.metrics.functional.emotion import ensemble_emotion, to_canonical
 from omnieval.metrics.functional.gender import binarize_gender, mean_probabilities, window_spans
 from omnieval.metrics.functional.pitch import median_f0, pitch_label, pitch_thresholds
+from omnieval.metrics.functional.presence import heard_speech, no_speech_message, spectral_flatness
 from omnieval.metrics.functional.speed import WordChunk, speaking_rate, speed_label
 
-SPEECH_VERSION = "2"
+if TYPE_CHECKING:
+    from omnieval.metrics._cache import MetricCache
+
+SPEECH_VERSION = "3"
 """Version of the attribute extraction (part of cache keys)."""
 
 INFERENCE_ERROR = "inference_error"
 """Status of a clip whose audio was fine but a model failed on it."""
+
+NO_SPEECH = "no_speech"
+"""Status of a decodable, audible clip in which Whisper heard no speech (noise, music, near-silence)."""
 
 CLI_KEYS = (
     "path",
@@ -62,8 +74,9 @@ class SpeechAttributes:
 
     Attributes:
         path: The audio file.
-        status: ``ok``, an :class:`~omnieval.audio.AudioStatus` value, or ``inference_error``.
-        message: Why the clip was not analysed (names the file), or notes; '' when ok.
+        status: ``ok``, ``no_speech``, an :class:`~omnieval.audio.AudioStatus` value, or
+            ``inference_error``.
+        message: Why the clip was not analysed or holds no speech (names the file); '' when ok.
         f0_median_hz: Median F0 in Hz (pYIN, or YIN fallback); None when neither had 5 estimates.
         f0_method: ``pyin``, ``yin`` or ``none``.
         pitch: ``low`` / ``normal`` / ``high``.
@@ -74,8 +87,11 @@ class SpeechAttributes:
         speed: ``slow`` / ``normal`` / ``fast``; None without ASR.
         voiced_frame_ratio: Share of pYIN frames with an F0 (0-1).
         emotion: ``neutral`` / ``happy`` / ``sad`` / ``angry``; None without recognizers.
-        transcript: ASR text; None without ASR.
+        transcript: ASR text ('' for ``no_speech``); None without ASR.
         duration_s: Untrimmed duration in seconds.
+        no_speech_prob: Whisper's highest no-speech probability over the clip's windows (0-1).
+        asr_avg_logprob: Whisper's mean token log-probability over the clip's windows (<= 0).
+        spectral_flatness: Median spectral flatness of the untrimmed 16 kHz audio (0-1).
     """
 
     path: str
@@ -93,10 +109,18 @@ class SpeechAttributes:
     emotion: str | None = None
     transcript: str | None = None
     duration_s: float | None = None
+    no_speech_prob: float | None = None
+    asr_avg_logprob: float | None = None
+    spectral_flatness: float | None = None
 
     @property
     def ok(self) -> bool:
         return self.status == AudioStatus.OK.value
+
+    @property
+    def no_speech(self) -> bool:
+        """The clip was measured but holds no speech (no label is derived from it)."""
+        return self.status == NO_SPEECH
 
     def labels(self) -> dict[str, str | None]:
         """The four scored fields."""
@@ -261,6 +285,18 @@ class SpeechAnalyzer:
 
     def analyse(self, speech: PreparedSpeech, *, gender_hint: str | None = None) -> SpeechAttributes:
         """Attributes of prepared speech (see the module docstring for the steps)."""
+        transcript: str | None = None
+        rate = None
+        nsp = logprob = None
+        asr = self.transcriber()
+        if asr is not None:
+            heard = asr.transcribe_file(speech.path)
+            nsp, logprob = _finite_or_none(heard.no_speech_prob), _finite_or_none(heard.avg_logprob)
+            if not heard_speech(heard.text, heard.windows):
+                return self._no_speech(speech, heard)
+            transcript = heard.text
+            chunks = [WordChunk(w.text, w.start, w.end) for w in heard.words]
+            rate = speaking_rate(chunks, heard.text, speech.wave, TARGET_RATE)
         gender = self._gender(speech)
         hint = (gender_hint or "").strip().lower() or None
         if hint is not None:
@@ -272,14 +308,6 @@ class SpeechAnalyzer:
             rule, basis = "unknown", None
         f0 = median_f0(speech.trimmed, sr=TARGET_RATE, decoder=self.config.pitch_decoder)
         limits = pitch_thresholds(basis)
-        transcript: str | None = None
-        rate = None
-        asr = self.transcriber()
-        if asr is not None:
-            heard = asr.transcribe_file(speech.path)
-            transcript = heard.text
-            chunks = [WordChunk(w.text, w.start, w.end) for w in heard.words]
-            rate = speaking_rate(chunks, heard.text, speech.wave, TARGET_RATE)
         return SpeechAttributes(
             path=str(speech.path),
             status=AudioStatus.OK.value,
@@ -295,6 +323,28 @@ class SpeechAnalyzer:
             emotion=self._emotion(speech),
             transcript=transcript,
             duration_s=speech.duration_s,
+            no_speech_prob=nsp,
+            asr_avg_logprob=logprob,
+            spectral_flatness=_finite_or_none(spectral_flatness(speech.wave)),
+        )
+
+    def _no_speech(self, speech: PreparedSpeech, heard: Any) -> SpeechAttributes:
+        """A clip Whisper heard no speech in: measured facts kept, no label derived."""
+        f0 = median_f0(speech.trimmed, sr=TARGET_RATE, decoder=self.config.pitch_decoder)
+        nsp, logprob = _finite_or_none(heard.no_speech_prob), _finite_or_none(heard.avg_logprob)
+        reason = no_speech_message(heard.text, heard.windows)
+        return SpeechAttributes(
+            path=str(speech.path),
+            status=NO_SPEECH,
+            message=f"{speech.path}: {reason}",
+            f0_median_hz=_finite_or_none(f0.hz),
+            f0_method=f0.method.value,
+            voiced_frame_ratio=_finite_or_none(f0.voiced_frame_ratio),
+            transcript="",
+            duration_s=speech.duration_s,
+            no_speech_prob=nsp,
+            asr_avg_logprob=logprob,
+            spectral_flatness=_finite_or_none(spectral_flatness(speech.wave)),
         )
 
     def describe(self, path: Path | str, *, gender_hint: str | None = None) -> SpeechAttributes:
@@ -358,6 +408,48 @@ class SpeechAnalyzer:
                     if progress:
                         progress(done, len(paths))
         return [r for r in results if r is not None]
+
+
+def speech_cache_key(audio_sha256: str, identity: dict[str, Any]) -> str:
+    """Cache key of one clip's attributes: its content and the analyzer's :meth:`~SpeechAnalyzer.identity`."""
+    from omnieval.metrics._cache import cache_key
+
+    return cache_key(audio=audio_sha256, model=identity)
+
+
+def describe_cached(
+    analyzer: SpeechAnalyzer, paths: Sequence[Path], cache: MetricCache
+) -> tuple[list[SpeechAttributes], int, int]:
+    """Attributes of files through the ``speech_meta`` cache (byte-identical files analysed once).
+
+    The same keys as the storybench metrics stage, so a clip analysed here is a cache hit there.
+
+    Returns:
+        (attributes in input order, clips computed, cache hits).
+    """
+    from omnieval.hashing import sha256_file
+    from omnieval.metrics._spec import SPEECH_META
+
+    identity = analyzer.identity()
+    digests = [sha256_file(p) for p in paths]
+    found: dict[str, SpeechAttributes] = {}
+    todo: dict[str, Path] = {}
+    hits = 0
+    for digest, path in zip(digests, paths, strict=True):
+        if digest in found or digest in todo:
+            continue
+        hit = cache.get(SPEECH_META.name, speech_cache_key(digest, identity))
+        if hit is not None:
+            found[digest] = SpeechAttributes.from_dict(hit)
+            hits += 1
+        else:
+            todo[digest] = Path(path)
+    for digest, attrs in zip(todo, analyzer.describe_many(list(todo.values())), strict=True):
+        if attrs.status != INFERENCE_ERROR:
+            cache.put(SPEECH_META.name, speech_cache_key(digest, identity), attrs.to_dict())
+        found[digest] = attrs
+    out = [found[d].with_path(p) for d, p in zip(digests, paths, strict=True)]
+    return out, len(todo), hits
 
 
 _DEFAULT_ANALYZERS: dict[str, SpeechAnalyzer] = {}

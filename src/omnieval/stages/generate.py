@@ -71,7 +71,8 @@ def run(
     config: SuiteConfig, system_id: str, instances: Sequence[Any], dataset_digest: str
 ) -> GenerateOutcome:
     from omnieval.benchmarks import GenerateJob
-    from omnieval.gates import enforce, gate_candidates
+    from omnieval.gates import SpeechCheck, enforce, gate_candidates
+    from omnieval.metrics import MetricsConfig
 
     bench = config.bench
     paths = state_paths(config)
@@ -120,6 +121,13 @@ def run(
             n_rows,
             paths.gates / f"{gate_name}.json",
             modalities=modalities,
+            # Storybench's speech clips are analysed here, into the metrics cache the metrics stage
+            # reads, so clips without speech are noted at the gate at no extra cost.
+            speech_check=(
+                SpeechCheck(config.metrics, paths.cache / "metrics")
+                if isinstance(config.metrics, MetricsConfig)
+                else None
+            ),
         )
         enforce(gate)
     only = summaries.get("")

@@ -7,8 +7,11 @@ Rows (benchmark ``storybench``, judge ``""``):
 - ``speech_meta``: track ``speech``, one row per field (criterion ``emotion``/``speed``/``pitch``/
   ``gender``), value 1.0 when the predicted label equals the target (lower-cased, stripped) else 0.0;
   ``not_applicable`` for fields no model here can predict; ``missing_output`` for all four when the
-  audio is missing or unusable (absent, empty, truncated, undecodable, non-finite, silent), and
-  ``inference_error`` when it could not be analysed (too long, model failure).
+  audio is missing or unusable (absent, empty, truncated, undecodable, non-finite, silent, or
+  ``no_speech``: audible but Whisper heard no speech, e.g. noise or music), and ``inference_error`` when it
+  could not be analysed (too long, model failure). PROTOCOLS.md's rule for missing audio / no valid
+  prediction then applies: excluded in valid-only, zero in zero-filled. The lineage counts the
+  clips per speech status (``speech_status_counts``) so the report can say how many held no speech.
 - ``dreamsim_distance`` (track ``image``) only when DreamSim is enabled and available.
 
 Every result is cached by content (candidate and reference hashes, metric version, model identity),
@@ -18,6 +21,7 @@ so a second run over unchanged candidates computes nothing.
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +34,14 @@ from omnieval.hashing import sha256_file
 from omnieval.metrics._cache import MetricCache, cache_key
 from omnieval.metrics._config import MetricsConfig
 from omnieval.metrics._spec import BERTSCORE_F1, DREAMSIM_DISTANCE, IMAGE_SIMILARITY, SPEECH_META
-from omnieval.metrics._speech import INFERENCE_ERROR, SpeechAnalyzer, SpeechAttributes, default_analyzer
+from omnieval.metrics._speech import (
+    INFERENCE_ERROR,
+    NO_SPEECH,
+    SpeechAnalyzer,
+    SpeechAttributes,
+    default_analyzer,
+    speech_cache_key,
+)
 from omnieval.metrics.functional.labels import SPEECH_FIELDS, labels_match
 from omnieval.scores import ScoreRow, Status
 
@@ -50,6 +61,7 @@ _MISSING_AUDIO = {
     AudioStatus.NO_SAMPLES.value,
     AudioStatus.NON_FINITE.value,
     AudioStatus.SILENT.value,
+    NO_SPEECH,
 }
 
 
@@ -261,7 +273,7 @@ def compute_storybench_metrics(
             )
             continue
         digest = sha256_file(cand.path)
-        key = cache_key(audio=digest, model=speech_ident)
+        key = speech_cache_key(digest, speech_ident)
         hit = cache.get(SPEECH_META.name, key)
         if hit is not None:
             speech[tr.index] = SpeechAttributes.from_dict(hit).with_path(cand.path)
@@ -332,6 +344,7 @@ def compute_storybench_metrics(
         "config": config.model_dump(mode="json"),
         "problems": problems[:500],
         "problems_total": len(problems),
+        "speech_status_counts": dict(sorted(Counter(a.status for a in speech.values()).items())),
     }
     if config.dreamsim:
         lineage["metrics"][DREAMSIM_DISTANCE.name] = (

@@ -385,6 +385,42 @@ ARTIFACTS: tuple[tuple[str, str], ...] = (
 """Files a report links to when they sit beside it (run folder or report state folder)."""
 
 
+def speech_status_lines(metrics_lineages: dict[str, Any]) -> list[str]:
+    """One line per system with speech clips that hold no speech, from the metrics stage's lineage.
+
+    Args:
+        metrics_lineages: system -> the metrics lineage (its ``speech_status_counts``: status -> clips).
+
+    Example:
+        >>> speech_status_lines({"a": {"speech_status_counts": {"ok": 3, "no_speech": 1}}, "b": {}})
+        ['a: 1 of 4 speech clips held no speech (noise, music or silence): scored as missing output, i.e. excluded in valid-only and 0 in zero-filled']
+    """
+    lines = []
+    for system in sorted(metrics_lineages):
+        counts = dict(metrics_lineages[system].get("speech_status_counts") or {})
+        n = int(counts.get("no_speech", 0))
+        if n:
+            lines.append(
+                f"{system}: {n} of {sum(int(v) for v in counts.values())} speech clips held no speech "
+                "(noise, music or silence): scored as missing output, i.e. excluded in valid-only and 0 in "
+                "zero-filled"
+            )
+    return lines
+
+
+def _metrics_lineages(job: ReportJob, systems: list[str]) -> dict[str, Any]:
+    """system -> its metrics lineage, for the systems whose metrics stage left one."""
+    from omnieval.stages._common import read_json, state_paths
+
+    paths = state_paths(job.config)
+    out: dict[str, Any] = {}
+    for system in systems:
+        path = paths.metrics_lineage(system)
+        if path.is_file():
+            out[system] = dict(read_json(path).get("lineage") or {})
+    return out
+
+
 def write_report_html(job: ReportJob) -> None:
     """Write one self-contained HTML page that leads with the verdict and the pictures.
 
@@ -438,7 +474,10 @@ def write_report_html(job: ReportJob) -> None:
         for track, judges_ in missing.items()
         for judge, why in judges_.items()
     )
-    notes = "".join(f"<li>{esc(n)}</li>" for n in board.get("notes", []))
+    notes = "".join(
+        f"<li>{esc(n)}</li>"
+        for n in [*board.get("notes", []), *speech_status_lines(_metrics_lineages(job, order))]
+    )
     gaps = (
         (f"<h3>Unavailable judge tracks</h3><ul>{unavailable}</ul>" if unavailable else "")
         + "<h3>Coverage</h3>"

@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-BENCHES = ("pipeline", "metrics", "analysis", "heteronyms", "faults", "scale", "kill")
+BENCHES = ("pipeline", "metrics", "analysis", "heteronyms", "faults", "scale", "kill", "judge")
 
 
 def main(argv: list[str]) -> int:

@@ -155,6 +155,9 @@ def output_fingerprint(config: BackendConfig) -> dict[str, Any]:
         out["chat_format"] = config.chat_format
         if config.skeleton_text_sentences is not None:
             out["skeleton_text_sentences"] = config.skeleton_text_sentences
+        if config.parallel_sequences > 1:
+            # Lockstep batches round differently from one-at-a-time decoding: other answers.
+            out["parallel_sequences"] = config.parallel_sequences
     elif isinstance(config, OpenAIBackendConfig | VllmServerConfig):
         out["schema_field"] = config.schema_field
         out["vllm_extensions"] = config.vllm_extensions

@@ -12,6 +12,16 @@ Text only. A JSON schema constrains the answer in one of two ways:
 Both keep llama.cpp's KV cache between requests and re-evaluate only the part of the prompt that
 differs from the previous one, so requests sharing a long prefix (one transition judged for several
 systems) are much cheaper sent one after the other.
+
+With ``parallel_sequences > 1``, :meth:`LlamaCppChatBackend.chat_many` decodes the skeleton
+requests of one call in lockstep: one llama.cpp sequence per request in a second context with a
+unified KV cache, every step a single ``llama_decode`` over all of them (a CPU evaluates 8 tokens
+in little more time than 1), and a new request copies the longest prompt prefix any sequence holds.
+The decoder's choices are the same functions of the logits, but llama.cpp's CPU kernels round
+differently with the batch's shape (a token evaluated alone or inside a batch differs in the last
+bits, measured up to 0.6 on a logit), so an answer may differ from the one-at-a-time answer where
+two choices are nearly tied; the one-at-a-time path itself changes answers in the same way when
+its cache holds a different prefix (see ``python -m bench judge``).
 """
 
 from __future__ import annotations
@@ -20,8 +30,10 @@ import json
 import logging
 import re
 import time
+from collections.abc import Generator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -78,6 +90,82 @@ def auto_threads(max_threads: int = 4) -> int:
     return max(1, min(max_threads, cores, int(idle + 0.5)))
 
 
+@dataclass(frozen=True)
+class _Prime:
+    """Evaluate the whole context ``text`` (the cache keeps what it already has); the reply is
+    ``(next-token logits, tokens in the sequence)``."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class _Advance:
+    """Evaluate ``token`` after the sequence's first ``at`` tokens (None: after all of them); the
+    reply is the next-token logits."""
+
+    token: int
+    at: int | None
+
+
+_T = TypeVar("_T")
+_Steps = Generator[_Prime | _Advance, Any, _T]
+"""A decoder coroutine: yields what to evaluate, receives the logits, returns its result."""
+
+
+@dataclass(frozen=True)
+class _Answer:
+    """What the skeleton decoder wrote for one request."""
+
+    text: str
+    finish: str
+    budget_left: int
+    probs: dict[str, dict[int, float]]
+
+    def completion(self, *, prompt_tokens: int, max_tokens: int, latency_s: float) -> Completion:
+        return Completion(
+            text=self.text,
+            finish_reason=self.finish,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=max_tokens - self.budget_left,
+            latency_s=latency_s,
+            value_probs=self.probs,
+        )
+
+
+@dataclass
+class DecodeStats:
+    """Where a backend's decoding time went since it was loaded (or since :meth:`reset`).
+
+    ``prompt_*``: evaluation of prompt and skeleton text (many tokens per forward pass);
+    ``generated_*``: one forward pass per chosen value token. Seconds are wall time.
+    """
+
+    prompt_tokens: int = 0
+    """Prompt and skeleton tokens evaluated."""
+    reused_tokens: int = 0
+    """Prompt tokens found in the KV cache and not evaluated again."""
+    prompt_s: float = 0.0
+    generated_tokens: int = 0
+    """Tokens evaluated one forward pass (or one batched step) at a time."""
+    generated_s: float = 0.0
+    steps: int = 0
+    """llama.cpp decode calls."""
+
+    def add_prompt(self, evaluated: int, reused: int, seconds: float) -> None:
+        self.prompt_tokens += evaluated
+        self.reused_tokens += reused
+        self.prompt_s += seconds
+        self.steps += 1
+
+    def add_generated(self, tokens: int, seconds: float) -> None:
+        self.generated_tokens += tokens
+        self.generated_s += seconds
+        self.steps += 1
+
+    def reset(self) -> None:
+        self.__init__()  # type: ignore[misc]
+
+
 class LlamaCppChatBackend(SequentialChatMixin):
     """Chat completions from a GGUF file via ``llama_cpp.Llama`` (loaded once, kept until ``close``)."""
 
@@ -110,23 +198,21 @@ class LlamaCppChatBackend(SequentialChatMixin):
         self._formatter: Any = None
         self._vocab: _VocabTables | None = None
         self._evaluated = 0
+        self.stats = DecodeStats()
+        self.parallel = config.parallel_sequences
+        """Sequences decoded together by :meth:`chat_many` (1: one request at a time)."""
+        self._batch: _Lockstep | None = None
         log.info("loaded %s in %.1f s (%d threads)", self.path.name, self.load_s, self.threads)
 
     def identity(self) -> ModelIdentity:
         return self._identity
 
     def chat(self, request: ChatRequest) -> Completion:
-        messages: list[dict[str, str]] = []
-        for message in request.messages:
-            if message.has_media:
-                raise UnsupportedInput("the llama.cpp backend takes text only (no images or audio)")
-            messages.append({"role": message.role, "content": message.text})
+        messages = _text_messages(request)
         decoding = request.decoding
-        if request.json_schema is not None and self.config.constrained_decoding == "skeleton":
-            plan = plan_schema(request.json_schema)
-            greedy = decoding.temperature == 0 and decoding.repetition_penalty == 1.0
-            if plan is not None and greedy:
-                return self._skeleton_chat(messages, plan, decoding.max_tokens)
+        plan = self._skeleton_plan(request)
+        if plan is not None:
+            return self._skeleton_chat(messages, plan, decoding.max_tokens)
         kwargs: dict[str, Any] = {
             "messages": messages,
             "temperature": decoding.temperature,
@@ -156,6 +242,51 @@ class LlamaCppChatBackend(SequentialChatMixin):
             completion_tokens=usage.get("completion_tokens"),
             latency_s=latency,
         )
+
+    def chat_many(self, requests: Sequence[ChatRequest]) -> list[Completion | BackendError]:
+        """Answer ``requests``; with ``parallel > 1`` the skeleton-decoded ones run in lockstep.
+
+        Up to ``parallel`` requests are decoded at once, one llama.cpp sequence each, every step
+        one ``llama_decode`` over all of them; a new request starts from the longest prompt prefix
+        any sequence already holds. Other requests (grammar decoding) run one at a time.
+        """
+        if self.parallel <= 1:
+            return super().chat_many(requests)
+        results: list[Completion | BackendError | None] = [None] * len(requests)
+        batched: list[tuple[int, str, list[Segment], int]] = []
+        for i, request in enumerate(requests):
+            try:
+                plan = self._skeleton_plan(request)
+                if plan is None:
+                    results[i] = self.chat(request)
+                else:
+                    prompt = self._chat_prompt(_text_messages(request))
+                    batched.append((i, prompt, plan, request.decoding.max_tokens))
+            except BackendError as exc:
+                results[i] = exc
+        if batched:
+            for (i, *_), result in zip(batched, self._lockstep().run(self, batched), strict=True):
+                results[i] = result
+        assert all(r is not None for r in results)
+        return [r for r in results if r is not None]
+
+    def prompt_text(self, request: ChatRequest) -> str:
+        """The prompt this backend evaluates for ``request`` (chat template applied)."""
+        return self._chat_prompt(_text_messages(request))
+
+    def _skeleton_plan(self, request: ChatRequest) -> list[Segment] | None:
+        """The decoding plan when ``request`` is skeleton-decoded (greedy, fixed-shape schema)."""
+        decoding = request.decoding
+        if request.json_schema is None or self.config.constrained_decoding != "skeleton":
+            return None
+        if decoding.temperature != 0 or decoding.repetition_penalty != 1.0:
+            return None
+        return plan_schema(request.json_schema)
+
+    def _lockstep(self) -> _Lockstep:
+        if self._batch is None:
+            self._batch = _Lockstep(self._llm, self.parallel, self.config, self.threads)
+        return self._batch
 
     # -- skeleton decoding ---------------------------------------------------------------------
 
@@ -202,9 +333,12 @@ class LlamaCppChatBackend(SequentialChatMixin):
             diff = np.nonzero(cached[:limit] != np.asarray(tokens[:limit], dtype=cached.dtype))[0]
             same = int(diff[0]) if diff.size else limit
         llm.n_tokens = same
+        started = time.perf_counter()
         llm.eval(tokens[same:])
+        logits = self._logits()
+        self.stats.add_prompt(len(tokens) - same, same, time.perf_counter() - started)
         self._evaluated += len(tokens) - same
-        return self._logits()
+        return logits
 
     def _position(self) -> int:
         """Tokens in the KV cache now (where the next evaluated token goes)."""
@@ -217,15 +351,41 @@ class LlamaCppChatBackend(SequentialChatMixin):
             llm.n_tokens = at
         if llm.n_tokens + 1 >= llm.n_ctx():
             raise BackendError(f"llama.cpp: answer exceeds n_ctx={llm.n_ctx()}")
+        started = time.perf_counter()
         llm.eval([token])
-        return self._logits()
+        logits = self._logits()
+        self.stats.add_generated(1, time.perf_counter() - started)
+        return logits
 
     def _skeleton_chat(
         self, messages: list[dict[str, str]], plan: list[Segment], max_tokens: int
     ) -> Completion:
+        """One request, one sequence: the decoder's steps run on the Llama's own KV cache."""
         started = time.perf_counter()
         prompt = self._chat_prompt(messages)
         self._evaluated = 0
+        steps = self._skeleton_steps(prompt, plan, max_tokens)
+        reply: Any = None
+        while True:
+            try:
+                step = steps.send(reply)
+            except StopIteration as stop:
+                answer: _Answer = stop.value
+                break
+            if isinstance(step, _Prime):
+                reply = (self._prime(step.text), self._position())
+            else:
+                reply = self._advance(step.token, step.at)
+        return answer.completion(
+            prompt_tokens=self._evaluated, max_tokens=max_tokens, latency_s=time.perf_counter() - started
+        )
+
+    def _skeleton_steps(self, prompt: str, plan: list[Segment], max_tokens: int) -> _Steps[_Answer]:
+        """The skeleton decoder as a coroutine: it yields what to evaluate and receives the logits.
+
+        The same steps drive one sequence (:meth:`_skeleton_chat`) or many in lockstep
+        (:class:`_Lockstep`), so both paths make the same choices from the same logits.
+        """
         out = ""
         budget = max_tokens
         finish = "stop"
@@ -238,29 +398,22 @@ class LlamaCppChatBackend(SequentialChatMixin):
                 finish = "length"
                 break
             if isinstance(segment, IntChoice):
-                value, used, complete, dist = self._choose_int(prompt + out, segment, budget)
+                value, used, complete, dist = yield from self._choose_int(prompt + out, segment, budget)
                 if dist is not None:
                     probs[segment.path] = dist
             else:
-                value, used, complete = self._write_text(prompt + out, segment, budget)
+                value, used, complete = yield from self._write_text(prompt + out, segment, budget)
             budget -= used
             out += value
             if not complete:
                 # Out of tokens mid-value: return the truncated answer; the ledger will not accept it.
                 finish = "length"
                 break
-        return Completion(
-            text=out,
-            finish_reason=finish,
-            prompt_tokens=self._evaluated,
-            completion_tokens=max_tokens - budget,
-            latency_s=time.perf_counter() - started,
-            value_probs=probs,
-        )
+        return _Answer(out, finish, budget, probs)
 
     def _choose_int(
         self, context: str, segment: IntChoice, budget: int
-    ) -> tuple[str, int, bool, dict[int, float] | None]:
+    ) -> _Steps[tuple[str, int, bool, dict[int, float] | None]]:
         """Greedy integer from ``segment.values``, and the decoder's probability of every allowed value.
 
         The distribution is the one this constrained decoder samples from: at each digit position
@@ -271,8 +424,7 @@ class LlamaCppChatBackend(SequentialChatMixin):
         extra forward pass over "1" when the greedy choice did not already need it.
         """
         tables = self._tables()
-        root = self._prime(context)
-        base = self._position()
+        root, base = yield _Prime(context)
         texts = [str(v) for v in segment.values]
         memo: dict[str, np.ndarray] = {"": root}
 
@@ -281,15 +433,15 @@ class LlamaCppChatBackend(SequentialChatMixin):
             pieces = [p for p in tables.digit_pieces if any(t.startswith(prefix + p) for t in texts)]
             return [tables.digit_pieces[p] for p in pieces], pieces, complete
 
-        def logits_after(prefix: str, path: list[int]) -> np.ndarray:
+        def logits_after(prefix: str, path: list[int]) -> _Steps[np.ndarray]:
             # Depth-first order keeps path[:-1] in the KV cache, so one token is evaluated per prefix.
             if prefix not in memo:
-                memo[prefix] = self._advance(path[-1], at=base + len(path) - 1)
+                memo[prefix] = yield _Advance(path[-1], base + len(path) - 1)
             return memo[prefix]
 
-        def distribution(prefix: str, path: list[int]) -> dict[str, float]:
+        def distribution(prefix: str, path: list[int]) -> _Steps[dict[str, float]]:
             ids, pieces, complete = options(prefix)
-            logp = _log_softmax(logits_after(prefix, path))
+            logp = _log_softmax((yield from logits_after(prefix, path)))
             masses = [float(logp[i]) for i in ids]
             if complete:
                 masses.append(_logsumexp(logp[tables.non_digit]))
@@ -297,7 +449,11 @@ class LlamaCppChatBackend(SequentialChatMixin):
             out: dict[str, float] = {prefix: shares[-1]} if complete else {}
             for token, piece, share in zip(ids, pieces, shares, strict=False):
                 more, _ = int_continuations(prefix + piece, segment.values)
-                below = distribution(prefix + piece, [*path, token]) if more else {prefix + piece: 1.0}
+                below = (
+                    (yield from distribution(prefix + piece, [*path, token]))
+                    if more
+                    else {prefix + piece: 1.0}
+                )
                 for text, p in below.items():
                     out[text] = out.get(text, 0.0) + share * p
             return out
@@ -305,7 +461,8 @@ class LlamaCppChatBackend(SequentialChatMixin):
         prefixes = {t[:i] for t in texts for i in range(1, len(t))}
         dist: dict[int, float] | None = None
         if len(prefixes) <= _MAX_PROB_PREFIXES:
-            dist = {int(text): p for text, p in distribution("", []).items() if text in texts}
+            found = yield from distribution("", [])
+            dist = {int(text): p for text, p in found.items() if text in texts}
 
         digits = ""
         path: list[int] = []
@@ -314,7 +471,7 @@ class LlamaCppChatBackend(SequentialChatMixin):
             allowed, _, complete = options(digits)
             if not allowed:
                 break
-            logits = logits_after(digits, path)
+            logits = yield from logits_after(digits, path)
             candidates = np.full(logits.shape, -np.inf, dtype=np.float32)
             candidates[allowed] = logits[allowed]
             if complete:
@@ -332,9 +489,9 @@ class LlamaCppChatBackend(SequentialChatMixin):
                 break
         return digits, used, digits in set(texts), dist
 
-    def _write_text(self, context: str, segment: Text, budget: int) -> tuple[str, int, bool]:
+    def _write_text(self, context: str, segment: Text, budget: int) -> _Steps[tuple[str, int, bool]]:
         tables = self._tables()
-        logits = self._prime(context)
+        logits, _ = yield _Prime(context)
         raw = b""
         used = 0
         text = ""
@@ -365,7 +522,7 @@ class LlamaCppChatBackend(SequentialChatMixin):
             if segment.max_chars is not None and len(text) > segment.max_chars:
                 complete = True
                 break
-            logits = self._advance(token)
+            logits = yield _Advance(token, None)
         try:
             value = json.loads('"' + text + '"')
         except ValueError:
@@ -377,6 +534,9 @@ class LlamaCppChatBackend(SequentialChatMixin):
         return json.dumps(value, ensure_ascii=False)[1:-1], used, complete and len(value) >= segment.min_chars
 
     def close(self) -> None:
+        batch, self._batch = getattr(self, "_batch", None), None
+        if batch is not None:
+            batch.close()
         llm, self._llm = self._llm, None
         if llm is not None:
             llm.close()
@@ -480,3 +640,276 @@ class _VocabTables:
     @classmethod
     def build(cls, llm: Any) -> _VocabTables:
         return cls([llm.detokenize([token]) for token in range(llm.n_vocab())])
+
+
+def _text_messages(request: ChatRequest) -> list[dict[str, str]]:
+    messages: list[dict[str, str]] = []
+    for message in request.messages:
+        if message.has_media:
+            raise UnsupportedInput("the llama.cpp backend takes text only (no images or audio)")
+        messages.append({"role": message.role, "content": message.text})
+    return messages
+
+
+def prefix_order(texts: Sequence[str]) -> list[int]:
+    """Indices of ``texts`` in an order where neighbours share the longest prefixes.
+
+    Lexicographic order walks the prefix tree depth first, so every text follows the one it shares
+    the most with among those before it, and a shared prefix is evaluated once per run of
+    neighbours. Ties keep their given order.
+
+    Example:
+        >>> prefix_order(["rubric B: x", "rubric A: y", "rubric B: w", "rubric A: z"])
+        [1, 3, 2, 0]
+    """
+    return sorted(range(len(texts)), key=lambda i: texts[i])
+
+
+def _common_prefix(a: Sequence[int], b: Sequence[int], limit: int) -> int:
+    """Length of the common prefix of two token lists, at most ``limit``."""
+    n = min(len(a), len(b), limit)
+    if n <= 0:
+        return 0
+    diff = np.nonzero(np.asarray(a[:n]) != np.asarray(b[:n]))[0]
+    return int(diff[0]) if diff.size else n
+
+
+_DEFER_TOKENS = 64
+"""A new prompt waits one step when a prompt being evaluated in this step would give it this many
+more shared tokens than any sequence holds now (it then copies them instead of evaluating them)."""
+
+
+@dataclass
+class _Slot:
+    """One request being decoded on one sequence of the lockstep context."""
+
+    index: int
+    steps: _Steps[_Answer]
+    step: _Prime | _Advance
+    max_tokens: int
+    started: float
+    evaluated: int = 0
+    tokens: list[int] | None = None
+    """Tokens of the pending :class:`_Prime` (tokenized once, even when the step waits)."""
+
+
+class _Lockstep:
+    """A second llama.cpp context holding ``n_seq`` sequences in one unified KV cache.
+
+    Each sequence may hold ``config.n_ctx`` tokens (the limit a single request has on the Llama's
+    own context), so the cache has room for every sequence at its longest. A sequence's tokens stay
+    in the cache after its request ends, so the next request on any sequence can copy the prefix
+    it shares with them (``llama_memory_seq_cp`` shares the cells; nothing is evaluated again).
+    """
+
+    def __init__(self, llm: Any, n_seq: int, config: LlamaCppConfig, threads: int) -> None:
+        import llama_cpp
+
+        self.llm = llm
+        self.n_seq = n_seq
+        self.n_ctx_seq = config.n_ctx
+        params = type(llm.context_params).from_buffer_copy(llm.context_params)
+        params.n_ctx = config.n_ctx * n_seq
+        # One decode takes every sequence's step (a new prompt each, at worst); llama.cpp splits it
+        # into micro-batches of the single-sequence batch size.
+        params.n_batch = config.n_ctx * n_seq
+        params.n_ubatch = min(config.n_batch, llm.context_params.n_ubatch or config.n_batch)
+        params.n_seq_max = n_seq
+        params.kv_unified = True
+        params.n_threads = params.n_threads_batch = threads
+        self.ctx = llama_cpp.llama_init_from_model(llm._model.model, params)
+        if not self.ctx:
+            raise BackendError(f"llama.cpp: could not create a context for {n_seq} sequences")
+        self.memory = llama_cpp.llama_get_memory(self.ctx)
+        self.batch = llama_cpp.llama_batch_init(params.n_batch, 0, 1)
+        self.capacity = params.n_batch
+        self.n_vocab = llm.n_vocab()
+        self.cached: list[list[int]] = [[] for _ in range(n_seq)]
+        """Tokens each sequence holds in the cache, in position order."""
+
+    def close(self) -> None:
+        import llama_cpp
+
+        if self.batch is not None:
+            llama_cpp.llama_batch_free(self.batch)
+            self.batch = None
+        if self.ctx:
+            llama_cpp.llama_free(self.ctx)
+            self.ctx = None
+
+    def run(
+        self, backend: LlamaCppChatBackend, jobs: Sequence[tuple[int, str, list[Segment], int]]
+    ) -> list[Completion | BackendError]:
+        """Decode ``(index, prompt, plan, max_tokens)`` jobs, up to ``n_seq`` at a time."""
+        results: dict[int, Completion | BackendError] = {}
+        queue = list(reversed(jobs))
+        slots: list[_Slot | None] = [None] * self.n_seq
+        while queue or any(slots):
+            for s in range(self.n_seq):
+                while slots[s] is None and queue:
+                    index, prompt, plan, max_tokens = queue.pop()
+                    steps = backend._skeleton_steps(prompt, plan, max_tokens)
+                    started = time.perf_counter()
+                    try:
+                        slots[s] = _Slot(index, steps, next(steps), max_tokens, started)
+                    except StopIteration as stop:  # nothing for the model to choose
+                        results[index] = stop.value.completion(
+                            prompt_tokens=0, max_tokens=max_tokens, latency_s=time.perf_counter() - started
+                        )
+            if any(slots):
+                self._step(backend, slots, results)
+        return [results[index] for index, *_ in jobs]
+
+    def _step(
+        self,
+        backend: LlamaCppChatBackend,
+        slots: list[_Slot | None],
+        results: dict[int, Completion | BackendError],
+    ) -> None:
+        """One ``llama_decode`` over the pending step of every slot (a prompt may wait one step)."""
+        tokenize = self.llm.tokenize
+        before = [list(c) for c in self.cached]
+        entries: list[tuple[int, int, int, bool]] = []  # (sequence, position, token, wants logits)
+        copies: list[tuple[int, int, int]] = []  # (source, destination, tokens)
+        cuts: list[tuple[int, int]] = []  # (sequence, first position removed)
+        pending: dict[int, list[int]] = {}
+        sources: set[int] = set()
+        targets: set[int] = set()
+        prompt_tokens = generated_tokens = 0
+        for s, slot in enumerate(slots):
+            if slot is None:
+                continue
+            step = slot.step
+            if isinstance(step, _Prime):
+                if slot.tokens is None:
+                    slot.tokens = tokenize(step.text.encode("utf-8"), add_bos=True, special=True)
+                tokens = slot.tokens
+                if len(tokens) >= self.n_ctx_seq:
+                    self._fail(
+                        slots,
+                        s,
+                        results,
+                        f"prompt of {len(tokens)} tokens does not fit n_ctx={self.n_ctx_seq}",
+                    )
+                    continue
+                limit = len(tokens) - 1
+                source, same = s, _common_prefix(before[s], tokens, limit)
+                if s not in sources:
+                    for o in range(self.n_seq):
+                        if o != s and o not in targets:
+                            shared = _common_prefix(before[o], tokens, limit)
+                            if shared > same:
+                                source, same = o, shared
+                waiting = max((_common_prefix(t, tokens, limit) for t in pending.values()), default=0)
+                if waiting - same >= _DEFER_TOKENS:
+                    continue
+                if source != s:
+                    copies.append((source, s, same))
+                    sources.add(source)
+                    targets.add(s)
+                else:
+                    cuts.append((s, same))
+                entries.extend((s, same + k, t, same + k == limit) for k, t in enumerate(tokens[same:]))
+                pending[s] = tokens
+                self.cached[s] = list(tokens)
+                slot.evaluated += len(tokens) - same
+                prompt_tokens += len(tokens) - same
+                backend.stats.reused_tokens += same
+            else:
+                at = len(before[s]) if step.at is None else step.at
+                if at + 1 >= self.n_ctx_seq:
+                    self._fail(slots, s, results, f"answer exceeds n_ctx={self.n_ctx_seq}")
+                    continue
+                cuts.append((s, at))
+                entries.append((s, at, step.token, True))
+                self.cached[s] = [*before[s][:at], step.token]
+                generated_tokens += 1
+        if not entries:
+            return
+        started = time.perf_counter()
+        rows = self._decode(copies, cuts, entries)
+        if rows is None:
+            # The cache no longer matches what we think it holds: start every sequence afresh.
+            self.clear()
+            for s, slot in enumerate(slots):
+                if slot is not None:
+                    self._fail(slots, s, results, "llama_decode failed")
+            return
+        elapsed = time.perf_counter() - started
+        # A step mixes prompt and generated tokens; its time is split by their token counts.
+        share = prompt_tokens / (prompt_tokens + generated_tokens)
+        backend.stats.prompt_tokens += prompt_tokens
+        backend.stats.prompt_s += elapsed * share
+        backend.stats.generated_tokens += generated_tokens
+        backend.stats.generated_s += elapsed * (1 - share)
+        backend.stats.steps += 1
+        for s, logits in rows.items():
+            slot = slots[s]
+            assert slot is not None
+            reply: Any = (logits, len(self.cached[s])) if isinstance(slot.step, _Prime) else logits
+            slot.tokens = None
+            try:
+                slot.step = slot.steps.send(reply)
+            except StopIteration as stop:
+                answer: _Answer = stop.value
+                results[slot.index] = answer.completion(
+                    prompt_tokens=slot.evaluated,
+                    max_tokens=slot.max_tokens,
+                    latency_s=time.perf_counter() - slot.started,
+                )
+                slots[s] = None
+
+    def _decode(
+        self,
+        copies: list[tuple[int, int, int]],
+        cuts: list[tuple[int, int]],
+        entries: list[tuple[int, int, int, bool]],
+    ) -> dict[int, np.ndarray] | None:
+        """Apply the step's cache edits, decode ``entries`` in one batch; logits per sequence.
+
+        ``copies``: (source, destination, tokens): the destination is emptied, then shares the
+        source's first tokens; ``cuts``: (sequence, position): its cells from there on are dropped;
+        ``entries``: (sequence, position, token, wants logits). Copies come first, so a source cut
+        in the same step still hands over what it held. None when llama.cpp refused the batch.
+        """
+        import llama_cpp
+
+        for source, target, count in copies:
+            llama_cpp.llama_memory_seq_rm(self.memory, target, -1, -1)
+            llama_cpp.llama_memory_seq_cp(self.memory, source, target, 0, count)
+        for s, first in cuts:
+            llama_cpp.llama_memory_seq_rm(self.memory, s, first, -1)
+        batch = self.batch
+        assert len(entries) <= self.capacity
+        for i, (s, pos, token, wants) in enumerate(entries):
+            batch.token[i] = token
+            batch.pos[i] = pos
+            batch.n_seq_id[i] = 1
+            batch.seq_id[i][0] = s
+            batch.logits[i] = wants
+        batch.n_tokens = len(entries)
+        code = llama_cpp.llama_decode(self.ctx, batch)
+        if code != 0:
+            log.warning("llama_decode returned %d for a batch of %d tokens", code, len(entries))
+            return None
+        rows: dict[int, np.ndarray] = {}
+        for i, (s, _, _, wants) in enumerate(entries):
+            if wants:
+                pointer = llama_cpp.llama_get_logits_ith(self.ctx, i)
+                rows[s] = np.ctypeslib.as_array(pointer, shape=(self.n_vocab,)).copy()
+        return rows
+
+    def clear(self) -> None:
+        """Empty every sequence (the next requests evaluate their prompts from the start)."""
+        import llama_cpp
+
+        llama_cpp.llama_memory_clear(self.memory, True)
+        self.cached = [[] for _ in range(self.n_seq)]
+
+    def _fail(
+        self, slots: list[_Slot | None], s: int, results: dict[int, Completion | BackendError], why: str
+    ) -> None:
+        slot = slots[s]
+        assert slot is not None
+        results[slot.index] = BackendError(f"llama.cpp: {why}")
+        slots[s] = None

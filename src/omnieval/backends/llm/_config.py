@@ -33,7 +33,6 @@ class HttpClientSettings(_Strict):
     chat_template_kwargs). Turn off for hosted APIs that reject unknown fields."""
 
 
-
 def _no_credentials(url: str | None, field: str) -> None:
     """Refuse ``user:password@`` in a server address: it would be recorded with the config."""
     if url is None:
@@ -49,6 +48,7 @@ def _no_credentials(url: str | None, field: str) -> None:
             f"{field}: credentials in the URL would be recorded in the resolved config and MLflow; "
             "give the key through api_key_env instead"
         )
+
 
 class EndpointConfig(_Strict):
     """One server of a multi-endpoint judge (see :attr:`OpenAIBackendConfig.endpoints`)."""
@@ -272,7 +272,9 @@ class FaultsConfig(_Strict):
     def _rates(self) -> FaultsConfig:
         explicit = {k: getattr(self, k) for k in FAULT_KINDS if getattr(self, k) > 0}
         if self.rate is not None and explicit:
-            raise ValueError(f"give either rate or per-kind rates, not both (got rate and {sorted(explicit)})")
+            raise ValueError(
+                f"give either rate or per-kind rates, not both (got rate and {sorted(explicit)})"
+            )
         if sum(self.rates().values()) > 1.0 + 1e-9:
             raise ValueError("the fault rates add up to more than 1")
         return self
@@ -285,8 +287,13 @@ class FaultsConfig(_Strict):
 
 
 BackendConfig = Annotated[
-    OpenAIBackendConfig | VllmServerConfig | LlamaCppConfig | TransformersConfig | ScriptedConfig
-    | SimulatedConfig | FaultsConfig,
+    OpenAIBackendConfig
+    | VllmServerConfig
+    | LlamaCppConfig
+    | TransformersConfig
+    | ScriptedConfig
+    | SimulatedConfig
+    | FaultsConfig,
     Field(discriminator="kind"),
 ]
 

@@ -21,22 +21,32 @@ per-line checks, so the two never disagree about a line.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from omnieval.audio import AudioError, load_audio
 from omnieval.data._files import check_file, resolve_in_root, show_value
-from omnieval.data._fingerprint import Manifest, TextEntry, file_entry, manifest_digest, sha256_text
-from omnieval.errors import DataError
-from omnieval.jsonio import read_jsonl_objects
+from omnieval.data._fingerprint import Manifest, TextEntry, sha256_text
+from omnieval.data._jsonl_manifest import (
+    MANIFEST_NAME as MANIFEST_NAME,  # the benchmark's layout marker, importable from here
+)
+from omnieval.data._jsonl_manifest import (
+    CheckCache,
+    LineProblems,
+    ManifestDataset,
+    ManifestLineCheck,
+    ManifestReport,
+    check_manifest_lines,
+    fingerprint_manifest,
+    load_manifest,
+    relative_posix,
+    validate_manifest,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
-
-#: The manifest's file name inside a dataset folder (also the benchmark's layout marker).
-MANIFEST_NAME = "manifest.jsonl"
 
 #: Fields every manifest line must have (FORMATS.md section 6).
 REQUIRED_FIELDS: tuple[str, ...] = (
@@ -165,54 +175,13 @@ class AcbenchInstance:
 
 
 @dataclass(frozen=True)
-class AcbenchDataset:
+class AcbenchDataset(ManifestDataset[AcbenchInstance]):
     """A validated OmniACBench folder. ``instances[i].index == i`` (manifest line order)."""
-
-    root: Path
-    instances: tuple[AcbenchInstance, ...]
-
-    def __len__(self) -> int:
-        return len(self.instances)
-
-    def __iter__(self) -> Iterator[AcbenchInstance]:
-        return iter(self.instances)
-
-    def __getitem__(self, index: int) -> AcbenchInstance:
-        return self.instances[index]
-
-    @property
-    def manifest_path(self) -> Path:
-        """The dataset's ``manifest.jsonl``."""
-        return self.root / MANIFEST_NAME
-
-    @property
-    def ids(self) -> tuple[str, ...]:
-        """Dataset ids in manifest order."""
-        return tuple(i.id for i in self.instances)
-
-    def by_id(self, instance_id: str) -> AcbenchInstance:
-        """The instance with this id; KeyError when absent."""
-        for inst in self.instances:
-            if inst.id == instance_id:
-                return inst
-        raise KeyError(instance_id)
 
 
 @dataclass(frozen=True)
-class AcbenchReport:
-    """Outcome of :func:`validate_acbench`: every problem found, in line order.
-
-    Attributes:
-        ok: True when the folder has no problem at all.
-        problems: One line per problem (file, line, id, field, reason).
-        n_rows: Manifest lines read (blank lines excluded).
-        dataset: The loaded dataset when ``ok``, else None.
-    """
-
-    ok: bool
-    problems: list[str]
-    n_rows: int
-    dataset: AcbenchDataset | None = field(default=None, repr=False, compare=False)
+class AcbenchReport(ManifestReport[AcbenchDataset]):
+    """Outcome of :func:`validate_acbench` (a :class:`~omnieval.data._jsonl_manifest.ManifestReport`)."""
 
 
 @dataclass(frozen=True)
@@ -234,65 +203,30 @@ class MediaCheck:
 
 
 @dataclass(frozen=True)
-class LineCheck:
-    """Everything the validator found on one non-blank manifest line.
+class LineCheck(ManifestLineCheck):
+    """Everything the validator found on one non-blank OmniACBench manifest line.
 
-    Attributes:
-        number: 1-based line number in the file.
-        index: 0-based position among non-blank lines.
-        record: The parsed object; None when the line is not a JSON object.
-        problems: ``(field, message)`` pairs; the field is ``""`` for problems of the whole line.
+    Attributes (besides :class:`~omnieval.data._jsonl_manifest.ManifestLineCheck`'s):
         feature: Canonical feature, None when missing or unknown.
         target_value: Canonical target value, None when missing or not a value of the feature.
         media: Media field -> its check (absent when the field is missing).
         instance: The typed record when the line has no problem.
     """
 
-    number: int
-    index: int
-    record: dict[str, Any] | None
-    problems: tuple[tuple[str, str], ...]
+    # A heteronym problem names its sub-field (heteronym.reading); the gate's heteronym column wants all.
+    NESTED_FIELDS: ClassVar[bool] = True
+
     feature: str | None = None
     target_value: str | None = None
     media: Mapping[str, MediaCheck] = field(default_factory=dict)
     instance: AcbenchInstance | None = None
 
-    @property
-    def id(self) -> str | None:
-        """The line's id when it is a non-empty string."""
-        rid = (self.record or {}).get("id")
-        return rid if isinstance(rid, str) and rid.strip() else None
 
-    def where(self) -> str:
-        """``manifest.jsonl line 7 (id ac-0007)``, without the id when there is none."""
-        head = f"{MANIFEST_NAME} line {self.number}"
-        return f"{head} (id {self.id})" if self.id is not None else head
-
-    def messages(self) -> list[str]:
-        """The problems as report lines."""
-        return [f"{self.where()}: {reason}" for reason in self.reasons()]
-
-    def reasons(self) -> list[str]:
-        """The problems as ``field: reason`` (or the reason alone for whole-line problems)."""
-        return [f"{f}: {m}" if f else m for f, m in self.problems]
-
-    def field_problems(self, name: str) -> list[str]:
-        """``field: reason`` of the problems about ``name`` (``heteronym`` also collects ``heteronym.<sub>``)."""
-        return [f"{f}: {m}" for f, m in self.problems if f == name or f.startswith(name + ".")]
-
-
-class _MediaCache:
+class _MediaCache(CheckCache[MediaCheck]):
     """File checks by (kind, relative path): many lines may share one picture or clip."""
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self._seen: dict[tuple[str, str], MediaCheck] = {}
-
     def check(self, rel: object, kind: str) -> MediaCheck:
-        key = (kind, str(rel))
-        if key not in self._seen:
-            self._seen[key] = _check_media(self.root, rel, kind)
-        return self._seen[key]
+        return self.once((kind, str(rel)), lambda: _check_media(self.root, rel, kind))
 
 
 def _check_media(root: Path, rel: object, kind: str) -> MediaCheck:
@@ -311,43 +245,24 @@ def _check_media(root: Path, rel: object, kind: str) -> MediaCheck:
 
 
 def check_lines(root: Path) -> tuple[list[LineCheck], list[str]]:
-    """Run the per-line checks over ``root/manifest.jsonl``.
+    """Run the OmniACBench line checks (fields, feature and target, media, heteronym).
 
     Args:
         root: The dataset folder.
 
     Returns:
-        The checked lines in file order, and problems of the folder as a whole (no folder, no
-        manifest, no instances); when the latter is non-empty there may be no lines.
+        The checked lines in file order, and problems of the folder as a whole (see
+        :func:`~omnieval.data._jsonl_manifest.check_manifest_lines`).
     """
-    root = Path(root)
-    manifest = root / MANIFEST_NAME
-    if not root.is_dir():
-        return [], [f"{root}: dataset folder not found"]
-    if not manifest.is_file():
-        return [], [f"{MANIFEST_NAME}: file not found (expected at {manifest})"]
-    media = _MediaCache(root.resolve())
-    lines: list[LineCheck] = []
-    first_line_of: dict[str, int] = {}
-    for index, line in enumerate(read_jsonl_objects(manifest)):
-        number = int(line.where.rsplit(":", 1)[1])
-        if line.obj is None:
-            reason = str(line.problem).removeprefix(f"{line.where}: ")
-            lines.append(LineCheck(number, index, None, (("", reason),)))
-            continue
-        lines.append(_check_record(line.obj, number, index, media, first_line_of))
-    whole = [] if lines else [f"{MANIFEST_NAME}: no instances (the file has no non-blank line)"]
-    return lines, whole
+    return check_manifest_lines(root, LineCheck, _MediaCache, _check_record)
 
 
 def _check_record(
     obj: dict[str, Any], number: int, index: int, media: _MediaCache, first_line_of: dict[str, int]
 ) -> LineCheck:
-    """Check one parsed line; ``first_line_of`` maps ids seen so far to their line (updated here)."""
-    problems: list[tuple[str, str]] = []
-
-    def bad(name: str, message: str) -> None:
-        problems.append((name, message))
+    """Check one OmniACBench line; ``first_line_of`` maps ids seen so far to their line (updated here)."""
+    problems = LineProblems()
+    bad = problems.add
 
     rid = obj.get("id")
     if isinstance(rid, str) and rid.strip():
@@ -508,23 +423,10 @@ def validate_acbench(root: Path) -> AcbenchReport:
     and decode (WAV via soundfile, images via PIL verify and load); pronunciation instances carry a
     valid ``heteronym`` object and no other instance does.
 
-    Args:
-        root: The dataset folder (the one holding ``manifest.jsonl``).
-
-    Returns:
-        A report; when ``ok`` its ``dataset`` holds the typed instances in line order.
+    ``root`` is the folder holding ``manifest.jsonl``. When the report is ``ok`` its ``dataset``
+    holds the typed instances in line order.
     """
-    root = Path(root)
-    lines, whole = check_lines(root)
-    problems = list(whole)
-    for line in lines:
-        problems.extend(line.messages())
-    dataset = None
-    if not problems:
-        dataset = AcbenchDataset(
-            root.resolve(), tuple(line.instance for line in lines if line.instance is not None)
-        )
-    return AcbenchReport(ok=not problems, problems=problems, n_rows=len(lines), dataset=dataset)
+    return validate_manifest(root, check_lines, AcbenchDataset, AcbenchReport)
 
 
 def load_acbench(root: Path) -> AcbenchDataset:
@@ -533,14 +435,7 @@ def load_acbench(root: Path) -> AcbenchDataset:
     Raises:
         DataError: listing each problem (file, line, id, field); exit code 2 in the CLI.
     """
-    report = validate_acbench(root)
-    if report.dataset is None:
-        n = len(report.problems)
-        raise DataError(
-            f"acbench dataset {root} failed validation ({n} problem{'s' if n != 1 else ''})",
-            list(report.problems),
-        )
-    return report.dataset
+    return load_manifest("acbench", root, validate_acbench(root))
 
 
 #: Text fields hashed per instance by :func:`fingerprint_acbench`.
@@ -560,21 +455,13 @@ def fingerprint_acbench(dataset: AcbenchDataset) -> Manifest:
     Returns:
         The fingerprint; ``table`` entry is ``manifest.jsonl``.
     """
-    root = dataset.root
-    media = {p for inst in dataset.instances for p in (inst.instruction_audio, inst.image)}
-    files = tuple(sorted((file_entry(root, p) for p in media), key=lambda e: e.path))
-    texts = tuple(
-        sorted(
-            (
-                TextEntry(inst.id, name, sha256_text(text))
-                for inst in dataset.instances
-                for name, text in _texts(inst)
-            ),
-            key=lambda e: (e.id, e.field),
-        )
+    media = (p for inst in dataset.instances for p in (inst.instruction_audio, inst.image))
+    texts = (
+        TextEntry(inst.id, name, sha256_text(text))
+        for inst in dataset.instances
+        for name, text in _texts(inst)
     )
-    n_rows, table = len(dataset.instances), file_entry(root, dataset.manifest_path)
-    return Manifest(n_rows, table, files, texts, manifest_digest(n_rows, table, files, texts))
+    return fingerprint_manifest(dataset, media, texts)
 
 
 def _texts(inst: AcbenchInstance) -> tuple[tuple[str, str], ...]:
@@ -606,9 +493,9 @@ def acbench_frame(dataset: AcbenchDataset) -> pd.DataFrame:
             "feature": inst.feature,
             "target_value": inst.target_value,
             "script": inst.script,
-            "instruction_audio": _relative(root, inst.instruction_audio),
+            "instruction_audio": relative_posix(root, inst.instruction_audio),
             "instruction_text": inst.instruction_text,
-            "image": _relative(root, inst.image),
+            "image": relative_posix(root, inst.image),
             "image_keywords": "; ".join(inst.image_keywords),
             "heteronym_word": inst.heteronym.word if inst.heteronym else "",
             "heteronym_reading": inst.heteronym.reading if inst.heteronym else "",
@@ -616,7 +503,3 @@ def acbench_frame(dataset: AcbenchDataset) -> pd.DataFrame:
         for inst in dataset.instances
     ]
     return pd.DataFrame(rows, columns=list(FRAME_COLUMNS))
-
-
-def _relative(root: Path, path: Path) -> str:
-    return path.resolve().relative_to(root.resolve()).as_posix()

@@ -35,7 +35,7 @@ The dataset gate (``_gate.py``) runs the same per-line checks, so the two never 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,15 +44,26 @@ from omnieval.benchmarks.prism._media import MediaError, MediaInfo, probe
 from omnieval.benchmarks.prism._tags import SUBSETS, TAGS, Cell, active_cells, parse_tag, tag_set_problem
 from omnieval.candidates import Modality, output_path
 from omnieval.data._files import resolve_in_root, show_value
-from omnieval.data._fingerprint import Manifest, TextEntry, file_entry, manifest_digest, sha256_text
-from omnieval.errors import DataError
+from omnieval.data._fingerprint import Manifest, TextEntry, sha256_text
+from omnieval.data._jsonl_manifest import (
+    MANIFEST_NAME as MANIFEST_NAME,  # the benchmark's layout marker, importable from here
+)
+from omnieval.data._jsonl_manifest import (
+    CheckCache,
+    LineProblems,
+    ManifestDataset,
+    ManifestLineCheck,
+    ManifestReport,
+    check_manifest_lines,
+    fingerprint_manifest,
+    load_manifest,
+    relative_posix,
+    validate_manifest,
+)
 from omnieval.jsonio import read_jsonl_objects
 
 if TYPE_CHECKING:
     import pandas as pd
-
-#: The manifest's file name inside a dataset folder (also the benchmark's layout marker).
-MANIFEST_NAME = "manifest.jsonl"
 
 #: Fields every manifest line must have (FORMATS.md section 6).
 REQUIRED_FIELDS: tuple[str, ...] = ("id", "subset", "active_tags", "caption", "reference_video")
@@ -112,37 +123,8 @@ class PrismInstance:
 
 
 @dataclass(frozen=True)
-class PrismDataset:
+class PrismDataset(ManifestDataset[PrismInstance]):
     """A validated PRISM-Bench folder. ``instances[i].index == i`` (manifest line order)."""
-
-    root: Path
-    instances: tuple[PrismInstance, ...]
-
-    def __len__(self) -> int:
-        return len(self.instances)
-
-    def __iter__(self) -> Iterator[PrismInstance]:
-        return iter(self.instances)
-
-    def __getitem__(self, index: int) -> PrismInstance:
-        return self.instances[index]
-
-    @property
-    def manifest_path(self) -> Path:
-        """The dataset's ``manifest.jsonl``."""
-        return self.root / MANIFEST_NAME
-
-    @property
-    def ids(self) -> tuple[str, ...]:
-        """Dataset ids in manifest order."""
-        return tuple(i.id for i in self.instances)
-
-    def by_id(self, instance_id: str) -> PrismInstance:
-        """The instance with this id; KeyError when absent."""
-        for inst in self.instances:
-            if inst.id == instance_id:
-                return inst
-        raise KeyError(instance_id)
 
     def subset(self, name: str) -> tuple[PrismInstance, ...]:
         """The instances of one subset, in manifest order."""
@@ -150,20 +132,8 @@ class PrismDataset:
 
 
 @dataclass(frozen=True)
-class PrismReport:
-    """Outcome of :func:`validate_prism`: every problem found, in line order.
-
-    Attributes:
-        ok: True when the folder has no problem at all.
-        problems: One line per problem (file, line, id, field, reason).
-        n_rows: Manifest lines read (blank lines excluded).
-        dataset: The loaded dataset when ``ok``, else None.
-    """
-
-    ok: bool
-    problems: list[str]
-    n_rows: int
-    dataset: PrismDataset | None = field(default=None, repr=False, compare=False)
+class PrismReport(ManifestReport[PrismDataset]):
+    """Outcome of :func:`validate_prism` (a :class:`~omnieval.data._jsonl_manifest.ManifestReport`)."""
 
 
 @dataclass(frozen=True)
@@ -216,49 +186,18 @@ def check_video(root: Path, rel: object) -> VideoCheck:
 
 
 @dataclass(frozen=True)
-class LineCheck:
-    """Everything the validator found on one non-blank manifest line.
+class LineCheck(ManifestLineCheck):
+    """Everything the validator found on one non-blank PRISM-Bench manifest line.
 
-    Attributes:
-        number: 1-based line number in the file.
-        index: 0-based position among non-blank lines.
-        record: The parsed object; None when the line is not a JSON object.
-        problems: ``(field, message)`` pairs; the field is ``""`` for problems of the whole line.
+    Attributes (besides :class:`~omnieval.data._jsonl_manifest.ManifestLineCheck`'s):
         tags: The tags in canonical order when they are a list of known tags (else None).
         video: The reference clip's check (None when the field is missing).
         instance: The typed record when the line has no problem.
     """
 
-    number: int
-    index: int
-    record: dict[str, Any] | None
-    problems: tuple[tuple[str, str], ...]
     tags: tuple[str, ...] | None = None
     video: VideoCheck | None = None
     instance: PrismInstance | None = None
-
-    @property
-    def id(self) -> str | None:
-        """The line's id when it is a non-empty string."""
-        rid = (self.record or {}).get("id")
-        return rid if isinstance(rid, str) and rid.strip() else None
-
-    def where(self) -> str:
-        """``manifest.jsonl line 7 (id on-07)``, without the id when there is none."""
-        head = f"{MANIFEST_NAME} line {self.number}"
-        return f"{head} (id {self.id})" if self.id is not None else head
-
-    def messages(self) -> list[str]:
-        """The problems as report lines."""
-        return [f"{self.where()}: {reason}" for reason in self.reasons()]
-
-    def reasons(self) -> list[str]:
-        """The problems as ``field: reason`` (or the reason alone for whole-line problems)."""
-        return [f"{f}: {m}" if f else m for f, m in self.problems]
-
-    def field_problems(self, name: str) -> list[str]:
-        """``field: reason`` of the problems about ``name``."""
-        return [f"{f}: {m}" for f, m in self.problems if f == name]
 
 
 def canonical_tags(tags: list[str]) -> tuple[str, ...]:
@@ -298,55 +237,28 @@ def tags_problem(subset: str, tags: list[str]) -> str:
     return problem
 
 
-class _VideoCache:
+class _VideoCache(CheckCache[VideoCheck]):
     """Clip checks by relative path (two lines may share a clip; probing twice is waste)."""
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self._seen: dict[str, VideoCheck] = {}
-
     def check(self, rel: object) -> VideoCheck:
-        key = repr(rel)
-        if key not in self._seen:
-            self._seen[key] = check_video(self.root, rel)
-        return self._seen[key]
+        return self.once(repr(rel), lambda: check_video(self.root, rel))
 
 
 def check_lines(root: Path) -> tuple[list[LineCheck], list[str]]:
-    """Run the per-line checks over ``root/manifest.jsonl``.
+    """Check every line of ``root/manifest.jsonl``: fields, subset and tags, reference clip, events.
 
-    Returns:
-        The checked lines in file order, and problems of the folder as a whole (no folder, no
-        manifest, no instances); when the latter is non-empty there may be no lines.
+    Same result as :func:`~omnieval.data._jsonl_manifest.check_manifest_lines`: the checked lines in
+    file order, and problems of the folder as a whole (no folder, no manifest, no instances).
     """
-    root = Path(root)
-    manifest = root / MANIFEST_NAME
-    if not root.is_dir():
-        return [], [f"{root}: dataset folder not found"]
-    if not manifest.is_file():
-        return [], [f"{MANIFEST_NAME}: file not found (expected at {manifest})"]
-    videos = _VideoCache(root.resolve())
-    lines: list[LineCheck] = []
-    first_line_of: dict[str, int] = {}
-    for index, line in enumerate(read_jsonl_objects(manifest)):
-        number = int(line.where.rsplit(":", 1)[1])
-        if line.obj is None:
-            reason = str(line.problem).removeprefix(f"{line.where}: ")
-            lines.append(LineCheck(number, index, None, (("", reason),)))
-            continue
-        lines.append(_check_record(line.obj, number, index, videos, first_line_of))
-    whole = [] if lines else [f"{MANIFEST_NAME}: no instances (the file has no non-blank line)"]
-    return lines, whole
+    return check_manifest_lines(root, LineCheck, _VideoCache, _check_record)
 
 
 def _check_record(
     obj: dict[str, Any], number: int, index: int, videos: _VideoCache, first_line_of: dict[str, int]
 ) -> LineCheck:
-    """Check one parsed line; ``first_line_of`` maps ids seen so far to their line (updated here)."""
-    problems: list[tuple[str, str]] = []
-
-    def bad(name: str, message: str) -> None:
-        problems.append((name, message))
+    """Check one PRISM-Bench line; ``first_line_of`` maps ids seen so far to their line (updated here)."""
+    problems = LineProblems()
+    bad = problems.add
 
     for key in obj:
         if key not in REQUIRED_FIELDS and key not in OPTIONAL_FIELDS:
@@ -480,23 +392,10 @@ def validate_prism(root: Path) -> PrismReport:
     probes with a video and an audio stream, decodes, and has a duration and frame rate within
     bounds; ``visual_events`` (when given) are ascending seconds within the clip.
 
-    Args:
-        root: The dataset folder (the one holding ``manifest.jsonl``).
-
-    Returns:
-        A report; when ``ok`` its ``dataset`` holds the typed instances in line order.
+    ``root`` is the folder holding ``manifest.jsonl``. When the report is ``ok`` its ``dataset``
+    holds the typed instances in line order.
     """
-    root = Path(root)
-    lines, whole = check_lines(root)
-    problems = list(whole)
-    for line in lines:
-        problems.extend(line.messages())
-    dataset = None
-    if not problems:
-        dataset = PrismDataset(
-            root.resolve(), tuple(line.instance for line in lines if line.instance is not None)
-        )
-    return PrismReport(ok=not problems, problems=problems, n_rows=len(lines), dataset=dataset)
+    return validate_manifest(root, check_lines, PrismDataset, PrismReport)
 
 
 def load_prism(root: Path) -> PrismDataset:
@@ -505,14 +404,7 @@ def load_prism(root: Path) -> PrismDataset:
     Raises:
         DataError: listing each problem (line, id, field); exit code 2 in the CLI.
     """
-    report = validate_prism(root)
-    if report.dataset is None:
-        n = len(report.problems)
-        raise DataError(
-            f"prism dataset {root} failed validation ({n} problem{'s' if n != 1 else ''})",
-            list(report.problems),
-        )
-    return report.dataset
+    return load_manifest("prism", root, validate_prism(root))
 
 
 def fingerprint_prism(dataset: PrismDataset) -> Manifest:
@@ -525,17 +417,9 @@ def fingerprint_prism(dataset: PrismDataset) -> Manifest:
     Returns:
         The fingerprint; its ``parquet`` entry (the table file) is ``manifest.jsonl``.
     """
-    root = dataset.root
-    videos = {inst.reference_video for inst in dataset.instances}
-    files = tuple(sorted((file_entry(root, p) for p in videos), key=lambda e: e.path))
-    texts = tuple(
-        sorted(
-            (TextEntry(inst.id, "caption", sha256_text(inst.caption)) for inst in dataset.instances),
-            key=lambda e: (e.id, e.field),
-        )
-    )
-    n_rows, table = len(dataset.instances), file_entry(root, dataset.manifest_path)
-    return Manifest(n_rows, table, files, texts, manifest_digest(n_rows, table, files, texts))
+    videos = (inst.reference_video for inst in dataset.instances)
+    texts = (TextEntry(inst.id, "caption", sha256_text(inst.caption)) for inst in dataset.instances)
+    return fingerprint_manifest(dataset, videos, texts)
 
 
 #: Columns of :func:`prism_frame`, in order.
@@ -561,7 +445,7 @@ def prism_frame(dataset: PrismDataset) -> pd.DataFrame:
     """
     import pandas as pd
 
-    root = dataset.root.resolve()
+    root = dataset.root
     rows = [
         {
             "index": inst.index,
@@ -569,7 +453,7 @@ def prism_frame(dataset: PrismDataset) -> pd.DataFrame:
             "subset": inst.subset,
             "active_tags": ",".join(inst.active_tags),
             "caption": inst.caption,
-            "reference_video": inst.reference_video.resolve().relative_to(root).as_posix(),
+            "reference_video": relative_posix(root, inst.reference_video),
             "visual_events": ",".join(f"{t:g}" for t in inst.visual_events),
             "speaker": inst.speaker,
             "notes": inst.notes,

@@ -68,6 +68,25 @@ def _candidates(config: SuiteConfig, systems: Sequence[str]) -> dict[str, Path]:
     return {sid: resolve_candidates_root(paths.candidates(sid)) for sid in systems}
 
 
+def _judge_key(
+    stage: str,
+    config: SuiteConfig,
+    instances: Sequence[Any],
+    dataset_digest: str,
+    candidates: dict[str, Path],
+) -> str:
+    """What the judges' outputs depend on: data, rows, candidate trees, panels, metrics config, code."""
+    return content_key(
+        stage=stage,
+        dataset=dataset_digest,
+        rows=[i.id for i in instances],
+        candidates={sid: tree_digest(root) for sid, root in candidates.items()},
+        panels=list(config.panels),
+        metrics=config.metrics.model_dump(mode="json"),
+        code=code_digest(),
+    )
+
+
 def run_shard(
     config: SuiteConfig, systems: Sequence[str], instances: Sequence[Any], dataset_digest: str
 ) -> JudgeShard:
@@ -79,15 +98,7 @@ def run_shard(
 
     paths = state_paths(config)
     candidates = _candidates(config, systems)
-    key = content_key(
-        stage="judge-shard",
-        dataset=dataset_digest,
-        rows=[i.id for i in instances],
-        candidates={sid: tree_digest(root) for sid, root in candidates.items()},
-        panels=list(config.panels),
-        metrics=config.metrics.model_dump(mode="json"),
-        code=code_digest(),
-    )
+    key = _judge_key("judge-shard", config, instances, dataset_digest, candidates)
     folder = paths.judge_dir / "shards" / key[:24]
     done = folder / "shard.json"
     if done.is_file():
@@ -177,15 +188,7 @@ def run(
     out_dir = paths.judge_dir
     scores_path, judgments_path = out_dir / "scores.parquet", out_dir / "judgments.parquet"
     candidates = _candidates(config, list(config.systems))
-    key = content_key(
-        stage="judge",
-        dataset=dataset_digest,
-        rows=[i.id for i in instances],
-        candidates={sid: tree_digest(root) for sid, root in candidates.items()},
-        panels=list(config.panels),
-        metrics=config.metrics.model_dump(mode="json"),
-        code=code_digest(),
-    )
+    key = _judge_key("judge", config, instances, dataset_digest, candidates)
     if is_fresh(paths, "judge", key, [scores_path, judgments_path]):
         note("[judge] unchanged, reusing judge outputs (0 model calls)")
         if not (out_dir / "health.json").is_file():

@@ -261,15 +261,11 @@ def _committed(cache: Path) -> set[str]:
     return found
 
 
-def _calls(log: Path, pid_tree: set[int] | None = None) -> list[str]:
+def _calls(log: Path) -> list[str]:
+    """Request digests of every judge call so far, in call order."""
     if not log.is_file():
         return []
-    out = []
-    for line in log.read_text(encoding="utf-8").splitlines():
-        digest, _, pid = line.partition("\t")
-        if pid_tree is None or int(pid or 0) in pid_tree:
-            out.append(digest)
-    return out
+    return [line.partition("\t")[0] for line in log.read_text(encoding="utf-8").splitlines() if line]
 
 
 def half_written(*folders: Path) -> list[str]:

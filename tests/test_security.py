@@ -519,7 +519,9 @@ def test_prefect_temporary_server_binds_loopback(monkeypatch: pytest.MonkeyPatch
             seen.append(args)
 
     monkeypatch.setattr("prefect.server.api.server.subprocess.Popen", NoProcess)
-    server = server_module.SubprocessASGIServer.__new__(server_module.SubprocessASGIServer)
+    # Not SubprocessASGIServer.__new__: that hands out Prefect's per-port singleton, and changing its
+    # port would break every later flow run in this process.
+    server = object.__new__(server_module.SubprocessASGIServer)
     server.port = 4321
     server._run_uvicorn_command()
     args = seen[0]

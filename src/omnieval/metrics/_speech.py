@@ -433,23 +433,23 @@ def describe_cached(
     identity = analyzer.identity()
     digests = [sha256_file(p) for p in paths]
     found: dict[str, SpeechAttributes] = {}
-    todo: dict[str, Path] = {}
+    uncached: dict[str, Path] = {}
     hits = 0
     for digest, path in zip(digests, paths, strict=True):
-        if digest in found or digest in todo:
+        if digest in found or digest in uncached:
             continue
         hit = cache.get(SPEECH_META.name, speech_cache_key(digest, identity))
         if hit is not None:
             found[digest] = SpeechAttributes.from_dict(hit)
             hits += 1
         else:
-            todo[digest] = Path(path)
-    for digest, attrs in zip(todo, analyzer.describe_many(list(todo.values())), strict=True):
+            uncached[digest] = Path(path)
+    for digest, attrs in zip(uncached, analyzer.describe_many(list(uncached.values())), strict=True):
         if attrs.status != INFERENCE_ERROR:
             cache.put(SPEECH_META.name, speech_cache_key(digest, identity), attrs.to_dict())
         found[digest] = attrs
     out = [found[d].with_path(p) for d, p in zip(digests, paths, strict=True)]
-    return out, len(todo), hits
+    return out, len(uncached), hits
 
 
 _DEFAULT_ANALYZERS: dict[str, SpeechAnalyzer] = {}

@@ -164,9 +164,9 @@ def _no_speech_notes(frame: pd.DataFrame, root: Path, n_rows: int, check: Speech
     if rows.empty:
         return []
     entries = [str(e) for e in rows["entry"]]
-    described, _computed, _hits = describe_cached(
+    described = describe_cached(
         default_analyzer(check.config), [root / e for e in entries], MetricCache(check.cache_dir)
-    )
+    ).attributes
     found = [
         (int(index), entry, attrs)
         for index, entry, attrs in zip(rows["index"], entries, described, strict=True)

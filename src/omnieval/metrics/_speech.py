@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from omnieval.audio import TARGET_RATE, AudioError, AudioStatus, PreparedSpeech, prepare_speech
 from omnieval.metrics._classifiers import AttributeClassifier, classifier_identity, load_classifier
@@ -417,15 +417,31 @@ def speech_cache_key(audio_sha256: str, identity: dict[str, Any]) -> str:
     return cache_key(audio=audio_sha256, model=identity)
 
 
+class CachedSpeech(NamedTuple):
+    """What :func:`describe_cached` found: attributes in input order and where they came from."""
+
+    attributes: list[SpeechAttributes]
+    computed: int
+    """Distinct clips (by content) analysed now."""
+    hits: int
+    """Input files served from the cache."""
+
+
 def describe_cached(
-    analyzer: SpeechAnalyzer, paths: Sequence[Path], cache: MetricCache
-) -> tuple[list[SpeechAttributes], int, int]:
+    analyzer: SpeechAnalyzer,
+    paths: Sequence[Path],
+    cache: MetricCache,
+    *,
+    progress: Callable[[int], None] | None = None,
+) -> CachedSpeech:
     """Attributes of files through the ``speech_meta`` cache (byte-identical files analysed once).
 
-    The same keys as the storybench metrics stage, so a clip analysed here is a cache hit there.
+    The one path from audio files to cached attributes: the storybench metrics stage and the
+    candidates gate both use it, so a clip analysed by one is a cache hit for the other.
 
-    Returns:
-        (attributes in input order, clips computed, cache hits).
+    Args:
+        progress: Called with the number of input files just resolved: once for the cache hits,
+            then once per analysed clip (with every file sharing its content).
     """
     from omnieval.hashing import sha256_file
     from omnieval.metrics._spec import SPEECH_META
@@ -433,23 +449,34 @@ def describe_cached(
     identity = analyzer.identity()
     digests = [sha256_file(p) for p in paths]
     found: dict[str, SpeechAttributes] = {}
-    uncached: dict[str, Path] = {}
+    uncached: dict[str, list[Path]] = {}
     hits = 0
     for digest, path in zip(digests, paths, strict=True):
-        if digest in found or digest in uncached:
+        if digest in uncached:
+            uncached[digest].append(Path(path))
             continue
-        hit = cache.get(SPEECH_META.name, speech_cache_key(digest, identity))
-        if hit is not None:
+        if digest not in found:
+            hit = cache.get(SPEECH_META.name, speech_cache_key(digest, identity))
+            if hit is None:
+                uncached[digest] = [Path(path)]
+                continue
             found[digest] = SpeechAttributes.from_dict(hit)
-            hits += 1
-        else:
-            uncached[digest] = Path(path)
-    for digest, attrs in zip(uncached, analyzer.describe_many(list(uncached.values())), strict=True):
+        hits += 1
+    if progress is not None and hits:
+        progress(hits)
+    order = list(uncached)
+
+    def on_clip(done: int, _total: int) -> None:
+        if progress is not None:
+            progress(len(uncached[order[done - 1]]))
+
+    described = analyzer.describe_many([uncached[d][0] for d in order], progress=on_clip)
+    for digest, attrs in zip(order, described, strict=True):
         if attrs.status != INFERENCE_ERROR:
             cache.put(SPEECH_META.name, speech_cache_key(digest, identity), attrs.to_dict())
         found[digest] = attrs
     out = [found[d].with_path(p) for d, p in zip(digests, paths, strict=True)]
-    return out, len(uncached), hits
+    return CachedSpeech(out, len(order), hits)
 
 
 _DEFAULT_ANALYZERS: dict[str, SpeechAnalyzer] = {}

@@ -35,12 +35,11 @@ from omnieval.metrics._cache import MetricCache, cache_key
 from omnieval.metrics._config import MetricsConfig
 from omnieval.metrics._spec import BERTSCORE_F1, DREAMSIM_DISTANCE, IMAGE_SIMILARITY, SPEECH_META
 from omnieval.metrics._speech import (
-    INFERENCE_ERROR,
     NO_SPEECH,
     SpeechAnalyzer,
     SpeechAttributes,
     default_analyzer,
-    speech_cache_key,
+    describe_cached,
 )
 from omnieval.metrics.functional.labels import SPEECH_FIELDS, labels_match
 from omnieval.scores import ScoreRow, Status
@@ -263,42 +262,25 @@ def compute_storybench_metrics(
     covered = analyzer.fields_covered()
     unavailable = analyzer.unavailable_fields()
     speech: dict[int, SpeechAttributes] = {}
-    todo: dict[str, list[tuple[Transition, Path]]] = {}
-    keys: dict[str, str] = {}
+    present_speech: list[tuple[Transition, Path]] = []
     for tr in transitions:
         cand = read_candidate(root, Modality.SPEECH, tr.index, decode=False)
         if cand.path is None:
             speech[tr.index] = SpeechAttributes(
                 path="", status=AudioStatus.MISSING.value, message=cand.problem
             )
-            continue
-        digest = sha256_file(cand.path)
-        key = speech_cache_key(digest, speech_ident)
-        hit = cache.get(SPEECH_META.name, key)
-        if hit is not None:
-            speech[tr.index] = SpeechAttributes.from_dict(hit).with_path(cand.path)
-            hits += 1
-            continue
-        # Byte-identical clips (e.g. the same line rendered for two systems) are analysed once.
-        todo.setdefault(digest, []).append((tr, cand.path))
-        keys[digest] = key
-    for tr in transitions:
-        if tr.index in speech:
             tick.advance()
-    if todo:
-        digests = list(todo)
-        firsts = [todo[d][0][1] for d in digests]
-
-        def on_clip(done: int, total: int) -> None:
-            tick.advance(len(todo[digests[done - 1]]))
-
-        described = analyzer.describe_many(firsts, progress=on_clip)
-        for digest, attrs in zip(digests, described, strict=True):
-            computed += 1
-            if attrs.status not in (INFERENCE_ERROR,):
-                cache.put(SPEECH_META.name, keys[digest], attrs.to_dict())
-            for tr, path in todo[digest]:
-                speech[tr.index] = attrs.with_path(path)
+            continue
+        present_speech.append((tr, cand.path))
+    if present_speech:
+        # Byte-identical clips (e.g. the same line rendered for two systems) are analysed once.
+        described = describe_cached(
+            analyzer, [path for _, path in present_speech], cache, progress=tick.advance
+        )
+        computed += described.computed
+        hits += described.hits
+        for (tr, _), attrs in zip(present_speech, described.attributes, strict=True):
+            speech[tr.index] = attrs
     for tr in transitions:
         attrs = speech[tr.index]
         target = tr.target_speech.as_dict()

@@ -11,7 +11,12 @@ byte-identical with value probabilities within :data:`PROB_TOLERANCE`.
 
 Environment: ``BENCH_JUDGE_ROWS`` (transitions, default 2 -> 2 x 3 systems x 2 tracks = 12
 verdicts), ``BENCH_JUDGE_PARALLEL`` (default 8), ``BENCH_JUDGE_REORDERED=1`` (also answer one at a
-time in another order: how many answers the old path itself changes when only the order changes).
+time in another order: how many answers the old path itself changes when only the order changes),
+``BENCH_JUDGE_THREADS`` (llama.cpp threads; default: the panel's setting, which picks the idle cores).
+
+Last, the floor: prompt tokens per verdict that no order or prefix cache can avoid (the token trie of
+all prompts, plus the skeleton text after each value), at the measured prompt speed, and the ceiling
+on the ratio that follows for answers that must stay identical.
 """
 
 from __future__ import annotations
@@ -168,6 +173,48 @@ def max_prob_difference(a: Any, b: Any) -> float:
     return worst
 
 
+@dataclass(frozen=True)
+class PromptFloor:
+    """Prompt tokens per verdict that any prefix cache must evaluate, and what the runner's order costs."""
+
+    tokens: float
+    """Mean prompt length in tokens."""
+    runner_order: float
+    """Mean tokens not shared with the previous prompt, in the runner's order (one KV sequence)."""
+    trie: float
+    """Mean tokens of the prompts' token trie: every common prefix evaluated once, in any order."""
+
+
+def prompt_floor(token_lists: Sequence[Sequence[int]]) -> PromptFloor:
+    """Prefix sharing's limits over ``token_lists`` (the prompts in the order they are sent).
+
+    The trie size is ``sum(len(t_i) - lcp(t_i, t_{i-1}))`` over the lists in sorted order.
+
+    Example:
+        >>> prompt_floor([[1, 2, 3], [1, 2, 4], [1, 5]])
+        PromptFloor(tokens=2.6666666666666665, runner_order=1.6666666666666667, trie=1.6666666666666667)
+    """
+
+    def shared(a: Sequence[int], b: Sequence[int]) -> int:
+        n = 0
+        for x, y in zip(a, b, strict=False):
+            if x != y:
+                break
+            n += 1
+        return n
+
+    def unshared(lists: Sequence[Sequence[int]]) -> int:
+        return sum(len(t) - (shared(t, lists[i - 1]) if i else 0) for i, t in enumerate(lists))
+
+    n = max(len(token_lists), 1)
+    ordered = sorted(list(t) for t in token_lists)
+    return PromptFloor(
+        tokens=sum(len(t) for t in token_lists) / n,
+        runner_order=unshared(token_lists) / n,
+        trie=unshared(ordered) / n,
+    )
+
+
 def run() -> dict[str, object]:
     from omnieval.backends.llm._llamacpp import LlamaCppChatBackend, prefix_order
 
@@ -175,7 +222,10 @@ def run() -> dict[str, object]:
     parallel = int(os.environ.get("BENCH_JUDGE_PARALLEL", "8"))
     sample = sample_requests(rows)
     judge = sample.judge
-    config = judge.backend.model_copy(update={"parallel_sequences": parallel})
+    update: dict[str, int] = {"parallel_sequences": parallel}
+    if os.environ.get("BENCH_JUDGE_THREADS"):
+        update["n_threads"] = int(os.environ["BENCH_JUDGE_THREADS"])
+    config = judge.backend.model_copy(update=update)
     print(f"  {len(sample.requests)} verdict requests ({rows} rows x 3 systems x text + speech cascade)")
     backend = LlamaCppChatBackend(config, model=judge.model, revision=judge.revision)
     try:
@@ -194,6 +244,12 @@ def run() -> dict[str, object]:
             for slot, i in enumerate(back):
                 re_completions[i] = run_re.completions[slot]
             reordered = Pass("reordered", re_completions, run_re.wall_s, run_re.stats)
+        floor = prompt_floor(
+            [
+                backend._llm.tokenize(backend.prompt_text(r).encode("utf-8"), add_bos=True, special=True)
+                for r in sample.requests
+            ]
+        )
         backend.parallel = parallel
         run_after = answer(backend, [sample.requests[i] for i in order], parallel, "after")
         completions: list[Any] = [None] * len(order)
@@ -220,6 +276,29 @@ def run() -> dict[str, object]:
         print(
             f"  one at a time in reverse prefix order: {moved}/{len(sample.requests)} answers identical to before"
         )
+    # The floor: prompt tokens the verdicts' own content forces, at the measured prompt speed, plus
+    # the skeleton text and the generated tokens (each one forward pass, at batch 1) as measured.
+    b = before.per_verdict()
+    first_prime = floor.runner_order
+    skeleton_pp = max(b["pp_tokens"] - first_prime, 0.0)
+    pp_rate = b["pp_tokens"] / b["pp_s"] if b["pp_s"] > 0 else float("inf")
+    floor_pp_s = (floor.trie + skeleton_pp) / pp_rate
+    floor_s = floor_pp_s + b["gen_s"]
+    figures["prompt_floor"] = {
+        "prompt_tokens": floor.tokens,
+        "unshared_runner_order": floor.runner_order,
+        "unshared_trie": floor.trie,
+        "floor_s_per_verdict": floor_s,
+        "floor_without_generation_s": floor_pp_s,
+    }
+    print(
+        f"  prompts: {floor.tokens:.0f} tokens per verdict, {floor.runner_order:.0f} not shared with the"
+        f" previous prompt in the runner's order, {floor.trie:.0f} in the best order (token trie); with"
+        f" the skeleton text ({skeleton_pp:.0f} tok) at {pp_rate:.0f} tok/s that is {floor_pp_s:.2f} s of"
+        f" prompt work per verdict no ordering or caching removes; the same output needs"
+        f" >= {floor_s:.2f} s/verdict at batch-1 generation, a ceiling of {b['total_s'] / floor_s:.2f}x"
+        f" (and {b['total_s'] / floor_pp_s:.2f}x if generation cost nothing)"
+    )
     ratio = before.wall_s / after.wall_s
     figures.update(ratio=ratio, identical=identical, same_text=same_text, max_prob_difference=worst)
     print(f"  ratio before/after: {ratio:.2f}x per verdict")

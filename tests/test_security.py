@@ -15,17 +15,19 @@ import logging
 import os
 import re
 import secrets
+import sys
 import textwrap
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "backends" / "llm"))  # the shared stub server
+from llm_stub_server import Recorded, Reply, StubServer, completion
 
 from omnieval.cli import main
 from omnieval.security import (
@@ -76,53 +78,22 @@ class FakeOpenAI:
 def fake_openai() -> Iterator[FakeOpenAI]:
     state = FakeOpenAI(key="sk-planted-" + secrets.token_hex(16))
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: Any) -> None:  # keep the test output clean
-            pass
+    def respond(request: Recorded) -> Reply:
+        if request.path == "/hook":
+            state.hooks.append(request.headers)
+            return 200, {"ok": True}
+        auth = request.headers.get("Authorization", "")
+        if auth != f"Bearer {state.key}" or state.echo_auth_in_errors:
+            state.unauthorized += 1
+            # Some proxies echo the request's credentials back in their error body.
+            detail = f"invalid credentials: {auth}" if state.echo_auth_in_errors else "invalid key"
+            return 401, {"error": {"message": detail}}
+        state.authorized += 1
+        return completion(state.verdict(request.body))
 
-        def _send(self, code: int, payload: dict[str, Any]) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(code)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            body = json.loads(self.rfile.read(length) or b"{}")
-            if self.path == "/hook":
-                state.hooks.append(dict(self.headers.items()))
-                self._send(200, {"ok": True})
-                return
-            auth = self.headers.get("Authorization", "")
-            if auth != f"Bearer {state.key}" or state.echo_auth_in_errors:
-                state.unauthorized += 1
-                # Some proxies echo the request's credentials back in their error body.
-                detail = f"invalid credentials: {auth}" if state.echo_auth_in_errors else "invalid key"
-                self._send(401, {"error": {"message": detail}})
-                return
-            state.authorized += 1
-            self._send(
-                200,
-                {
-                    "choices": [
-                        {
-                            "message": {"role": "assistant", "content": state.verdict(body)},
-                            "finish_reason": "stop",
-                        }
-                    ],
-                    "usage": {"prompt_tokens": 10, "completion_tokens": 10},
-                },
-            )
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    state.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield state
-    server.shutdown()
-    server.server_close()
+    with StubServer(respond) as server:
+        state.url = server.root
+        yield state
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,7 +1,9 @@
 """A small OpenAI-compatible server for tests: records request bodies and headers, answers from a script.
 
 Run in a thread (``StubServer``) by the client tests, or as a process by the fake ``vllm`` launcher
-(``python llm_stub_server.py serve MODEL --port N ...``), which also records its argv.
+(``python llm_stub_server.py serve MODEL --port N ...``), which also records its argv. Tests that
+need their own behaviour (authorization checks, throttling, a server dying mid-request) pass a
+``respond`` function instead of scripting replies.
 """
 
 from __future__ import annotations
@@ -36,6 +38,10 @@ class Recorded:
     headers: dict[str, str]
 
 
+Responder = Callable[[Recorded], "Reply | None"]
+"""A test's own answer to one POST; None closes the connection without an answer."""
+
+
 @dataclass
 class StubState:
     replies: list[Reply | Callable[[dict[str, Any]], Reply]] = field(default_factory=list)
@@ -50,7 +56,7 @@ class StubState:
         return item(body) if callable(item) else item
 
 
-def make_handler(state: StubState) -> type[BaseHTTPRequestHandler]:
+def make_handler(state: StubState, respond: Responder | None = None) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args: object) -> None:
             return None
@@ -74,8 +80,16 @@ def make_handler(state: StubState) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             body = json.loads(self.rfile.read(length) or b"{}")
+            recorded = Recorded(self.path, body, dict(self.headers.items()))
             with state.lock:
-                state.requests.append(Recorded(self.path, body, dict(self.headers.items())))
+                state.requests.append(recorded)
+            if respond is not None:
+                reply = respond(recorded)
+                if reply is None:
+                    self.close_connection = True
+                else:
+                    self._send(*reply)
+                return
             if state.delay_s:
                 time.sleep(state.delay_s)
             if not self.path.endswith("/chat/completions"):
@@ -88,24 +102,49 @@ def make_handler(state: StubState) -> type[BaseHTTPRequestHandler]:
 
 
 class StubServer:
-    """``with StubServer() as server: server.url`` -> ``http://127.0.0.1:<port>/v1``."""
+    """``with StubServer() as server: server.url`` -> ``http://127.0.0.1:<port>/v1``.
 
-    def __init__(self) -> None:
+    Args:
+        respond: Answers every POST instead of the scripted ``state.replies`` (see :data:`Responder`).
+    """
+
+    def __init__(self, respond: Responder | None = None) -> None:
         self.state = StubState()
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(self.state))
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(self.state, respond))
+        self.httpd.daemon_threads = True
+        self.port = int(self.httpd.server_address[1])
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self._stopped = False
+
+    @property
+    def stopped(self) -> bool:
+        return self._stopped
+
+    @property
+    def root(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        return f"{self.root}/v1"
 
-    def __enter__(self) -> StubServer:
+    def start(self) -> StubServer:
         self.thread.start()
         return self
 
+    def stop(self) -> None:
+        """Shut down (idempotent; safe from a handler thread only via another thread)."""
+        if not self._stopped:
+            self._stopped = True
+            if self.thread.is_alive():
+                self.httpd.shutdown()
+            self.httpd.server_close()
+
+    def __enter__(self) -> StubServer:
+        return self.start()
+
     def __exit__(self, *exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.stop()
 
 
 def _fake_vllm(argv: list[str]) -> int:

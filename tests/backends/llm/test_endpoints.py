@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import random
 import threading
@@ -10,10 +9,10 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from llm_stub_server import Recorded, Reply, StubServer, completion
 
 from omnieval.backends.llm import (
     ChatRequest,
@@ -48,87 +47,42 @@ class Behaviour:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-class Server:
-    """A threading chat-completions server on 127.0.0.1 (port 0) that answers ``echo:<user text>``."""
+class Server(StubServer):
+    """A stub chat-completions server on 127.0.0.1 (port 0) that answers ``echo:<user text>``."""
 
     def __init__(self, behaviour: Behaviour) -> None:
+        super().__init__(respond=self._respond)
         self.behaviour = behaviour
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.httpd.daemon_threads = True
-        self.port = self.httpd.server_address[1]
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-        self.stopped = False
+        self.start()
 
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    def stop(self) -> None:
-        if not self.stopped:
-            self.stopped = True
-            self.httpd.shutdown()
-            self.httpd.server_close()
-
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        server = self
+    def _respond(self, request: Recorded) -> Reply | None:
         b = self.behaviour
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: object) -> None:
-                return None
-
-            def _send(self, code: int, payload: dict[str, Any]) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
-                text = body["messages"][-1]["content"]
+        text = request.body["messages"][-1]["content"]
+        with b.lock:
+            b.seen += 1
+            b.authorizations.add(request.headers.get("Authorization", ""))
+            b.in_flight += 1
+            b.max_in_flight = max(b.max_in_flight, b.in_flight)
+            dying = b.mode == "die_after" and sum(b.answered.values()) >= b.limit
+            throttle = b.mode == "throttle_first" and b.seen <= b.limit
+        try:
+            time.sleep(random.uniform(*b.delay_s))
+            if dying:
                 with b.lock:
-                    b.seen += 1
-                    b.authorizations.add(self.headers.get("Authorization", ""))
-                    b.in_flight += 1
-                    b.max_in_flight = max(b.max_in_flight, b.in_flight)
-                    dying = b.mode == "die_after" and sum(b.answered.values()) >= b.limit
-                    throttle = b.mode == "throttle_first" and b.seen <= b.limit
-                try:
-                    time.sleep(random.uniform(*b.delay_s))
-                    if dying:
-                        with b.lock:
-                            b.dropped += 1
-                        # The server dies mid-request: the connection closes without an answer.
-                        self.close_connection = True
-                        threading.Thread(target=server.stop, daemon=True).start()
-                        return
-                    if throttle:
-                        with b.lock:
-                            b.throttled += 1
-                        self._send(429, {"error": "slow down"})
-                        return
-                    with b.lock:
-                        b.answered[text] += 1
-                    self._send(
-                        200,
-                        {
-                            "choices": [
-                                {
-                                    "message": {"role": "assistant", "content": f"echo:{text}"},
-                                    "finish_reason": "stop",
-                                }
-                            ],
-                            "usage": {"prompt_tokens": 3, "completion_tokens": 2},
-                        },
-                    )
-                finally:
-                    with b.lock:
-                        b.in_flight -= 1
-
-        return Handler
+                    b.dropped += 1
+                # The server dies mid-request: the connection closes without an answer.
+                threading.Thread(target=self.stop, daemon=True).start()
+                return None
+            if throttle:
+                with b.lock:
+                    b.throttled += 1
+                return 429, {"error": "slow down"}
+            with b.lock:
+                b.answered[text] += 1
+            return completion(f"echo:{text}")
+        finally:
+            with b.lock:
+                b.in_flight -= 1
 
 
 @pytest.fixture()

@@ -177,7 +177,7 @@ class JudgeResult:
             tags[f"omnieval.judge.{judge_id}.revision"] = info.get("revision") or "unpinned"
             if info.get("weights_digest"):
                 tags[f"omnieval.judge.{judge_id}.sha256"] = info["weights_digest"]
-        panel = _tag_part(self.panel)
+        panel = mlflow_tag_part(self.panel)
         for track_name, info in self.lineage.get("prompts", {}).items():
             tags[f"omnieval.prompt.{panel}.{track_name}.sha256"] = info["sha256"]
             if track_keys:
@@ -188,7 +188,7 @@ class JudgeResult:
 _TAG_UNSAFE = re.compile(r"[^A-Za-z0-9_\-. /]")
 
 
-def _tag_part(text: str) -> str:
+def mlflow_tag_part(text: str) -> str:
     """``text`` with the characters MLflow refuses in tag keys replaced by ``_``."""
     return _TAG_UNSAFE.sub("_", text)
 
@@ -222,31 +222,44 @@ class _Counters:
     total: int = 0
 
 
-def _group_key(judge: JudgeConfig) -> str:
+def backend_group_key(judge: JudgeConfig) -> str:
     """Records sharing a key share one loaded model (one server, one in-process model)."""
     return canonical_json(
         {"model": judge.model, "revision": judge.revision, "backend": judge.backend.model_dump()}
     )
 
 
-class _Pool:
-    """Loaded backends by group key; closed explicitly (and always at the end)."""
+class BackendPool:
+    """Loaded backends by group key; closed explicitly (and always at the end).
 
-    def __init__(self) -> None:
+    Args:
+        factory: Opens a judge's backend (tests pass scripted ones); default :func:`open_backend`.
+        what: How log lines name the models (``judge``, ``prism judge``).
+    """
+
+    def __init__(
+        self, factory: Callable[[JudgeConfig], ChatBackend] | None = None, what: str = "judge"
+    ) -> None:
+        self.factory = factory
+        self.what = what
         self.open: dict[str, ChatBackend] = {}
         self.failed: dict[str, str] = {}
+        """Why a group's backend cannot be used, by group key (failed opens and callers' findings)."""
 
     def get(self, judge: JudgeConfig) -> ChatBackend | None:
-        key = _group_key(judge)
+        key = backend_group_key(judge)
         if key in self.failed:
             return None
         if key not in self.open:
             try:
-                log.info("loading judge model %s (%s)", judge.model, judge.backend.kind)
-                self.open[key] = open_backend(judge.backend, model=judge.model, revision=judge.revision)
+                if self.factory is not None:
+                    self.open[key] = self.factory(judge)
+                else:
+                    log.info("loading %s model %s (%s)", self.what, judge.model, judge.backend.kind)
+                    self.open[key] = open_backend(judge.backend, model=judge.model, revision=judge.revision)
             except BackendError as exc:
                 self.failed[key] = str(exc)
-                log.error("judge model %s unavailable: %s", judge.model, exc)
+                log.error("%s model %s unavailable: %s", self.what, judge.model, exc)
                 return None
         return self.open[key]
 
@@ -283,7 +296,7 @@ class _Runner:
         self.counters = _Counters()
         self.identities: dict[str, ModelIdentity] = {}
         self.identity_errors: dict[str, str] = {}
-        self.pool = _Pool()
+        self.pool = BackendPool()
         # Per-run memos of values that are the same for many records (speed only, same results).
         self._prompt_sha: dict[int, tuple[object, str]] = {}
         self._schemas: dict[tuple[str, int | None, bool], dict[str, Any]] = {}
@@ -303,7 +316,7 @@ class _Runner:
             self.progress(f"judge {label}", self.counters.done, self.counters.total)
 
     def identity(self, judge: JudgeConfig) -> ModelIdentity | None:
-        key = _group_key(judge)
+        key = backend_group_key(judge)
         if key not in self.identities and key not in self.identity_errors:
             try:
                 self.identities[key] = backend_identity(
@@ -417,7 +430,7 @@ class _Runner:
                 inputs = dataclasses.replace(inputs, candidate_audio_analysis=analysis)
             identity = self.identity(record.judge)
             if identity is None:
-                reason = self.identity_errors[_group_key(record.judge)]
+                reason = self.identity_errors[backend_group_key(record.judge)]
                 self._settle(record, Status.NOT_APPLICABLE, f"judge model unavailable: {reason}")
                 continue
             record.revision = identity.revision
@@ -526,7 +539,7 @@ class _Runner:
         misses = self._from_cache(jobs)
         groups: dict[str, list[_Job]] = {}
         for job in misses:
-            groups.setdefault(_group_key(job.judge), []).append(job)
+            groups.setdefault(backend_group_key(job.judge), []).append(job)
         # The group that is also needed afterwards (the repair model) runs last and stays loaded.
         order = sorted(groups, key=lambda k: k == keep_open)
         for key in order:
@@ -571,7 +584,7 @@ class _Runner:
 
     def judge(self, records: list[_Record]) -> None:
         jobs = [_JudgeJob(self, r) for r in records if not r.status and r.request is not None]
-        repair_key = _group_key(self.panel.repair) if self.panel.repair else None
+        repair_key = backend_group_key(self.panel.repair) if self.panel.repair else None
         self.run_jobs(list(jobs), keep_open=repair_key)
 
     def repair(self, records: list[_Record]) -> None:
@@ -591,7 +604,7 @@ class _Runner:
             return
         identity = self.identity(repair)
         if identity is None:
-            reason = self.identity_errors[_group_key(repair)]
+            reason = self.identity_errors[backend_group_key(repair)]
             for record in todo:
                 record.repair_history.append(
                     {"outcome": "skipped", "detail": f"repair model unavailable: {reason}"}
@@ -847,7 +860,7 @@ def _lineage(runner: _Runner, records: list[_Record]) -> dict[str, Any]:
     if panel.repair is not None:
         entries.append(("repair", panel.repair))
     for role, judge in entries:
-        identity = runner.identities.get(_group_key(judge))
+        identity = runner.identities.get(backend_group_key(judge))
         info = judges.setdefault(
             judge.id,
             {

@@ -45,14 +45,14 @@ from omnieval.judges._registry import judge_registry
 from omnieval.judges._rubrics import registered_benchmark
 from omnieval.judges._run import (
     JUDGMENT_COLUMNS,
+    BackendPool,
     DescribeAudio,
     Progress,
     _Counters,
-    _group_key,
     _lineage,
-    _Pool,
     _rows,
     _Runner,
+    backend_group_key,
 )
 from omnieval.judges._tracks import TRACKS
 
@@ -111,7 +111,7 @@ class StreamResult:
         return len(self.shards) - self.shards_run
 
 
-class _KeepLoaded(_Pool):
+class _KeepLoaded(BackendPool):
     """A pool that keeps every model loaded across shards; ``close_all`` at the end closes them."""
 
     def close(self, key: str) -> None:
@@ -119,7 +119,7 @@ class _KeepLoaded(_Pool):
 
     def close_all(self) -> None:
         for key in list(self.open):
-            _Pool.close(self, key)
+            BackendPool.close(self, key)
 
 
 def _atomic_bytes(path: Path, data: bytes) -> None:
@@ -288,7 +288,7 @@ def stream_judges(
         identities[judge.id] = (
             [identity.model, identity.revision, identity.weights_digest]
             if identity is not None
-            else ["unavailable", runner.identity_errors.get(_group_key(judge), "")]
+            else ["unavailable", runner.identity_errors.get(backend_group_key(judge), "")]
         )
     describer = (
         f"{getattr(describe_audio, '__module__', '')}.{getattr(describe_audio, '__qualname__', '')}"

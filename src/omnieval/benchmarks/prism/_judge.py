@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from omnieval.backends.llm._config import LlamaCppConfig, OpenAIBackendConfig
-from omnieval.backends.llm._factory import backend_identity, open_backend, output_fingerprint
+from omnieval.backends.llm._factory import backend_identity, output_fingerprint
 from omnieval.backends.llm._types import (
     BackendError,
     ChatBackend,
@@ -69,6 +69,7 @@ from omnieval.judges._cache import DiskCache, MediaHasher, ResponseCache, cache_
 from omnieval.judges._panels import JudgeConfig
 from omnieval.judges._parse import _candidates, _find_keys, _load, _strip_reasoning, normalize_key
 from omnieval.judges._repair import invented_rationales, invented_scores
+from omnieval.judges._run import BackendPool, backend_group_key, mlflow_tag_part
 from omnieval.scores import Status
 
 if TYPE_CHECKING:
@@ -482,12 +483,6 @@ class PrismJudgeResult:
     unavailable: list[str]
 
 
-def _group_key(judge: JudgeConfig) -> str:
-    return canonical_json(
-        {"model": judge.model, "revision": judge.revision, "backend": judge.backend.model_dump()}
-    )
-
-
 def _quick_unavailable(judge: JudgeConfig) -> str | None:
     """Why a judge surely cannot run here, found without loading anything (None = try it)."""
     import os
@@ -563,8 +558,8 @@ class _Runner:
         self.backend_factory = backend_factory
         self.counters = _Counters()
         self.identities: dict[str, ModelIdentity] = {}
-        self.unavailable: dict[str, str] = {}
-        self.open: dict[str, ChatBackend] = {}
+        self.pool = BackendPool(backend_factory, what="prism judge")
+        self.unavailable = self.pool.failed
         self._facts: dict[tuple[str, bool], ClipFacts] = {}
 
     # -- bookkeeping ------------------------------------------------------------------------------
@@ -578,7 +573,7 @@ class _Runner:
             self.progress(f"prism judge {call.judge_id}", self.counters.done, self.counters.total)
 
     def availability(self, judge: JudgeConfig) -> str | None:
-        key = _group_key(judge)
+        key = backend_group_key(judge)
         if key in self.unavailable:
             return self.unavailable[key]
         if self.backend_factory is None:
@@ -597,24 +592,10 @@ class _Runner:
         return None
 
     def backend(self, judge: JudgeConfig) -> ChatBackend | None:
-        key = _group_key(judge)
-        if key in self.unavailable:
-            return None
-        if key not in self.open:
-            try:
-                if self.backend_factory is not None:
-                    self.open[key] = self.backend_factory(judge)
-                else:
-                    log.info("loading prism judge model %s (%s)", judge.model, judge.backend.kind)
-                    self.open[key] = open_backend(judge.backend, model=judge.model, revision=judge.revision)
-            except BackendError as exc:
-                self.unavailable[key] = str(exc)
-                return None
-        return self.open[key]
+        return self.pool.get(judge)
 
     def close_all(self) -> None:
-        for key in list(self.open):
-            self.open.pop(key).close()
+        self.pool.close_all()
 
     # -- inputs -----------------------------------------------------------------------------------
 
@@ -752,7 +733,7 @@ class _Runner:
                 if framing.schema_constrained
                 else None
             )
-            identity = self.identities[_group_key(judge)]
+            identity = self.identities[backend_group_key(judge)]
             call.revision = identity.revision
             call.prompt_sha256 = template_sha256(self.kind, call.stage)
             call.request = ChatRequest(
@@ -793,13 +774,15 @@ class _Runner:
                 self.counters.hits += 1
                 on_done(cached, True)
             else:
-                misses.setdefault(_group_key(judge), []).append(job)
+                misses.setdefault(backend_group_key(judge), []).append(job)
         for group in misses.values():
             judge = group[0][0]
             backend = self.backend(judge)
             if backend is None:
                 for job in group:
-                    job[4](f"unavailable: {self.panel.requires} ({self.unavailable[_group_key(judge)]})")
+                    job[4](
+                        f"unavailable: {self.panel.requires} ({self.unavailable[backend_group_key(judge)]})"
+                    )
                 continue
             size = max(1, judge.batch_size)
             for start in range(0, len(group), size):
@@ -861,7 +844,7 @@ class _Runner:
             for call in todo:
                 call.repair_history.append({"outcome": "skipped", "detail": detail})
             return
-        identity = self.identities[_group_key(repair)]
+        identity = self.identities[backend_group_key(repair)]
 
         def entry(call: _Call, key: str) -> tuple[Callable[[Completion, bool], None], Callable[[str], None]]:
             def on_done(completion: Completion, cached: bool) -> None:
@@ -1041,7 +1024,7 @@ def _lineage(
     judges: dict[str, Any] = {}
     roles = [("judge", j) for j in panel.judges] + ([("repair", panel.repair)] if panel.repair else [])
     for role, judge in roles:
-        identity = runner.identities.get(_group_key(judge))
+        identity = runner.identities.get(backend_group_key(judge))
         info = judges.setdefault(
             judge.id,
             {
@@ -1098,19 +1081,13 @@ def _lineage(
     return lineage
 
 
-def _tag_part(text: str) -> str:
-    import re
-
-    return re.sub(r"[^A-Za-z0-9_\-. /]", "_", text)
-
-
 def _mlflow_tags(lineage: Mapping[str, Any]) -> dict[str, str]:
     tags: dict[str, str] = {}
     for judge_id, info in lineage["judges"].items():
         tags[f"omnieval.judge.{judge_id}.revision"] = info.get("revision") or "unpinned"
         if info.get("weights_digest"):
             tags[f"omnieval.judge.{judge_id}.sha256"] = info["weights_digest"]
-    panel = _tag_part(str(lineage["panel"]))
+    panel = mlflow_tag_part(str(lineage["panel"]))
     for stage, info in lineage["prompts"].items():
         tags[f"omnieval.prompt.{panel}.{stage}.sha256"] = info["sha256"]
     tags[f"omnieval.prism.{panel}.judge_kind"] = str(lineage["judge_kind"])
@@ -1175,9 +1152,9 @@ def judge_prism(
         runner.close_all()
     unavailable = sorted(
         {
-            f"{config.name}/{j.id}: unavailable: {config.requires} ({runner.unavailable[_group_key(j)]})"
+            f"{config.name}/{j.id}: unavailable: {config.requires} ({runner.unavailable[backend_group_key(j)]})"
             for j in config.judges
-            if _group_key(j) in runner.unavailable
+            if backend_group_key(j) in runner.unavailable
         }
     )
     scores = coerce_scores(pd.DataFrame(_score_rows(calls, config.name), columns=list(SCORE_COLUMNS)))

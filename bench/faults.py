@@ -13,14 +13,13 @@ same cache. Printed, all computed from the data:
 - the rerun's model calls and inner-model answers (0 for cached records) and whether it reproduced
   every status and score.
 
-Run: ``python -m bench faults`` (from the repository root; the scripted judge is ``bench.faults:judge``).
+Run: ``python -m bench faults`` (from the repository root). The scripted judge and repair models
+(``bench.faults:judge`` and ``:repair``) are :mod:`omnieval.judges._scripted`'s, shared with the test.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
 import tempfile
 import textwrap
 import time
@@ -30,56 +29,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from omnieval.judges._scripted import CALLS, faithful_repair, hash_judge
+
 SYSTEMS = 32
 TRANSITIONS = 30
 FAULT_RATE = 0.1
 RETRIES = 3
-CALLS: list[tuple[str, str]] = []
-"""(role, request digest) of every request the scripted inner models answered."""
-
-# -- scripted inner models --------------------------------------------------------------------------
-
-
-def _track(request: Any) -> str:
-    from omnieval.judges import TRACKS
-    from omnieval.judges._rubrics import REPAIR_SYSTEM
-
-    text = request.messages[-1].text
-    if request.messages[0].text == REPAIR_SYSTEM:
-        return next(name for name, spec in TRACKS.items() if spec.criteria[1] in text)
-    return "speech" if "<candidate_speech_analysis>" in text else "text"
-
-
-def judge(request: Any) -> str:
-    """A valid verdict with scores from a hash of the request."""
-    from omnieval.backends.llm._faults import request_digest
-    from omnieval.judges import TRACKS
-
-    CALLS.append(("judge", request_digest(request)))
-    seed = hashlib.sha256(request.messages[-1].text.encode()).digest()
-    return json.dumps(
-        {
-            c: {"score": 1 + seed[i] % 10, "rationale": f"the page reads well on {c}"}
-            for i, c in enumerate(TRACKS[_track(request)].criteria)
-        }
-    )
-
-
-_PAIR = re.compile(r"(\w+): score: (\d+), rationale: ([^,]*)")
-
-
-def repair(request: Any) -> str:
-    """A faithful repair model: re-formats the criteria the answer still holds, else gives up."""
-    from omnieval.backends.llm._faults import request_digest
-    from omnieval.judges import TRACKS
-
-    CALLS.append(("repair", request_digest(request)))
-    criteria = TRACKS[_track(request)].criteria
-    answer = request.messages[-1].text.split("<judge_answer>")[-1].replace('"', "").replace("{", "")
-    found = {m[0]: (int(m[1]), m[2].strip()) for m in _PAIR.findall(answer)}
-    if not all(c in found and found[c][1] for c in criteria):
-        return '{"unrecoverable": true}'
-    return json.dumps({c: {"score": found[c][0], "rationale": found[c][1]} for c in criteria})
+judge = hash_judge
+"""The scripted judge the panel names (``bench.faults:judge``); its call log is ``CALLS``."""
+repair = faithful_repair
 
 
 # -- the synthetic suite ----------------------------------------------------------------------------

@@ -7,9 +7,7 @@ the model, no model call for a cached record on a rerun, and the rerun must repr
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
 import textwrap
 from collections import Counter
 from pathlib import Path
@@ -17,54 +15,17 @@ from pathlib import Path
 import pandas as pd
 from judge_fixtures import Story, _tone, fake_describe
 
-from omnieval.backends.llm import ChatRequest
-from omnieval.backends.llm._faults import request_digest
 from omnieval.candidates import Modality, output_path
-from omnieval.judges import TRACKS, run_judges
-from omnieval.judges._rubrics import REPAIR_SYSTEM
+from omnieval.judges import run_judges
+from omnieval.judges._scripted import CALLS, faithful_repair, hash_judge
 from omnieval.scores import ALL_STATUSES
 
 SYSTEMS = 40
 FAULT_RATE = 0.1
 RETRIES = 1
-CALLS: list[tuple[str, str]] = []
-"""(role, request digest) of every request the scripted inner model answered: its call log."""
-
-# -- the scripted inner model -------------------------------------------------------------------
-
-
-def _track(request: ChatRequest) -> str:
-    text = request.messages[-1].text
-    if request.messages[0].text == REPAIR_SYSTEM:
-        return next(name for name, spec in TRACKS.items() if spec.criteria[1] in text)
-    return "speech" if "<candidate_speech_analysis>" in text else "text"
-
-
-def judge(request: ChatRequest) -> str:
-    """A valid verdict whose scores come from a hash of the request (so systems differ)."""
-    CALLS.append(("judge", request_digest(request)))
-    track = _track(request)
-    seed = hashlib.sha256(request.messages[-1].text.encode()).digest()
-    return json.dumps(
-        {
-            criterion: {"score": 1 + seed[i] % 10, "rationale": f"the page reads well on {criterion}"}
-            for i, criterion in enumerate(TRACKS[track].criteria)
-        }
-    )
-
-
-_PAIR = re.compile(r"(\w+): score: (\d+), rationale: ([^,]*)")
-
-
-def repair(request: ChatRequest) -> str:
-    """A faithful repair model: re-formats the criteria the answer still contains, or gives up."""
-    CALLS.append(("repair", request_digest(request)))
-    track = _track(request)
-    answer = request.messages[-1].text.split("<judge_answer>")[-1]
-    found = {m[0]: (int(m[1]), m[2].strip()) for m in _PAIR.findall(answer.replace('"', "").replace("{", ""))}
-    if not all(c in found and found[c][1] for c in TRACKS[track].criteria):
-        return '{"unrecoverable": true}'
-    return json.dumps({c: {"score": found[c][0], "rationale": found[c][1]} for c in TRACKS[track].criteria})
+# The scripted inner models (``<this module>:judge`` / ``:repair`` in the panel) and their call log.
+judge = hash_judge
+repair = faithful_repair
 
 
 # -- the suite ------------------------------------------------------------------------------------

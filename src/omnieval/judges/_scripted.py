@@ -1,0 +1,56 @@
+"""Scripted stand-in judge and repair models for fault suites (``kind: scripted`` backends).
+
+Fast, deterministic and honest about what they were asked: the judge scores each criterion from a
+hash of the request (so systems and rows differ), the repair model re-formats only what the broken
+answer still holds. Both append ``(role, request digest)`` to :data:`CALLS`, the call log the fault
+suites read to prove that no request was answered twice. Used by ``tests/judges/test_fault_suite.py``
+(reduced) and ``python -m bench faults`` (full size); not a judge for real runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+
+from omnieval.backends.llm import ChatRequest
+from omnieval.backends.llm._faults import request_digest
+from omnieval.judges._rubrics import REPAIR_SYSTEM
+from omnieval.judges._tracks import TRACKS
+
+CALLS: list[tuple[str, str]] = []
+"""(role, request digest) of every request the scripted models answered, in order."""
+
+_PAIR = re.compile(r"(\w+): score: (\d+), rationale: ([^,]*)")
+"""A criterion as a broken answer still shows it once quotes and braces are dropped."""
+
+
+def request_track(request: ChatRequest) -> str:
+    """The track a judge or repair request is about (repair requests name the track's criteria)."""
+    text = request.messages[-1].text
+    if request.messages[0].text == REPAIR_SYSTEM:
+        return next(name for name, spec in TRACKS.items() if spec.criteria[1] in text)
+    return "speech" if "<candidate_speech_analysis>" in text else "text"
+
+
+def hash_judge(request: ChatRequest) -> str:
+    """A valid verdict whose 1-10 scores come from a hash of the request."""
+    CALLS.append(("judge", request_digest(request)))
+    seed = hashlib.sha256(request.messages[-1].text.encode()).digest()
+    return json.dumps(
+        {
+            criterion: {"score": 1 + seed[i] % 10, "rationale": f"the page reads well on {criterion}"}
+            for i, criterion in enumerate(TRACKS[request_track(request)].criteria)
+        }
+    )
+
+
+def faithful_repair(request: ChatRequest) -> str:
+    """Re-formats the criteria the broken answer still holds in full, else gives up (unrecoverable)."""
+    CALLS.append(("repair", request_digest(request)))
+    criteria = TRACKS[request_track(request)].criteria
+    answer = request.messages[-1].text.split("<judge_answer>")[-1].replace('"', "").replace("{", "")
+    found = {m[0]: (int(m[1]), m[2].strip()) for m in _PAIR.findall(answer)}
+    if not all(c in found and found[c][1] for c in criteria):
+        return '{"unrecoverable": true}'
+    return json.dumps({c: {"score": found[c][0], "rationale": found[c][1]} for c in criteria})

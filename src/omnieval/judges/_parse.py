@@ -33,7 +33,7 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -414,6 +414,37 @@ def _find_keys(obj: Any, wanted: dict[str, str]) -> dict[str, Any]:
     return found
 
 
+def read_scored_leaf(
+    leaf: Mapping[Any, Any],
+    where: str,
+    parse: Callable[[object], int | str],
+    text_keys: Collection[str],
+    text_name: str,
+) -> tuple[int, str] | str:
+    """``(score, text)`` of one ``{"score": ..., "<text key>": ...}`` object, or what is wrong with it.
+
+    Keys are compared normalized (:func:`normalize_key`); ``parse`` turns the score into an int or a
+    problem; the text is the first field named in ``text_keys`` and must not be blank. Problems
+    read ``"<where>: no score"``, ``"<where>: <parse problem>"`` or ``"<where>: no <text_name>"``.
+
+    Example:
+        >>> read_scored_leaf({"Score": "7", "rationale": " ok "}, "tone", parse_score, {"rationale"}, "rationale")
+        (7, 'ok')
+        >>> read_scored_leaf({"score": 7}, "tone", parse_score, {"rationale"}, "rationale")
+        'tone: no rationale'
+    """
+    fields = {normalize_key(str(k)): v for k, v in leaf.items()}
+    if "score" not in fields:
+        return f"{where}: no score"
+    score = parse(fields["score"])
+    text = next((fields[k] for k in fields if k in text_keys), None)
+    if isinstance(score, str):
+        return f"{where}: {score}"
+    if not isinstance(text, str) or not text.strip():
+        return f"{where}: no {text_name}"
+    return score, text.strip()
+
+
 def _extract(obj: Any, criteria: tuple[str, ...]) -> _Extraction:
     wanted = {normalize_key(c): c for c in criteria}
     found = _find_keys(obj, wanted)
@@ -428,19 +459,11 @@ def _extract(obj: Any, criteria: tuple[str, ...]) -> _Extraction:
         if not isinstance(value, dict):
             problems.append(f"{criterion}: expected an object with score and rationale")
             continue
-        fields = {normalize_key(str(k)): v for k, v in value.items()}
-        if "score" not in fields:
-            problems.append(f"{criterion}: no score")
-            continue
-        score = parse_score(fields["score"])
-        rationale = next((fields[k] for k in fields if k in _RATIONALE_KEYS), None)
-        if isinstance(score, str):
-            problems.append(f"{criterion}: {score}")
-        elif not isinstance(rationale, str) or not rationale.strip():
-            problems.append(f"{criterion}: no rationale")
+        read = read_scored_leaf(value, criterion, parse_score, _RATIONALE_KEYS, "rationale")
+        if isinstance(read, str):
+            problems.append(read)
         else:
-            scores[criterion] = score
-            rationales[criterion] = rationale.strip()
+            scores[criterion], rationales[criterion] = read
     return _Extraction(scores, rationales, tuple(problems))
 
 

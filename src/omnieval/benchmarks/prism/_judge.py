@@ -67,7 +67,14 @@ from omnieval.benchmarks.prism._tags import GROUND_TRUTH, STAGE_DIMENSIONS, Cell
 from omnieval.errors import ConfigError, DataError, OmnievalError
 from omnieval.judges._cache import DiskCache, MediaHasher, ResponseCache, cache_key, canonical_json
 from omnieval.judges._panels import JudgeConfig
-from omnieval.judges._parse import _candidates, _find_keys, _load, _strip_reasoning, normalize_key
+from omnieval.judges._parse import (
+    _candidates,
+    _find_keys,
+    _load,
+    _strip_reasoning,
+    normalize_key,
+    read_scored_leaf,
+)
 from omnieval.judges._repair import invented_rationales, invented_scores
 from omnieval.judges._run import BackendPool, backend_group_key, mlflow_tag_part
 from omnieval.scores import Status
@@ -327,19 +334,11 @@ def _extract(obj: Any, cells: Sequence[Cell]) -> tuple[dict[str, int], dict[str,
             if not isinstance(leaf, dict):
                 problems.append(f"{path}: missing")
                 continue
-            fields = {normalize_key(str(k)): v for k, v in leaf.items()}
-            if "score" not in fields:
-                problems.append(f"{path}: no score")
-                continue
-            score = parse_score_0_10(fields["score"])
-            text = next((fields[k] for k in fields if k in _EVIDENCE_KEYS), None)
-            if isinstance(score, str):
-                problems.append(f"{path}: {score}")
-            elif not isinstance(text, str) or not text.strip():
-                problems.append(f"{path}: no evidence")
+            read = read_scored_leaf(leaf, path, parse_score_0_10, _EVIDENCE_KEYS, "evidence")
+            if isinstance(read, str):
+                problems.append(read)
             else:
-                scores[path] = score
-                evidence[path] = text.strip()
+                scores[path], evidence[path] = read
     return scores, evidence, problems
 
 

@@ -17,11 +17,16 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 from omnieval.data._fingerprint import Manifest, TextEntry, file_entry, manifest_digest
 from omnieval.errors import DataError
 from omnieval.jsonio import read_jsonl_objects
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from omnieval.gates._core import GateResult
 
 #: The manifest's file name inside a dataset folder (also the benchmarks' layout marker).
 MANIFEST_NAME = "manifest.jsonl"
@@ -141,6 +146,36 @@ class ManifestLineCheck:
         """``field: reason`` of the problems about ``name`` (also ``name.<sub>`` if :attr:`NESTED_FIELDS`)."""
         nested = self.NESTED_FIELDS
         return [f"{f}: {m}" for f, m in self.problems if f == name or (nested and f.startswith(name + "."))]
+
+    # -- the dataset gates' table row (GX sees only columns) ------------------------------------------
+
+    def gate_reason(self, *names: str) -> str:
+        """``line N: field: reason; ...`` for the problems about ``names``; empty when there are none."""
+        found = [p for name in names for p in self.field_problems(name)]
+        return f"line {self.number}: " + "; ".join(found) if found else ""
+
+    def gate_row(self, fields: Sequence[str]) -> dict[str, Any]:
+        """The columns every manifest gate row starts with.
+
+        Each of ``fields`` as written (a non-string value as its JSON text, so the table shows it
+        and its checks fail), ``problem`` (every reason of the line), ``record__parses`` and
+        ``record__problem`` (why the line is not a JSON object).
+        """
+        import json
+
+        record = self.record or {}
+
+        def text(value: object) -> object:
+            if value is None or isinstance(value, str):
+                return value
+            return json.dumps(value, ensure_ascii=False, default=str)
+
+        whole_line = [m for f, m in self.problems if not f]
+        row: dict[str, Any] = {name: text(record.get(name)) for name in fields}
+        row["problem"] = f"line {self.number}: " + "; ".join(self.reasons()) if self.problems else ""
+        row["record__parses"] = self.record is not None
+        row["record__problem"] = f"line {self.number}: {whole_line[0]}" if whole_line else ""
+        return row
 
 
 class LineProblems(list[tuple[str, str]]):
@@ -287,6 +322,28 @@ def fingerprint_manifest(
     text_entries = tuple(sorted(texts, key=lambda e: (e.id, e.field)))
     n_rows, table = len(dataset.instances), file_entry(root, dataset.manifest_path)
     return Manifest(n_rows, table, files, text_entries, manifest_digest(n_rows, table, files, text_entries))
+
+
+def gate_manifest_frame(
+    frame: pd.DataFrame, whole: list[str], suite: Path, root: Path, out_json: Path | None
+) -> GateResult:
+    """Validate a manifest gate table against ``suite``; folder-level problems fail it first.
+
+    ``whole`` holds the problems of the folder as a whole (no folder, no manifest, an empty one):
+    the table is then empty, so a ``manifest_is_readable`` failure says why before the suite's own.
+    The result is written to ``out_json`` (pass or fail) unless it is None.
+    """
+    from dataclasses import replace
+
+    from omnieval.gates._core import FailedExpectation, validate_frame, write_result
+
+    result = validate_frame(frame, suite, artifact=str(root), out_json=None, id_column="id", notes=whole)
+    if whole:
+        head = FailedExpectation("manifest_is_readable", detail="; ".join(whole))
+        result = replace(result, success=False, failed=[head, *result.failed])
+    if out_json is not None:
+        write_result(result, out_json)
+    return result
 
 
 def relative_posix(root: Path, path: Path) -> str:

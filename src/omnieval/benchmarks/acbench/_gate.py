@@ -12,8 +12,6 @@ names the failing line, id and field.
 
 from __future__ import annotations
 
-import json
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +21,8 @@ from omnieval.benchmarks.acbench._manifest import (
     LineCheck,
     check_lines,
 )
-from omnieval.gates._core import FailedExpectation, GateResult, expectations_dir, validate_frame, write_result
+from omnieval.data._jsonl_manifest import gate_manifest_frame
+from omnieval.gates._core import GateResult, expectations_dir
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -76,42 +75,26 @@ def acbench_gate_frame(root: Path) -> tuple[pd.DataFrame, list[str]]:
 
 def _row(line: LineCheck) -> dict[str, Any]:
     record = line.record or {}
-
-    def text(name: str) -> object:
-        value = record.get(name)
-        if value is None or isinstance(value, str):
-            return value
-        # Plain columns for GX: a non-string value shows as its JSON text (and fails the checks).
-        return json.dumps(value, ensure_ascii=False, default=str)
-
-    def reason(name: str) -> str:
-        found = line.field_problems(name)
-        return f"line {line.number}: " + "; ".join(found) if found else ""
-
+    row = line.gate_row((*REQUIRED_FIELDS, "heteronym"))
     keywords = record.get("image_keywords")
-    feature = line.feature if line.feature is not None else text("feature")
-    target = line.target_value if line.target_value is not None else text("target_value")
-    row: dict[str, Any] = {name: text(name) for name in (*REQUIRED_FIELDS, "heteronym")}
+    feature = line.feature if line.feature is not None else row["feature"]
+    target = line.target_value if line.target_value is not None else row["target_value"]
     row["feature"], row["target_value"] = feature, target
     if isinstance(keywords, list) and all(isinstance(k, str) for k in keywords):
         row["image_keywords"] = "; ".join(keywords)
-    row["feature_target"] = f"{feature}={target}" if line.record is not None else None
-    row["problem"] = f"line {line.number}: " + "; ".join(line.reasons()) if line.problems else ""
     parsed = line.record is not None
-    whole_line = [m for f, m in line.problems if not f]
-    row["record__parses"] = parsed
-    row["record__problem"] = f"line {line.number}: {whole_line[0]}" if whole_line else ""
+    row["feature_target"] = f"{feature}={target}" if parsed else None
     for name, check in _FIELD_CHECKS.items():
         if name == "record":
             continue
-        problem = reason(name)
+        problem = line.gate_reason(name)
         row[f"{name}__{check}"] = parsed and not problem
         row[f"{name}__problem"] = problem if parsed else row["record__problem"]
     for name in MEDIA_FIELDS:
         media = line.media.get(name)
         row[f"{name}__present"] = media is not None and media.present
         row[f"{name}__decodable"] = media is not None and media.decodable
-        row[f"{name}__problem"] = reason(name) if parsed else row["record__problem"]
+        row[f"{name}__problem"] = line.gate_reason(name) if parsed else row["record__problem"]
     return row
 
 
@@ -127,13 +110,5 @@ def gate_acbench_dataset(root: Path, out: Path | None, *, suite_file: Path | Non
         The result; :func:`~omnieval.gates.enforce` raises ``GateFailed`` (exit 2) when it failed.
         Failing rows are labelled with their row number, id and the line/field reason.
     """
-    suite = suite_file or expectations_dir() / ACBENCH_SUITE
     frame, whole = acbench_gate_frame(Path(root))
-    result = validate_frame(frame, suite, artifact=str(root), out_json=None, id_column="id", notes=whole)
-    if whole:
-        # No manifest or an empty one: the table is empty, so say why before the suite's failures.
-        head = FailedExpectation("manifest_is_readable", detail="; ".join(whole))
-        result = replace(result, success=False, failed=[head, *result.failed])
-    if out is not None:
-        write_result(result, out)
-    return result
+    return gate_manifest_frame(frame, whole, suite_file or expectations_dir() / ACBENCH_SUITE, root, out)

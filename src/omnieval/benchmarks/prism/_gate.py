@@ -14,8 +14,6 @@ names the failing line, id and field.
 
 from __future__ import annotations
 
-import json
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +25,8 @@ from omnieval.benchmarks.prism._manifest import (
     check_lines,
 )
 from omnieval.benchmarks.prism._tags import SUBSETS, TAGS, valid_tag_sets
-from omnieval.gates._core import FailedExpectation, GateResult, expectations_dir, validate_frame, write_result
+from omnieval.data._jsonl_manifest import gate_manifest_frame
+from omnieval.gates._core import GateResult, expectations_dir
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -96,18 +95,8 @@ def prism_gate_frame(root: Path) -> tuple[pd.DataFrame, list[str]]:
 def _row(line: LineCheck) -> dict[str, Any]:
     record = line.record or {}
     parsed = line.record is not None
-
-    def text(name: str) -> object:
-        value = record.get(name)
-        if value is None or isinstance(value, str):
-            return value
-        return json.dumps(value, ensure_ascii=False, default=str)
-
-    def reason(*names: str) -> str:
-        found = [p for n in names for p in line.field_problems(n)]
-        return f"line {line.number}: " + "; ".join(found) if found else ""
-
-    row: dict[str, Any] = {name: text(name) for name in REQUIRED_FIELDS}
+    reason = line.gate_reason
+    row = line.gate_row(REQUIRED_FIELDS)
     tags = record.get("active_tags")
     if isinstance(tags, list) and all(isinstance(t, str) for t in tags):
         row["active_tags"] = ",".join(tags)
@@ -115,10 +104,6 @@ def _row(line: LineCheck) -> dict[str, Any]:
         row["tag_set"] = tag_set_key(subset, tags) if isinstance(subset, str) else None
     else:
         row["tag_set"] = None
-    row["problem"] = f"line {line.number}: " + "; ".join(line.reasons()) if line.problems else ""
-    whole_line = [m for f, m in line.problems if not f]
-    row["record__parses"] = parsed
-    row["record__problem"] = f"line {line.number}: {whole_line[0]}" if whole_line else ""
     known = {*REQUIRED_FIELDS, "visual_events", "speaker", "notes", "meta"}
     unknown = [k for k in record if k not in known]
     groups = {
@@ -159,16 +144,7 @@ def gate_prism_dataset(root: Path, out_json: Path | None, *, suite_file: Path | 
         Failing rows are labelled with their row number, id and the line/field reason.
     """
     frame, whole = prism_gate_frame(Path(root))
-    result = validate_frame(
-        frame, suite_file or PRISM_SUITE, artifact=str(root), out_json=None, id_column="id", notes=whole
-    )
-    if whole:
-        # No manifest or an empty one: the table is empty, so say why before the suite's failures.
-        head = FailedExpectation("manifest_is_readable", detail="; ".join(whole))
-        result = replace(result, success=False, failed=[head, *result.failed])
-    if out_json is not None:
-        write_result(result, out_json)
-    return result
+    return gate_manifest_frame(frame, whole, suite_file or PRISM_SUITE, root, out_json)
 
 
 def suite_document() -> dict[str, Any]:

@@ -115,12 +115,15 @@ DescribeAudio = Callable[[Path], Mapping[str, object]]
 Progress = Callable[[str, int, int], None]
 
 
-@dataclass
-class _Record:
-    track: str
+@dataclass(kw_only=True)
+class CallState:
+    """Where one judge call stands: what a runner fills in as it builds, sends, reads and repairs.
+
+    Shared by the panel runner's records and PRISM's calls; ``judge`` is None when the track has
+    no judge here (its records are settled as unavailable).
+    """
+
     judge: JudgeConfig | None
-    system: str
-    transition: Transition
     status: str = ""
     note: str = ""
     prompt_sha256: str = ""
@@ -129,12 +132,19 @@ class _Record:
     key: str = ""
     completion: Completion | None = None
     cache_hit: bool = False
-    reading: ParseResult | None = None
     repair_history: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def judge_id(self) -> str:
         return self.judge.id if self.judge is not None else UNAVAILABLE_JUDGE
+
+
+@dataclass
+class _Record(CallState):
+    track: str
+    system: str
+    transition: Transition
+    reading: ParseResult | None = None
 
     @property
     def order(self) -> tuple[int, int, str, str]:
@@ -340,7 +350,7 @@ class _Runner:
             for judge in judges:
                 for system in candidates:
                     for transition in transitions:
-                        records.append(_Record(track_name, judge, system, transition))
+                        records.append(_Record(track_name, system, transition, judge=judge))
         self.counters.total = len(records)
         return records
 

@@ -76,7 +76,7 @@ from omnieval.judges._parse import (
     read_scored_leaf,
 )
 from omnieval.judges._repair import invented_rationales, invented_scores
-from omnieval.judges._run import BackendPool, backend_group_key, mlflow_tag_part
+from omnieval.judges._run import BackendPool, CallState, backend_group_key, mlflow_tag_part
 from omnieval.scores import Status
 
 if TYPE_CHECKING:
@@ -426,28 +426,14 @@ def judge_stage_repair(
 
 
 @dataclass
-class _Call:
-    judge: JudgeConfig | None
+class _Call(CallState):
     system: str
     instance: PrismInstanceLike
     stage: int
     order: PairOrder
     swapped: bool
     cells: tuple[Cell, ...]
-    status: str = ""
-    note: str = ""
-    prompt_sha256: str = ""
-    revision: str = ""
-    request: ChatRequest | None = None
-    key: str = ""
-    completion: Completion | None = None
-    cache_hit: bool = False
     reading: StageReading | None = None
-    repair_history: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def judge_id(self) -> str:
-        return self.judge.id if self.judge is not None else UNAVAILABLE_JUDGE
 
     @property
     def sort_key(self) -> tuple[int, int, str, bool]:
@@ -1140,7 +1126,7 @@ def judge_prism(
                     if not cells:
                         continue
                     for order, swapped in orders:
-                        calls.append(_Call(judge, system, inst, stage, order, swapped, cells))
+                        calls.append(_Call(system, inst, stage, order, swapped, cells, judge=judge))
     runner.counters.total = len(calls)
     started = time.perf_counter()
     try:

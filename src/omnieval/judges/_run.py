@@ -862,6 +862,19 @@ def _rows(
     return score_rows, judgment_rows
 
 
+def judge_lineage_entry(judge: JudgeConfig, identity: ModelIdentity | None) -> dict[str, Any]:
+    """A judge's lineage entry: model, revision and weights as loaded (or as configured when the
+    model could not be identified), backend settings, and an empty ``roles`` for the caller."""
+    return {
+        "model": judge.model,
+        "revision": identity.revision if identity else judge.revision,
+        "weights_sha256": dict(identity.weights_sha256) if identity else {},
+        "weights_digest": identity.weights_digest if identity else "",
+        "backend": judge.backend.model_dump(mode="json"),
+        "roles": {},
+    }
+
+
 def _lineage(runner: _Runner, records: list[_Record]) -> dict[str, Any]:
     panel = runner.panel
     registry = judge_registry()
@@ -871,17 +884,7 @@ def _lineage(runner: _Runner, records: list[_Record]) -> dict[str, Any]:
         entries.append(("repair", panel.repair))
     for role, judge in entries:
         identity = runner.identities.get(backend_group_key(judge))
-        info = judges.setdefault(
-            judge.id,
-            {
-                "model": judge.model,
-                "revision": identity.revision if identity else judge.revision,
-                "weights_sha256": dict(identity.weights_sha256) if identity else {},
-                "weights_digest": identity.weights_digest if identity else "",
-                "backend": judge.backend.model_dump(mode="json"),
-                "roles": {},
-            },
-        )
+        info = judges.setdefault(judge.id, judge_lineage_entry(judge, identity))
         entry = registry.get(judge.id)
         if entry is not None and "registry" not in info:
             verified = weights_verified(entry.weights_sha256, info["weights_sha256"])

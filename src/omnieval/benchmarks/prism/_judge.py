@@ -76,7 +76,13 @@ from omnieval.judges._parse import (
     read_scored_leaf,
 )
 from omnieval.judges._repair import invented_rationales, invented_scores
-from omnieval.judges._run import BackendPool, CallState, backend_group_key, mlflow_tag_part
+from omnieval.judges._run import (
+    BackendPool,
+    CallState,
+    backend_group_key,
+    judge_lineage_entry,
+    mlflow_tag_part,
+)
 from omnieval.scores import Status
 
 if TYPE_CHECKING:
@@ -1010,17 +1016,7 @@ def _lineage(
     roles = [("judge", j) for j in panel.judges] + ([("repair", panel.repair)] if panel.repair else [])
     for role, judge in roles:
         identity = runner.identities.get(backend_group_key(judge))
-        info = judges.setdefault(
-            judge.id,
-            {
-                "model": judge.model,
-                "revision": identity.revision if identity else judge.revision,
-                "weights_sha256": dict(identity.weights_sha256) if identity else {},
-                "weights_digest": identity.weights_digest if identity else "",
-                "backend": judge.backend.model_dump(mode="json"),
-                "roles": {},
-            },
-        )
+        info = judges.setdefault(judge.id, judge_lineage_entry(judge, identity))
         info["roles"][role] = {
             "decoding": judge.decoding.model_dump(mode="json"),
             "framing": judge.framing.model_dump(mode="json"),

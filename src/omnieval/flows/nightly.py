@@ -123,6 +123,12 @@ def nightly(suite_path: str = "pipelines/nightly.yaml", runner: str | None = Non
         shards = None
         if distributed:
             plan = judge.shard_plan(config, by_system=True)
+            if len(plan) == 1 and config.bench.judge_shards_by_system and len(config.systems) > 1:
+                held = ", ".join(judge.order_dependent_judges(config))
+                note(
+                    f"[judge] one shard: {held} answer(s) depend on the order of calls in one process "
+                    "(llama.cpp prefix reuse and batch-shape rounding), so the systems are not split"
+                )
             shard_futures = [judge_shard_task.submit(config, systems, state) for systems in plan]
             shards = [future.result() for future in shard_futures]
         judged = judge_task(config, state, shards)

@@ -53,10 +53,43 @@ class JudgeShard:
     reused: bool
 
 
+ORDER_DEPENDENT_BACKENDS = frozenset({"llamacpp", "transformers"})
+"""In-process judge backends whose answer to a request can depend on the calls before it in the same
+process: llama.cpp reuses the previous prompt's KV cache, and its CPU kernels round by batch shape
+(so the prefix it happens to reuse changes the numbers); transformers pads each batch to its longest
+prompt. Splitting their calls into per-system shards would change what they answer."""
+
+
+def order_dependent_judges(config: SuiteConfig) -> list[str]:
+    """Ids of the suite's judges (repair models included) that run on an order-dependent backend."""
+    from omnieval.judges import load_panel
+
+    found: list[str] = []
+    for name in config.panels:
+        panel = load_panel(name)
+        judges = [j for _, j in panel.judges()] + ([panel.repair] if panel.repair is not None else [])
+        for judge_config in judges:
+            backend: Any = judge_config.backend
+            while getattr(backend, "inner", None) is not None:  # a fault-injecting wrapper
+                backend = backend.inner
+            if backend.kind in ORDER_DEPENDENT_BACKENDS and judge_config.id not in found:
+                found.append(judge_config.id)
+    return found
+
+
 def shard_plan(config: SuiteConfig, *, by_system: bool) -> list[tuple[str, ...]]:
-    """The judge stage's shards: one per system when asked and the benchmark allows it, else one."""
+    """The judge stage's shards: one per system when asked and the benchmark allows it, else one.
+
+    Judges on an order-dependent backend (:data:`ORDER_DEPENDENT_BACKENDS`) keep one shard, so a
+    distributed run answers exactly as the default runner does.
+    """
     systems = tuple(config.systems)
-    if by_system and config.bench.judge_shards_by_system and len(systems) > 1:
+    if (
+        by_system
+        and config.bench.judge_shards_by_system
+        and len(systems) > 1
+        and not order_dependent_judges(config)
+    ):
         return [(system,) for system in systems]
     return [systems]
 

@@ -12,7 +12,9 @@ byte-identical with value probabilities within :data:`PROB_TOLERANCE`.
 Environment: ``BENCH_JUDGE_ROWS`` (transitions, default 2 -> 2 x 3 systems x 2 tracks = 12
 verdicts), ``BENCH_JUDGE_PARALLEL`` (default 8), ``BENCH_JUDGE_REORDERED=1`` (also answer one at a
 time in another order: how many answers the old path itself changes when only the order changes),
-``BENCH_JUDGE_THREADS`` (llama.cpp threads; default: the panel's setting, which picks the idle cores).
+``BENCH_JUDGE_THREADS`` (llama.cpp threads; default: the panel's setting, which picks the idle cores),
+``BENCH_JUDGE_THREAD_SCALING=1`` (also answer one at a time on 1 thread and on every usable core, each
+with a fresh model: the seconds per verdict a thread count costs, and whether the answers change).
 
 Last, the floor: prompt tokens per verdict that no order or prefix cache can avoid (the token trie of
 all prompts, plus the skeleton text after each value), at the measured prompt speed, and the ceiling
@@ -299,6 +301,8 @@ def run() -> dict[str, object]:
         f" >= {floor_s:.2f} s/verdict at batch-1 generation, a ceiling of {b['total_s'] / floor_s:.2f}x"
         f" (and {b['total_s'] / floor_pp_s:.2f}x if generation cost nothing)"
     )
+    if os.environ.get("BENCH_JUDGE_THREAD_SCALING") == "1":
+        figures["thread_scaling"] = thread_scaling(sample)
     ratio = before.wall_s / after.wall_s
     figures.update(ratio=ratio, identical=identical, same_text=same_text, max_prob_difference=worst)
     print(f"  ratio before/after: {ratio:.2f}x per verdict")
@@ -307,3 +311,40 @@ def run() -> dict[str, object]:
         f" probability difference {worst:.1e}, tolerance {PROB_TOLERANCE:g})"
     )
     return figures
+
+
+def thread_scaling(sample: Sample) -> dict[str, object]:
+    """One at a time, in the runner's order, on 1 thread and on every usable core (fresh model each).
+
+    llama.cpp computes each output of a matrix product on one thread, so the thread count should not
+    change an answer; this checks it, and prints what one thread (what the flow used to pick on an
+    idle machine right after its own metrics stage) costs per verdict.
+    """
+    from omnieval.backends.llm._cores import usable_cores
+    from omnieval.backends.llm._llamacpp import LlamaCppChatBackend
+
+    passes: dict[int, Pass] = {}
+    for threads in sorted({1, min(usable_cores(), 4)}, reverse=True):
+        config = sample.judge.backend.model_copy(update={"n_threads": threads, "parallel_sequences": 1})
+        backend = LlamaCppChatBackend(config, model=sample.judge.model, revision=sample.judge.revision)
+        try:
+            passes[threads] = answer(backend, sample.requests, 1, f"{threads} threads")
+        finally:
+            backend.close()
+        f = passes[threads].per_verdict()
+        print(
+            f"  {threads} thread(s): {f['total_s']:.2f} s/verdict (pp {f['pp_s']:.2f} s, gen {f['gen_s']:.2f} s)"
+        )
+    most, one = max(passes), passes[1]
+    identical = sum(same_answer(a, b) for a, b in zip(one.completions, passes[most].completions, strict=True))
+    ratio = one.wall_s / passes[most].wall_s
+    print(
+        f"  {most} threads vs 1: {ratio:.2f}x per verdict, {identical}/{len(sample.requests)} answers identical"
+    )
+    return {
+        "threads": most,
+        "one_thread_s": one.wall_s / len(one.completions),
+        "all_threads_s": passes[most].wall_s / len(one.completions),
+        "ratio": ratio,
+        "identical": identical,
+    }

@@ -157,8 +157,9 @@ class LlamaCppConfig(_Strict):
     n_ctx: int = Field(default=4096, ge=256)
     """Context window in tokens (prompt plus answer)."""
     n_threads: int | None = Field(default=None, ge=1)
-    """CPU threads; None picks from the cores that are idle now. llama.cpp threads spin-wait on each
-    other, so on a busy machine two threads ran ~10x slower per token than one (measured)."""
+    """CPU threads; None picks the cores no other process keeps busy now (sampled from ``/proc`` for
+    0.5 s at load). llama.cpp threads spin-wait on each other, so on a busy machine two threads ran
+    ~10x slower per token than one (measured)."""
     n_batch: int = Field(default=512, ge=8)
     """Prompt tokens evaluated per step."""
     chat_format: str | None = None

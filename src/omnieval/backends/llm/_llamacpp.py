@@ -38,6 +38,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from omnieval.backends.llm._config import LlamaCppConfig
+from omnieval.backends.llm._cores import auto_threads
 from omnieval.backends.llm._skeleton import Fixed, IntChoice, Segment, Text, int_continuations, plan_schema
 from omnieval.backends.llm._types import (
     BackendError,
@@ -79,15 +80,6 @@ def gguf_identity(config: LlamaCppConfig, model: str, revision: str) -> ModelIde
 
     path = resolve_model_path(config.model_path)
     return ModelIdentity(model=model, revision=revision, weights_sha256={path.name: file_sha256(path)})
-
-
-def auto_threads(max_threads: int = 4) -> int:
-    """Threads for llama.cpp: the cores not already busy (1-minute load average), at least one."""
-    import os
-
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    idle = cores - os.getloadavg()[0]
-    return max(1, min(max_threads, cores, int(idle + 0.5)))
 
 
 @dataclass(frozen=True)

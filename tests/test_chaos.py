@@ -59,3 +59,52 @@ def test_killing_every_stage_loses_and_duplicates_nothing(
     assert report.scores_identical, report.score_mismatches
     assert report.half_written == []
     assert report.judge_calls > 0
+
+
+@pytest.mark.slow
+@pytest.mark.e2e
+def test_sigterm_stops_the_run_and_every_process_it_started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`kill PID` / `timeout`: exit 143, and the run's own Prefect server does not outlive it."""
+    import os
+    import signal
+    import time
+
+    import psutil
+
+    from omnieval.chaos import CALL_LOG_ENV, DELAY_ENV, _start, write_suite
+
+    monkeypatch.chdir(ROOT)
+    suite = write_suite(tmp_path, "sigterm", limit=2, dataset=ROOT / "data" / "storybench-sample")
+    env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}  # its own temporary server
+    env.update(
+        {
+            DELAY_ENV: "2.0",  # keeps the judge stage busy long enough to be interrupted inside it
+            CALL_LOG_ENV: str(tmp_path / "calls.log"),
+            "OMNIEVAL_PROJECT_ROOT": str(ROOT),
+            "MLFLOW_TRACKING_URI": f"sqlite:///{tmp_path / 'mlflow.db'}",
+            "OMNIEVAL_MLFLOW_ARTIFACTS": str(tmp_path / "artifacts"),
+        }
+    )
+    run = _start(suite, env)
+    try:
+        deadline = time.monotonic() + 600
+        while not any(stage == "judge" for _, stage in run.markers):
+            assert run.process.poll() is None, "".join(run.output[-30:])
+            assert time.monotonic() < deadline, "".join(run.output[-30:])
+            time.sleep(0.2)
+        children = psutil.Process(run.process.pid).children(recursive=True)
+        assert children, "the run started no temporary Prefect server to check"
+        run.process.send_signal(signal.SIGTERM)  # the main process only, as `kill PID` does
+        code = run.process.wait(timeout=120)
+        _, alive = psutil.wait_procs(children, timeout=30)
+        run.reader.join(timeout=10)
+        assert code == 143, "".join(run.output[-30:])
+        assert "terminated" in "".join(run.output[-5:])
+        assert alive == [], [p.cmdline() for p in alive]
+        assert "Traceback" not in "".join(run.output)
+    finally:
+        if run.process.poll() is None:
+            os.killpg(run.process.pid, signal.SIGKILL)
+            run.process.wait()

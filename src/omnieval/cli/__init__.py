@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from types import FrameType
 
 from omnieval.errors import OmnievalError
 
@@ -52,6 +56,33 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill``, ``timeout``, a scheduler stopping the job), raised where the process is.
+
+    A KeyboardInterrupt, so it unwinds like Ctrl-C: ``except Exception`` in a stage cannot turn it
+    into a record's error status, ``finally`` blocks and atexit hooks run, and the temporary
+    Prefect server this run started is stopped instead of outliving it.
+    """
+
+
+@contextmanager
+def _sigterm_unwinds() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum: int, frame: FrameType | None) -> None:
+        raise Terminated
+
+    previous: Callable[[int, FrameType | None], object] | int | None = signal.signal(
+        signal.SIGTERM, terminate
+    )
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from omnieval.security import install_log_redaction, redact
 
@@ -63,10 +94,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Keys live in the environment; a library or server may still echo one into a log line.
     install_log_redaction()
     try:
-        code = args.func(args)
+        with _sigterm_unwinds():
+            code = args.func(args)
     except OmnievalError as exc:
         print(f"error: {redact(str(exc))}", file=sys.stderr)
         return exc.exit_code
+    except Terminated:
+        print("terminated", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

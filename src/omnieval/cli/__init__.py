@@ -11,7 +11,7 @@ import importlib
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from types import FrameType
 
@@ -74,9 +74,7 @@ def _sigterm_unwinds() -> Iterator[None]:
     def terminate(signum: int, frame: FrameType | None) -> None:
         raise Terminated
 
-    previous: Callable[[int, FrameType | None], object] | int | None = signal.signal(
-        signal.SIGTERM, terminate
-    )
+    previous = signal.signal(signal.SIGTERM, terminate)
     try:
         yield
     finally:

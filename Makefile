@@ -41,11 +41,11 @@ $(STAMP): $(LOCK) pyproject.toml scripts/setup.sh
 run: setup  ## evaluate the bundled Omni-StoryBench sample end to end (nightly suite on CPU)
 	$(PY) -m omnieval run $(SUITE)
 
-test: setup  ## run the whole test suite (slow real-model tests included)
-	$(PY) -m pytest -q tests
+test: setup  ## run the whole test suite (slow real-model tests included); prints the 25 slowest tests
+	$(PY) -m pytest -q --durations=25 tests
 
 test-fast: setup  ## tests without the slow real-model ones
-	$(PY) -m pytest -q -m "not slow" tests
+	$(PY) -m pytest -q --durations=25 -m "not slow" tests
 
 ui: setup  ## serve the MLflow UI on http://127.0.0.1:5000 (MLFLOW_UI_HOST to expose it; prints a link to each suite's runs)
 	@$(PY) -m omnieval.tracking.ui_links --host $${MLFLOW_UI_HOST:-127.0.0.1} --port $${PORT:-5000} || true

@@ -43,9 +43,16 @@ class DatasetConfig(_Strict):
     """Evaluate only the first N transitions (quick runs and tests); None = all."""
 
 
-class SystemConfig(_Strict):
+class SystemSpec(_Strict):
+    """One ``systems:`` entry. Every kind has its own typed config (a subclass), chosen by ``kind``."""
+
     kind: str
-    """Registered system name (``oracle``, ``copy-current``, ``shuffled``, ``import``)."""
+    """Registered system kind (``omnieval benchmarks`` lists each benchmark's kinds)."""
+
+
+class SystemConfig(SystemSpec):
+    """The config of reference systems and ``import`` (``oracle``, ``copy-current``, ``shuffled``...)."""
+
     seed: int | None = None
     """Seed for systems with randomness (``shuffled``)."""
     path: str | None = None
@@ -201,7 +208,8 @@ class SuiteConfig(_Strict):
     benchmark: str = DEFAULT_BENCHMARK
     """Registered benchmark (``omnieval benchmarks`` lists them)."""
     dataset: DatasetConfig = DatasetConfig()
-    systems: dict[str, SystemConfig]
+    systems: dict[str, SerializeAsAny[SystemSpec]]
+    """System id -> its config, typed by the kind's config model (generating kinds have their own)."""
     conditions: tuple[str, ...] = ()
     """Input conditions to run, for benchmarks that have them (acbench: ``original``, ``s_to_t``,
     ``i_to_t``, ``all_to_t``, ``oracle``); empty = the benchmark's default."""
@@ -231,6 +239,35 @@ class SuiteConfig(_Strict):
             return get_benchmark(value).name
         except UnknownComponentError as exc:
             raise ValueError(str(exc)) from None
+
+    @field_validator("systems", mode="before")
+    @classmethod
+    def _typed_systems(cls, value: Any) -> Any:
+        from omnieval.systems import config_model
+
+        if not isinstance(value, dict):
+            return value
+        typed: dict[str, Any] = {}
+        problems: list[str] = []
+        for sid, entry in value.items():
+            if isinstance(entry, SystemSpec):
+                typed[sid] = entry
+                continue
+            if isinstance(entry, BaseModel):
+                entry = entry.model_dump()
+            if not isinstance(entry, dict) or not isinstance(entry.get("kind"), str):
+                problems.append(f"systems.{sid}: expected a mapping with a 'kind'")
+                continue
+            try:
+                typed[sid] = config_model(entry["kind"]).model_validate(entry)
+            except ValidationError as exc:
+                problems.extend(
+                    f"systems.{sid}.{'.'.join(str(p) for p in err['loc']) or '(top level)'}: {err['msg']}"
+                    for err in exc.errors()
+                )
+        if problems:
+            raise ValueError("; ".join(problems))
+        return typed
 
     @field_validator("metrics", mode="before")
     @classmethod
@@ -322,17 +359,18 @@ def _format_validation_error(path: Path, exc: ValidationError) -> str:
 
 def check_components(config: SuiteConfig, source: Path | str = "config") -> None:
     """Check every named component against its registry; raise ConfigError listing all problems."""
-    from omnieval.systems import SYSTEMS
+    from omnieval.systems import SYSTEMS, system_kinds_for
 
     problems: list[str] = []
     bench = config.bench
+    kinds = system_kinds_for(bench.name, bench.system_kinds)
     for sid, system in config.systems.items():
-        if system.kind not in SYSTEMS or system.kind not in bench.system_kinds:
+        if system.kind not in SYSTEMS or system.kind not in kinds:
             problems.append(
                 f"systems.{sid}.kind: unknown system {system.kind!r} for benchmark {bench.name}; "
-                f"known: {', '.join(sorted(bench.system_kinds))}"
+                f"known: {', '.join(sorted(kinds))}"
             )
-        if system.kind == "import" and not system.path:
+        if system.kind == "import" and not getattr(system, "path", None):
             problems.append(f"systems.{sid}.path: the import system needs a candidate folder")
     if config.panels and not bench.judge_tracks:
         problems.append(f"judges.panels: benchmark {bench.name} has no judge tracks; remove the panels")

@@ -232,6 +232,13 @@ class Benchmark(ABC):
     def generate(self, job: GenerateJob) -> Any:
         """Let the job's system write the candidate layout; return its ``GenerationSummary``."""
 
+    def visible_task(self, instance: Any, condition: str = "") -> Any:
+        """One instance as a generating system sees it: a :class:`omnieval.systems.Task` holding only
+        the task inputs (never a target field), for ``condition`` where the benchmark has them."""
+        from omnieval.errors import ConfigError
+
+        raise ConfigError(f"benchmark {self.name} does not expose task inputs to generating systems")
+
     # -- scoring ------------------------------------------------------------------------------
     @abstractmethod
     def compute_metrics(self, job: MetricsJob) -> MetricsOutput:

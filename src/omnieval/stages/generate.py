@@ -40,20 +40,24 @@ class GenerateOutcome:
 
 
 def _build_system(config: SuiteConfig, system_id: str, condition: str) -> object:
-    from omnieval.systems import SYSTEMS
+    from omnieval.systems import SYSTEMS, GeneratingSystem
 
     try:
         spec = config.systems[system_id]
     except KeyError:
         raise ConfigError(f"system {system_id!r} is not in suite {config.suite!r}") from None
     factory = SYSTEMS.get(spec.kind)
+    if isinstance(factory, type) and issubclass(factory, GeneratingSystem):
+        return factory(spec, system_id=system_id, cache_dir=state_paths(config).cache / "generate")
+    seed = getattr(spec, "seed", None)
+    path = getattr(spec, "path", None)
     kwargs: dict[str, object] = {}
-    if spec.seed is not None:
-        kwargs["seed"] = spec.seed
-    if spec.path is not None:
+    if seed is not None:
+        kwargs["seed"] = seed
+    if path is not None:
         # Imported outputs of a benchmark with conditions sit in one subfolder per condition.
-        per_condition = Path(spec.path) / condition
-        kwargs["path"] = str(per_condition) if condition and per_condition.is_dir() else spec.path
+        per_condition = Path(path) / condition
+        kwargs["path"] = str(per_condition) if condition and per_condition.is_dir() else path
     if spec.kind == "import":
         kwargs["modalities"] = config.bench.modalities
     return factory(**kwargs)
@@ -73,14 +77,15 @@ def run(
     from omnieval.benchmarks import GenerateJob
     from omnieval.gates import SpeechCheck, enforce, gate_candidates
     from omnieval.metrics import MetricsConfig
+    from omnieval.systems import GeneratingSystem
 
     bench = config.bench
     paths = state_paths(config)
     out = paths.candidates(system_id)
     spec = config.systems.get(system_id)
     extra = ""
-    if spec is not None and spec.kind == "import" and spec.path:
-        extra = tree_digest(Path(spec.path))
+    if spec is not None and spec.kind == "import" and getattr(spec, "path", None):
+        extra = tree_digest(Path(spec.path))  # type: ignore[attr-defined]
     key = content_key(
         stage="generate",
         dataset=dataset_digest,
@@ -108,7 +113,17 @@ def run(
         system = _build_system(config, system_id, condition)
         label = f"generate {system_id}" + (f" [{condition}]" if condition else "")
         with progress_bar(label, len(instances)) as update:
-            summary = bench.generate(GenerateJob(system, instances, target, condition, update))
+            if isinstance(system, GeneratingSystem):
+                summary = system.generate(
+                    instances,
+                    target,
+                    visible=bench.visible_task,
+                    modalities=modalities,
+                    condition=condition,
+                    progress=update,
+                )
+            else:
+                summary = bench.generate(GenerateJob(system, instances, target, condition, update))
         summaries[condition] = {
             "kind": summary.kind,
             "written": summary.written,

@@ -63,6 +63,65 @@ def leaderboard_document(board: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in board.items() if k != MLFLOW_METRICS_KEY}
 
 
+def generation_facts(config: SuiteConfig) -> dict[str, dict[str, Any]]:
+    """``systems.<id>.generation`` of ``leaderboard.json`` for every generating system (FORMATS.md §9).
+
+    Read from each system's ``candidates/<id>.summary.json``; a benchmark with input conditions gets
+    the totals over its conditions and the same block per condition under ``by_condition``.
+    """
+    paths = state_paths(config)
+    facts: dict[str, dict[str, Any]] = {}
+    for sid in config.systems:
+        summary_path = paths.root / "candidates" / f"{sid}.summary.json"
+        if not summary_path.is_file():
+            continue
+        summary = read_json(summary_path)
+        per_condition = summary.get("conditions") or {"": summary}
+        blocks = {
+            c: part.get("lineage", {}).get("generation")
+            for c, part in per_condition.items()
+            if isinstance(part, dict) and part.get("lineage", {}).get("generation")
+        }
+        if not blocks:
+            continue
+        total: dict[str, Any] = {
+            "planning_failures": {},
+            "seconds": {},
+            "completeness": {"examples": 0, "missing": {}},
+            "examples_generated": 0,
+            "examples_reused": 0,
+        }
+        for block in blocks.values():
+            for cause, n in block.get("planning_failures", {}).items():
+                total["planning_failures"][cause] = total["planning_failures"].get(cause, 0) + int(n)
+            for step, sec in block.get("seconds", {}).items():
+                total["seconds"][step] = round(total["seconds"].get(step, 0.0) + float(sec), 3)
+            done = block.get("completeness", {})
+            total["completeness"]["examples"] += int(done.get("examples", 0))
+            for modality, n in done.get("missing", {}).items():
+                missing = total["completeness"]["missing"]
+                missing[modality] = missing.get(modality, 0) + int(n)
+            total["examples_generated"] += int(block.get("examples_generated", 0))
+            total["examples_reused"] += int(block.get("examples_reused", 0))
+        if set(blocks) != {""}:
+            total["by_condition"] = blocks
+        facts[sid] = total
+    return facts
+
+
+def generation_metrics(generation: dict[str, Any]) -> dict[str, float]:
+    """MLflow keys of one system's generation block: seconds per step and failures per cause."""
+    out: dict[str, float] = {
+        f"generation.seconds.{step}": float(sec) for step, sec in generation.get("seconds", {}).items()
+    }
+    failures = generation.get("planning_failures", {})
+    out.update({f"generation.planning_failures.{c}": float(n) for c, n in failures.items()})
+    out["generation.planning_failures.total"] = float(sum(failures.values()))
+    for modality, n in generation.get("completeness", {}).get("missing", {}).items():
+        out[f"generation.missing.{modality}"] = float(n)
+    return out
+
+
 def run(config: SuiteConfig, dataset_digest: str) -> ReportOutcome:
     from omnieval.benchmarks import ReportJob, RunFacts
     from omnieval.scores import write_scores
@@ -74,6 +133,12 @@ def run(config: SuiteConfig, dataset_digest: str) -> ReportOutcome:
     analyses_dir, report_path = out / "analyses", out / "report.html"
     inputs = {sid: file_digest(paths.metrics(sid)) for sid in config.systems}
     inputs["judge"] = file_digest(paths.judge_dir / "scores.parquet") if config.panels else "none"
+    inputs.update(
+        {
+            f"summary:{sid}": file_digest(paths.root / "candidates" / f"{sid}.summary.json")
+            for sid in config.systems
+        }
+    )
     key = content_key(
         stage="report",
         dataset=dataset_digest,
@@ -95,6 +160,11 @@ def run(config: SuiteConfig, dataset_digest: str) -> ReportOutcome:
     judge_lineage = paths.judge_dir / "lineage.json"
     panels = read_json(judge_lineage).get("panels", {}) if config.panels and judge_lineage.is_file() else {}
     result = bench.leaderboard(scores, RunFacts(n_instances, panels))
+    generation = generation_facts(config)
+    for sid, block in generation.items():
+        system_doc = result.document.setdefault("systems", {}).setdefault(sid, {})
+        system_doc["generation"] = block
+        result.mlflow_metrics.setdefault(sid, {}).update(generation_metrics(block))
     board = {"suite": config.suite, "dataset_digest": dataset_digest, **result.document}
     write_json(leaderboard_path, {**board, MLFLOW_METRICS_KEY: result.mlflow_metrics})
     outputs: dict[str, Any] = {}

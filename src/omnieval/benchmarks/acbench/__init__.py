@@ -90,6 +90,13 @@ class AcBench(api.Benchmark):
             job.instances, job.out_root, condition=job.condition, progress=job.progress
         )
 
+    def visible_task(self, instance: Any, condition: str = "") -> Any:
+        from omnieval.benchmarks.acbench._conditions import task_inputs
+        from omnieval.systems import Task
+
+        inputs = task_inputs(instance, condition)
+        return Task(self.name, instance.index, instance.id, inputs.condition, inputs)
+
     # -- scoring ------------------------------------------------------------------------------
     def compute_metrics(self, job: api.MetricsJob) -> api.MetricsOutput:
         import pandas as pd

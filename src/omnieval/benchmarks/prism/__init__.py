@@ -152,6 +152,13 @@ class Prism(api.Benchmark):
             job.instances, job.out_root, condition=job.condition, progress=job.progress
         )
 
+    def visible_task(self, instance: Any, condition: str = "") -> Any:
+        from omnieval.benchmarks.prism._manifest import PrismTaskInputs
+        from omnieval.systems import Task
+
+        # A text-to-audio-video generator gets the caption only: the reference clip is the target.
+        return Task(self.name, instance.index, instance.id, condition, PrismTaskInputs(instance.caption))
+
     # -- scoring ------------------------------------------------------------------------------
     def compute_metrics(self, job: api.MetricsJob) -> api.MetricsOutput:
         """PRISM-Bench has no automatic metrics: every score comes from the judges."""

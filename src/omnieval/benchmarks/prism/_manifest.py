@@ -123,6 +123,13 @@ class PrismInstance:
 
 
 @dataclass(frozen=True)
+@dataclass(frozen=True)
+class PrismTaskInputs:
+    """What a text-to-audio-video system under test receives: the caption (its prompt)."""
+
+    caption: str
+
+
 class PrismDataset(ManifestDataset[PrismInstance]):
     """A validated PRISM-Bench folder. ``instances[i].index == i`` (manifest line order)."""
 

@@ -118,6 +118,12 @@ class StoryBench(api.Benchmark):
     def generate(self, job: api.GenerateJob) -> Any:
         return job.system.generate(job.instances, job.out_root, progress=job.progress)
 
+    def visible_task(self, instance: Any, condition: str = "") -> Any:
+        from omnieval.systems import Task
+
+        # TaskInputs has no next-page field: a system cannot read the target even by accident.
+        return Task(self.name, instance.index, instance.id, condition, instance.task_inputs())
+
     # -- scoring ------------------------------------------------------------------------------
     def compute_metrics(self, job: api.MetricsJob) -> api.MetricsOutput:
         from omnieval.benchmarks.storybench._metrics import compute_storybench_metrics

@@ -1,0 +1,458 @@
+"""Systems that generate: the per-example driver every generating kind shares.
+
+A generating kind (``orchestration``, ``semi-orchestration``, ``cascade``, ``command``,
+``openai-omni``; FORMATS.md section 9) subclasses :class:`GeneratingSystem` and implements
+:meth:`GeneratingSystem.run_example`: it receives one :class:`Task` (the benchmark's *visible*
+inputs: never a target) and a scratch folder, and returns an :class:`ExampleResult` naming the files
+it wrote, the modalities it could not produce and why, its planning failure (if any) and the seconds
+each step took.
+
+The driver (:meth:`GeneratingSystem.generate`) does the rest, the same way for every kind:
+
+- **content-keyed reuse**: each example's result is stored under
+  ``<cache>/<example key>/`` where the key hashes the system's config, its identity (model files),
+  the systems code and the task's visible inputs (media by content). A rerun with nothing changed
+  copies stored results and makes no planner, image or TTS call;
+- **kill -9 safe**: an example is built in a scratch folder and renamed into the cache in one step,
+  so a killed run leaves either a whole example or nothing;
+- **candidate layout**: outputs go to ``<out_root>/<modality>/<index>/generated.*``; a modality the
+  example could not produce gets ``missing.txt`` with its cause; the planner's raw output and errors
+  go to ``<out_root>/raw/<index>/generated_raw.json``;
+- **accounting**: planning failures by cause, missing outputs per modality and seconds per modality
+  or step, returned in the :class:`~omnieval.systems.GenerationSummary` lineage under
+  ``generation`` (the shape of ``leaderboard.json``'s ``systems.<name>.generation``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import shutil
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from enum import StrEnum
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, ClassVar
+
+from omnieval.candidates import OUTPUT_FILES, Modality, output_path, read_candidate, write_missing
+from omnieval.config import SystemSpec
+from omnieval.systems._base import GenerationSummary, Progress, clear_index
+
+#: Bump when the stored example format changes (old entries are then ignored, not misread).
+CACHE_FORMAT = "generate-example-v1"
+
+
+class PlanningFailure(StrEnum):
+    """Why a planner gave no usable plan for an example (FORMATS.md section 9)."""
+
+    UNPARSEABLE_JSON = "unparseable_json"
+    MISSING_FIELD = "missing_field"
+    UNUSABLE_PROMPT = "unusable_prompt"
+    REFUSAL = "refusal"
+    TIMEOUT = "timeout"
+
+
+#: File names a generating example writes in its scratch folder, per modality (FORMATS.md section 9).
+EXAMPLE_FILES: dict[Modality, str] = {
+    Modality.TEXT: "text.txt",
+    Modality.IMAGE: "image.png",
+    Modality.SPEECH: "speech.wav",
+    Modality.VIDEO: "video.mp4",
+}
+
+
+@dataclass(frozen=True)
+class Task:
+    """One example as a system sees it.
+
+    Attributes:
+        benchmark: The benchmark's registry name.
+        index: The dataset row (the candidate layout's ``<index>``).
+        id: The instance id.
+        condition: The input condition ('' for benchmarks without conditions).
+        inputs: The benchmark's visible inputs (a frozen dataclass without target fields, e.g.
+            storybench's :class:`~omnieval.data.TaskInputs`).
+    """
+
+    benchmark: str
+    index: int
+    id: str
+    condition: str
+    inputs: Any
+
+    def fields(self) -> dict[str, Any]:
+        """The task as JSON-able fields; media files as their paths (see :func:`describe`)."""
+        return {
+            "benchmark": self.benchmark,
+            "index": self.index,
+            "id": self.id,
+            "condition": self.condition,
+            **describe(self.inputs),
+        }
+
+    def media(self) -> list[Path]:
+        """Every media file the task refers to, in field order."""
+        return list(_media(self.inputs))
+
+
+def describe(value: Any) -> Any:
+    """Turn visible inputs into JSON-able data: dataclasses to dicts (``as_dict`` when they have
+    one), tuples to lists, paths to strings. ``None`` fields stay ``None``.
+
+    >>> from pathlib import Path
+    >>> describe({"a": (1, Path("x.png"))})
+    {'a': [1, 'x.png']}
+    """
+    if hasattr(value, "as_dict") and callable(value.as_dict):
+        return describe(value.as_dict())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: describe(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, Mapping):
+        return {str(k): describe(v) for k, v in value.items()}
+    if isinstance(value, tuple | list):
+        return [describe(v) for v in value]
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def _media(value: Any) -> Iterator[Path]:
+    if isinstance(value, Path):
+        yield value
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            yield from _media(getattr(value, f.name))
+    elif isinstance(value, tuple | list):
+        for v in value:
+            yield from _media(v)
+
+
+def _content_fields(value: Any) -> Any:
+    """Like :func:`describe` but media by content (SHA-256), so a moved dataset keeps its cache."""
+    if isinstance(value, Path):
+        return {"sha256": _file_sha256(str(value))} if value.is_file() else {"absent": value.name}
+    if hasattr(value, "as_dict") and callable(value.as_dict):
+        return _content_fields(value.as_dict())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _content_fields(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, Mapping):
+        return {str(k): _content_fields(v) for k, v in value.items()}
+    if isinstance(value, tuple | list):
+        return [_content_fields(v) for v in value]
+    return value
+
+
+@lru_cache(maxsize=4096)
+def _file_sha256(path: str) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+@lru_cache(maxsize=1)
+def systems_code_digest() -> str:
+    """SHA-256 over the code a generated example depends on: ``systems/`` and ``backends/``."""
+    root = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256(CACHE_FORMAT.encode())
+    for package in ("systems", "backends"):
+        for path in sorted((root / package).rglob("*.py")):
+            digest.update(path.relative_to(root).as_posix().encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+@dataclass
+class ExampleResult:
+    """What :meth:`GeneratingSystem.run_example` produced for one task.
+
+    Attributes:
+        written: Modality -> file in the scratch folder (``text.txt``, ``image.png``...).
+        missing: Modality -> why it was not produced (becomes ``missing.txt``).
+        planning_failure: The planner's failure cause, when the plan itself failed (every modality
+            the plan feeds is then missing with the same cause).
+        seconds: Step or modality -> wall seconds (``plan``, ``image``, ``speech``...).
+        raw: The planner's raw output, parsed plan, errors and any facts worth keeping
+            (written to ``raw/<index>/generated_raw.json``).
+    """
+
+    written: dict[str, str] = field(default_factory=dict)
+    missing: dict[str, str] = field(default_factory=dict)
+    planning_failure: PlanningFailure | None = None
+    seconds: dict[str, float] = field(default_factory=dict)
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "written": self.written,
+            "missing": self.missing,
+            "planning_failure": self.planning_failure.value if self.planning_failure else None,
+            "seconds": self.seconds,
+            "raw": self.raw,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ExampleResult:
+        failure = data.get("planning_failure")
+        return cls(
+            written=dict(data.get("written") or {}),
+            missing=dict(data.get("missing") or {}),
+            planning_failure=PlanningFailure(failure) if failure else None,
+            seconds={str(k): float(v) for k, v in (data.get("seconds") or {}).items()},
+            raw=dict(data.get("raw") or {}),
+        )
+
+
+@contextmanager
+def timed(seconds: dict[str, float], step: str) -> Iterator[None]:
+    """Add the wall time of the ``with`` body to ``seconds[step]``."""
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        seconds[step] = seconds.get(step, 0.0) + time.perf_counter() - start
+
+
+#: ``visible(instance, condition) -> Task``: how a benchmark shows an instance to a system.
+VisibleTask = Callable[[Any, str], Task]
+
+
+@dataclass(frozen=True)
+class GenerationTotals:
+    """Totals over one ``generate`` call, the shape of ``systems.<name>.generation``."""
+
+    planning_failures: dict[str, int]
+    seconds: dict[str, float]
+    missing: dict[str, int]
+    examples: int
+    reused: int
+    generated: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "planning_failures": self.planning_failures,
+            "seconds": {k: round(v, 3) for k, v in sorted(self.seconds.items())},
+            "completeness": {
+                "examples": self.examples,
+                "missing": self.missing,
+            },
+            "examples_generated": self.generated,
+            "examples_reused": self.reused,
+        }
+
+
+class GeneratingSystem(ABC):
+    """Base of every generating kind. Subclasses set the class attributes and ``run_example``.
+
+    Class attributes:
+        kind: The registered name (``systems.<id>.kind`` in a suite).
+        config_model: The kind's typed config (frozen, no extra keys), validated when the suite loads.
+        benchmarks: Benchmarks the kind can serve.
+        modalities: Modalities it writes, per benchmark (``{"storybench": ("text", "image", "speech")}``).
+    """
+
+    kind: ClassVar[str]
+    config_model: ClassVar[type[SystemSpec]]
+    benchmarks: ClassVar[frozenset[str]]
+    modalities: ClassVar[Mapping[str, tuple[str, ...]]]
+    uses_ground_truth: ClassVar[bool] = False
+
+    def __init__(self, config: SystemSpec, *, system_id: str = "", cache_dir: Path | None = None) -> None:
+        self.config = config
+        self.system_id = system_id or config.kind
+        self.cache_dir = cache_dir
+
+    # -- what subclasses implement ------------------------------------------------------------
+    def identity(self) -> dict[str, Any]:
+        """What identifies the models behind this system without loading them (cache key, lineage).
+
+        Default: the config. Kinds with model files add their identities (weights hashes)."""
+        return {}
+
+    def open(self) -> None:  # noqa: B027 (optional hook)
+        """Load models once before the first example that needs them (optional)."""
+
+    def close(self) -> None:  # noqa: B027 (optional hook)
+        """Release models (and GPU memory) after the last example (optional)."""
+
+    @abstractmethod
+    def run_example(self, task: Task, workdir: Path) -> ExampleResult:
+        """Generate one example into ``workdir`` (files named as :data:`EXAMPLE_FILES`)."""
+
+    def lineage(self) -> dict[str, Any]:
+        """What the run's lineage and report say about this system (experts, models, deviations)."""
+        return {}
+
+    # -- the shared driver --------------------------------------------------------------------
+    def example_key(self, task: Task) -> str:
+        blob = json.dumps(
+            {
+                "format": CACHE_FORMAT,
+                "kind": self.kind,
+                "config": self.config.model_dump(mode="json"),
+                "identity": self.identity(),
+                "code": systems_code_digest(),
+                "task": {
+                    "benchmark": task.benchmark,
+                    "id": task.id,
+                    "condition": task.condition,
+                    "inputs": _content_fields(task.inputs),
+                },
+            },
+            sort_keys=True,
+            default=str,
+            separators=(",", ":"),
+        )
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+    def generate(
+        self,
+        instances: Sequence[Any],
+        out_root: Path,
+        *,
+        visible: VisibleTask,
+        modalities: Sequence[str],
+        condition: str = "",
+        progress: Progress | None = None,
+    ) -> GenerationSummary:
+        """Write the candidate layout for ``instances`` (see the module docstring)."""
+        wanted = tuple(Modality(m) for m in modalities)
+        failures: dict[str, int] = {}
+        seconds: dict[str, float] = {}
+        missing: dict[str, int] = {}
+        reused = generated = 0
+        opened = False
+        try:
+            for done, instance in enumerate(instances, start=1):
+                task = visible(instance, condition)
+                key = self.example_key(task)
+                stored = self._load(key)
+                if stored is None:
+                    if not opened:
+                        self.open()
+                        opened = True
+                    result, folder = self._run_and_store(task, key)
+                    generated += 1
+                else:
+                    result, folder = stored
+                    reused += 1
+                self._place(out_root, task, result, folder, wanted, missing)
+                if result.planning_failure is not None:
+                    cause = result.planning_failure.value
+                    failures[cause] = failures.get(cause, 0) + 1
+                for step, s in result.seconds.items():
+                    seconds[step] = seconds.get(step, 0.0) + s
+                if progress:
+                    progress(done, len(instances))
+        finally:
+            if opened:
+                self.close()
+        totals = GenerationTotals(failures, seconds, missing, len(instances), reused, generated)
+        lineage = {**self.lineage(), "generation": totals.as_dict(), "identity": self.identity()}
+        return GenerationSummary(self.system_id, self.kind, out_root, len(instances), missing, lineage)
+
+    # -- storage ------------------------------------------------------------------------------
+    def _cache_root(self) -> Path:
+        return (self.cache_dir or Path(".cache/omnieval/generate")) / self.kind
+
+    def _load(self, key: str) -> tuple[ExampleResult, Path] | None:
+        folder = self._cache_root() / key[:2] / key
+        meta = folder / "result.json"
+        if not meta.is_file():
+            return None
+        try:
+            result = ExampleResult.from_json(json.loads(meta.read_text(encoding="utf-8")))
+        except (ValueError, KeyError, TypeError):
+            return None
+        if not all((folder / name).is_file() for name in result.written.values()):
+            return None
+        return result, folder
+
+    def _run_and_store(self, task: Task, key: str) -> tuple[ExampleResult, Path]:
+        final = self._cache_root() / key[:2] / key
+        final.parent.mkdir(parents=True, exist_ok=True)
+        scratch = final.parent / f".{key}.{os.getpid()}.partial"
+        if scratch.exists():
+            shutil.rmtree(scratch)
+        scratch.mkdir()
+        try:
+            result = self.run_example(task, scratch)
+            # Only files that exist count as written; a kind that named a file it did not write
+            # gets the modality reported missing instead of a crash later.
+            for modality, name in list(result.written.items()):
+                if not (scratch / name).is_file():
+                    del result.written[modality]
+                    result.missing.setdefault(modality, f"not written: {name}")
+            (scratch / "result.json").write_text(
+                json.dumps(result.to_json(), indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8"
+            )
+            if final.exists():
+                shutil.rmtree(final)
+            scratch.rename(final)
+        except BaseException:
+            shutil.rmtree(scratch, ignore_errors=True)
+            raise
+        return result, final
+
+    def _place(
+        self,
+        out_root: Path,
+        task: Task,
+        result: ExampleResult,
+        folder: Path,
+        wanted: tuple[Modality, ...],
+        missing: dict[str, int],
+    ) -> None:
+        clear_index(out_root, task.index)
+        for modality in wanted:
+            name = result.written.get(modality.value)
+            reason = result.missing.get(modality.value, "not written")
+            if name is not None:
+                target = output_path(out_root, modality, task.index)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                tmp = target.with_name(f".partial{target.suffix}")
+                if modality is Modality.TEXT:
+                    text = (folder / name).read_text(encoding="utf-8", errors="replace").strip()
+                    tmp.write_text(text + "\n" if text else "", encoding="utf-8")
+                else:
+                    shutil.copyfile(folder / name, tmp)
+                tmp.replace(target)
+                found = read_candidate(out_root, modality, task.index)
+                if found.present:
+                    continue
+                target.unlink(missing_ok=True)
+                reason = f"undecodable: {found.problem}"
+            write_missing(out_root, modality, task.index, reason)
+            missing[modality.value] = missing.get(modality.value, 0) + 1
+        raw_dir = out_root / "raw" / str(task.index)
+        raw_dir.mkdir(parents=True, exist_ok=True)
+        payload = {
+            "id": task.id,
+            "condition": task.condition,
+            "system": self.system_id,
+            "kind": self.kind,
+            "planning_failure": result.planning_failure.value if result.planning_failure else None,
+            "missing": {m.value: result.missing[m.value] for m in wanted if m.value in result.missing},
+            "seconds": result.seconds,
+            **result.raw,
+        }
+        tmp_raw = raw_dir / ".generated_raw.partial"
+        tmp_raw.write_text(json.dumps(payload, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
+        tmp_raw.replace(raw_dir / "generated_raw.json")
+
+
+__all__ = [
+    "EXAMPLE_FILES",
+    "OUTPUT_FILES",
+    "ExampleResult",
+    "GeneratingSystem",
+    "GenerationTotals",
+    "PlanningFailure",
+    "Task",
+    "describe",
+    "systems_code_digest",
+    "timed",
+]

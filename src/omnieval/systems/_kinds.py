@@ -1,0 +1,26 @@
+"""Import every generating kind's subpackage so each registers itself (name = config key).
+
+A kind whose subpackage is absent is simply not offered; a kind's heavy dependencies (llama.cpp,
+diffusers, transformers) are imported inside the kind when it runs, never here.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+#: Generating kinds, each a subpackage of :mod:`omnieval.systems` named after the kind.
+GENERATING_KINDS: tuple[str, ...] = (
+    "command",
+    "openai_omni",
+    "orchestration",
+    "cascade",
+)
+
+
+def load_kinds() -> None:
+    for package in GENERATING_KINDS:
+        try:
+            importlib.import_module(f"omnieval.systems.{package}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"omnieval.systems.{package}":
+                raise

@@ -123,7 +123,6 @@ class PrismInstance:
 
 
 @dataclass(frozen=True)
-@dataclass(frozen=True)
 class PrismTaskInputs:
     """What a text-to-audio-video system under test receives: the caption (its prompt)."""
 

@@ -63,6 +63,13 @@ def _build_system(config: SuiteConfig, system_id: str, condition: str) -> object
     return factory(**kwargs)
 
 
+def _generates(kind: str) -> bool:
+    from omnieval.systems import SYSTEMS, GeneratingSystem
+
+    factory = SYSTEMS.get(kind) if kind in SYSTEMS else None
+    return isinstance(factory, type) and issubclass(factory, GeneratingSystem)
+
+
 def candidate_roots(config: SuiteConfig, system_id: str) -> dict[str, Path]:
     """Condition -> resolved candidate root of one system (follows an import's pointer)."""
     from omnieval.systems import resolve_candidates_root
@@ -86,11 +93,16 @@ def run(
     extra = ""
     if spec is not None and spec.kind == "import" and getattr(spec, "path", None):
         extra = tree_digest(Path(spec.path))  # type: ignore[attr-defined]
+    # What a generating system's config does not show (a command's script, model weights):
+    # editing it must regenerate, as the per-example keys already do.
+    built = _build_system(config, system_id, "") if spec is not None and _generates(spec.kind) else None
+    identity = {"identity": built.identity()} if isinstance(built, GeneratingSystem) else {}
     key = content_key(
         stage="generate",
         dataset=dataset_digest,
         rows=[i.id for i in instances],
         system=spec.model_dump() if spec else None,
+        **identity,
         conditions=list(config.run_conditions),
         imported=extra,
         code=code_digest(),

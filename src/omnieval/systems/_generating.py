@@ -440,7 +440,9 @@ class GeneratingSystem(ABC):
             **result.raw,
         }
         tmp_raw = raw_dir / ".generated_raw.partial"
-        tmp_raw.write_text(json.dumps(payload, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
+        tmp_raw.write_text(
+            json.dumps(payload, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8"
+        )
         tmp_raw.replace(raw_dir / "generated_raw.json")
 
 

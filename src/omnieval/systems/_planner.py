@@ -103,7 +103,7 @@ def parse_plan(text: str) -> dict[str, Any] | None:
     >>> parse_plan('{"a": ') is None
     True
     """
-    candidates = re.findall(r"```(?:json)?\s*(.*?)```", text, flags=re.DOTALL) + [text]
+    candidates = [*re.findall(r"```(?:json)?\s*(.*?)```", text, flags=re.DOTALL), text]
     for chunk in candidates:
         chunk = chunk.strip()
         start = chunk.find("{")
@@ -200,7 +200,11 @@ class Planner:
             completion = self._backend.chat(request)
         except TransientBackendError as exc:
             seconds = time.perf_counter() - start
-            failure = PlanningFailure.TIMEOUT if "timeout" in str(exc).lower() or "timed out" in str(exc).lower() else None
+            failure = (
+                PlanningFailure.TIMEOUT
+                if "timeout" in str(exc).lower() or "timed out" in str(exc).lower()
+                else None
+            )
             if failure is None:
                 raise
             return Plan(None, failure, "", str(exc), seconds)
@@ -220,7 +224,9 @@ class Planner:
             return Plan(None, cause, text, "no JSON object in the answer", seconds, tokens)
         absent = missing_fields(fields, schema)
         if absent:
-            return Plan(fields, PlanningFailure.MISSING_FIELD, text, "missing: " + ", ".join(absent), seconds, tokens)
+            return Plan(
+                fields, PlanningFailure.MISSING_FIELD, text, "missing: " + ", ".join(absent), seconds, tokens
+            )
         if check is not None:
             problem = check(fields)
             if problem is not None:

@@ -129,6 +129,7 @@ class PrismTaskInputs:
     caption: str
 
 
+@dataclass(frozen=True)
 class PrismDataset(ManifestDataset[PrismInstance]):
     """A validated PRISM-Bench folder. ``instances[i].index == i`` (manifest line order)."""
 

@@ -13,6 +13,7 @@ GENERATING_KINDS: tuple[str, ...] = (
     "command",
     "openai_omni",
     "orchestration",
+    "semi_orchestration",
     "cascade",
 )
 

@@ -1,0 +1,223 @@
+"""The ``semi-orchestration`` kind (Omni-StoryBench): a backbone writes the narration itself, experts
+render the rest.
+
+Unlike ``orchestration``, the backbone is not asked for a plan: it writes the next page's narration
+as plain text (its own text output, no JSON), and the other modalities are derived from that text
+and the visible conditions by fixed rules, then rendered by experts:
+
+- **image**: the image expert draws "<the next page's scene>. <the narration's first sentence>";
+- **speech**: the speech expert speaks the narration's first quoted line (straight or curly
+  quotes), else its first sentence, with the emotion the conditions give the first character who
+  speaks (one of the speech vocabulary, else ``neutral``), ``voice_gender`` and normal speed and pitch.
+
+Backbone failures are planning failures that remove all three outputs: ``timeout``, ``refusal`` (an
+answer that declines), ``missing_field`` (an empty answer, or fewer than :data:`MIN_WORDS` words).
+Seconds per step: ``backbone`` (the text), ``text``, ``image``, ``speech``.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from omnieval.backends.llm import (
+    BackendConfig,
+    BackendError,
+    ChatBackend,
+    ChatRequest,
+    Decoding,
+    ImagePart,
+    Message,
+    TextPart,
+    TransientBackendError,
+    backend_identity,
+    open_backend,
+)
+from omnieval.config import SystemSpec
+from omnieval.systems._base import SYSTEMS
+from omnieval.systems._generating import ExampleResult, GeneratingSystem, PlanningFailure, Task
+from omnieval.systems._planner import _REFUSAL
+from omnieval.systems.experts import (
+    DrawnConfig,
+    EspeakConfig,
+    ImageExpertConfig,
+    ImageRequest,
+    SpeechExpertConfig,
+    SpeechPlan,
+)
+from omnieval.systems.orchestration import SPEECH_LABELS, ExpertPair, fail_all, user_prompt, write_text
+from omnieval.systems.orchestration._system import STORYBENCH_MODALITIES
+
+MIN_WORDS = 5
+_QUOTED = re.compile(r"[\"“]([^\"”]{2,200})[\"”]")
+_SENTENCE = re.compile(r"(.+?[.!?])(?:\s|$)")
+
+SYSTEM_PROMPT = (
+    "You write the next page of an illustrated children's story book. Reply with the next page's "
+    "narration only: two or three sentences in the book's tense and voice, including one short line "
+    "a character says aloud in double quotes. No title, no notes."
+)
+
+
+class BackboneConfig(BaseModel):
+    """The model that writes the narration (any :mod:`omnieval.backends.llm` backend)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    model: str
+    revision: str = ""
+    backend: BackendConfig
+    decoding: Decoding = Decoding(max_tokens=160)
+    sees_images: bool = False
+    """Attach the current picture (backends that take images)."""
+    timeout_s: float = Field(default=300.0, gt=0)
+
+
+class SemiOrchestrationConfig(SystemSpec):
+    """``semi-orchestration`` (storybench): backbone text + image and speech experts."""
+
+    kind: Literal["semi-orchestration"] = "semi-orchestration"
+    backbone: BackboneConfig
+    image: ImageExpertConfig = DrawnConfig()
+    speech: SpeechExpertConfig = EspeakConfig()
+    voice_gender: Literal["female", "male"] = "female"
+    current_text_max_chars: int = Field(default=600, ge=40)
+
+
+def first_sentence(text: str) -> str:
+    """>>> first_sentence("It rained. Then it stopped.")
+    'It rained.'
+    """
+    text = " ".join(text.split())
+    found = _SENTENCE.match(text)
+    return found.group(1) if found else text
+
+
+def spoken_line(narration: str) -> str:
+    """The first quoted line of the narration, else its first sentence.
+
+    >>> spoken_line('Pip ran. "Wait for me!" he called.')
+    'Wait for me!'
+    >>> spoken_line("Pip ran home.")
+    'Pip ran home.'
+    """
+    found = _QUOTED.search(narration)
+    return found.group(1).strip() if found else first_sentence(narration)
+
+
+def speaker_emotion(inputs: Any) -> str:
+    """The emotion of the first condition character who speaks, if it is in the vocabulary."""
+    for c in inputs.condition.characters:
+        intent = str(c.extra.get("speech_intent", "")).lower()
+        if intent and "silent" not in intent:
+            emotion = str(c.extra.get("emotion", "")).strip().lower()
+            return emotion if emotion in SPEECH_LABELS["emotion"] else "neutral"
+    return "neutral"
+
+
+@SYSTEMS.register("semi-orchestration")
+class SemiOrchestrationSystem(GeneratingSystem):
+    """Backbone narration + experts (see the module docstring)."""
+
+    kind: ClassVar[str] = "semi-orchestration"
+    config_model: ClassVar[type[SystemSpec]] = SemiOrchestrationConfig
+    benchmarks: ClassVar[frozenset[str]] = frozenset({"storybench"})
+    modalities: ClassVar[Mapping[str, tuple[str, ...]]] = {"storybench": STORYBENCH_MODALITIES}
+
+    def __init__(self, config: SystemSpec, *, system_id: str = "", cache_dir: Path | None = None) -> None:
+        super().__init__(config, system_id=system_id, cache_dir=cache_dir)
+        assert isinstance(config, SemiOrchestrationConfig)
+        self.spec = config
+        self.experts = ExpertPair(config.image, config.speech)
+        self._backend: ChatBackend | None = None
+        self._identity: dict[str, Any] | None = None
+
+    def identity(self) -> dict[str, Any]:
+        if self._identity is None:
+            b = self.spec.backbone
+            ident = backend_identity(b.backend, model=b.model, revision=b.revision)
+            self._identity = {
+                "backbone": {
+                    "model": ident.model,
+                    "revision": ident.revision,
+                    "weights_sha256": dict(ident.weights_sha256),
+                    "backend": b.backend.kind,
+                    "decoding": b.decoding.model_dump(mode="json"),
+                    "sees_images": b.sees_images,
+                },
+                "experts": self.experts.identity(),
+            }
+        return self._identity
+
+    def lineage(self) -> dict[str, Any]:
+        b = self.spec.backbone
+        return {
+            "paradigm": "semi-orchestration",
+            "label": f"{b.model} backbone text ({b.backend.kind}), {self.experts.label()}",
+            "backbone": {"model": b.model, "backend": b.backend.kind, "produces": ["text"]},
+            "experts": self.experts.lineage(),
+        }
+
+    def close(self) -> None:
+        if self._backend is not None:
+            self._backend.close()
+            self._backend = None
+        self.experts.close()
+
+    def _write(self, task: Task) -> tuple[str, PlanningFailure | None, str, float]:
+        b = self.spec.backbone
+        if self._backend is None:
+            self._backend = open_backend(b.backend, model=b.model, revision=b.revision)
+        parts: list[TextPart | ImagePart] = [ImagePart(task.inputs.current_image)] if b.sees_images else []
+        prompt = user_prompt(
+            task.inputs, current_max_chars=self.spec.current_text_max_chars, plan_instructions=False
+        )
+        parts.append(TextPart(prompt))
+        request = ChatRequest(
+            messages=(Message.text_only("system", SYSTEM_PROMPT), Message("user", tuple(parts))),
+            decoding=b.decoding,
+        )
+        start = time.perf_counter()
+        try:
+            text = self._backend.chat(request).text
+        except TransientBackendError as exc:
+            seconds = time.perf_counter() - start
+            if "timeout" in str(exc).lower() or "timed out" in str(exc).lower():
+                return "", PlanningFailure.TIMEOUT, str(exc), seconds
+            raise
+        except BackendError as exc:
+            return "", PlanningFailure.MISSING_FIELD, f"backbone error: {exc}", time.perf_counter() - start
+        seconds = time.perf_counter() - start
+        if seconds > b.timeout_s:
+            return text, PlanningFailure.TIMEOUT, f"answer took {seconds:.1f} s", seconds
+        narration = " ".join(text.split())
+        if _REFUSAL.search(narration) and not _QUOTED.search(narration):
+            return text, PlanningFailure.REFUSAL, "the backbone declined", seconds
+        if len(narration.split()) < MIN_WORDS:
+            return text, PlanningFailure.MISSING_FIELD, f"narration has fewer than {MIN_WORDS} words", seconds
+        return narration, None, "", seconds
+
+    def run_example(self, task: Task, workdir: Path) -> ExampleResult:
+        result = ExampleResult()
+        narration, failure, error, seconds = self._write(task)
+        result.seconds["backbone"] = seconds
+        result.raw["backbone_output"] = narration
+        if failure is not None:
+            result.planning_failure = failure
+            result.raw["planning_error"] = error
+            return fail_all(result, STORYBENCH_MODALITIES, f"planning failure: {failure.value}: {error}")
+        write_text(result, workdir, narration)
+        prompt = f"{task.inputs.condition.scene.strip().rstrip('.')}. {first_sentence(narration)}"
+        result.raw["image_prompt"] = prompt
+        self.experts.draw(result, workdir, ImageRequest(prompt, task.inputs.current_image, task.index))
+        plan = SpeechPlan(
+            text=spoken_line(narration), emotion=speaker_emotion(task.inputs), gender=self.spec.voice_gender
+        )
+        result.raw["speech_plan"] = plan.__dict__
+        self.experts.say(result, workdir, plan)
+        return result

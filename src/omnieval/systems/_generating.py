@@ -258,7 +258,7 @@ class GeneratingSystem(ABC):
     config_model: ClassVar[type[SystemSpec]]
     benchmarks: ClassVar[frozenset[str]]
     modalities: ClassVar[Mapping[str, tuple[str, ...]]]
-    uses_ground_truth: ClassVar[bool] = False
+    uses_ground_truth: bool = False
 
     def __init__(self, config: SystemSpec, *, system_id: str = "", cache_dir: Path | None = None) -> None:
         self.config = config

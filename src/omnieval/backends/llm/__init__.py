@@ -28,6 +28,7 @@ from omnieval.backends.llm._factory import (
     output_fingerprint,
     reports_value_probs,
 )
+from omnieval.backends.llm._openai import message_payload, redact_url
 from omnieval.backends.llm._types import (
     AudioPart,
     BackendError,
@@ -71,7 +72,9 @@ __all__ = [
     "UnsupportedInput",
     "VllmServerConfig",
     "backend_identity",
+    "message_payload",
     "open_backend",
     "output_fingerprint",
+    "redact_url",
     "reports_value_probs",
 ]

@@ -148,7 +148,6 @@ def user_prompt(inputs: Any, *, current_max_chars: int = 600, plan_instructions:
     for c in cond.characters:
         extra = ", ".join(f"{k}: {v}" for k, v in c.extra.items() if isinstance(v, str) and v)
         on_page.append(f"- {c.name} ({extra})" if extra else f"- {c.name}")
-    labels = "; ".join(f"{name}: {' | '.join(values)}" for name, values in SPEECH_LABELS.items())
     task = [
         f"Book: {meta.genre}; {meta.topic}. Style: {meta.style}. "
         f"Narrated in the {meta.narrative_tense} tense, {meta.narrative_perspective}.",
@@ -168,11 +167,14 @@ def user_prompt(inputs: Any, *, current_max_chars: int = 600, plan_instructions:
             *task,
             "",
             "Write the JSON plan:",
-            "narration: the next page's text, two or three sentences in the book's tense and voice.",
+            "narration: the next page's text, two sentences in the book's tense and voice.",
             "image_prompt: one sentence for the illustrator naming the characters shown, the place, "
             "the time of day and the mood.",
             "speech.text: the words one character on the next page says aloud.",
-            f"speech labels, each exactly one of these values: {labels}.",
+            "speech.emotion: exactly one of neutral, happy, sad, angry; for any other feeling use the "
+            "closest (curious or calm: neutral; excited or proud: happy; scared or worried: sad).",
+            "speech.gender: the speaker's, female or male. speech.speed: slow, normal or fast. "
+            "speech.pitch: low, normal or high.",
         ]
     )
 

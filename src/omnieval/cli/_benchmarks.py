@@ -22,6 +22,7 @@ def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
 def describe() -> list[dict[str, Any]]:
     """One entry per registered benchmark (sorted by name)."""
     from omnieval.benchmarks import BENCHMARKS
+    from omnieval.systems import system_kinds_for
 
     out = []
     for name in BENCHMARKS.names():
@@ -34,7 +35,7 @@ def describe() -> list[dict[str, Any]]:
                 "sample": str(bench.default_dataset),
                 "dataset_marker": bench.dataset_marker,
                 "conditions": [c for c in bench.conditions if c],
-                "systems": sorted(bench.system_kinds),
+                "systems": sorted(system_kinds_for(name, bench.system_kinds)),
                 "modalities": list(bench.modalities),
                 "judge_tracks": list(bench.judge_tracks),
             }

@@ -309,6 +309,41 @@ def test_failure_attribution_reads_the_three_failure_types() -> None:
     )
 
 
+def test_failure_attribution_reads_what_a_system_saw() -> None:
+    """A cascade that hears the instruction and reads keywords but cannot see the picture: both
+    channel steps are measured (its inputs differ between the conditions), and the image step says
+    why the picture was lost; a context-blind system's steps stay "input not seen"."""
+    values = {
+        "original": dict(delta_wpm=0.0),
+        "s_to_t": dict(delta_wpm=0.0),
+        "i_to_t": dict(delta_wpm=80.0),
+        "all_to_t": dict(delta_wpm=80.0),
+        "oracle": dict(delta_wpm=130.0),
+    }
+    out = failure_attribution(
+        _agg(c=values, n=values),
+        inputs_seen={"c": {"speech", "instruction_text", "image_keywords", "target_statement"}, "n": ()},
+        inputs_not_seen={"c": {"image": "image not seen: no vision backend"}},
+    )
+    cascade, blind = out["systems"]["c"]["delta_wpm"], out["systems"]["n"]["delta_wpm"]
+    assert cascade["meaningful"] == {"speech_instruction": True, "image": True, "target_inference": True}
+    assert cascade["notes"] == {
+        "speech_instruction": None,
+        "image": "image not seen: no vision backend",
+        "target_inference": None,
+    }
+    assert cascade["gains"]["image"] == 80.0 and cascade["loses_cue"]["image"]
+    assert cascade["pattern"] == "multimodal_grounding"
+    assert blind["meaningful"] == {"speech_instruction": False, "image": False, "target_inference": True}
+    fragment = report_html_section(
+        _agg(c=values, n=values),
+        attribution=out,
+        charts=False,
+    )
+    assert "+80.00 * (image not seen: no vision backend)" in fragment
+    assert "(input not seen)" in fragment
+
+
 def test_failure_attribution_with_missing_conditions() -> None:
     out = failure_attribution(
         _agg(s={"original": {"emotion_accuracy": 40.0}, "oracle": {"emotion_accuracy": 50.0}})
@@ -338,7 +373,7 @@ def test_report_html_section_has_tables_reference_attribution_and_charts() -> No
     assert len(parser.images) == len(METRIC_KEYS)
     assert all(src.startswith("data:image/png;base64,iVBOR") for src in parser.images)
     assert "Reference Scores (paper)" in fragment and "65.87" in fragment and "33.3" in fragment
-    assert "multimodal" in fragment and "only systems that receive the image input" in fragment
+    assert "multimodal" in fragment and "only systems that read the image input in either form" in fragment
     assert "<img" not in report_html_section(agg, charts=False)
 
 

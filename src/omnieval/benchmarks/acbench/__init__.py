@@ -14,9 +14,24 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from omnieval.benchmarks import _base as api
 from omnieval.benchmarks.acbench._components import HEADLINE_COMPONENTS, LOWER_IS_BETTER
-from omnieval.benchmarks.acbench._conditions import CONDITIONS
+from omnieval.benchmarks.acbench._conditions import CONDITIONS, TaskInputs
+from omnieval.benchmarks.acbench._heteronyms import (
+    HETERONYMS,
+    Heteronym,
+    Reading,
+    espeak_markup,
+    find_heteronym,
+)
 from omnieval.benchmarks.acbench._metrics import SCORE_RANGE, AcbenchMetricsConfig
-from omnieval.benchmarks.acbench._systems import neutral, oracle_control
+from omnieval.benchmarks.acbench._systems import (
+    ACBENCH_PROSODY,
+    ACCENT_VOICES,
+    NOT_EVALUATED,
+    Delivery,
+    neutral,
+    oracle_control,
+    render_delivery,
+)
 from omnieval.systems import SYSTEMS
 
 if TYPE_CHECKING:
@@ -158,4 +173,18 @@ class AcBench(api.Benchmark):
         return deviations(metrics_config)
 
 
-__all__ = ["AcBench"]
+__all__ = [
+    "ACBENCH_PROSODY",
+    "ACCENT_VOICES",
+    "CONDITIONS",
+    "HETERONYMS",
+    "NOT_EVALUATED",
+    "AcBench",
+    "Delivery",
+    "Heteronym",
+    "Reading",
+    "TaskInputs",
+    "espeak_markup",
+    "find_heteronym",
+    "render_delivery",
+]

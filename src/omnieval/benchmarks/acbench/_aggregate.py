@@ -288,6 +288,9 @@ class Comparison:
         after: The condition with that cue made textual or explicit.
         cue: What the step removes from the task.
         needs_input: The system input the step changes (``None`` = every system sees the change).
+        forms: The inputs that carry the cue in ``before`` and in ``after`` (e.g. the picture, then
+            its keywords): a system that reads either form gets different inputs in the two
+            conditions, so the step measures something about it.
     """
 
     name: str
@@ -295,13 +298,26 @@ class Comparison:
     after: str
     cue: str
     needs_input: str | None
+    forms: tuple[str, ...] = ()
 
 
 COMPARISONS: tuple[Comparison, ...] = (
     Comparison(
-        "speech_instruction", "original", "s_to_t", "the spoken instruction (given as text instead)", "speech"
+        "speech_instruction",
+        "original",
+        "s_to_t",
+        "the spoken instruction (given as text instead)",
+        "speech",
+        ("speech", "instruction_text"),
     ),
-    Comparison("image", "original", "i_to_t", "the image (given as keywords instead)", "image"),
+    Comparison(
+        "image",
+        "original",
+        "i_to_t",
+        "the image (given as keywords instead)",
+        "image",
+        ("image", "image_keywords"),
+    ),
     Comparison(
         "target_inference", "all_to_t", "oracle", "inferring the target value from textual context", None
     ),
@@ -353,12 +369,30 @@ def _pattern(key: str, values: Mapping[str, float | None], margin: float) -> str
     return "partial_inference"
 
 
+def _meaningful(comparison: Comparison, seen: set[str] | None) -> bool | None:
+    """Whether a step measures something about a system that reads ``seen`` (None: unknown)."""
+    if comparison.needs_input is None:
+        return True
+    if seen is None:
+        return None
+    return bool(seen & set(comparison.forms or (comparison.needs_input,)))
+
+
+def _channel_note(comparison: Comparison, seen: set[str] | None, unseen: Mapping[str, str]) -> str | None:
+    """Why a system read only one form of a step's cue (e.g. ``image not seen: no vision backend``)."""
+    if seen is None or comparison.needs_input is None:
+        return None
+    missed = [unseen[form] for form in comparison.forms if form not in seen and form in unseen]
+    return "; ".join(missed) or None
+
+
 def failure_attribution(
     agg: Mapping[str, Any],
     *,
     margin: float = 5.0,
     wpm_margin: float = 10.0,
     inputs_seen: Mapping[str, Collection[str]] | None = None,
+    inputs_not_seen: Mapping[str, Mapping[str, str]] | None = None,
 ) -> dict[str, Any]:
     """Read the controlled input decomposition per system and metric, as the paper's section 5.2 does.
 
@@ -371,16 +405,22 @@ def failure_attribution(
     baseline (16.7 / 33.3 / 25.0 % for the accuracies, 0 for delta-WPM and VFR@0.3).
 
     The two channel comparisons (original vs s_to_t, original vs i_to_t) say something only for a
-    system that actually receives the spoken instruction or the image; a system that reads text only
-    gets the same prompt in both conditions, and any difference is noise. ``inputs_seen`` (system ->
-    inputs among ``speech``, ``image``, ``text``) marks those comparisons ``meaningful: false``;
-    without it they are marked ``meaningful: null`` (unknown).
+    system that reads the cue in at least one of its two forms (the spoken instruction or its text;
+    the picture or its keywords): a system that reads neither (it ignores the context) gets the same
+    input in both conditions, and any difference is noise. ``inputs_seen`` (system -> inputs among
+    ``speech``, ``instruction_text``, ``image``, ``image_keywords``, ``target_statement``, ``text``)
+    marks the comparisons of a system that reads neither form ``meaningful: false``; without it they
+    are ``meaningful: null`` (unknown). A system that reads only the textual form (e.g. a cascade
+    with no vision model reads the keywords but not the picture) gets a measured gain: what the
+    channel it cannot read costs it; ``inputs_not_seen`` (system -> input -> why) puts that reason
+    in the comparison's ``notes``.
 
     Args:
         agg: The :func:`aggregate_acbench` document.
         margin: Percentage points within which a percent metric counts as unchanged / at chance.
         wpm_margin: The same for delta-WPM, in words per minute.
         inputs_seen: Which inputs each system receives, when known.
+        inputs_not_seen: Inputs a system was given but could not take in, with the reason.
 
     Returns:
         ``{"benchmark", "margin", "wpm_margin", "comparisons": [...], "patterns": PATTERNS,
@@ -393,7 +433,9 @@ def failure_attribution(
             "to": c.after,
             "cue": c.cue,
             "meaningful_for": (
-                f"only systems that receive the {c.needs_input} input" if c.needs_input else "every system"
+                f"only systems that read the {c.needs_input} input in either form ({' or '.join(c.forms)})"
+                if c.needs_input
+                else "every system"
             ),
         }
         for c in COMPARISONS
@@ -402,6 +444,8 @@ def failure_attribution(
     for system, entry in agg["systems"].items():
         conditions: Mapping[str, Mapping[str, Any]] = entry["conditions"]
         seen = None if inputs_seen is None or system not in inputs_seen else set(inputs_seen[system])
+        unseen = dict((inputs_not_seen or {}).get(system, {}))
+        notes = {c.name: _channel_note(c, seen, unseen) for c in COMPARISONS}
         per_metric: dict[str, Any] = {}
         for facts in AGGREGATE_METRICS:
             key = facts.key
@@ -415,12 +459,8 @@ def failure_attribution(
                 "values": values,
                 "gains": gains,
                 "loses_cue": {name: None if g is None else g > tolerance for name, g in gains.items()},
-                "meaningful": {
-                    c.name: True
-                    if c.needs_input is None
-                    else (None if seen is None else c.needs_input in seen)
-                    for c in COMPARISONS
-                },
+                "meaningful": {c.name: _meaningful(c, seen) for c in COMPARISONS},
+                "notes": notes,
                 "pattern": _pattern(key, values, tolerance),
             }
         systems[system] = per_metric
@@ -528,7 +568,11 @@ def report_html_section(
             for c in attribution["comparisons"]:
                 gain = reading["gains"][c["name"]]
                 flag = " *" if reading["loses_cue"][c["name"]] else ""
-                note = "" if reading["meaningful"][c["name"]] is not False else " (input not seen)"
+                if reading["meaningful"][c["name"]] is False:
+                    note = " (input not seen)"
+                else:
+                    why = (reading.get("notes") or {}).get(c["name"])
+                    note = f" ({why})" if why else ""
                 gain_cells.append(
                     '<td class="na">n/a</td>'
                     if gain is None

@@ -213,3 +213,21 @@ def espeak_markup(script: str, word: str, reading: Reading) -> str:
     if not pattern.search(script):
         raise ValueError(f"{word!r} does not occur in {script!r}")
     return pattern.sub(lambda _m: f"[[{reading.espeak_phonemes}]]", script, count=1)
+
+
+def find_heteronym(script: str) -> Heteronym | None:
+    """The first listed heteronym written in ``script`` as a whole word (any case), or None.
+
+    A text front end can tell *that* a word has two readings from the word list alone; which reading
+    is meant is what the context has to decide.
+
+    Example:
+        >>> find_heteronym("Look at that bass.").word, find_heteronym("The bus is late.") is None
+        ('bass', True)
+    """
+    found: list[tuple[int, Heteronym]] = []
+    for entry in HETERONYMS:
+        match = re.search(rf"\b{re.escape(entry.word)}\b", script, flags=re.IGNORECASE)
+        if match:
+            found.append((match.start(), entry))
+    return min(found, key=lambda pair: pair[0])[1] if found else None

@@ -37,7 +37,7 @@ from pydantic import Field, field_validator
 
 from omnieval.audio import TARGET_RATE, AudioError, AudioStatus, prepare_speech
 from omnieval.benchmarks._base import MetricsOutput
-from omnieval.candidates import Modality, read_candidate
+from omnieval.candidates import Modality, output_path, read_candidate
 from omnieval.errors import ConfigError
 from omnieval.hashing import sha256_file
 from omnieval.metrics._cache import MetricCache, cache_key
@@ -395,6 +395,17 @@ def deviations(config: AcbenchMetricsConfig) -> list[str]:
     return out
 
 
+def _not_evaluated(root: Path, index: int) -> bool:
+    """Whether the system marked row ``index`` as outside its evaluated subset (no WAV, and a
+    ``missing.txt`` starting with :data:`~omnieval.benchmarks.acbench._systems.NOT_EVALUATED`)."""
+    from omnieval.benchmarks.acbench._systems import NOT_EVALUATED
+
+    if output_path(root, Modality.SPEECH, index).is_file():
+        return False
+    reason = root / Modality.SPEECH.value / str(index) / "missing.txt"
+    return reason.is_file() and reason.read_text(encoding="utf-8", errors="replace").startswith(NOT_EVALUATED)
+
+
 def compute_acbench_metrics(
     instances: Sequence[AcbenchInstance],
     system: str,
@@ -429,6 +440,11 @@ def compute_acbench_metrics(
 
     if condition not in CONDITIONS:
         raise ConfigError(f"unknown acbench condition {condition!r}; known: {', '.join(CONDITIONS)}")
+    # Rows the system left out of its evaluated subset on purpose get no score row at all (a
+    # missing output would count them as failures of the system).
+    left_out = [inst.id for inst in instances if _not_evaluated(Path(candidates_root), inst.index)]
+    if left_out:
+        instances = [inst for inst in instances if inst.id not in set(left_out)]
     models = _Models(config)
     cache = MetricCache(cache_dir)
     identities: dict[str, dict[str, Any]] = {}
@@ -482,6 +498,7 @@ def compute_acbench_metrics(
         "config": config.model_dump(mode="json"),
         "deviations": deviations(config),
         "statuses": dict(Counter(m.status for m in measured.values())),
+        "not_evaluated": left_out,
         "problems": [
             f"{inst.index} ({inst.id}): {measured[inst.index].status}: {measured[inst.index].message}"
             for inst in instances

@@ -4,7 +4,7 @@ reference row and random baselines, the decomposition's failure attribution, and
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from omnieval.benchmarks.acbench._aggregate import failure_attribution, report_html_section
 
@@ -18,9 +18,60 @@ INPUTS_SEEN: dict[str, tuple[str, ...]] = {"oracle-control": (), "neutral": ()}
 comparisons of the decomposition say nothing about them."""
 
 
+#: A generating system's per-example input names (``raw/<index>/generated_raw.json``'s
+#: ``inputs_seen``) -> the decomposition's input names.
+_SEEN_AS: dict[str, str] = {
+    "instruction_audio": "speech",
+    "instruction_text": "instruction_text",
+    "image": "image",
+    "image_keywords": "image_keywords",
+    "target_statement": "target_statement",
+}
+
+
 def inputs_seen(config: SuiteConfig) -> dict[str, Collection[str]]:
-    """System id -> inputs it receives, for the systems whose kind is known."""
-    return {sid: INPUTS_SEEN[spec.kind] for sid, spec in config.systems.items() if spec.kind in INPUTS_SEEN}
+    """System id -> inputs it read: the reference kinds' fixed sets, and for generating systems the
+    inputs their examples actually took in (the ``inputs`` facts of ``candidates/<id>.summary.json``,
+    counted from each example's raw file)."""
+    seen: dict[str, Collection[str]] = {
+        sid: INPUTS_SEEN[spec.kind] for sid, spec in config.systems.items() if spec.kind in INPUTS_SEEN
+    }
+    for sid, facts in _generation_inputs(config).items():
+        names = {name for part in facts for name, n in part.get("seen", {}).items() if n}
+        seen[sid] = sorted(_SEEN_AS[n] for n in names if n in _SEEN_AS)
+    return seen
+
+
+def inputs_not_seen(config: SuiteConfig) -> dict[str, dict[str, str]]:
+    """System id -> input -> why its examples could not take it in (e.g. ``image not seen: no vision
+    backend``), from the same facts as :func:`inputs_seen`."""
+    out: dict[str, dict[str, str]] = {}
+    for sid, facts in _generation_inputs(config).items():
+        for part in facts:
+            for name, reasons in part.get("not_seen", {}).items():
+                if name in _SEEN_AS and reasons:
+                    out.setdefault(sid, {})[_SEEN_AS[name]] = "; ".join(sorted(reasons))
+    return out
+
+
+def _generation_inputs(config: SuiteConfig) -> dict[str, list[dict[str, Any]]]:
+    """System id -> the per-condition ``inputs`` facts of its generation summary (when it has them)."""
+    from omnieval.stages._common import read_json, state_paths
+
+    root = state_paths(config).root / "candidates"
+    out: dict[str, list[dict[str, Any]]] = {}
+    for sid in config.systems:
+        path = root / f"{sid}.summary.json"
+        if not path.is_file():
+            continue
+        summary = read_json(path)
+        parts = (summary.get("conditions") or {"": summary}).values()
+        facts = [
+            p["lineage"]["inputs"] for p in parts if isinstance(p, dict) and "inputs" in p.get("lineage", {})
+        ]
+        if facts:
+            out[sid] = facts
+    return out
 
 
 def write_acbench_report(job: ReportJob, *, deviations: list[str]) -> None:
@@ -43,7 +94,9 @@ def write_acbench_report(job: ReportJob, *, deviations: list[str]) -> None:
     )
 
     path, config, document, run_id = job.path, job.config, job.document, job.run_id
-    attribution = failure_attribution(document, inputs_seen=inputs_seen(config))
+    attribution = failure_attribution(
+        document, inputs_seen=inputs_seen(config), inputs_not_seen=inputs_not_seen(config)
+    )
     section = report_html_section(document, attribution=attribution, heading_level=3)
     notes = "".join(f"<li>{esc(d)}</li>" for d in deviations)
     run = f"MLflow run <code>{esc(run_id)}</code> (experiment {esc(config.experiment)})." if run_id else ""

@@ -39,6 +39,10 @@ ACBENCH_PROSODY = EspeakProsody(
 #: espeak-ng language per accent target; accents missing here have no English espeak-ng voice.
 ACCENT_VOICES: dict[str, str] = {"UK": "en-gb"}
 
+#: How a ``missing.txt`` starts for a row a system left out of its evaluated subset on purpose
+#: (e.g. ``cascade``'s ``limit``): the metrics stage scores no row for it instead of ``missing_output``.
+NOT_EVALUATED = "not evaluated:"
+
 #: ARPAbet -> espeak-ng phoneme mnemonics, for heteronyms not in ``_heteronyms.HETERONYMS``.
 _ARPABET_TO_ESPEAK: dict[str, str] = {
     "AA": "A:", "AE": "a", "AH": "V", "AO": "O:", "AW": "aU", "AY": "aI", "EH": "E", "ER": "3:",
@@ -242,23 +246,33 @@ def oracle_delivery(
     return Delivery(plain, prosody, False, f"neutral: no espeak-ng control for feature {feature!r}")
 
 
-def _speak(out_root: Path, index: int, delivery: Delivery, counts: dict[str, int]) -> bool:
-    """Synthesize one clip; on failure record it as missing. True when a WAV was written."""
-    clear_index(out_root, index)
-    try:
-        # Nominal espeak-ng rates, no closed-loop correction: the rate is the control under test.
-        path = output_path(out_root, Modality.SPEECH, index)
-        synthesize(delivery.request, path, delivery.prosody, controlled_rate=False)
-    except SynthesisError as exc:
-        record_missing(out_root, Modality.SPEECH, index, str(exc), counts)
-        return False
+def render_delivery(delivery: Delivery, path: Path) -> None:
+    """Speak ``delivery`` into the WAV ``path`` with espeak-ng (then :func:`whisperize` when asked).
+
+    Nominal espeak-ng rates, no closed-loop correction: the rate is the control under test. Used by
+    the reference systems here and by generating kinds that plan a delivery (``cascade``).
+
+    Raises:
+        SynthesisError: espeak-ng is missing or failed.
+    """
+    synthesize(delivery.request, path, delivery.prosody, controlled_rate=False)
     if delivery.unvoice:
         import soundfile as sf
 
         wave, rate = sf.read(str(path), dtype="float32")
-        tmp = path.with_name("generated.partial.wav")
+        tmp = path.with_name(path.stem + ".unvoiced.partial.wav")
         sf.write(str(tmp), whisperize(wave), rate, subtype="PCM_16", format="WAV")
         tmp.replace(path)
+
+
+def _speak(out_root: Path, index: int, delivery: Delivery, counts: dict[str, int]) -> bool:
+    """Synthesize one clip; on failure record it as missing. True when a WAV was written."""
+    clear_index(out_root, index)
+    try:
+        render_delivery(delivery, output_path(out_root, Modality.SPEECH, index))
+    except SynthesisError as exc:
+        record_missing(out_root, Modality.SPEECH, index, str(exc), counts)
+        return False
     return True
 
 

@@ -1,33 +1,89 @@
-"""``omnieval serve SUITE.yaml``: serve the suite's nightly schedule with Prefect."""
+"""``omnieval serve [SUITE.yaml ...]``: run suites on their cron schedules with Prefect."""
 
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from omnieval.errors import OmnievalError
+
+if TYPE_CHECKING:
+    from omnieval.config import SuiteConfig
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser(
         "serve",
-        help="serve the nightly schedule (cron from the suite, default 02:00 UTC)",
+        help="run suites on their schedules (cron from each suite, default 02:00 UTC)",
         description=(
-            "Serve the nightly flow as a Prefect deployment with the suite's cron schedule "
-            "(schedule.cron, default '0 2 * * *' UTC) until interrupted. Point PREFECT_API_URL at a "
-            "Prefect server to see runs in its UI; without one a temporary local server is used."
+            "Serve each suite's flow as a Prefect deployment on its cron schedule (schedule.cron, "
+            "default '0 2 * * *' UTC) until interrupted (Ctrl-C or SIGTERM). With PREFECT_API_URL set, "
+            "that server is used. Otherwise a persistent local Prefect server is started on 127.0.0.1 "
+            "(its database in <PREFECT_HOME>/server/, PREFECT_HOME defaulting to .prefect) or, when one "
+            "is already running there, reused; it stops when the last serve using it stops. A restart "
+            "keeps the scheduled runs and runs an interrupted night again (docs/nightly.md)."
         ),
     )
-    parser.add_argument("suite", type=Path, nargs="?", default=Path("pipelines/nightly.yaml"))
+    parser.add_argument(
+        "suites", type=Path, nargs="*", default=[Path("pipelines/nightly.yaml")], metavar="SUITE"
+    )
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=None,
+        help="port of the local Prefect server when serve starts one (default: a free port)",
+    )
     parser.set_defaults(func=_handle)
 
 
 def _handle(args: argparse.Namespace) -> int:
     from omnieval.config import load_suite
-    from omnieval.runner import load_flow_module, prepare_prefect_env
+    from omnieval.runner import prepare_prefect_env
 
-    config = load_suite(args.suite)
-    print(
-        f"serving suite {config.suite}: cron '{config.schedule.cron}' ({config.schedule.timezone}); Ctrl-C stops"
-    )
+    suites = [(load_suite(path), path.resolve()) for path in args.suites]
+    names = [config.suite for config, _ in suites]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise OmnievalError(f"suite name(s) given twice: {', '.join(repeated)}; each suite is one deployment")
     prepare_prefect_env()
-    load_flow_module("nightly").serve(str(args.suite))
+    server = None
+    if os.environ.get("PREFECT_API_URL"):
+        api_url = os.environ["PREFECT_API_URL"]
+        print(f"Prefect server: {api_url} (PREFECT_API_URL)", flush=True)
+    else:
+        from omnieval.flows._server import acquire_server, server_folder
+
+        folder = server_folder()
+        print(f"Prefect server: looking for a running one in {folder} ...", flush=True)
+        server = acquire_server(names, folder=folder, port=args.port)
+        api_url = server.api_url
+        how = "started" if server.started else "reusing the running"
+        print(
+            f"Prefect server: {how} local server (pid {server.pid}) at {api_url}; "
+            f"UI http://127.0.0.1:{server.port}",
+            flush=True,
+        )
+        os.environ["PREFECT_API_URL"] = api_url
+    try:
+        _serve(suites, api_url)
+    finally:
+        if server is not None and server.release():
+            print(f"Prefect server (pid {server.pid}) stopped", flush=True)
     return 0
+
+
+def _serve(suites: list[tuple[SuiteConfig, Path]], api_url: str) -> None:
+    import asyncio
+
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    from omnieval.flows._serving import serve_suites
+
+    def announce(line: str) -> None:
+        print(line, flush=True)
+
+    with temporary_settings(updates={PREFECT_API_URL: api_url}):
+        print("serving (Ctrl-C stops):", flush=True)
+        asyncio.run(serve_suites(suites, announce=announce))

@@ -1,0 +1,328 @@
+"""A persistent local Prefect server for ``omnieval serve`` (started, reused and stopped here).
+
+Prefect cannot schedule flows on the temporary server it starts for a single run, so ``omnieval
+serve`` without ``PREFECT_API_URL`` starts ``prefect server start`` from this environment as a
+child process: bound to 127.0.0.1, its own SQLite database under ``<PREFECT_HOME>/server/``
+(``.prefect/server/prefect.db`` in the project), the scheduler service on. ``server.json`` beside
+the database records the server's pid, port and address and the ``omnieval serve`` processes
+using it, so a second ``serve`` (another suite) or a restarted one reuses the running server
+instead of starting another; the last user to leave stops it. A ``serve`` killed with SIGKILL
+leaves the server running (it is in its own session), and the next ``serve`` adopts it.
+
+All reads and writes of ``server.json`` happen under an exclusive ``flock`` on ``server.lock``.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import fcntl
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from omnieval.errors import OmnievalError
+
+HOST = "127.0.0.1"
+"""The only address the server listens on."""
+
+RECORD_NAME = "server.json"
+LOCK_NAME = "server.lock"
+LOG_NAME = "server.log"
+DATABASE_NAME = "prefect.db"
+
+
+def server_folder(prefect_home: Path | None = None) -> Path:
+    """``<PREFECT_HOME>/server``: the persistent server's database, record, lock and log.
+
+    ``PREFECT_HOME`` defaults to ``.prefect`` in the current folder (``prepare_prefect_env``).
+    """
+    home = prefect_home or Path(os.environ.get("PREFECT_HOME") or Path.cwd() / ".prefect")
+    return home.expanduser().resolve() / "server"
+
+
+@dataclass(frozen=True)
+class ServerRecord:
+    """What ``server.json`` holds about the running server."""
+
+    pid: int
+    """The ``prefect server start`` process."""
+    port: int
+    """Its TCP port on 127.0.0.1."""
+    api_url: str
+    """``http://127.0.0.1:<port>/api``."""
+    database: str
+    """The SQLAlchemy URL of its database."""
+    clients: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    """pid of each ``omnieval serve`` using the server -> the suites it serves."""
+
+    def to_json(self) -> str:
+        body = {
+            "pid": self.pid,
+            "port": self.port,
+            "api_url": self.api_url,
+            "database": self.database,
+            "clients": {str(pid): list(suites) for pid, suites in sorted(self.clients.items())},
+        }
+        return json.dumps(body, indent=2) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str, source: Path) -> ServerRecord:
+        try:
+            body = json.loads(text)
+            return cls(
+                pid=int(body["pid"]),
+                port=int(body["port"]),
+                api_url=str(body["api_url"]),
+                database=str(body["database"]),
+                clients={int(pid): tuple(suites) for pid, suites in body.get("clients", {}).items()},
+            )
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise OmnievalError(f"{source}: unreadable server record ({exc}); delete it and retry") from exc
+
+
+def pid_alive(pid: int) -> bool:
+    """True when a process with this pid exists and is not a zombie (Linux: from /proc)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # exists, owned by someone else
+    stat = Path(f"/proc/{pid}/stat")
+    with contextlib.suppress(OSError, IndexError):
+        # The state letter follows the parenthesised command name; Z is a zombie nobody reaped yet.
+        return stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    return True
+
+
+def _is_prefect_server(pid: int) -> bool:
+    """Whether ``pid`` runs ``prefect server start`` (guards against a recycled pid)."""
+    cmdline = Path(f"/proc/{pid}/cmdline")
+    if not cmdline.parent.exists():
+        return pid_alive(pid)  # no /proc: trust the pid and the health check
+    try:
+        args = cmdline.read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return b"prefect" in b" ".join(args) and b"server" in args and b"start" in args
+
+
+def healthy(api_url: str, timeout_s: float = 2.0) -> bool:
+    """``GET <api_url>/health`` answers 200."""
+    try:
+        with urllib.request.urlopen(f"{api_url}/health", timeout=timeout_s) as response:
+            return int(response.status) == 200
+    except (urllib.error.URLError, OSError, ValueError):
+        return False
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind((HOST, 0))
+        return int(probe.getsockname()[1])
+
+
+def _port_taken(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((HOST, port))
+        except OSError:
+            return True
+    return False
+
+
+@contextlib.contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / LOCK_NAME).open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def read_record(folder: Path) -> ServerRecord | None:
+    """The record in ``folder`` (None when there is none)."""
+    path = folder / RECORD_NAME
+    if not path.is_file():
+        return None
+    return ServerRecord.from_json(path.read_text(), path)
+
+
+def _write_record(folder: Path, record: ServerRecord | None) -> None:
+    path = folder / RECORD_NAME
+    if record is None:
+        path.unlink(missing_ok=True)
+        return
+    scratch = path.with_suffix(".json.tmp")
+    scratch.write_text(record.to_json())
+    os.replace(scratch, path)
+
+
+def _stop_process(pid: int, process: subprocess.Popen[bytes] | None, grace_s: float = 20.0) -> None:
+    """SIGTERM, then SIGKILL after ``grace_s``; reaps it when it is our child."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline:
+        if process is not None and process.poll() is not None:
+            return
+        if process is None and not pid_alive(pid):
+            return
+        time.sleep(0.2)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    if process is not None:
+        process.wait(timeout=10)
+
+
+@dataclass
+class LocalServer:
+    """This process's hold on the persistent server; :meth:`release` gives it up."""
+
+    folder: Path
+    pid: int
+    port: int
+    api_url: str
+    started: bool
+    """True when this process started the server, False when it reused a running one."""
+    process: subprocess.Popen[bytes] | None = None
+    released: bool = False
+
+    def release(self) -> bool:
+        """Leave the server; stop it when no other live ``omnieval serve`` uses it.
+
+        Returns True when the server was stopped. Safe to call twice (atexit calls it again).
+        """
+        if self.released:
+            return False
+        self.released = True
+        with _locked(self.folder):
+            record = read_record(self.folder)
+            if record is None or record.pid != self.pid:
+                # Someone replaced the record (the server died and another serve started one).
+                if self.process is not None and self.process.poll() is None:
+                    _stop_process(self.pid, self.process)
+                    return True
+                return False
+            others = {pid: s for pid, s in record.clients.items() if pid != os.getpid() and pid_alive(pid)}
+            if others:
+                _write_record(self.folder, replace(record, clients=others))
+                return False
+            _stop_process(self.pid, self.process)
+            _write_record(self.folder, None)
+            return True
+
+
+def acquire_server(
+    suites: Sequence[str],
+    *,
+    folder: Path | None = None,
+    port: int | None = None,
+    startup_timeout_s: float = 180.0,
+) -> LocalServer:
+    """Reuse the running persistent server in ``folder`` or start one; register this process.
+
+    ``suites`` are the suites this process serves: a suite already served by another live
+    ``omnieval serve`` is refused (two runners would race for its scheduled runs). ``port``
+    applies when a server is started (default: a free port). The server is released at exit.
+    """
+    folder = folder or server_folder()
+    me = os.getpid()
+    with _locked(folder):
+        record = read_record(folder)
+        if record is not None:
+            if pid_alive(record.pid) and _is_prefect_server(record.pid) and healthy(record.api_url):
+                clients = {pid: s for pid, s in record.clients.items() if pid != me and pid_alive(pid)}
+                for pid, served in clients.items():
+                    taken = sorted(set(served) & set(suites))
+                    if taken:
+                        raise OmnievalError(
+                            f"suite(s) {', '.join(taken)} already served by omnieval serve (pid {pid}, "
+                            f"{folder / RECORD_NAME}); stop it first"
+                        )
+                clients[me] = tuple(suites)
+                _write_record(folder, replace(record, clients=clients))
+                server = LocalServer(folder, record.pid, record.port, record.api_url, started=False)
+                atexit.register(server.release)
+                return server
+            if pid_alive(record.pid) and _is_prefect_server(record.pid):
+                # A server that no longer answers: stop it rather than run two on one database.
+                _stop_process(record.pid, None)
+            _write_record(folder, None)
+        server = _start(folder, port=port, startup_timeout_s=startup_timeout_s)
+        database = _database_url(folder)
+        _write_record(
+            folder, ServerRecord(server.pid, server.port, server.api_url, database, {me: tuple(suites)})
+        )
+    atexit.register(server.release)
+    return server
+
+
+def _database_url(folder: Path) -> str:
+    return (
+        os.environ.get("PREFECT_API_DATABASE_CONNECTION_URL")
+        or f"sqlite+aiosqlite:///{folder / DATABASE_NAME}"
+    )
+
+
+def _start(folder: Path, *, port: int | None, startup_timeout_s: float) -> LocalServer:
+    chosen = port or free_port()
+    if port and _port_taken(port):
+        raise OmnievalError(
+            f"cannot start the Prefect server: port {port} on {HOST} is in use; pick another with --port"
+        )
+    env = dict(os.environ)
+    env.pop("PREFECT_API_URL", None)  # the server must not try to talk to another API
+    env.update(
+        {
+            "PREFECT_API_DATABASE_CONNECTION_URL": _database_url(folder),
+            "PREFECT_SERVER_API_HOST": HOST,
+            "PREFECT_SERVER_API_PORT": str(chosen),
+            "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+            "PREFECT_SERVER_SERVICES_SCHEDULER_ENABLED": "true",
+            "DO_NOT_TRACK": "true",
+        }
+    )
+    log = (folder / LOG_NAME).open("ab")
+    command = [sys.executable, "-m", "prefect", "server", "start", "--host", HOST, "--port", str(chosen)]
+    # Its own session: Ctrl-C in the terminal reaches `serve` only, which stops the runner first
+    # and the server last; a `serve` killed outright leaves the server for the next one to adopt.
+    process = subprocess.Popen(
+        command,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    log.close()
+    api_url = f"http://{HOST}:{chosen}/api"
+    deadline = time.monotonic() + startup_timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            tail = (folder / LOG_NAME).read_text(errors="replace").splitlines()[-15:]
+            raise OmnievalError(
+                f"the Prefect server exited with code {process.returncode} while starting "
+                f"(log {folder / LOG_NAME}):\n" + "\n".join(tail)
+            )
+        if healthy(api_url):
+            return LocalServer(folder, process.pid, chosen, api_url, started=True, process=process)
+        time.sleep(0.5)
+    _stop_process(process.pid, process)
+    raise OmnievalError(
+        f"the Prefect server did not answer on {api_url} within {startup_timeout_s:.0f} s (log {folder / LOG_NAME})"
+    )

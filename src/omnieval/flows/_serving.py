@@ -1,0 +1,295 @@
+"""Serving suites on their cron schedules: deployments, next fire times and missed-night catch-up.
+
+``omnieval serve`` registers one deployment per suite, named ``omnieval-<suite>`` (stable, so a
+restarted ``serve`` updates the same deployment instead of adding one), and runs a Prefect runner
+that executes the scheduled flow runs the server's scheduler creates. Prefect keys each scheduled
+run by deployment, schedule and time, so a slot gets one auto-scheduled run however often the
+deployment is re-applied.
+
+What Prefect does not do by itself, and :func:`plan_catch_up` decides at start-up:
+
+- a run left ``Pending``/``Running`` by a ``serve`` that died (its process gone) is marked
+  ``Crashed``;
+- the most recent slot that has passed is run again now when its run was interrupted (crashed,
+  or cancelled because its runner shut down) and no run of that slot completed, failed or is
+  still live; the catch-up run carries the slot in a tag, so it is never made twice;
+- older slots still waiting (``Scheduled``, late) are cancelled as superseded: a nightly
+  evaluates the project as it is now, so one catch-up run stands for every missed night.
+
+The runner executes one flow run at a time (two nightlies would compete for two cores and share
+state folders) and does not pause the schedules when it stops, so the server keeps the next
+nights scheduled across a restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from omnieval.flows._server import pid_alive
+
+if TYPE_CHECKING:
+    from uuid import UUID
+
+    from prefect.client.orchestration import PrefectClient
+    from prefect.client.schemas.objects import FlowRun
+
+    from omnieval.config import SuiteConfig
+
+SLOT_TAG = "omnieval-slot:"
+"""Tag prefix of a catch-up run: the ISO time of the slot it stands for."""
+
+SHUTDOWN_MESSAGE = "Runner is shutting down."
+"""The message Prefect's runner gives the runs it cancels when it stops (SIGTERM)."""
+
+LIVE_STATES = frozenset({"SCHEDULED", "PENDING", "RUNNING", "PAUSED", "CANCELLING"})
+SETTLED_STATES = frozenset({"COMPLETED", "FAILED"})
+
+
+def deployment_name(suite: str) -> str:
+    """The deployment of ``suite``: one per suite, the same across restarts."""
+    return f"omnieval-{suite}"
+
+
+class RunView(NamedTuple):
+    """What the catch-up decision needs to know about one flow run of a deployment."""
+
+    id: str
+    slot: dt.datetime
+    """The scheduled time this run belongs to (for a catch-up run: the slot it replaces)."""
+    state: str
+    """Prefect state type: SCHEDULED, PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, CRASHED, ..."""
+    message: str
+    process_alive: bool
+    """A process on this machine still runs it (meaningful for PENDING/RUNNING)."""
+
+
+class CatchUpPlan(NamedTuple):
+    """What :func:`plan_catch_up` decided for one deployment."""
+
+    crashed: tuple[str, ...]
+    """Runs left PENDING/RUNNING by a dead ``serve``: mark them CRASHED."""
+    superseded: tuple[str, ...]
+    """Late SCHEDULED runs of slots older than the latest past one: cancel them."""
+    rerun_slot: dt.datetime | None
+    """The latest past slot, when it must run again now; None otherwise."""
+
+
+def plan_catch_up(runs: Sequence[RunView], now: dt.datetime) -> CatchUpPlan:
+    """Decide, at ``serve`` start-up, which runs crashed, which are superseded, what runs again.
+
+    Only slots at or before ``now`` are considered; future slots belong to the scheduler.
+
+    >>> t = dt.datetime(2026, 12, 1, 2, 0, tzinfo=dt.UTC)
+    >>> runs = [
+    ...     RunView("a", t - dt.timedelta(days=1), "SCHEDULED", "", False),
+    ...     RunView("b", t, "RUNNING", "", False),
+    ... ]
+    >>> plan = plan_catch_up(runs, t + dt.timedelta(minutes=5))
+    >>> plan.crashed, plan.superseded, plan.rerun_slot == t
+    (('b',), ('a',), True)
+    """
+    past = [run for run in runs if run.slot <= now]
+    if not past:
+        return CatchUpPlan((), (), None)
+    latest = max(run.slot for run in past)
+    crashed = tuple(run.id for run in past if run.state in {"PENDING", "RUNNING"} and not run.process_alive)
+    superseded = tuple(run.id for run in past if run.slot < latest and run.state == "SCHEDULED")
+    of_latest = [run for run in past if run.slot == latest]
+    settled = any(run.state in SETTLED_STATES for run in of_latest)
+    live = any(run.state in LIVE_STATES and run.id not in crashed for run in of_latest)
+    interrupted = any(
+        run.id in crashed
+        or run.state == "CRASHED"
+        or (run.state == "CANCELLED" and run.message.strip() == SHUTDOWN_MESSAGE)
+        for run in of_latest
+    )
+    rerun = latest if interrupted and not settled and not live else None
+    return CatchUpPlan(crashed, superseded, rerun)
+
+
+# --- which flow-run processes are alive: a pid file per run, written when the runner starts it ---
+
+
+def _pid_folder() -> Path:
+    from omnieval.flows._server import server_folder
+
+    return server_folder() / "flow-runs"
+
+
+def track_flow_run_processes() -> None:
+    """Record the pid of each flow-run process this runner starts (``<server>/flow-runs/<id>.pid``).
+
+    Prefect's direct starter looks ``run_flow_in_subprocess`` up in its module at call time (its
+    documented override point); wrapping it lets a restarted ``serve`` tell a run whose process
+    outlived a killed ``serve`` (still running, left alone) from one that died with it.
+    """
+    import prefect.runner._starter_direct as direct
+
+    original = getattr(direct, "run_flow_in_subprocess")  # noqa: B009 (not re-exported: mypy)
+    if getattr(original, "_omnieval_tracked", False):
+        return
+    folder = _pid_folder()
+    folder.mkdir(parents=True, exist_ok=True)
+
+    def tracked(flow: Any, flow_run: Any = None, **kwargs: Any) -> Any:
+        process = original(flow, flow_run=flow_run, **kwargs)
+        if flow_run is not None and process.pid is not None:
+            (folder / f"{flow_run.id}.pid").write_text(f"{process.pid}\n")
+        return process
+
+    tracked._omnieval_tracked = True  # type: ignore[attr-defined]
+    setattr(direct, "run_flow_in_subprocess", tracked)  # noqa: B010 (not re-exported: mypy)
+
+
+def _run_pid(run_id: str) -> int | None:
+    """The live process running flow run ``run_id`` on this machine, from its pid file."""
+    path = _pid_folder() / f"{run_id}.pid"
+    try:
+        pid = int(path.read_text().strip())
+    except (OSError, ValueError):
+        return None
+    return pid if pid_alive(pid) else None
+
+
+# --- the Prefect side ---
+
+
+def _view(run: FlowRun) -> RunView | None:
+    """A flow run as the catch-up decision sees it; None for runs outside the schedule (manual)."""
+    slot: dt.datetime | None = None
+    for tag in run.tags:
+        if tag.startswith(SLOT_TAG):
+            with contextlib.suppress(ValueError):
+                slot = dt.datetime.fromisoformat(tag[len(SLOT_TAG) :])
+    if slot is None and run.auto_scheduled:
+        slot = run.expected_start_time
+    if slot is None or run.state is None:
+        return None
+    state = run.state.type.value
+    alive = state in {"PENDING", "RUNNING"} and _run_pid(str(run.id)) is not None
+    return RunView(str(run.id), slot, state, run.state.message or "", alive)
+
+
+class CatchUpDone(NamedTuple):
+    """What :func:`catch_up` did, and which processes of a previous ``serve`` still run a flow."""
+
+    lines: list[str]
+    running: dict[str, int]
+    """flow run id -> pid of runs a killed ``serve`` left running (they finish by themselves)."""
+
+
+async def catch_up(client: PrefectClient, deployment_id: UUID, suite: str) -> CatchUpDone:
+    """Apply :func:`plan_catch_up` to a deployment's recent runs; say what was done."""
+    from prefect.client.schemas.filters import (
+        FlowRunFilter,
+        FlowRunFilterDeploymentId,
+        FlowRunFilterExpectedStartTime,
+    )
+    from prefect.client.schemas.sorting import FlowRunSort
+    from prefect.states import Cancelled, Crashed, Scheduled
+
+    now = dt.datetime.now(dt.UTC)
+    runs = await client.read_flow_runs(
+        flow_run_filter=FlowRunFilter(
+            deployment_id=FlowRunFilterDeploymentId(any_=[deployment_id]),
+            expected_start_time=FlowRunFilterExpectedStartTime.model_validate({"before_": now}),
+        ),
+        sort=FlowRunSort.EXPECTED_START_TIME_DESC,
+        limit=200,
+    )
+    views = [view for view in (_view(run) for run in runs) if view is not None]
+    plan = plan_catch_up(views, now)
+    done: list[str] = []
+    for run_id in plan.crashed:
+        await client.set_flow_run_state(
+            run_id, Crashed(message="its omnieval serve process died; marked crashed at restart"), force=True
+        )
+        done.append(f"  {suite}: run {run_id} was left running by a serve that died: marked crashed")
+    for run_id in plan.superseded:
+        await client.set_flow_run_state(
+            run_id,
+            Cancelled(message="superseded: serve was down; the latest missed slot runs instead"),
+            force=True,
+        )
+        done.append(f"  {suite}: missed run {run_id} superseded by a later slot: cancelled")
+    if plan.rerun_slot is not None:
+        slot = plan.rerun_slot.astimezone(dt.UTC).isoformat()
+        attempts = sum(1 for view in views if view.slot == plan.rerun_slot)
+        created = await client.create_flow_run_from_deployment(
+            deployment_id,
+            state=Scheduled(scheduled_time=now),
+            tags=[f"{SLOT_TAG}{slot}"],
+            idempotency_key=f"omnieval catch-up {deployment_id} {slot} {attempts}",
+        )
+        done.append(
+            f"  {suite}: the run of {slot} was interrupted: running it again now (flow run {created.id})"
+        )
+    for pid_file in _pid_folder().glob("*.pid"):
+        # Only runs still PENDING/RUNNING need their pid; drop the rest.
+        run_id = pid_file.stem
+        if not any(view.id == run_id and view.state in {"PENDING", "RUNNING"} for view in views):
+            pid_file.unlink(missing_ok=True)
+    running = {
+        view.id: pid for view in views if view.process_alive and (pid := _run_pid(view.id)) is not None
+    }
+    return CatchUpDone(done, running)
+
+
+async def next_fire_times(cron: str, timezone: str, n: int = 3) -> list[dt.datetime]:
+    """The next ``n`` times ``cron`` fires in ``timezone`` (Prefect's own cron arithmetic)."""
+    from prefect.server.schemas.schedules import CronSchedule
+
+    dates = await CronSchedule(cron=cron, timezone=timezone).get_dates(n=n)
+    return [dt.datetime.fromisoformat(date.isoformat()) for date in dates]
+
+
+async def serve_suites(suites: Sequence[tuple[SuiteConfig, Path]], *, announce: Any = print) -> None:
+    """Register a deployment per suite, catch up, print the next runs, and run until stopped.
+
+    ``PREFECT_API_URL`` must point at a server with its scheduler running (``omnieval serve``
+    sets it to the persistent local server).
+    """
+    from prefect.client.orchestration import get_client
+    from prefect.runner import Runner
+    from prefect.schedules import Cron
+    from prefect.types.entrypoint import EntrypointType
+
+    from omnieval.flows.nightly import nightly
+
+    track_flow_run_processes()
+    runner = Runner(name=f"omnieval-serve-{os.getpid()}", pause_on_shutdown=False, limit=1)
+    deployments: dict[str, UUID] = {}
+    for config, path in suites:
+        deployments[config.suite] = await runner.aadd_flow(
+            nightly,
+            name=deployment_name(config.suite),
+            schedule=Cron(config.schedule.cron, timezone=config.schedule.timezone),
+            parameters={"suite_path": str(path)},
+            tags=["omnieval", f"suite:{config.suite}"],
+            entrypoint_type=EntrypointType.MODULE_PATH,
+        )
+    running: dict[str, int] = {}
+    async with get_client() as client:
+        for config, _path in suites:
+            result = await catch_up(client, deployments[config.suite], config.suite)
+            for line in result.lines:
+                announce(line)
+            running.update(result.running)
+    if running:
+        # A killed serve's flow run still works on the suite's state folders: let it finish before
+        # this runner starts another run of the same suite.
+        shown = ", ".join(f"{run_id} (pid {pid})" for run_id, pid in running.items())
+        announce(f"  waiting for run(s) left running by the previous serve: {shown}")
+        while any(pid_alive(pid) for pid in running.values()):
+            await asyncio.sleep(1.0)
+    for config, _path in suites:
+        times = await next_fire_times(config.schedule.cron, config.schedule.timezone)
+        shown = ", ".join(t.strftime("%Y-%m-%d %H:%M %Z") for t in times)
+        announce(f"  {config.suite}: deployment {deployment_name(config.suite)}; next runs {shown}")
+    await runner.start()

@@ -8,7 +8,9 @@ the platform's overhead per call, peak memory and how each grows with the number
 
 Knobs (environment): ``OMNIEVAL_SCALE_FRACTION`` (largest fraction, default 1.0; the others are it
 /10 and /100), ``OMNIEVAL_SCALE_TIME_SCALE`` (real seconds slept per simulated second, default
-0.001), ``OMNIEVAL_SCALE_PROFILE=1`` (cProfile the largest run and print the top functions).
+0.0005: the simulated latency is compressed 2,000x, so a median 2 s call sleeps 1 ms and the
+figures are throughput of the platform around the calls, not of a real server),
+``OMNIEVAL_SCALE_PROFILE=1`` (cProfile the largest run and print the top functions).
 Standalone: ``python -m bench.scale --fraction 0.1``.
 """
 
@@ -272,7 +274,7 @@ def run(fraction: float | None = None) -> dict[str, Any]:
         f"scale: {SYSTEMS} systems x {TRANSITIONS} transitions x {JUDGES} judges = {total} judge calls at 100 %; "
         f"simulated latency lognormal median {LATENCY_MEDIAN_S} s / p99 {LATENCY_P99_S} s, failure rate "
         f"{FAILURE_RATE:.0%}, concurrency {CONCURRENCY}, batch {BATCH_SIZE}, shard {SHARD_SIZE} transitions, "
-        f"time scale {time_scale}",
+        f"time scale {time_scale} (simulated latency compressed {1 / time_scale:,.0f}x)",
         flush=True,
     )
     print(f"  {OVERHEAD_DEFINITION}", flush=True)

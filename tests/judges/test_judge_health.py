@@ -112,7 +112,7 @@ def test_token_budget_counts_as_cut() -> None:
     assert info["reasons"] == ["60% of rationales are cut (> 50%)"]
 
 
-def test_judge_expected_can_clear_the_score_rules() -> None:
+def test_spread_judge_expected_does_not_hide_degenerate_greedy_scores() -> None:
     verdicts: list[tuple[int, ...] | None] = [(10, 10, 10, 10)] * 10
     # Rounded to 0.5: 9.5, 9.0, 8.5, 7.0 / ... -> plenty of values, criteria differ.
     expected = [(9.6, 9.1, 8.4, 7.2 - 0.1 * i) for i in range(10)]
@@ -123,8 +123,21 @@ def test_judge_expected_can_clear_the_score_rules() -> None:
     assert info["expected"]["values_used_rounded"] == rounded
     assert info["expected"]["identical_share_rounded"] == 0.0
     assert info["expected"]["mean"] == pytest.approx(sum(sum(r) for r in expected) / 40)
-    assert not info["degenerate"]
-    assert any("judge_expected uses the scale" in n for n in info["notes"])
+    # Both kinds are shown: the greedy scores (the leaderboard's) fail, the weighted ones pass.
+    assert info["scores"] == {"judge": "degenerate", "judge_expected": "ok"}
+    assert info["degenerate"]
+    assert info["reasons"] == [
+        "greedy scores: only 1 distinct score values used ([10])",
+        "greedy scores: 100% of verdicts give every criterion the same score (> 80%)",
+    ]
+
+
+def test_degenerate_judge_expected_is_a_reason_too() -> None:
+    verdicts: list[tuple[int, ...] | None] = [(i % 10 + 1, 2, 3, 4) for i in range(10)]
+    j, s = _tables(verdicts, expected=[(9.9, 10.0, 9.8, 10.0)] * 10)
+    info = judge_health(j, s)["judges"]["cpu/j1"]
+    assert info["scores"] == {"judge": "ok", "judge_expected": "degenerate"}
+    assert any(r.startswith("judge_expected (rounded to 0.5): only 1 distinct") for r in info["reasons"])
 
 
 def test_few_verdicts_and_no_valid_verdict() -> None:

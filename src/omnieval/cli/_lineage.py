@@ -41,19 +41,54 @@ def find_run_folder(run: str, runs_dir: Path) -> Path:
     raise OmnievalError(f"run {run!r} not found under {runs_dir} (give a run id, a run folder or 'latest')")
 
 
+_COUNTERS = frozenset({"model_calls", "cache_hits", "statuses", "this_run", "audio_descriptions_computed"})
+"""Per-run counts, printed apart from the models (:func:`_judge_calls`)."""
+
+
 def _models(section: dict[str, Any]) -> list[str]:
     lines: list[str] = []
 
     def walk(prefix: str, value: Any) -> None:
         if isinstance(value, dict):
             for key, sub in value.items():
+                if key in _COUNTERS:
+                    continue
                 walk(f"{prefix}.{key}" if prefix else str(key), sub)
         elif any(
-            word in prefix.lower() for word in ("model", "sha256", "revision", "path", "encoder", "backbone")
+            word in prefix.lower()
+            for word in ("model", "sha256", "revision", "path", "encoder", "backbone", "threads")
         ):
             lines.append(f"    {prefix}: {value}")
 
     walk("", section)
+    return lines
+
+
+def _judge_calls(judges: dict[str, Any]) -> list[str]:
+    """Per panel: the model calls this run made, told apart from those of a judge output it reused.
+
+    Example:
+        >>> _judge_calls({"cpu": {"model_calls": 120, "this_run": {"output_reused": True, "model_calls": 0,
+        ...                                                        "drift_anchor_model_calls": 6}}})
+        ['    cpu: 0 model calls this run (judge output reused; it was made with 120 calls), drift anchors: 6 calls']
+        >>> _judge_calls({"cpu": {"model_calls": 16, "this_run": {"output_reused": False, "model_calls": 16}}})
+        ['    cpu: 16 model calls this run']
+    """
+    lines: list[str] = []
+    for panel, info in judges.items():
+        if not isinstance(info, dict):
+            continue
+        run = info.get("this_run")
+        if not isinstance(run, dict):
+            # Lineage written before runs told these apart: the count belongs to the judge output.
+            lines.append(f"    {panel}: judge output made with {info.get('model_calls', '?')} model calls")
+            continue
+        line = f"    {panel}: {run.get('model_calls', 0)} model calls this run"
+        if run.get("output_reused"):
+            line += f" (judge output reused; it was made with {info.get('model_calls', '?')} calls)"
+        if "drift_anchor_model_calls" in run:
+            line += f", drift anchors: {run['drift_anchor_model_calls']} calls"
+        lines.append(line)
     return lines
 
 
@@ -80,5 +115,9 @@ def _handle(args: argparse.Namespace) -> int:
     print("\n".join(metric_lines) or "    (none recorded)")
     print("  judges:")
     print("\n".join(_models(lineage.get("judges", {}))) or "    (none)")
+    calls = _judge_calls(lineage.get("judges", {}))
+    if calls:
+        print("  judge calls:")
+        print("\n".join(calls))
     print(f"  seeds: {lineage.get('seeds')}")
     return 0

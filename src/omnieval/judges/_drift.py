@@ -36,7 +36,7 @@ import json
 import logging
 import math
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -142,9 +142,17 @@ def _sha256_json(value: Any) -> str:
 
 
 def judge_anchors(
-    anchors: Sequence[Anchor], instances: Sequence[Any], *, panel: str, cache_dir: Path
+    anchors: Sequence[Anchor],
+    instances: Sequence[Any],
+    *,
+    panel: str,
+    cache_dir: Path,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> AnchorRun:
-    """Judge every anchor with ``panel``'s judges for its track (through ``cache_dir``'s cache)."""
+    """Judge every anchor with ``panel``'s judges for its track (through ``cache_dir``'s cache).
+
+    ``progress``: ``progress(label, done, total)`` in model calls (as :func:`run_judges` reports).
+    """
     from omnieval.judges._run import run_judges
 
     by_id = {str(i.id): i for i in instances}
@@ -160,7 +168,13 @@ def judge_anchors(
     transitions = [by_id[i] for i in wanted]
     # Each anchor is a "system" whose folder holds one output: the other (anchor, instance) pairs
     # settle as missing outputs without a model call.
-    result = run_judges(transitions, {a.id: a.candidate for a in anchors}, panel=panel, cache_dir=cache_dir)
+    result = run_judges(
+        transitions,
+        {a.id: a.candidate for a in anchors},
+        panel=panel,
+        cache_dir=cache_dir,
+        progress=progress,
+    )
     lineage = result.lineage
     tracks = {a.track for a in anchors}
     judges: dict[str, dict[str, Any]] = {}
@@ -340,7 +354,12 @@ def pin_anchors(
 
 
 def run_drift_check(
-    config: SuiteConfig, instances: Sequence[Any], *, today: dt.date | None = None, out: Path | None = None
+    config: SuiteConfig,
+    instances: Sequence[Any],
+    *,
+    today: dt.date | None = None,
+    out: Path | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> dict[str, Any]:
     """Re-judge the anchors and compare with ``pinned.json``; write and return ``drift.json``.
 
@@ -349,6 +368,7 @@ def run_drift_check(
         instances: the suite's dataset instances (the anchors name theirs by id).
         today: the date that salts the cache (default: today); a new date means new model calls.
         out: where to write; default ``<judge_dir>/drift.json``.
+        progress: ``progress(label, done, total)`` in model calls.
 
     Returns:
         ``{"status", "threshold", "mean_shift", "max_shift", "mean_signed_shift",
@@ -375,7 +395,9 @@ def run_drift_check(
         except ValueError as exc:
             raise DataError(f"{pin_file}: not valid JSON: {exc}") from None
         anchors = load_anchors(Path(config.drift.anchors))
-        run = judge_anchors(anchors, instances, panel=config.drift.panel, cache_dir=_day_cache(config, day))
+        run = judge_anchors(
+            anchors, instances, panel=config.drift.panel, cache_dir=_day_cache(config, day), progress=progress
+        )
     except (DataError, BackendError) as exc:
         document = {
             **base,

@@ -26,10 +26,12 @@ What is measured, per ``<panel>/<judge_id>`` (valid verdicts = records with stat
 - more than 80 % of its verdicts give all criteria the same score (``max_identical_share``);
 - more than 50 % of its rationales are cut (``max_truncated_share``).
 
-The two score rules look at the greedy scores and, when the judge reports them, at the rounded
-``judge_expected`` scores: a judge whose probability-weighted scores use the scale passes (its
-greedy shortcomings stay listed under ``notes``). A judge with records but no valid verdict is
-degenerate ("no valid verdicts").
+The two score rules are applied to each kind of score on its own: the greedy scores (what the
+leaderboard averages) and, when the judge reports them, the ``judge_expected`` scores rounded to
+0.5 (what drift's ``shift_expected`` reads). ``scores`` says which kind passed
+(``{"judge": "ok" | "degenerate", "judge_expected": ...}``); a finding on either kind is a reason,
+so well-spread probabilities never hide degenerate greedy scores (the leaderboard's numbers).
+A judge with records but no valid verdict is degenerate ("no valid verdicts").
 
 Example:
     >>> import pandas as pd
@@ -157,7 +159,7 @@ def _judge_health(
         "n_rationales": len(lengths),
         "truncated_share": cut / len(lengths) if lengths else math.nan,
     }
-    spread_ok_expected = False
+    expected_problems: list[str] = []
     if len(expected):
         exp_groups = _verdict_groups(expected)
         rounded = {k: [_round_half(v) for v in vals] for k, vals in exp_groups.items()}
@@ -170,9 +172,8 @@ def _judge_health(
             "distinct_values_rounded": len(e_used),
             "identical_share_rounded": e_identical,
         }
-        spread_ok_expected = (
-            e_n > 0 and len(e_used) > rules.max_distinct and e_identical <= rules.max_identical_share
-        )
+        if e_n >= rules.min_verdicts:
+            expected_problems = _score_problems(e_used, e_identical, rules)
 
     reasons: list[str] = []
     notes: list[str] = []
@@ -181,18 +182,12 @@ def _judge_health(
     elif n_verdicts < rules.min_verdicts:
         notes.append(f"too few verdicts to judge health ({n_verdicts} < {rules.min_verdicts})")
     else:
-        score_problems: list[str] = []
-        if len(used) <= rules.max_distinct:
-            score_problems.append(f"only {len(used)} distinct score values used ({used})")
-        if identical > rules.max_identical_share:
-            score_problems.append(
-                f"{identical:.0%} of verdicts give every criterion the same score "
-                f"(> {rules.max_identical_share:.0%})"
-            )
-        if score_problems and spread_ok_expected:
-            notes.extend(f"greedy scores: {p}; judge_expected uses the scale" for p in score_problems)
-        else:
-            reasons.extend(score_problems)
+        greedy_problems = _score_problems(used, identical, rules)
+        reasons.extend(f"greedy scores: {p}" for p in greedy_problems)
+        reasons.extend(f"judge_expected (rounded to 0.5): {p}" for p in expected_problems)
+        out["scores"] = {"judge": "degenerate" if greedy_problems else "ok"}
+        if "expected" in out:
+            out["scores"]["judge_expected"] = "degenerate" if expected_problems else "ok"
         if lengths and cut / len(lengths) > rules.max_truncated_share:
             reasons.append(
                 f"{cut / len(lengths):.0%} of rationales are cut (> {rules.max_truncated_share:.0%})"
@@ -201,6 +196,19 @@ def _judge_health(
     out["reasons"] = reasons
     out["notes"] = notes
     return out
+
+
+def _score_problems(used: list[float], identical: float, rules: HealthRules) -> list[str]:
+    """What the two score rules find in one kind of score (distinct values, identical criteria)."""
+    problems: list[str] = []
+    if len(used) <= rules.max_distinct:
+        shown = [int(v) if float(v).is_integer() else v for v in used]
+        problems.append(f"only {len(used)} distinct score values used ({shown})")
+    if identical > rules.max_identical_share:
+        problems.append(
+            f"{identical:.0%} of verdicts give every criterion the same score (> {rules.max_identical_share:.0%})"
+        )
+    return problems
 
 
 def judge_health(

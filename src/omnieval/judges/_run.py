@@ -229,7 +229,9 @@ class _Counters:
     hits: int = 0
     descriptions: int = 0
     done: int = 0
+    """Model calls answered so far (progress)."""
     total: int = 0
+    """Model calls expected so far: cache misses of the judging and repair rounds, plus retries."""
 
 
 def backend_group_key(judge: JudgeConfig) -> str:
@@ -255,6 +257,8 @@ class BackendPool:
         self.open: dict[str, ChatBackend] = {}
         self.failed: dict[str, str] = {}
         """Why a group's backend cannot be used, by group key (failed opens and callers' findings)."""
+        self.threads: dict[str, int] = {}
+        """CPU threads each opened in-process backend ran with, by group key (kept after close)."""
 
     def get(self, judge: JudgeConfig) -> ChatBackend | None:
         key = backend_group_key(judge)
@@ -271,6 +275,9 @@ class BackendPool:
                 self.failed[key] = str(exc)
                 log.error("%s model %s unavailable: %s", self.what, judge.model, exc)
                 return None
+            threads = getattr(self.open[key], "threads", None)
+            if isinstance(threads, int):
+                self.threads[key] = threads
         return self.open[key]
 
     def close(self, key: str) -> None:
@@ -318,12 +325,12 @@ class _Runner:
         record.status = status
         if note:
             record.note = note
-        self._tick(record.judge_id)
 
-    def _tick(self, label: str) -> None:
-        self.counters.done += 1
+    def _report(self) -> None:
+        """Progress in model calls: records settled without one (unavailable tracks, missing
+        outputs, cached answers) cost nothing and are not counted."""
         if self.progress is not None:
-            self.progress(f"judge {label}", self.counters.done, self.counters.total)
+            self.progress(f"judge {self.panel.name}", self.counters.done, self.counters.total)
 
     def identity(self, judge: JudgeConfig) -> ModelIdentity | None:
         key = backend_group_key(judge)
@@ -351,7 +358,6 @@ class _Runner:
                 for system in candidates:
                     for transition in transitions:
                         records.append(_Record(track_name, system, transition, judge=judge))
-        self.counters.total = len(records)
         return records
 
     def _inputs(self, record: _Record, root: Path) -> JudgeInputs | str:
@@ -547,6 +553,8 @@ class _Runner:
     def run_jobs(self, jobs: list[_Job], keep_open: str | None) -> None:
         """Answer every job: cache first, then model-major over the misses."""
         misses = self._from_cache(jobs)
+        self.counters.total += len(misses)
+        self._report()
         groups: dict[str, list[_Job]] = {}
         for job in misses:
             groups.setdefault(backend_group_key(job.judge), []).append(job)
@@ -574,6 +582,10 @@ class _Runner:
             while pending:
                 results = backend.chat_many([job.request for job in pending])
                 self.counters.calls += len(pending)
+                self.counters.done += len(pending)
+                if attempt > 0:  # a retried call costs time again: count it as more work
+                    self.counters.total += len(pending)
+                self._report()
                 retry: list[_Job] = []
                 for job, result in zip(pending, results, strict=True):
                     if isinstance(result, Completion):
@@ -883,8 +895,13 @@ def _lineage(runner: _Runner, records: list[_Record]) -> dict[str, Any]:
     if panel.repair is not None:
         entries.append(("repair", panel.repair))
     for role, judge in entries:
-        identity = runner.identities.get(backend_group_key(judge))
+        group = backend_group_key(judge)
+        identity = runner.identities.get(group)
         info = judges.setdefault(judge.id, judge_lineage_entry(judge, identity))
+        if group in runner.pool.threads:
+            # What an in-process backend really ran with (``backend.n_threads`` null means "auto");
+            # absent when no model was loaded (every answer came from the cache).
+            info["runtime"] = {"n_threads": runner.pool.threads[group]}
         entry = registry.get(judge.id)
         if entry is not None and "registry" not in info:
             verified = weights_verified(entry.weights_sha256, info["weights_sha256"])
@@ -943,7 +960,8 @@ def run_judges(
         cache_dir: where answers (and audio descriptions) are cached; safe to share between runs.
         describe_audio: for the speech cascade: audio path -> transcript and measured attributes
             (``transcript, f0_median_hz, pitch, speed, words_per_second, gender, emotion``).
-        progress: called as ``progress(label, done, total)`` as records settle.
+        progress: called as ``progress(label, done, total)`` in model calls: once the cached
+            answers are known (``done`` 0) and after each call; repairs and retries add to ``total``.
         benchmark: the scores rows' ``benchmark`` column: the benchmark whose rubrics are registered
             (:func:`~omnieval.judges.registered_benchmark`, the default); another name is refused.
 

@@ -30,11 +30,22 @@ from omnieval.stages._main import stage_main
 
 @dataclass(frozen=True)
 class JudgeOutcome:
+    """What the judge stage did in this run.
+
+    Attributes:
+        model_calls: judge model calls this run made: the panels' (0 when their output was reused)
+            plus the drift check's anchors.
+        cache_hits: the panels' answers read from the response cache.
+        skipped: the panels' output was reused whole (nothing to judge).
+        drift_model_calls: the drift check's share of ``model_calls``.
+    """
+
     scores_path: Path
     judgments_path: Path
     model_calls: int
     cache_hits: int
     skipped: bool
+    drift_model_calls: int = 0
 
 
 @dataclass(frozen=True)
@@ -146,7 +157,8 @@ def run_shard(
         panels: dict[str, Any] = {}
         for number, panel in enumerate(config.panels):
             label = f"judge {panel}" + (f" {'+'.join(systems)}" if len(systems) == 1 else "")
-            with progress_bar(label, len(instances) * len(candidates)) as update:
+            # The runner counts model calls (the work that costs time), known once the cache is read.
+            with progress_bar(f"{label}: model calls", 0) as update:
 
                 def report(_label: str, done: int, total: int, _update: Any = update) -> None:
                     _update(done, total)
@@ -227,8 +239,16 @@ def run(
         if not (out_dir / "health.json").is_file():
             _write_health(out_dir, pd.read_parquet(scores_path), pd.read_parquet(judgments_path))
         # The judges' outputs are reused, but the drift check re-judges its anchors once a day.
-        _drift(config, instances)
-        return JudgeOutcome(scores_path, judgments_path, 0, 0, True)
+        drift_calls = _drift(config, instances)
+        _record_this_run(
+            out_dir,
+            reused=True,
+            panel_calls=0,
+            panel_hits=0,
+            drift_calls=drift_calls,
+            drift_panel=_drift_panel(config),
+        )
+        return JudgeOutcome(scores_path, judgments_path, drift_calls, 0, True, drift_calls)
 
     if shards is None:
         shards = [
@@ -242,6 +262,7 @@ def run(
     judgment_frames: list[pd.DataFrame] = []
     lineage: dict[str, Any] = {}
     panel_tags: dict[str, dict[str, str]] = {}
+    made_by_panel: dict[str, int] = {}
     calls = sum(s.model_calls for s in shards)
     hits = sum(s.cache_hits for s in shards)
     for number, panel in enumerate(config.panels):
@@ -250,6 +271,8 @@ def run(
             score_frames.append(pd.read_parquet(shard.folder / f"scores.{number}.parquet"))
             judgment_frames.append(pd.read_parquet(shard.folder / f"judgments.{number}.parquet"))
             lineage[panel] = _merge_lineage(lineage.get(panel, {}), info["lineage"])
+            if not shard.reused:
+                made_by_panel[panel] = made_by_panel.get(panel, 0) + int(info["model_calls"])
             panel_tags.setdefault(panel, info["mlflow_tags"])
 
     scores = (
@@ -277,10 +300,57 @@ def run(
     # Before the stamp: a failed gate leaves the stage incomplete, so a retry gates again.
     enforce(gate_judgments(judgments, scores, out_json=paths.gates / "judgments.json"))
     _write_health(out_dir, scores, judgments)
-    _drift(config, instances)
+    drift_calls = _drift(config, instances)
+    # Shards reused from a killed run made none of their calls in this one.
+    made = sum(s.model_calls for s in shards if not s.reused)
+    _record_this_run(
+        out_dir,
+        reused=False,
+        panel_calls=made,
+        panel_hits=hits,
+        drift_calls=drift_calls,
+        drift_panel=_drift_panel(config),
+        by_panel=made_by_panel,
+    )
     write_stamp(paths, "judge", key, model_calls=calls, cache_hits=hits)
     _prune_shards(out_dir / "shards", keep={s.folder.name for s in shards})
-    return JudgeOutcome(scores_path, judgments_path, calls, hits, False)
+    return JudgeOutcome(scores_path, judgments_path, made + drift_calls, hits, False, drift_calls)
+
+
+def _record_this_run(
+    out_dir: Path,
+    *,
+    reused: bool,
+    panel_calls: int,
+    panel_hits: int,
+    drift_calls: int,
+    drift_panel: str | None,
+    by_panel: dict[str, int] | None = None,
+) -> None:
+    """Add ``this_run`` to ``lineage.json``: the calls this run made, apart from the output's own.
+
+    Each panel's ``model_calls`` counts the calls that produced the judge output; when a later run
+    reuses that output it made none of them, and lineage must not suggest otherwise.
+    """
+    target = out_dir / "lineage.json"
+    if not target.is_file():
+        return
+    document = read_json(target)
+    this_run = {
+        "output_reused": reused,
+        "panel_model_calls": panel_calls,
+        "panel_cache_hits": panel_hits,
+        "drift_model_calls": drift_calls,
+        "model_calls": panel_calls + drift_calls,
+    }
+    document["this_run"] = this_run
+    for name, info in (document.get("panels") or {}).items():
+        # Per panel (the run lineage keeps only the panels): what this run did with its output.
+        made = 0 if reused else (by_panel or {}).get(name, 0)
+        info["this_run"] = {"output_reused": reused, "model_calls": made}
+        if name == drift_panel:
+            info["this_run"]["drift_anchor_model_calls"] = drift_calls
+    write_json(target, document)
 
 
 def _prune_shards(folder: Path, keep: set[str]) -> None:
@@ -305,16 +375,38 @@ def _write_health(out_dir: Path, scores: Any, judgments: Any) -> None:
         note(f"[judge] {name} looks degenerate: {reasons}")
 
 
-def _drift(config: SuiteConfig, instances: Sequence[Any]) -> None:
+def _drift_panel(config: SuiteConfig) -> str | None:
+    """The ``lineage.json`` panel entry (a suite ``panels`` item) that re-judges the drift anchors."""
+    return config.drift.panel if config.drift.enabled else None
+
+
+def _anchor_instances(config: SuiteConfig, instances: Sequence[Any]) -> Sequence[Any]:
+    """The instances the drift anchors may name: the whole dataset, also when ``dataset.limit``
+    evaluates only a prefix (the anchors are pinned on rows anywhere in the sample)."""
+    if config.dataset.limit is None:
+        return instances
+    bench = config.bench
+    return tuple(bench.instances(bench.load(config.dataset_path)))
+
+
+def _drift(config: SuiteConfig, instances: Sequence[Any]) -> int:
+    """Run the drift check when the suite asks for it; the model calls it made."""
     if not config.drift.enabled:
-        return
+        return 0
     from omnieval.judges._drift import run_drift_check
 
-    document = run_drift_check(config, instances)
+    with progress_bar("judge drift anchors: model calls", 0) as update:
+
+        def report(_label: str, done: int, total: int) -> None:
+            update(done, total)
+
+        document = run_drift_check(config, _anchor_instances(config, instances), progress=report)
+    calls = int(document.get("model_calls", 0))
     note(
         f"[judge] drift check: {document['status']} (mean shift {document.get('mean_shift')}, "
-        f"{document.get('model_calls', 0)} model calls)"
+        f"{calls} model calls)"
     )
+    return calls
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,273 @@
+"""The ``openai-omni`` kind against a local server that speaks the OpenAI chat wire format with audio.
+
+The server is the shared stub (tests/backends/llm/llm_stub_server.py) with a ``respond`` hook that
+answers like vLLM serving Qwen2.5-Omni: text in ``message.content``, speech as base64 WAV in
+``message.audio.data``.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "backends" / "llm"))  # the shared stub server
+from llm_stub_server import Recorded, Reply, StubServer
+
+from omnieval.benchmarks import get_benchmark
+from omnieval.candidates import Modality, read_candidate
+from omnieval.systems import SYSTEMS, config_model
+from omnieval.systems.openai_omni import IMAGE_UNAVAILABLE, OpenAIOmniConfig, OpenAIOmniSystem, parse_answer
+
+KEY = "omni-key-93b7d1f0c2"
+NARRATION = "Pip held the lantern up to the light and wondered who had lost it."
+LINE = "Whose little lantern are you?"
+
+
+def _wav(seconds: float = 0.5, rate: int = 24000) -> bytes:
+    """A short 24 kHz tone as WAV bytes (what Qwen2.5-Omni's talker returns, in shape)."""
+    t = np.arange(int(seconds * rate)) / rate
+    buf = io.BytesIO()
+    sf.write(
+        buf, (0.3 * np.sin(2 * np.pi * 200 * t)).astype(np.float32), rate, format="WAV", subtype="PCM_16"
+    )
+    return buf.getvalue()
+
+
+WAV = _wav()
+
+
+def _answer(text: str, audio: bytes | None, *, split: bool = False) -> Reply:
+    message: dict[str, Any] = {"role": "assistant", "content": text}
+    spoken = (
+        {"id": "audio-1", "data": base64.b64encode(audio).decode(), "transcript": text} if audio else None
+    )
+    if spoken and split:
+        # vLLM-Omni's shape: one choice with the text, another with the audio.
+        choices = [
+            {"index": 0, "message": message, "finish_reason": "stop"},
+            {
+                "index": 1,
+                "message": {"role": "assistant", "content": None, "audio": spoken},
+                "finish_reason": "stop",
+            },
+        ]
+    else:
+        if spoken:
+            message["audio"] = spoken
+        choices = [{"index": 0, "message": message, "finish_reason": "stop"}]
+    return 200, {"id": "chatcmpl-1", "object": "chat.completion", "choices": choices}
+
+
+def omni_like(recorded: Recorded, *, split: bool = False) -> Reply:
+    if not recorded.path.endswith("/chat/completions"):
+        return 404, {"error": "not found"}
+    if recorded.headers.get("Authorization") != f"Bearer {KEY}":
+        return 401, {"error": "bad key"}
+    if "audio" in recorded.body.get("modalities", []):
+        return _answer(LINE, WAV, split=split)
+    return _answer(NARRATION, None)
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[StubServer]:
+    monkeypatch.setenv("OMNI_TEST_KEY", KEY)
+    with StubServer(respond=omni_like) as stub:
+        monkeypatch.setenv("OMNI_TEST_URL", stub.url)
+        yield stub
+
+
+def _system(tmp_path: Path, **extra: Any) -> OpenAIOmniSystem:
+    config = OpenAIOmniConfig.model_validate(
+        {
+            "model": "Qwen/Qwen2.5-Omni-7B",
+            "base_url_env": "OMNI_TEST_URL",
+            "api_key_env": "OMNI_TEST_KEY",
+            **extra,
+        }
+    )
+    return OpenAIOmniSystem(config, system_id="omni", cache_dir=tmp_path / "cache")
+
+
+def _user_parts(body: dict[str, Any]) -> list[dict[str, Any]]:
+    user = [m for m in body["messages"] if m["role"] == "user"]
+    assert len(user) == 1
+    content = user[0]["content"]
+    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+
+
+def test_registered_with_typed_config() -> None:
+    assert SYSTEMS.get("openai-omni") is OpenAIOmniSystem
+    assert config_model("openai-omni") is OpenAIOmniConfig
+    with pytest.raises(ValueError, match="exactly one of base_url and base_url_env"):
+        OpenAIOmniConfig(model="m")
+    with pytest.raises(ValueError, match="credentials in the URL"):
+        OpenAIOmniConfig(model="m", base_url="http://me:secret@gpu-7:8091/v1")
+    with pytest.raises(ValueError, match=r"unknown placeholders \['next_text'\]"):
+        OpenAIOmniConfig.model_validate(
+            {"model": "m", "base_url": "http://h/v1", "prompts": {"speech": "{next_text}"}}
+        )
+
+
+def test_storybench_narration_then_spoken_line(
+    tmp_path: Path, server: StubServer, storybench_instances: tuple[Any, ...]
+) -> None:
+    bench = get_benchmark("storybench")
+    out = tmp_path / "cand"
+    summary = _system(tmp_path).generate(
+        storybench_instances[:1], out, visible=bench.visible_task, modalities=bench.modalities
+    )
+    assert summary.missing == {"image": 1}
+    assert (out / "text" / "0" / "generated.txt").read_text(encoding="utf-8").strip() == NARRATION
+    assert (out / "image" / "0" / "missing.txt").read_text().strip() == IMAGE_UNAVAILABLE
+    speech = read_candidate(out, Modality.SPEECH, 0)
+    assert speech.present and speech.path is not None
+    audio, rate = sf.read(speech.path)
+    assert rate == 24000 and len(audio) == 12000
+
+    told, spoken = (r.body for r in server.state.requests)
+    assert told["modalities"] == ["text"] and "audio" not in told
+    assert told["model"] == "Qwen/Qwen2.5-Omni-7B" and told["stream"] is False
+    assert told["messages"][0] == {
+        "role": "system",
+        "content": OpenAIOmniConfig(model="m", base_url="http://h/v1").prompts.system,
+    }
+    parts = _user_parts(told)
+    assert parts[0]["type"] == "image_url" and parts[0]["image_url"]["url"].startswith(
+        "data:image/png;base64,"
+    )
+    assert storybench_instances[0].current_text in parts[1]["text"]
+    assert spoken["modalities"] == ["text", "audio"]
+    assert spoken["audio"] == {"voice": "Chelsie", "format": "wav"}
+    assert NARRATION in _user_parts(spoken)[0]["text"]
+
+    raw = json.loads((out / "raw" / "0" / "generated_raw.json").read_text())
+    assert raw["openai_omni"]["speech"]["text"] == LINE
+    assert raw["openai_omni"]["speech"]["audio_bytes"] == len(WAV)
+    assert set(raw["seconds"]) == {"text", "speech"}
+    assert KEY not in json.dumps(raw) and KEY not in json.dumps(summary.lineage)
+
+
+@pytest.mark.parametrize("split", [False, True], ids=["one-choice", "vllm-omni-two-choices"])
+def test_acbench_sends_the_spoken_instruction_and_takes_the_audio(
+    tmp_path: Path, acbench_instances: tuple[Any, ...], monkeypatch: pytest.MonkeyPatch, split: bool
+) -> None:
+    monkeypatch.setenv("OMNI_TEST_KEY", KEY)
+    bench = get_benchmark("acbench")
+    instance = acbench_instances[0]
+    with StubServer(respond=lambda r: omni_like(r, split=split)) as stub:
+        monkeypatch.setenv("OMNI_TEST_URL", stub.url)
+        system = _system(tmp_path, voice="Ethan")
+        for condition in ("original", "all_to_t", "oracle"):
+            out = tmp_path / condition
+            summary = system.generate(
+                (instance,), out, visible=bench.visible_task, modalities=bench.modalities, condition=condition
+            )
+            assert summary.missing == {}, condition
+            speech = read_candidate(out, Modality.SPEECH, 0)
+            assert speech.path is not None and speech.path.read_bytes() == WAV
+        original, written, oracle = (r.body for r in stub.state.requests)
+
+    assert original["modalities"] == ["text", "audio"] and original["audio"] == {
+        "voice": "Ethan",
+        "format": "wav",
+    }
+    parts = _user_parts(original)
+    audio = [p for p in parts if p["type"] == "input_audio"]
+    assert audio == [
+        {
+            "type": "input_audio",
+            "input_audio": {
+                "data": base64.b64encode(instance.instruction_audio.read_bytes()).decode(),
+                "format": "wav",
+            },
+        }
+    ]
+    assert [p["type"] for p in parts].count("image_url") == 1
+    assert instance.script in parts[-1]["text"]
+    assert not any(instance.instruction_text in p.get("text", "") for p in parts)
+    assert [p["type"] for p in parts] == ["text", "input_audio", "text", "image_url", "text"]
+
+    parts = _user_parts(written)
+    assert {p["type"] for p in parts} == {"text"}
+    texts = " ".join(p["text"] for p in parts)
+    assert instance.instruction_text in texts and instance.image_keywords[0] in texts
+    assert "Target:" not in texts
+    assert "\nTarget: Deliver the script" in _user_parts(oracle)[0]["text"]
+
+
+def _failing(status: int, calls: list[int]) -> Callable[[Recorded], Reply]:
+    def respond(recorded: Recorded) -> Reply:
+        calls.append(status)
+        return status, {"error": {"message": f"failure {status} for Bearer {KEY}"}}
+
+    return respond
+
+
+@pytest.mark.parametrize("status,retried", [(503, True), (400, False)])
+def test_failed_requests_cost_one_example_and_transient_ones_are_retried_on_rerun(
+    tmp_path: Path,
+    acbench_instances: tuple[Any, ...],
+    monkeypatch: pytest.MonkeyPatch,
+    status: int,
+    retried: bool,
+) -> None:
+    monkeypatch.setenv("OMNI_TEST_KEY", KEY)
+    monkeypatch.setattr(OpenAIOmniSystem, "retry_wait_s", 0.0)
+    bench = get_benchmark("acbench")
+    calls: list[int] = []
+    with StubServer(respond=_failing(status, calls)) as stub:
+        monkeypatch.setenv("OMNI_TEST_URL", stub.url)
+        out = tmp_path / "cand"
+
+        def run() -> None:
+            _system(tmp_path).generate(
+                acbench_instances[:2],
+                out,
+                visible=bench.visible_task,
+                modalities=bench.modalities,
+                condition="original",
+            )
+
+        run()
+        attempts = 1 + OpenAIOmniSystem.retries if retried else 1
+        assert len(calls) == 2 * attempts
+        reason = (out / "speech" / "1" / "missing.txt").read_text().strip()
+        assert reason.startswith(f"request failed: HTTP {status}: ") and KEY not in reason and "***" in reason
+        run()
+        assert len(calls) == (4 * attempts if retried else 2)
+
+
+def test_an_answer_without_audio_is_not_written(
+    tmp_path: Path, acbench_instances: tuple[Any, ...], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OMNI_TEST_KEY", KEY)
+    bench = get_benchmark("acbench")
+    with StubServer(respond=lambda r: _answer("I can only answer in text.", None)) as stub:
+        monkeypatch.setenv("OMNI_TEST_URL", stub.url)
+        out = tmp_path / "cand"
+        _system(tmp_path).generate(
+            acbench_instances[:1],
+            out,
+            visible=bench.visible_task,
+            modalities=bench.modalities,
+            condition="s_to_t",
+        )
+    assert (
+        out / "speech" / "0" / "missing.txt"
+    ).read_text().strip() == "not written: the answer has no audio"
+
+
+def test_parse_answer_rejects_bad_audio() -> None:
+    with pytest.raises(ValueError, match="base64"):
+        parse_answer({"choices": [{"message": {"content": "x", "audio": {"data": "!!not base64!!"}}}]})
+    with pytest.raises(ValueError, match="no choices"):
+        parse_answer({"choices": []})

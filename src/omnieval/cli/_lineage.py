@@ -41,7 +41,9 @@ def find_run_folder(run: str, runs_dir: Path) -> Path:
     raise OmnievalError(f"run {run!r} not found under {runs_dir} (give a run id, a run folder or 'latest')")
 
 
-_COUNTERS = frozenset({"model_calls", "cache_hits", "statuses", "this_run", "audio_descriptions_computed"})
+_COUNTERS = frozenset(
+    {"model_calls", "cache_hits", "statuses", "this_run", "audio_descriptions_computed", "instances"}
+)
 """Per-run counts, printed apart from the models (:func:`_judge_calls`)."""
 
 
@@ -64,6 +66,13 @@ def _models(section: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _coverage_note(coverage: Any) -> str:
+    """``; judged 2 of 20 rows (dataset.limit 2)`` when the run judged a prefix of the dataset."""
+    if not isinstance(coverage, dict) or coverage.get("limit") is None:
+        return ""
+    return f"; judged {coverage.get('judged')} of {coverage.get('dataset_rows')} rows (dataset.limit {coverage['limit']})"
+
+
 def _judge_calls(judges: dict[str, Any]) -> list[str]:
     """Per panel: the model calls this run made, told apart from those of a judge output it reused.
 
@@ -71,8 +80,9 @@ def _judge_calls(judges: dict[str, Any]) -> list[str]:
         >>> _judge_calls({"cpu": {"model_calls": 120, "this_run": {"output_reused": True, "model_calls": 0,
         ...                                                        "drift_anchor_model_calls": 6}}})
         ['    cpu: 0 model calls this run (judge output reused; it was made with 120 calls), drift anchors: 6 calls']
-        >>> _judge_calls({"cpu": {"model_calls": 16, "this_run": {"output_reused": False, "model_calls": 16}}})
-        ['    cpu: 16 model calls this run']
+        >>> _judge_calls({"cpu": {"model_calls": 16, "this_run": {"output_reused": False, "model_calls": 16},
+        ...                       "instances": {"judged": 2, "dataset_rows": 20, "limit": 2}}})
+        ['    cpu: 16 model calls this run; judged 2 of 20 rows (dataset.limit 2)']
     """
     lines: list[str] = []
     for panel, info in judges.items():
@@ -88,7 +98,7 @@ def _judge_calls(judges: dict[str, Any]) -> list[str]:
             line += f" (judge output reused; it was made with {info.get('model_calls', '?')} calls)"
         if "drift_anchor_model_calls" in run:
             line += f", drift anchors: {run['drift_anchor_model_calls']} calls"
-        lines.append(line)
+        lines.append(line + _coverage_note(info.get("instances")))
     return lines
 
 

@@ -412,6 +412,9 @@ def judge_health_block(health: Mapping[str, Any] | None) -> str:
         hists.append((key, counts, bad))
         chars = h.get("rationale_chars") or {}
         status = '<span class="flag">DEGENERATE</span>' if bad else '<span class="ok">ok</span>'
+        kinds = h.get("scores") or {}
+        if kinds:  # greedy scores and judge_expected are judged apart: show both
+            status += "<br>" + esc(", ".join(f"{k}: {v}" for k, v in kinds.items()))
         reasons = "; ".join(str(r) for r in h.get("reasons") or [])
         rows.append(
             [
@@ -464,6 +467,7 @@ def judge_health_block(health: Mapping[str, Any] | None) -> str:
             title="Verdict distribution per judge (1-10)",
         )
         + html_rows
+        + "".join(f'<p class="note">{esc(str(c))}</p>' for c in health.get("caveats") or [])
     )
 
 

@@ -232,12 +232,18 @@ def run(
     paths = state_paths(config)
     out_dir = paths.judge_dir
     scores_path, judgments_path = out_dir / "scores.parquet", out_dir / "judgments.parquet"
+    coverage = _coverage(config, instances)
+    if coverage["limit"] is not None:
+        note(
+            f"[judge] judging {coverage['judged']} of the dataset's {coverage['dataset_rows']} rows "
+            f"(dataset.limit: {coverage['limit']}, the first rows in dataset order)"
+        )
     candidates = _candidates(config, list(config.systems))
     key = _judge_key("judge", config, instances, dataset_digest, candidates)
     if is_fresh(paths, "judge", key, [scores_path, judgments_path]):
         note("[judge] unchanged, reusing judge outputs (0 model calls)")
         if not (out_dir / "health.json").is_file():
-            _write_health(out_dir, pd.read_parquet(scores_path), pd.read_parquet(judgments_path))
+            _write_health(config, out_dir, pd.read_parquet(scores_path), pd.read_parquet(judgments_path))
         # The judges' outputs are reused, but the drift check re-judges its anchors once a day.
         drift_calls = _drift(config, instances)
         _record_this_run(
@@ -285,6 +291,8 @@ def run(
     tmp = judgments_path.with_suffix(".tmp")
     judgments.to_parquet(tmp, index=False)
     tmp.replace(judgments_path)
+    for entry in lineage.values():
+        entry["instances"] = coverage
     write_json(
         out_dir / "lineage.json",
         {
@@ -299,7 +307,7 @@ def run(
 
     # Before the stamp: a failed gate leaves the stage incomplete, so a retry gates again.
     enforce(gate_judgments(judgments, scores, out_json=paths.gates / "judgments.json"))
-    _write_health(out_dir, scores, judgments)
+    _write_health(config, out_dir, scores, judgments)
     drift_calls = _drift(config, instances)
     # Shards reused from a killed run made none of their calls in this one.
     made = sum(s.model_calls for s in shards if not s.reused)
@@ -315,6 +323,20 @@ def run(
     write_stamp(paths, "judge", key, model_calls=calls, cache_hits=hits)
     _prune_shards(out_dir / "shards", keep={s.folder.name for s in shards})
     return JudgeOutcome(scores_path, judgments_path, made + drift_calls, hits, False, drift_calls)
+
+
+def _coverage(config: SuiteConfig, instances: Sequence[Any]) -> dict[str, Any]:
+    """Which rows the judges see: all of the dataset, or its first ``dataset.limit`` rows."""
+    paths = state_paths(config)
+    rows = len(instances)
+    if paths.dataset_manifest.is_file():
+        rows = int(read_json(paths.dataset_manifest).get("n_rows", rows))
+    return {
+        "judged": len(instances),
+        "dataset_rows": rows,
+        "limit": config.dataset.limit,
+        "ids": [str(i.id) for i in instances],
+    }
 
 
 def _record_this_run(
@@ -364,11 +386,28 @@ def _prune_shards(folder: Path, keep: set[str]) -> None:
             shutil.rmtree(child, ignore_errors=True)
 
 
-def _write_health(out_dir: Path, scores: Any, judgments: Any) -> None:
+EXPECTED_CAVEAT = (
+    "{judges}: judge_expected (the probability-weighted score) depends on the llama.cpp KV-cache "
+    "state a verdict is decoded from. Each verdict reuses the prompt prefix it shares with the "
+    "verdict before it, and the CPU kernels round differently by batch shape, so the first verdict "
+    "a judge process decodes (in a run resumed after a crash: the first one after the restart) and "
+    "verdicts sharing its prefix may get judge_expected values that differ from an uninterrupted "
+    "run's (measured: 2 verdicts, up to 0.45 points); the greedy judge scores were identical. "
+    "docs/judges.md, 'Reproducibility'."
+)
+"""The report's caveat for judges on an order-dependent backend (:data:`ORDER_DEPENDENT_BACKENDS`)."""
+
+
+def _write_health(config: SuiteConfig, out_dir: Path, scores: Any, judgments: Any) -> None:
     """``health.json``: per (panel, judge) scale use, criteria spread, rationale cuts (docs/judges.md)."""
     from omnieval.judges._health import judge_health
 
     health = judge_health(judgments, scores)
+    held = order_dependent_judges(config) if config.panels else []
+    expected = set(scores.loc[scores["component"] == "judge_expected", "judge"]) if len(scores) else set()
+    affected = [j for j in held if j in expected]
+    if affected:
+        health["caveats"] = [EXPECTED_CAVEAT.format(judges=", ".join(affected))]
     write_json(out_dir / "health.json", health)
     for name in health["degenerate"]:
         reasons = "; ".join(health["judges"][name]["reasons"])

@@ -5,6 +5,7 @@ python -m omnieval.stages.track --suite pipelines/nightly.yaml
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from dataclasses import dataclass
@@ -12,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from omnieval.config import SuiteConfig
+from omnieval.config import SuiteConfig, SystemConfig, SystemSpec
 from omnieval.progress import note
 from omnieval.stages._common import StatePaths, code_digest, read_json, state_paths, write_json
 from omnieval.stages._main import stage_main
@@ -64,6 +65,17 @@ def _copy_tree(src: Path, dst: Path) -> None:
                 os.link(path, target)
             except OSError:
                 shutil.copy2(path, target)
+
+
+def system_params(spec: SystemSpec) -> dict[str, Any]:
+    """MLflow params of one system: a reference's kind, seed and path; a generating kind's typed
+    config, nested values as compact JSON (MLflow params are flat strings)."""
+    if isinstance(spec, SystemConfig):
+        return {"kind": spec.kind, "seed": spec.seed, "path": spec.path}
+    out: dict[str, Any] = {}
+    for key, value in spec.model_dump(mode="json", exclude_none=True).items():
+        out[key] = value if isinstance(value, str | int | float | bool) else json.dumps(value, sort_keys=True)
+    return out
 
 
 def _lineage_parts(
@@ -119,7 +131,7 @@ def run(config: SuiteConfig, dataset_digest: str, started_at: datetime | None = 
         systems=systems,
         seeds={
             "analyses": config.analyses.seed,
-            **{s: c.seed for s, c in config.systems.items() if c.seed is not None},
+            **{s: seed for s, c in config.systems.items() if (seed := getattr(c, "seed", None)) is not None},
         },
     )
     tags = {
@@ -200,9 +212,7 @@ def run(config: SuiteConfig, dataset_digest: str, started_at: datetime | None = 
         dataset_source=str(config.dataset_path.resolve()),
         dataset_digest=dataset_digest,
         system_metrics={sid: system_metrics.get(sid, {}) for sid in config.systems},
-        system_params={
-            sid: {"kind": c.kind, "seed": c.seed, "path": c.path} for sid, c in config.systems.items()
-        },
+        system_params={sid: system_params(c) for sid, c in config.systems.items()},
         artifacts=[],
         run_folder_for=build_run_folder,
         analyses_dir=report / "analyses",

@@ -81,12 +81,8 @@ def candidate_roots(config: SuiteConfig, system_id: str) -> dict[str, Path]:
 def run(
     config: SuiteConfig, system_id: str, instances: Sequence[Any], dataset_digest: str
 ) -> GenerateOutcome:
-    from omnieval.benchmarks import GenerateJob
-    from omnieval.gates import SpeechCheck, enforce, gate_candidates
-    from omnieval.metrics import MetricsConfig
     from omnieval.systems import GeneratingSystem
 
-    bench = config.bench
     paths = state_paths(config)
     out = paths.candidates(system_id)
     spec = config.systems.get(system_id)
@@ -114,15 +110,49 @@ def run(
         return GenerateOutcome(system_id, next(iter(roots.values())), True, roots)
     if out.exists():
         shutil.rmtree(out)
+    summaries: dict[str, Any] = {}
+    # A generating system loads its models once for every condition and releases them at the end.
+    try:
+        _generate_conditions(config, system_id, instances, built, summaries)
+    finally:
+        if isinstance(built, GeneratingSystem):
+            built.shutdown()
+    only = summaries.get("")
+    write_json(
+        out.parent / f"{system_id}.summary.json",
+        {"system": system_id, **only} if only is not None else {"system": system_id, "conditions": summaries},
+    )
+    write_stamp(paths, stage, key)
+    roots = candidate_roots(config, system_id)
+    return GenerateOutcome(system_id, next(iter(roots.values())), False, roots)
+
+
+def _generate_conditions(
+    config: SuiteConfig,
+    system_id: str,
+    instances: Sequence[Any],
+    generating: object | None,
+    summaries: dict[str, Any],
+) -> None:
+    from omnieval.benchmarks import GenerateJob
+    from omnieval.gates import SpeechCheck, enforce, gate_candidates
+    from omnieval.metrics import MetricsConfig
+    from omnieval.systems import GeneratingSystem
+
+    bench = config.bench
+    paths = state_paths(config)
     # Valid index folders are those of the whole dataset, even when the suite evaluates a prefix.
     n_rows = int(read_json(paths.dataset_manifest).get("n_rows", len(instances)))
     # Names, not Modality members: the gate knows each modality's file (prism's video too).
     modalities = tuple(bench.modalities)
-    summaries: dict[str, Any] = {}
     for condition in config.run_conditions:
         target = paths.candidates(system_id, condition)
         target.mkdir(parents=True)
-        system = _build_system(config, system_id, condition)
+        system = (
+            generating
+            if isinstance(generating, GeneratingSystem)
+            else _build_system(config, system_id, condition)
+        )
         label = f"generate {system_id}" + (f" [{condition}]" if condition else "")
         with progress_bar(label, len(instances)) as update:
             if isinstance(system, GeneratingSystem):
@@ -133,6 +163,7 @@ def run(
                     modalities=modalities,
                     condition=condition,
                     progress=update,
+                    keep_open=True,
                 )
             else:
                 summary = bench.generate(GenerateJob(system, instances, target, condition, update))
@@ -157,14 +188,6 @@ def run(
             ),
         )
         enforce(gate)
-    only = summaries.get("")
-    write_json(
-        out.parent / f"{system_id}.summary.json",
-        {"system": system_id, **only} if only is not None else {"system": system_id, "conditions": summaries},
-    )
-    write_stamp(paths, stage, key)
-    roots = candidate_roots(config, system_id)
-    return GenerateOutcome(system_id, next(iter(roots.values())), False, roots)
 
 
 def main(argv: list[str] | None = None) -> int:

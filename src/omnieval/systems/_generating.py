@@ -264,6 +264,13 @@ class GeneratingSystem(ABC):
         self.config = config
         self.system_id = system_id or config.kind
         self.cache_dir = cache_dir
+        self._opened = False
+
+    def shutdown(self) -> None:
+        """Close the models if :meth:`generate` opened them (idempotent)."""
+        if self._opened:
+            self._opened = False
+            self.close()
 
     # -- what subclasses implement ------------------------------------------------------------
     def identity(self) -> dict[str, Any]:
@@ -317,14 +324,18 @@ class GeneratingSystem(ABC):
         modalities: Sequence[str],
         condition: str = "",
         progress: Progress | None = None,
+        keep_open: bool = False,
     ) -> GenerationSummary:
-        """Write the candidate layout for ``instances`` (see the module docstring)."""
+        """Write the candidate layout for ``instances`` (see the module docstring).
+
+        ``keep_open`` leaves models loaded after the last example (the caller closes the system):
+        the generate stage runs every input condition of a system on one load."""
         wanted = tuple(Modality(m) for m in modalities)
         failures: dict[str, int] = {}
         seconds: dict[str, float] = {}
         missing: dict[str, int] = {}
         reused = generated = 0
-        opened = False
+        opened = self._opened
         try:
             for done, instance in enumerate(instances, start=1):
                 task = visible(instance, condition)
@@ -333,7 +344,7 @@ class GeneratingSystem(ABC):
                 if stored is None:
                     if not opened:
                         self.open()
-                        opened = True
+                        opened = self._opened = True
                     result, folder = self._run_and_store(task, key)
                     generated += 1
                 else:
@@ -348,8 +359,8 @@ class GeneratingSystem(ABC):
                 if progress:
                     progress(done, len(instances))
         finally:
-            if opened:
-                self.close()
+            if opened and not keep_open:
+                self.shutdown()
         totals = GenerationTotals(failures, seconds, missing, len(instances), reused, generated)
         lineage = {**self.lineage(), "generation": totals.as_dict(), "identity": self.identity()}
         return GenerationSummary(self.system_id, self.kind, out_root, len(instances), missing, lineage)

@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-BENCHES = ("pipeline", "metrics", "analysis", "heteronyms", "faults", "scale", "kill", "judge")
+BENCHES = ("pipeline", "metrics", "analysis", "heteronyms", "faults", "scale", "kill", "judge", "presence")
 
 
 def main(argv: list[str]) -> int:

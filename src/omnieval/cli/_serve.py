@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -57,6 +58,8 @@ def _handle(args: argparse.Namespace) -> int:
 
         folder = server_folder()
         print(f"Prefect server: looking for a running one in {folder} ...", flush=True)
+        # Importing Prefect's runner and the flow takes seconds; do it while the server starts.
+        threading.Thread(target=_preload, name="omnieval-preload", daemon=True).start()
         server = acquire_server(names, folder=folder, port=args.port)
         api_url = server.api_url
         how = "started" if server.started else "reusing the running"
@@ -72,6 +75,13 @@ def _handle(args: argparse.Namespace) -> int:
         if server is not None and server.release():
             print(f"Prefect server (pid {server.pid}) stopped", flush=True)
     return 0
+
+
+def _preload() -> None:
+    import importlib
+
+    for module in ("prefect.runner", "prefect.client.orchestration", "omnieval.flows.nightly"):
+        importlib.import_module(module)
 
 
 def _serve(suites: list[tuple[SuiteConfig, Path]], api_url: str) -> None:

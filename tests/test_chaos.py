@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from omnieval.chaos import STAGES, ChaosReport, _stage_durations, half_written, run_harness
+from omnieval.chaos import STAGES, ChaosReport, Kill, _stage_durations, half_written, run_harness
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -34,15 +34,43 @@ def test_half_written_finds_a_truncated_parquet_and_json(tmp_path: Path) -> None
     assert bad == ["cut.json", "cut.parquet"]
 
 
+def _landed_everywhere(rounds: int = 1) -> list[Kill]:
+    return [Kill(r, stage, stage, 0.5) for r in range(rounds) for stage in STAGES]
+
+
 def test_report_is_ok_only_without_loss_duplicates_or_partial_files() -> None:
-    report = ChaosReport(rounds=1, reference_rows=10)
+    report = ChaosReport(kills=_landed_everywhere(), rounds=1, reference_rows=10)
     assert report.ok
     report.duplicate_calls = 1
     assert not report.ok
+    for broken in (
+        ChaosReport(kills=_landed_everywhere(), rounds=1, reference_rows=10, records_lost=1),
+        ChaosReport(kills=_landed_everywhere(), rounds=1, reference_rows=10, duplicate_rows=1),
+        ChaosReport(kills=_landed_everywhere(), rounds=1, reference_rows=10, scores_identical=False),
+        ChaosReport(kills=_landed_everywhere(), rounds=1, reference_rows=10, half_written=["x.json"]),
+        ChaosReport(kills=_landed_everywhere(), rounds=1, reference_rows=0),
+    ):
+        assert not broken.ok, broken
+
+
+def test_report_fails_when_a_kill_does_not_land_in_its_stage() -> None:
+    assert not ChaosReport(rounds=1, reference_rows=10).ok  # no kill landed at all
+    assert not ChaosReport(rounds=0, reference_rows=10).ok
+    missed = ChaosReport(
+        kills=_landed_everywhere()[:-1], missed=["round 0: track"], rounds=1, reference_rows=10
+    )
+    assert not missed.ok and not missed.all_kills_landed
+    late = _landed_everywhere()
+    late[2] = Kill(0, "metrics", "judge", 9.0)  # aimed at metrics, the run was already judging
+    report = ChaosReport(kills=late, rounds=1, reference_rows=10)
+    assert not report.ok
+    assert "1 landed in a later stage than aimed" in report.lines()[0]
+    assert not ChaosReport(kills=_landed_everywhere(), rounds=2, reference_rows=10).ok  # half the kills
 
 
 @pytest.mark.slow
 @pytest.mark.e2e
+@pytest.mark.usefixtures("prefect_api")
 def test_killing_every_stage_loses_and_duplicates_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -51,14 +79,17 @@ def test_killing_every_stage_loses_and_duplicates_nothing(
     lines: list[str] = []
     report = run_harness(tmp_path, rounds=1, seed=3, limit=2, echo=lines.append)
     print("\n".join([*lines, *report.lines()]))
-    assert len(report.kills) + len(report.missed) == len(STAGES)
-    assert len(report.kills) >= len(STAGES) - 1, report.missed
+    # Every aimed kill lands, each inside the stage it was aimed at: one per stage.
+    assert report.missed == [], report.missed
+    assert report.kills_per_stage == dict.fromkeys(STAGES, 1), report.kills
+    assert report.all_kills_landed
     assert report.reference_rows > 0
     assert report.records_lost == 0 and report.duplicate_rows == 0
     assert report.duplicate_calls == 0
     assert report.scores_identical, report.score_mismatches
     assert report.half_written == []
     assert report.judge_calls > 0
+    assert report.ok
 
 
 @pytest.mark.slow

@@ -122,9 +122,30 @@ class ChaosReport:
         return counts
 
     @property
+    def kills_expected(self) -> int:
+        """One kill per stage per round."""
+        return self.rounds * len(STAGES)
+
+    @property
+    def all_kills_landed(self) -> bool:
+        """Every aimed kill hit a running process inside the stage it was aimed at.
+
+        A kill that came after the run finished, or after the run had left the target stage,
+        tested nothing about that stage, so the harness does not count it as a pass.
+        """
+        return (
+            self.rounds > 0
+            and not self.missed
+            and len(self.kills) == self.kills_expected
+            and all(kill.landed == kill.target for kill in self.kills)
+        )
+
+    @property
     def ok(self) -> bool:
         return (
-            self.records_lost == 0
+            self.all_kills_landed
+            and self.reference_rows > 0
+            and self.records_lost == 0
             and self.duplicate_rows == 0
             and self.duplicate_calls == 0
             and self.scores_identical
@@ -135,7 +156,8 @@ class ChaosReport:
         per_stage = ", ".join(f"{stage} {n}" for stage, n in self.kills_per_stage.items())
         return [
             f"kill -9 harness: {len(self.kills)} kills over {self.rounds} round(s) ({per_stage}); "
-            f"{len(self.missed)} aimed kill(s) came after the run finished",
+            f"{len(self.missed)} aimed kill(s) came after the run finished, "
+            f"{sum(k.landed != k.target for k in self.kills)} landed in a later stage than aimed",
             f"records lost = {self.records_lost}, duplicates = {self.duplicate_rows} "
             f"(of {self.reference_rows} score rows of the uninterrupted run)",
             f"judge calls {self.judge_calls}: duplicate calls for committed records = {self.duplicate_calls}, "
@@ -434,7 +456,7 @@ def _kill_in(
             return None
         if begun is None and any(stage == target for _, stage in run.markers):
             begun = time.monotonic()
-            wait = rng.uniform(0.0, 0.6 * duration_s)
+            wait = rng.uniform(0.0, 0.5 * duration_s)
         if begun is not None and time.monotonic() - begun >= wait:
             os.killpg(run.process.pid, signal.SIGKILL)
             run.process.wait()

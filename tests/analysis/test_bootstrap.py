@@ -84,8 +84,8 @@ def test_seed_reproduces_and_chunking_does_not_matter(frame: pd.DataFrame) -> No
 
 
 def test_summary_intervals_holm_and_leader(frame: pd.DataFrame) -> None:
-    multitest = pytest.importorskip("statsmodels.stats.multitest")
     from scipy import stats
+    from statsmodels.stats import multitest
 
     table = build_table(frame)
     boot = bootstrap_draws(table, draws=300, seed=1)

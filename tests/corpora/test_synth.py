@@ -4,7 +4,6 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from omnieval.corpora import (
     EspeakRecipe,
@@ -35,7 +34,6 @@ def test_plan_is_deterministic_and_balanced(tmp_path: Path) -> None:
 
 
 def test_synthesized_gender_corpus(tmp_path: Path) -> None:
-    pytest.importorskip("soundfile")
     espeak_version()
     recipe = EspeakRecipe(
         recipe="gender",

@@ -15,7 +15,7 @@ from omnieval.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "data" / "prism-sample"
-pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.usefixtures("prefect_api")]
 SYSTEMS = ("ground-truth", "swapped-audio")
 
 

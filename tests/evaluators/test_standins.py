@@ -21,8 +21,10 @@ pytestmark = pytest.mark.slow
 def test_standin_on_unseen_voices(name: str, recipe: str, corpus: str, tmp_path: Path) -> None:
     folder = ROOT / "models" / "evaluators" / name
     manifest = ROOT / "data" / "corpora" / corpus / "manifest.jsonl"
-    if not (folder / "card.json").is_file() or not manifest.is_file():
-        pytest.skip("stand-in not trained in this checkout (run make train-demo)")
+    assert (folder / "card.json").is_file(), (
+        f"{folder}: stand-in missing (make setup pulls it; make train-demo retrains)"
+    )
+    assert manifest.is_file(), f"{manifest} missing: run `make setup` (it pulls data/ from the DVC remote)"
     evaluator = load_evaluator(str(folder))
     assert evaluator.card.corpus["synthetic"] is True and "synthetic" in evaluator.card.description.lower()
     assert evaluator.card.test["accuracy"] > evaluator.card.test["chance_uniform"]

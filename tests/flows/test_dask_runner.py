@@ -13,7 +13,7 @@ import pytest
 from omnieval.chaos import CALL_LOG_ENV, write_suite
 
 ROOT = Path(__file__).resolve().parents[2]
-pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.usefixtures("prefect_api")]
 
 
 def _scores(summary: dict[str, Any]) -> pd.DataFrame:

@@ -37,7 +37,8 @@ def analyses(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:  # 
 
 
 def test_child_runs_nested_under_parent(store: str, analyses: tuple[Path, dict]) -> None:  # type: ignore[type-arg]
-    mlflow = pytest.importorskip("mlflow")
+    import mlflow
+
     from omnieval.tracking._mlflow import configure_mlflow
     from omnieval.tracking.analysis_runs import log_analysis_runs
 
@@ -69,7 +70,8 @@ def test_child_runs_nested_under_parent(store: str, analyses: tuple[Path, dict])
 
 
 def test_from_a_folder_without_active_run(store: str, analyses: tuple[Path, dict]) -> None:  # type: ignore[type-arg]
-    mlflow = pytest.importorskip("mlflow")
+    import mlflow
+
     from omnieval.tracking.analysis_runs import log_analysis_runs
 
     out, _ = analyses

@@ -90,7 +90,6 @@ def _key(item: Any) -> str:
 
 @pytest.fixture(scope="module")
 def mirrored(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    pytest.importorskip("wandb")
     folder = tmp_path_factory.mktemp("run-folder")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("WANDB_MODE", "offline")

@@ -12,7 +12,7 @@ import yaml
 from omnieval.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
-pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.usefixtures("prefect_api")]
 
 
 def _config(tmp: Path, **feature_overrides: Any) -> Path:

@@ -79,7 +79,7 @@ def test_a_proc_stat_listing_other_cores_than_ours_is_not_trusted(monkeypatch: p
     assert busy_cores_of_others(sample_s=0.01) is None
 
 
-@pytest.mark.skipif(not LINUX, reason="reads /proc")
+@pytest.mark.skipif(not LINUX, reason="platform: reads /proc (Linux only)")
 def test_real_sampling_ignores_our_own_busy_thread_and_sees_a_busy_child() -> None:
     stop = threading.Event()
 

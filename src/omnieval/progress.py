@@ -20,8 +20,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TextIO
 
-PLAIN_HEARTBEAT_S = 15.0
-"""Longest silence in plain (non-terminal) mode: a line is printed at least this often."""
+PLAIN_HEARTBEAT_S = 10.0
+"""Longest silence in plain (non-terminal) mode: a line is printed at least this often (10 s, so a
+line still comes within 15 s when a loaded machine delays the thread)."""
 PLAIN_MIN_INTERVAL_S = 5.0
 """Shortest gap between two plain lines caused by count changes (the last item always prints)."""
 

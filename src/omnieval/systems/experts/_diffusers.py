@@ -94,7 +94,7 @@ class DiffusersImageExpert(ImageExpert[DiffusersConfig]):
             if self.config.pipeline_class
             else diffusers.DiffusionPipeline
         )
-        pipe = cls.from_pretrained(self.config.model_path, torch_dtype=getattr(torch, self.config.dtype))
+        pipe = cls.from_pretrained(self.config.model_path, dtype=getattr(torch, self.config.dtype))
         if self.config.mode == "image_prompt" and "image" not in inspect.signature(pipe.__call__).parameters:
             pipe = diffusers.AutoPipelineForImage2Image.from_pipe(pipe)
         pipe.set_progress_bar_config(disable=True)

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import io
+import time
 
-from omnieval.progress import PlainProgress, eta_seconds, format_duration, plain_line
+import pytest
+
+from omnieval.progress import PlainProgress, eta_seconds, format_duration, heartbeat, plain_line
 
 
 class _Clock:
@@ -75,3 +78,14 @@ def test_helpers() -> None:
     assert eta_seconds(3, 3, 30.0) == 0.0
     assert format_duration(59.6) == "1 min 00 s"
     assert plain_line("x", 2, 2, 3.0) == "[x] 2/2 (100 %), 3 s elapsed, done"
+
+
+def test_a_stage_with_nothing_to_count_still_says_it_is_working(capsys: pytest.CaptureFixture[str]) -> None:
+    with heartbeat("track", every_s=0.05):
+        time.sleep(0.3)
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) >= 2
+    assert all(line.startswith("[track] working, ") and line.endswith(" elapsed") for line in lines)
+    with heartbeat("report", every_s=5.0):  # a quick stage prints nothing
+        pass
+    assert capsys.readouterr().err == ""

@@ -227,6 +227,34 @@ def progress_bar(description: str, total: int) -> Iterator[Callable[[int, int], 
         yield update
 
 
+@contextmanager
+def heartbeat(description: str, *, every_s: float = PLAIN_HEARTBEAT_S) -> Iterator[None]:
+    """For a stage with nothing to count (report, track): ``[track] working, 40 s elapsed`` lines.
+
+    Printed every ``every_s`` while the block runs and only in logs (no terminal), where a silent
+    stage looks hung; the first line comes after ``every_s``, so a quick stage prints nothing.
+    """
+    from rich.console import Console
+
+    if Console(stderr=True).is_terminal or every_s <= 0:
+        yield
+        return
+    stop = threading.Event()
+    started = time.monotonic()
+
+    def beat() -> None:
+        while not stop.wait(every_s):
+            _write_line(f"[{description}] working, {format_duration(time.monotonic() - started)} elapsed")
+
+    thread = threading.Thread(target=beat, name=f"heartbeat {description}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+
+
 _WRITE_LOCK = threading.Lock()
 
 

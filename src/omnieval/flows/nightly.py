@@ -16,7 +16,7 @@ from prefect import flow, task
 
 from omnieval.config import SuiteConfig, load_suite
 from omnieval.errors import OmnievalError
-from omnieval.progress import note
+from omnieval.progress import heartbeat, note
 from omnieval.stages import generate, judge, metrics, report, track, validate
 
 
@@ -44,7 +44,8 @@ def _begin(message: str) -> None:
 def validate_task(config: SuiteConfig) -> validate.DatasetState:
     # Bad data is not transient: no retries, the gate's exit code 2 must surface.
     _begin("[validate] started")
-    return validate.run(config)
+    with heartbeat("validate"):
+        return validate.run(config)
 
 
 @task(name="generate", retries=2, retry_delay_seconds=5, retry_condition_fn=_transient)
@@ -78,13 +79,15 @@ def judge_task(
 @task(name="report", retries=1, retry_condition_fn=_transient)
 def report_task(config: SuiteConfig, state: validate.DatasetState) -> report.ReportOutcome:
     _begin("[report] started")
-    return report.run(config, state.digest)
+    with heartbeat("report"):
+        return report.run(config, state.digest)
 
 
 @task(name="track", retries=2, retry_delay_seconds=5, retry_condition_fn=_transient)
 def track_task(config: SuiteConfig, state: validate.DatasetState) -> track.TrackOutcome:
     _begin("[track] started")
-    return track.run(config, state.digest, started_at=state.started_at)
+    with heartbeat("track"):
+        return track.run(config, state.digest, started_at=state.started_at)
 
 
 @flow(name="omnieval-nightly", log_prints=False)

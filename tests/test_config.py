@@ -90,3 +90,13 @@ def test_panels_on_a_benchmark_without_judges_are_refused(tmp_path: Path) -> Non
     wrong.write_text("suite: x\nbenchmark: acbench\nsystems:\n  a: {kind: oracle}\n")
     with pytest.raises(ConfigError, match="unknown system 'oracle' for benchmark acbench"):
         load_suite(wrong)
+
+
+def test_the_full_nightly_is_the_default_without_its_limit() -> None:
+    short = load_suite(ROOT / "pipelines" / "nightly.yaml")
+    full = load_suite(ROOT / "pipelines" / "nightly-full.yaml")
+    assert short.dataset.limit == 2 and full.dataset.limit is None
+    assert (full.suite, full.experiment) == ("nightly-full", "omnieval/nightly-full")
+    # Everything else that decides the scores is the same suite.
+    for field in ("benchmark", "systems", "metrics", "judges", "drift", "analyses"):
+        assert getattr(full, field) == getattr(short, field), field

@@ -336,3 +336,38 @@ def test_orchestrated_cpu_on_one_example_with_the_packaged_planner(
         assert sum(block["planning_failures"].values()) == 1
     gate = gate_candidates(tmp_path / "out", len(storybench_instances), None, modalities=bench.modalities)
     assert gate.success, gate
+
+
+def test_report_completeness_table(generated: dict[str, Any]) -> None:
+    from omnieval.benchmarks import RunFacts
+    from omnieval.benchmarks.storybench._report import (
+        completeness_html,
+        completeness_lines,
+        completeness_rows,
+        leaderboard_table,
+    )
+
+    scores, _values = _scores_from_candidates(generated["folder"] / "out", generated["instances"])
+    board = generated["bench"].leaderboard(scores, RunFacts(N, {})).document
+    board["systems"]["orch"]["generation"] = generated["summary"].lineage["generation"]
+    (row,) = completeness_rows(board)
+    entry = board["systems"]["orch"]
+    assert row.examples == N and row.missing == {"text": 4, "image": 4, "speech": 4}
+    assert row.failures == EXPECTED_CAUSES
+    assert row.delta is not None and row.delta > 0
+    assert math.isclose(
+        row.delta, entry["valid_only"]["total_average"] - entry["zero_filled"]["total_average"]
+    )
+    assert set(row.seconds_per_example) == {"plan", "text", "image", "speech"}
+    line = completeness_lines(board)[1]
+    assert (
+        "orch: missing 4/4/4 of 8; planning failures 4 (unparseable_json 1, missing_field 1, unusable_prompt 1, refusal 1)"
+        in line
+    )
+    html = completeness_html(
+        board, {"orch": "scripted planner, drawn images (not a generative model), espeak voice"}
+    )
+    assert (
+        "missing T" in html and "drawn images (not a generative model)" in html and "unusable_prompt" in html
+    )
+    assert "Completeness (missing T/I/S of N)" in leaderboard_table(board)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -105,7 +106,210 @@ def leaderboard_table(board: dict[str, Any]) -> str:
         console.print(table)
         for line in coverage_lines(board):
             console.print(line, markup=False, highlight=False)
+        for line in completeness_lines(board):
+            console.print(line, markup=False, highlight=False)
     return capture.get()
+
+
+#: Planning failure causes in the order of Omni-StoryBench's tables (FORMATS.md section 9).
+FAILURE_CAUSES: tuple[str, ...] = (
+    "unparseable_json",
+    "missing_field",
+    "unusable_prompt",
+    "refusal",
+    "timeout",
+)
+_MODALITIES: tuple[tuple[str, str], ...] = (("text", "T"), ("image", "I"), ("speech", "S"))
+
+
+@dataclass(frozen=True)
+class CompletenessRow:
+    """One system's row of the completeness table (the paper's tables 13-14, plus our columns).
+
+    Attributes:
+        system: The system id.
+        examples: Instances the system was asked for.
+        missing: Modality -> outputs missing (from the scores table; the generation block otherwise).
+        failures: Cause -> failed plans; None for systems that do not plan (reference systems, imports).
+        seconds_per_example: Step -> mean generation seconds per example (generating systems only).
+        valid_total: Total Average, valid-only.
+        zero_total: Total Average, zero-filled.
+    """
+
+    system: str
+    examples: int
+    missing: dict[str, int]
+    failures: dict[str, int] | None
+    seconds_per_example: dict[str, float]
+    valid_total: float | None
+    zero_total: float | None
+
+    @property
+    def delta(self) -> float | None:
+        """Valid-only minus zero-filled Total Average: what missing and invalid records cost."""
+        if self.valid_total is None or self.zero_total is None:
+            return None
+        return float(self.valid_total) - float(self.zero_total)
+
+
+def completeness_rows(board: dict[str, Any]) -> list[CompletenessRow]:
+    """The completeness table's rows in leaderboard order (see :class:`CompletenessRow`).
+
+    Example:
+        >>> board = {"n_instances": 4, "systems": {"orch": {
+        ...     "valid_only": {"total_average": 6.0}, "zero_filled": {"total_average": 4.5},
+        ...     "completeness": {"outputs": {"text": {"n_instances": 4, "missing": 1}}},
+        ...     "generation": {"planning_failures": {"refusal": 1}, "seconds": {"plan": 8.0, "image": 2.0},
+        ...                    "completeness": {"examples": 4, "missing": {"text": 1, "image": 1, "speech": 1}}}}}}
+        >>> row = completeness_rows(board)[0]
+        >>> row.missing, row.failures, row.seconds_per_example, row.delta
+        ({'text': 1, 'image': 1, 'speech': 1}, {'refusal': 1}, {'plan': 2.0, 'image': 0.5}, 1.5)
+    """
+    systems: dict[str, Any] = board.get("systems", {})
+    try:
+        order = [s for s in _order(board) if s in systems]
+    except (KeyError, TypeError, ValueError):
+        order = []
+    rows: list[CompletenessRow] = []
+    for name in order + [s for s in systems if s not in order]:
+        entry = systems[name]
+        generation = entry.get("generation")
+        outputs = (entry.get("completeness") or {}).get("outputs") or {}
+        gen_done = (generation or {}).get("completeness") or {}
+        examples = int(gen_done.get("examples") or 0) or int(
+            next((o.get("n_instances", 0) for o in outputs.values()), 0) or board.get("n_instances") or 0
+        )
+        missing = {}
+        for modality, _letter in _MODALITIES:
+            if modality in outputs:
+                missing[modality] = int(outputs[modality].get("missing", 0))
+            else:
+                missing[modality] = int((gen_done.get("missing") or {}).get(modality, 0))
+        seconds: dict[str, float] = {}
+        if generation is not None and examples:
+            seconds = {k: float(v) / examples for k, v in (generation.get("seconds") or {}).items()}
+        rows.append(
+            CompletenessRow(
+                system=name,
+                examples=examples,
+                missing=missing,
+                failures=dict(generation.get("planning_failures") or {}) if generation is not None else None,
+                seconds_per_example=seconds,
+                valid_total=(entry.get("valid_only") or {}).get("total_average"),
+                zero_total=(entry.get("zero_filled") or {}).get("total_average"),
+            )
+        )
+    return rows
+
+
+def _failures_text(failures: dict[str, int] | None) -> str:
+    if failures is None:
+        return "not planned"
+    total = sum(failures.values())
+    if not total:
+        return "0"
+    causes = [c for c in FAILURE_CAUSES if failures.get(c)] + sorted(set(failures) - set(FAILURE_CAUSES))
+    return f"{total} (" + ", ".join(f"{c} {failures[c]}" for c in causes if failures.get(c)) + ")"
+
+
+def _seconds_text(seconds: dict[str, float]) -> str:
+    return ", ".join(f"{step} {value:.2f}" for step, value in seconds.items()) or "-"
+
+
+def completeness_lines(board: dict[str, Any]) -> list[str]:
+    """The completeness table as text lines (printed under the terminal leaderboard).
+
+    Only boards with at least one generating system (a ``generation`` block) get lines.
+    """
+    rows = completeness_rows(board)
+    if not any(r.failures is not None for r in rows):
+        return []
+    lines = ["Completeness (missing T/I/S of N), planning failures by cause, generation seconds per example:"]
+    for r in rows:
+        missing = "/".join(str(r.missing[m]) for m, _l in _MODALITIES)
+        delta = "n/a" if r.delta is None else f"{r.delta:+.2f}"
+        line = (
+            f"  {r.system}: missing {missing} of {r.examples}; planning failures {_failures_text(r.failures)}"
+        )
+        if r.failures is not None:
+            line += f"; s/example {_seconds_text(r.seconds_per_example)}"
+        lines.append(line + f"; Total valid-only - zero-filled {delta}")
+    return lines
+
+
+def completeness_html(board: dict[str, Any], labels: dict[str, str] | None = None) -> str:
+    """The completeness table (missing T / I / S per system, planning failures by cause, seconds per
+    example per step) with the valid-only vs zero-filled Total Average beside it."""
+    from omnieval.reporting import esc, fmt, table
+
+    rows = completeness_rows(board)
+    if not rows:
+        return "<p class=note>No systems.</p>"
+    labels = labels or {}
+    steps = sorted(
+        {k for r in rows for k in r.seconds_per_example}, key=lambda k: (k not in ("plan", "backbone"), k)
+    )
+    head = [
+        "system",
+        "how it generates",
+        "N",
+        *(f"missing {letter}" for _m, letter in _MODALITIES),
+        "failed plans",
+        *FAILURE_CAUSES,
+        *(f"s/example {step}" for step in steps),
+        "Total valid-only",
+        "Total zero-filled",
+        "delta",
+    ]
+    body = []
+    for r in rows:
+        failures = r.failures
+        body.append(
+            [
+                esc(r.system),
+                esc(
+                    labels.get(
+                        r.system, "generates" if failures is not None else "reference or imported outputs"
+                    )
+                ),
+                str(r.examples),
+                *(str(r.missing[m]) for m, _l in _MODALITIES),
+                str(sum(failures.values())) if failures is not None else "-",
+                *((str(failures.get(c, 0)) if failures is not None else "-") for c in FAILURE_CAUSES),
+                *(fmt(r.seconds_per_example[s]) if s in r.seconds_per_example else "-" for s in steps),
+                fmt(r.valid_total),
+                fmt(r.zero_total),
+                fmt(r.delta, signed=True),
+            ]
+        )
+    note = (
+        "<p class=note>Missing outputs per modality (T text, I image, S speech) out of N instances. A failed "
+        "plan removes all three outputs of its example (Omni-StoryBench's rule), so failed plans lower the "
+        "zero-filled Total Average while the valid-only one averages the examples that were produced. "
+        "Seconds are wall time per example and step, kept with each cached example (a reused example "
+        "reports the seconds it took when it was made). Systems that do not plan show '-'.</p>"
+    )
+    return note + table(head, body, left=2)
+
+
+def _generation_labels(job: ReportJob, systems: list[str]) -> dict[str, str]:
+    """system -> the generating system's own description (``lineage.label`` of its summary file)."""
+    from omnieval.stages._common import read_json, state_paths
+
+    root = state_paths(job.config).root / "candidates"
+    out: dict[str, str] = {}
+    for system in systems:
+        path = root / f"{system}.summary.json"
+        if not path.is_file():
+            continue
+        summary = read_json(path)
+        parts = summary.get("conditions") or {"": summary}
+        for part in parts.values():
+            label = (part.get("lineage") or {}).get("label") if isinstance(part, dict) else None
+            if label:
+                out[system] = str(label)
+                break
+    return out
 
 
 def _read_json(path: Path) -> Any:
@@ -498,6 +702,11 @@ def write_report_html(job: ReportJob) -> None:
         ),
         Section("moved", "What moved since the previous run", what_moved(job.regression)),
         Section("leaderboard", "Leaderboard", leaderboard),
+        Section(
+            "completeness",
+            "Completeness and generation",
+            completeness_html(board, _generation_labels(job, order)),
+        ),
         Section(
             "components", "Per component", _component_section(board, order) if order else "<p>No systems.</p>"
         ),

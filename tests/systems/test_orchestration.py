@@ -203,6 +203,17 @@ def test_leaderboard_generation_block_counts_exactly_the_failures(
     assert "drawn images (not a generative model)" in lineage["label"] and "espeak voice" in lineage["label"]
     assert lineage["experts"]["image"]["generative_model"] is False
 
+    # The report page shows the completeness table with the system's own label.
+    from omnieval.benchmarks import ReportJob, RunFacts
+    from omnieval.benchmarks.storybench._report import write_report_html
+
+    scores, _values = _scores_from_candidates(generated["folder"] / "out", generated["instances"])
+    board = dict(generated["bench"].leaderboard(scores, RunFacts(N, {})).document)
+    board["systems"]["orch"]["generation"] = block
+    write_report_html(ReportJob(tmp_path / "report.html", config, board, tmp_path / "analyses"))
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert 'id="completeness"' in page and "drawn images (not a generative model), espeak voice" in page
+
 
 def test_rerun_with_nothing_changed_calls_no_planner(generated: dict[str, Any]) -> None:
     assert sorted(generated["calls"]) == list(range(N))

@@ -114,7 +114,8 @@ class CommandSystem(GeneratingSystem):
         env = self._resolved_env()
         wanted = self.wanted(task)
         result = ExampleResult()
-        with tempfile.TemporaryDirectory(prefix="omnieval-command-") as tmp:
+        # A container may leave root-owned files behind: a folder we cannot clear must not fail the run.
+        with tempfile.TemporaryDirectory(prefix="omnieval-command-", ignore_cleanup_errors=True) as tmp:
             input_dir, output_dir = Path(tmp) / "input", Path(tmp) / "output"
             input_dir.mkdir()
             output_dir.mkdir()

@@ -83,6 +83,18 @@ def test_registered_with_typed_config() -> None:
         CommandConfig(argv=("x",), env={"BAD-NAME": "1"})
 
 
+@pytest.mark.parametrize("benchmark", ["storybench", "acbench", "prism"])
+def test_every_benchmark_suite_accepts_a_command_entry(tmp_path: Path, benchmark: str) -> None:
+    path = tmp_path / "suite.yaml"
+    entry = {"kind": "command", "argv": ["gen", "{input_dir}", "{output_dir}"], "timeout_s": 5}
+    path.write_text(yaml.safe_dump({"suite": "s", "benchmark": benchmark, "systems": {"ext": entry}}))
+    assert isinstance(load_suite(path).systems["ext"], CommandConfig)
+    entry["timeout"] = 5  # a typo fails when the suite loads, naming the key
+    path.write_text(yaml.safe_dump({"suite": "s", "benchmark": benchmark, "systems": {"ext": entry}}))
+    with pytest.raises(ConfigError, match=r"systems\.ext.*timeout"):
+        load_suite(path)
+
+
 def test_nightly_suite_loses_only_the_crashed_and_the_hung_example(
     tmp_path: Path, foreign_python: Path, generator_script: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 import soundfile as sf
+import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "backends" / "llm"))  # the shared stub server
 from llm_stub_server import Recorded, Reply, StubServer
@@ -115,6 +116,19 @@ def test_registered_with_typed_config() -> None:
         OpenAIOmniConfig.model_validate(
             {"model": "m", "base_url": "http://h/v1", "prompts": {"speech": "{next_text}"}}
         )
+
+
+def test_prism_suites_refuse_it(tmp_path: Path) -> None:
+    from omnieval.config import load_suite
+    from omnieval.errors import ConfigError
+
+    path = tmp_path / "suite.yaml"
+    entry = {"kind": "openai-omni", "model": "m", "base_url": "http://127.0.0.1:9/v1"}
+    path.write_text(yaml.safe_dump({"suite": "s", "benchmark": "prism", "systems": {"omni": entry}}))
+    with pytest.raises(ConfigError, match="unknown system 'openai-omni' for benchmark prism"):
+        load_suite(path)
+    path.write_text(yaml.safe_dump({"suite": "s", "benchmark": "acbench", "systems": {"omni": entry}}))
+    assert isinstance(load_suite(path).systems["omni"], OpenAIOmniConfig)
 
 
 def test_storybench_narration_then_spoken_line(

@@ -105,6 +105,20 @@ def test_tolerance_absorbs_a_small_drop(make_run: Callable[..., Path]) -> None:
     assert _compare(a, b, tolerant)["verdict"] == "GO"
 
 
+def test_a_drop_just_beyond_its_tolerance_is_no_go(make_run: Callable[..., Path]) -> None:
+    """The tolerance is a bound on the drop itself: 0.1 (0-10 scale) is beyond 0.06 and within 0.14."""
+    worse = _worse(storybench_scores(), "beta", list(range(N)), 0.01)
+    a, b = make_run("run1"), make_run("run2", worse)
+
+    def verdict(tolerance: float) -> str:
+        tolerances = {"bertscore_f1": tolerance, "total_average": tolerance}  # the total moves by half
+        config = RegressionConfig(bootstrap_draws=1000, seed=0, component_tolerance=tolerances)
+        return str(_compare(a, b, config)["verdict"])
+
+    assert verdict(0.06) == "NO-GO"
+    assert verdict(0.14) == "GO"
+
+
 def test_automatic_drop_beats_prompt_change(make_run: Callable[..., Path]) -> None:
     lineage = copy.deepcopy(LINEAGE)
     lineage["judges"]["cpu"]["prompts"]["text"]["sha256"] = "b" * 64

@@ -153,15 +153,29 @@ def _file_sha256(path: str) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-@lru_cache(maxsize=1)
-def systems_code_digest() -> str:
-    """SHA-256 over the code a generated example depends on: ``systems/`` and ``backends/``."""
+#: Code every generating kind's examples depend on (paths relative to the ``omnieval`` package).
+SHARED_CODE: tuple[str, ...] = ("systems/_generating.py", "systems/_base.py", "candidates.py")
+
+#: Code of the planning kinds' shared parts: planner, experts and model backends.
+PLANNING_CODE: tuple[str, ...] = ("systems/_planner.py", "systems/experts", "backends")
+
+
+@lru_cache(maxsize=64)
+def code_digest_of(paths: tuple[str, ...]) -> str:
+    """SHA-256 over the Python files at ``paths`` (files or folders, relative to the package).
+
+    A kind's examples are keyed by the digest of its own package plus what it declares in
+    :attr:`GeneratingSystem.depends_on`, so editing one kind never invalidates another's examples.
+    """
     root = Path(__file__).resolve().parents[1]
     digest = hashlib.sha256(CACHE_FORMAT.encode())
-    for package in ("systems", "backends"):
-        for path in sorted((root / package).rglob("*.py")):
-            digest.update(path.relative_to(root).as_posix().encode())
-            digest.update(path.read_bytes())
+    files: set[Path] = set()
+    for rel in paths:
+        target = root / rel
+        files.update(target.rglob("*.py") if target.is_dir() else [target] if target.is_file() else [])
+    for path in sorted(files):
+        digest.update(path.relative_to(root).as_posix().encode())
+        digest.update(path.read_bytes())
     return digest.hexdigest()
 
 
@@ -259,6 +273,9 @@ class GeneratingSystem(ABC):
     benchmarks: ClassVar[frozenset[str]]
     modalities: ClassVar[Mapping[str, tuple[str, ...]]]
     uses_ground_truth: bool = False
+    depends_on: ClassVar[tuple[str, ...]] = PLANNING_CODE
+    """Code outside the kind's own package that its outputs depend on (see :func:`code_digest_of`);
+    kinds that run no model of ours (``command``) declare less."""
 
     def __init__(self, config: SystemSpec, *, system_id: str = "", cache_dir: Path | None = None) -> None:
         self.config = config
@@ -294,6 +311,12 @@ class GeneratingSystem(ABC):
         return {}
 
     # -- the shared driver --------------------------------------------------------------------
+    def code_digest(self) -> str:
+        """Digest of the kind's own package, :data:`SHARED_CODE` and :attr:`depends_on`."""
+        package = type(self).__module__.split(".")
+        own = "/".join(package[1:3]) if len(package) >= 3 and package[1] == "systems" else ""
+        return code_digest_of(tuple(sorted({*SHARED_CODE, *self.depends_on, *([own] if own else [])})))
+
     def example_key(self, task: Task) -> str:
         blob = json.dumps(
             {
@@ -301,7 +324,7 @@ class GeneratingSystem(ABC):
                 "kind": self.kind,
                 "config": self.config.model_dump(mode="json"),
                 "identity": self.identity(),
-                "code": systems_code_digest(),
+                "code": self.code_digest(),
                 "task": {
                     "benchmark": task.benchmark,
                     "id": task.id,
@@ -465,7 +488,7 @@ __all__ = [
     "GenerationTotals",
     "PlanningFailure",
     "Task",
+    "code_digest_of",
     "describe",
-    "systems_code_digest",
     "timed",
 ]

@@ -54,6 +54,9 @@ class CommandSystem(GeneratingSystem):
         "acbench": ("speech",),
         "prism": ("video",),
     }
+    depends_on: ClassVar[
+        tuple[str, ...]
+    ] = ()  # runs no model of ours: the script and interpreter are in identity()
 
     def __init__(self, config: SystemSpec, *, system_id: str = "", cache_dir: Path | None = None) -> None:
         if not isinstance(config, CommandConfig):

@@ -69,6 +69,7 @@ class OpenAIOmniSystem(GeneratingSystem):
         "storybench": ("text", "image", "speech"),
         "acbench": ("speech",),
     }
+    depends_on: ClassVar[tuple[str, ...]] = ("backends/llm",)
     retries: ClassVar[int] = 2
     retry_wait_s: ClassVar[float] = 2.0
 

@@ -2,9 +2,10 @@
 
 One subprocess serves a tiny suite (one transition, the oracle, no judges, no analyses) on a
 one-minute cron. It must start a persistent local server on 127.0.0.1 and complete a scheduled run
-(run folder and MLflow run) within three minutes. Then ``serve`` is killed with SIGKILL and started
-again: the second one must reuse the orphaned server, run again, and no scheduled minute may have
-been run twice. SIGTERM then stops the second ``serve`` and, as its last user, the server.
+(run folder and MLflow run) within three minutes. Then ``serve`` and its flow-run processes are
+killed with SIGKILL and ``serve`` is started again: the second one must reuse the orphaned server
+and run again; no scheduled minute may have been run twice, and a run killed in flight must be
+marked crashed. SIGTERM then stops the second ``serve`` and, as its last user, the server.
 
 Prefect's runner poll and scheduler loops are shortened through their settings; everything else
 (server, scheduler, runner, flow, MLflow) is the real thing.
@@ -73,7 +74,16 @@ class Serve:
                 env=env,
                 stdout=out,
                 stderr=subprocess.STDOUT,
+                start_new_session=True,  # its own process group, which kill_group() hits as a whole
             )
+
+    def kill_group(self) -> None:
+        """SIGKILL to serve and its flow-run processes (a crash, an OOM kill, a closed terminal).
+
+        The Prefect server is in a session of its own and survives, as it would then.
+        """
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
 
     def output(self) -> str:
         return self.log.read_text(errors="replace")
@@ -201,11 +211,12 @@ def test_serve_fires_the_schedule_and_survives_a_restart_without_running_a_slot_
         listening = _listening([first.process.pid, record["pid"]])
         assert listening and all(ip == "127.0.0.1" for _, ip in listening), listening
     finally:
-        first.process.kill()  # SIGKILL: no cleanup; the server (own session) and a run in flight survive
-        first.process.wait()
+        first.kill_group()
 
     # 2. A restarted serve adopts the orphaned server, leaves its run to finish, runs the next minute.
-    first_completed = {run["id"] for run in _completed(api_url)}
+    before = _flow_runs(api_url)
+    first_completed = {run["id"] for run in before if run["state_type"] == "COMPLETED"}
+    killed = {run["id"] for run in before if run["state_type"] in ("PENDING", "RUNNING")}
     second = Serve(suite, env, tmp_path / "serve-2.log")
     try:
         second.wait_for(
@@ -215,7 +226,7 @@ def test_serve_fires_the_schedule_and_survives_a_restart_without_running_a_slot_
         def new_completed() -> list[dict[str, Any]]:
             return [run for run in _completed(api_url) if run["id"] not in first_completed]
 
-        second.wait_for("a run completed after the restart", new_completed, 300)
+        second.wait_for("a run completed after the restart", new_completed, 420)
         # A third serve of the same suite is refused while the second one serves it.
         third = subprocess.run(
             [sys.executable, "-m", "omnieval", "serve", str(suite)],
@@ -257,6 +268,8 @@ def test_serve_fires_the_schedule_and_survives_a_restart_without_running_a_slot_
         }
         for r in rows
     ]
+    # A run killed with the first serve was marked crashed by the second.
+    assert all(run["state_type"] == "CRASHED" for run in runs if run["id"] in killed), killed
     auto = Counter(str(run["expected_start_time"]) for run in runs if run["auto_scheduled"])
     assert max(auto.values()) == 1, [slot for slot, n in auto.items() if n > 1]
     completed = Counter(_slot(run) for run in runs if run["state_type"] == "COMPLETED")

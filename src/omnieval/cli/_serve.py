@@ -59,8 +59,12 @@ def _handle(args: argparse.Namespace) -> int:
         folder = server_folder()
         print(f"Prefect server: looking for a running one in {folder} ...", flush=True)
         # Importing Prefect's runner and the flow takes seconds; do it while the server starts.
-        threading.Thread(target=_preload, name="omnieval-preload", daemon=True).start()
+        # Joined before Prefect is used here: two threads importing Prefect at once can see one of
+        # its modules half-initialized.
+        preload = threading.Thread(target=_preload, name="omnieval-preload", daemon=True)
+        preload.start()
         server = acquire_server(names, folder=folder, port=args.port)
+        preload.join()
         api_url = server.api_url
         how = "started" if server.started else "reusing the running"
         print(
@@ -81,7 +85,10 @@ def _preload() -> None:
     import importlib
 
     for module in ("prefect.runner", "prefect.client.orchestration", "omnieval.flows.nightly"):
-        importlib.import_module(module)
+        try:
+            importlib.import_module(module)
+        except Exception:  # the import in the main thread reports it properly
+            return
 
 
 def _serve(suites: list[tuple[SuiteConfig, Path]], api_url: str) -> None:

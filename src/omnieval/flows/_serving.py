@@ -214,7 +214,7 @@ async def catch_up(client: PrefectClient, deployment_id: UUID, suite: str) -> Ca
     for run_id in plan.superseded:
         await client.set_flow_run_state(
             run_id,
-            Cancelled(message="superseded: serve was down; the latest missed slot runs instead"),
+            Cancelled(message="superseded: a later scheduled time has passed too; only the latest one runs"),
             force=True,
         )
         done.append(f"  {suite}: missed run {run_id} superseded by a later slot: cancelled")
@@ -281,6 +281,10 @@ async def serve_suites(suites: Sequence[tuple[SuiteConfig, Path]], *, announce: 
             for line in result.lines:
                 announce(line)
             running.update(result.running)
+    for config, _path in suites:
+        times = await next_fire_times(config.schedule.cron, config.schedule.timezone)
+        shown = ", ".join(t.strftime("%Y-%m-%d %H:%M %Z") for t in times)
+        announce(f"  {config.suite}: deployment {deployment_name(config.suite)}; next runs {shown}")
     if running:
         # A killed serve's flow run still works on the suite's state folders: let it finish before
         # this runner starts another run of the same suite.
@@ -288,8 +292,4 @@ async def serve_suites(suites: Sequence[tuple[SuiteConfig, Path]], *, announce: 
         announce(f"  waiting for run(s) left running by the previous serve: {shown}")
         while any(pid_alive(pid) for pid in running.values()):
             await asyncio.sleep(1.0)
-    for config, _path in suites:
-        times = await next_fire_times(config.schedule.cron, config.schedule.timezone)
-        shown = ", ".join(t.strftime("%Y-%m-%d %H:%M %Z") for t in times)
-        announce(f"  {config.suite}: deployment {deployment_name(config.suite)}; next runs {shown}")
     await runner.start()

@@ -39,6 +39,7 @@ from omnieval.config import SystemSpec
 from omnieval.systems._base import GenerationSummary, Progress, clear_index
 from omnieval.systems._generating import (
     EXAMPLE_FILES,
+    PLANNING_CODE,
     ExampleResult,
     GeneratingSystem,
     Task,
@@ -122,6 +123,14 @@ class CascadeSystem(GeneratingSystem):
     config_model: ClassVar[type[SystemSpec]] = CascadeConfig
     benchmarks: ClassVar[frozenset[str]] = frozenset({"acbench"})
     modalities: ClassVar[Mapping[str, tuple[str, ...]]] = {"acbench": ("speech",)}
+    # The rendering (rates, voices, whisper resynthesis), the heteronym list and the conditions'
+    # inputs are acbench's: editing them changes the clips, so they key the examples too.
+    depends_on: ClassVar[tuple[str, ...]] = (
+        *PLANNING_CODE,
+        "benchmarks/acbench/_systems.py",
+        "benchmarks/acbench/_heteronyms.py",
+        "benchmarks/acbench/_conditions.py",
+    )
 
     def __init__(self, config: SystemSpec, *, system_id: str = "", cache_dir: Path | None = None) -> None:
         if not isinstance(config, CascadeConfig):

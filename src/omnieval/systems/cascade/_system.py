@@ -22,11 +22,9 @@ out of the scores instead of counting as missing outputs.
 
 from __future__ import annotations
 
-import atexit
 import dataclasses
 import hashlib
 import json
-import threading
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -62,33 +60,6 @@ IMAGE_NOT_SEEN = "image not seen: no vision backend"
 
 #: Bump when the stored transcript format changes.
 _ASR_CACHE_FORMAT = "cascade-asr-v1"
-
-
-_PLANNERS: dict[str, tuple[Planner, threading.Lock]] = {}
-_PLANNERS_LOCK = threading.Lock()
-
-
-def _shared_planner(config: PlannerConfig) -> tuple[Planner, threading.Lock]:
-    """One planner per planner config in this process, with a lock for its calls.
-
-    The generate stage builds one system per input condition; sharing the opened model keeps it
-    loaded (and its KV cache of the system prompt warm) across the five conditions instead of
-    loading it five times. Models are released when the process exits.
-    """
-    key = config.model_dump_json()
-    with _PLANNERS_LOCK:
-        if key not in _PLANNERS:
-            if not _PLANNERS:
-                atexit.register(_close_planners)
-            _PLANNERS[key] = (Planner(config), threading.Lock())
-        return _PLANNERS[key]
-
-
-def _close_planners() -> None:
-    with _PLANNERS_LOCK:
-        for planner, _lock in _PLANNERS.values():
-            planner.close()
-        _PLANNERS.clear()
 
 
 class CascadeConfig(SystemSpec):
@@ -137,7 +108,7 @@ class CascadeSystem(GeneratingSystem):
             config = CascadeConfig.model_validate(config.model_dump())
         super().__init__(config, system_id=system_id, cache_dir=cache_dir)
         self.cfg: CascadeConfig = config
-        self.planner, self._planner_lock = _shared_planner(config.planner)
+        self.planner = Planner(config.planner)
         self._asr: Any = None
         self._identity: dict[str, Any] | None = None
 
@@ -159,6 +130,9 @@ class CascadeSystem(GeneratingSystem):
                 "tts": {"engine": "espeak-ng", "prosody": ACBENCH_PROSODY.version},
             }
         return self._identity
+
+    def close(self) -> None:
+        self.planner.close()
 
     # -- one example --------------------------------------------------------------------------
     def _transcribe(self, audio: Path) -> tuple[str, bool]:
@@ -225,8 +199,7 @@ class CascadeSystem(GeneratingSystem):
         )
         prompt = user_prompt(ctx)
         schema = plan_schema(ctx)
-        # The lock first: waiting for another system's call is not this example's planning time.
-        with self._planner_lock, timed(seconds, "plan"):
+        with timed(seconds, "plan"):
             plan = self.planner.plan(SYSTEM_PROMPT, prompt, schema, images=images)
         raw: dict[str, Any] = {
             "inputs_seen": seen,
@@ -278,6 +251,7 @@ class CascadeSystem(GeneratingSystem):
         modalities: Sequence[str],
         condition: str = "",
         progress: Progress | None = None,
+        keep_open: bool = False,
     ) -> GenerationSummary:
         """The shared driver on the evaluated subset, then what the cascade saw, from the raw files."""
         from omnieval.benchmarks.acbench import NOT_EVALUATED
@@ -293,7 +267,13 @@ class CascadeSystem(GeneratingSystem):
                 progress(done, total)
 
         summary = super().generate(
-            subset, out_root, visible=visible, modalities=modalities, condition=condition, progress=step
+            subset,
+            out_root,
+            visible=visible,
+            modalities=modalities,
+            condition=condition,
+            progress=step,
+            keep_open=keep_open,
         )
         for inst in left_out:
             clear_index(out_root, int(inst.index))

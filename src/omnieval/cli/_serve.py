@@ -72,6 +72,8 @@ def _handle(args: argparse.Namespace) -> int:
             f"UI http://127.0.0.1:{server.port}",
             flush=True,
         )
+        if args.port and args.port != server.port:
+            print(f"  (--port {args.port} not used: the running server keeps port {server.port})", flush=True)
         os.environ["PREFECT_API_URL"] = api_url
     try:
         _serve(suites, api_url)

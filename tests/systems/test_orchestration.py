@@ -294,7 +294,7 @@ def test_planner_never_sees_a_target(storybench_instances: tuple[Any, ...]) -> N
 
 
 def test_plan_rules() -> None:
-    good = {
+    good: dict[str, Any] = {
         "narration": "Pip ran home.",
         "image_prompt": "Marta waves from the red lighthouse at dawn",
         "speech": {

@@ -153,13 +153,13 @@ class DrawnImageExpert(ImageExpert[DrawnConfig]):
                 counts[kind] = counts.get(kind, 0) + 1
         chosen: dict[str, Any] = {}
         for kind in sorted(first_prop, key=len):
-            base, *extra = kind.split("_")
-            named = words & ({base} | set(_PROP_SYNONYMS.get(kind, ())) | set(_PROP_SYNONYMS.get(base, ())))
+            stem, *extra = kind.split("_")
+            named = words & ({stem} | set(_PROP_SYNONYMS.get(kind, ())) | set(_PROP_SYNONYMS.get(stem, ())))
             if not named and kind not in ("light_snow",):
                 continue
             if extra and not all(words & set(_VARIANT_WORDS.get(e, (e,))) for e in extra):
                 continue
-            chosen[base] = first_prop[kind]  # longer (more specific) variants replace the base
+            chosen[stem] = first_prop[kind]  # longer (more specific) variants replace the base
         # The fixed setting: props on half the pages or more, except weather and lights, which
         # belong to a time of day or a moment and are drawn only when the prompt names them.
         transient = _WEATHER | _GLOWING

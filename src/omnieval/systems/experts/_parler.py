@@ -111,7 +111,7 @@ class ParlerSpeechExpert(SpeechExpert[ParlerConfig]):
         arch = self._architecture()
         if arch == "ParlerTTSForConditionalGeneration":
             try:
-                from parler_tts import ParlerTTSForConditionalGeneration  # type: ignore[import-not-found]
+                from parler_tts import ParlerTTSForConditionalGeneration
             except ImportError as exc:
                 raise ExpertError(
                     f"parler: {self.config.model_path} is a Parler-TTS checkpoint but the parler_tts package "

@@ -11,7 +11,8 @@ and the visible conditions by fixed rules, then rendered by experts:
   speaks (one of the speech vocabulary, else ``neutral``), ``voice_gender`` and normal speed and pitch.
 
 Backbone failures are planning failures that remove all three outputs: ``timeout``, ``refusal`` (an
-answer that declines), ``missing_field`` (an empty answer, or fewer than :data:`MIN_WORDS` words).
+answer that declines), ``missing_field`` (no usable narration: the backend failed to answer, the
+answer is empty, or it has fewer than :data:`MIN_WORDS` words).
 Seconds per step: ``backbone`` (the text), ``text``, ``image``, ``speech``.
 """
 

@@ -382,3 +382,25 @@ def test_report_completeness_table(generated: dict[str, Any]) -> None:
         "missing T" in html and "drawn images (not a generative model)" in html and "unusable_prompt" in html
     )
     assert "Completeness (missing T/I/S of N)" in leaderboard_table(board)
+
+
+def test_configs_are_typed_and_strict() -> None:
+    from pydantic import ValidationError
+
+    from omnieval.systems import config_model
+    from omnieval.systems.semi_orchestration import SemiOrchestrationConfig
+
+    assert config_model("orchestration") is OrchestrationConfig
+    assert config_model("semi-orchestration") is SemiOrchestrationConfig
+    base = _config().model_dump(mode="json")
+    for bad in (
+        {"temperature": 0.5},
+        {"image": {"name": "dalle"}},
+        {"speech": {"name": "espeak", "voice": "x"}},
+    ):
+        with pytest.raises(ValidationError):
+            OrchestrationConfig.model_validate({**base, **bad})
+    parsed = OrchestrationConfig.model_validate(
+        {**base, "image": {"name": "diffusers", "model_path": "/models/flux-kontext", "mode": "image_prompt"}}
+    )
+    assert parsed.image.name == "diffusers" and parsed.image.mode == "image_prompt"  # type: ignore[union-attr]

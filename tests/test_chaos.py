@@ -71,6 +71,7 @@ def test_report_fails_when_a_kill_does_not_land_in_its_stage() -> None:
 @pytest.mark.slow
 @pytest.mark.e2e
 @pytest.mark.usefixtures("prefect_api")
+@pytest.mark.timeout(1800)  # eight runs of the flow in subprocesses
 def test_killing_every_stage_loses_and_duplicates_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

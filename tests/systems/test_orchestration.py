@@ -388,6 +388,7 @@ def test_configs_are_typed_and_strict() -> None:
     from pydantic import ValidationError
 
     from omnieval.systems import config_model
+    from omnieval.systems.experts import DiffusersConfig
     from omnieval.systems.semi_orchestration import SemiOrchestrationConfig
 
     assert config_model("orchestration") is OrchestrationConfig
@@ -403,4 +404,4 @@ def test_configs_are_typed_and_strict() -> None:
     parsed = OrchestrationConfig.model_validate(
         {**base, "image": {"name": "diffusers", "model_path": "/models/flux-kontext", "mode": "image_prompt"}}
     )
-    assert parsed.image.name == "diffusers" and parsed.image.mode == "image_prompt"  # type: ignore[union-attr]
+    assert isinstance(parsed.image, DiffusersConfig) and parsed.image.mode == "image_prompt"

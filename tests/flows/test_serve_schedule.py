@@ -278,3 +278,74 @@ def test_serve_fires_the_schedule_and_survives_a_restart_without_running_a_slot_
     folders = [p for p in runs_folder.iterdir() if p.is_dir()]
     parents = _mlflow_parent_runs(uri)
     assert len(folders) == len(parents) == sum(completed.values()), (len(folders), len(parents), completed)
+
+
+def test_catch_up_marks_crashes_supersedes_and_reruns_a_night_once_on_a_real_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``catch_up`` against a real local server (no flow runs execute: the runs are made by hand)."""
+    import asyncio
+    import datetime as dt
+
+    from omnieval.flows._server import acquire_server, server_folder
+    from omnieval.flows._serving import SLOT_TAG, catch_up, deployment_name
+
+    monkeypatch.setenv("PREFECT_HOME", str(tmp_path / "prefect"))
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    server = acquire_server(["catchup"], folder=server_folder())
+    assert server.started
+
+    async def scenario() -> None:
+        from prefect import flow
+        from prefect.client.orchestration import get_client
+        from prefect.states import Crashed, Running, Scheduled
+
+        @flow(name="omnieval-catchup-probe")
+        def probe() -> None:
+            return None
+
+        night = dt.datetime.now(dt.UTC).replace(second=0, microsecond=0) - dt.timedelta(minutes=2)
+        earlier = night - dt.timedelta(minutes=1)
+        async with get_client() as client:
+            flow_id = await client.create_flow(probe)
+            deployment = await client.create_deployment(flow_id=flow_id, name=deployment_name("catchup"))
+
+            async def make(slot: dt.datetime) -> Any:
+                return await client.create_flow_run_from_deployment(
+                    deployment, state=Scheduled(scheduled_time=slot), tags=[f"{SLOT_TAG}{slot.isoformat()}"]
+                )
+
+            left_running = await make(night)
+            await client.set_flow_run_state(left_running.id, Running(), force=True)
+            missed = await make(earlier)
+
+            async def runs_of(slot: dt.datetime) -> list[Any]:
+                found = await client.read_flow_runs(limit=50)
+                return [r for r in found if f"{SLOT_TAG}{slot.isoformat()}" in r.tags]
+
+            first = await catch_up(client, deployment, "catchup")
+            assert len(first.lines) == 3, first.lines  # crashed, superseded, rerun
+            assert first.running == {}
+            states = {r.id: r.state.type.value for r in await runs_of(night)}
+            assert states[left_running.id] == "CRASHED"
+            reruns = [run_id for run_id in states if run_id != left_running.id]
+            assert len(reruns) == 1 and states[reruns[0]] == "SCHEDULED"
+            assert (await client.read_flow_run(missed.id)).state.type.value == "CANCELLED"
+
+            # A second start while the catch-up waits: nothing new.
+            again = await catch_up(client, deployment, "catchup")
+            assert again.lines == [] and len(await runs_of(night)) == 2
+            # The catch-up crashed too: the night runs once more, under a new key.
+            await client.set_flow_run_state(reruns[0], Crashed(), force=True)
+            third = await catch_up(client, deployment, "catchup")
+            assert len(third.lines) == 1 and "running it again now" in third.lines[0]
+            assert len(await runs_of(night)) == 3
+
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    try:
+        with temporary_settings(updates={PREFECT_API_URL: server.api_url}):
+            asyncio.run(scenario())
+    finally:
+        assert server.release()
+    assert not (server_folder() / "server.json").exists()

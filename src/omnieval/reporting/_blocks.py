@@ -514,3 +514,68 @@ def analysis_artifacts(analyses_dir: Path, page_dir: Path) -> list[Artifact]:
     return [
         Artifact(f"{base}/{p.name}", f"{p.stem} analysis") for p in sorted((page_dir / base).glob("*.json"))
     ]
+
+
+def generation_block(systems: Mapping[str, Any]) -> str:
+    """Generating systems' accounting (FORMATS.md section 9): per system the examples it generated
+    or reused, missing outputs per modality, planning failures by cause and mean generation seconds
+    per example and step; per input condition too where the benchmark has conditions.
+
+    Args:
+        systems: ``leaderboard.json``'s ``systems`` map; entries without ``generation`` are skipped.
+
+    >>> html = generation_block({"a": {"generation": {"planning_failures": {"timeout": 1},
+    ...     "seconds": {"command": 6.0}, "completeness": {"examples": 3, "missing": {"video": 1}},
+    ...     "examples_generated": 3, "examples_reused": 0}}})
+    >>> "timeout 1" in html and "2.00" in html and "video 1" in html
+    True
+    """
+    rows: list[list[str]] = []
+    for name, entry in systems.items():
+        generation = entry.get("generation") if isinstance(entry, Mapping) else None
+        if not isinstance(generation, Mapping):
+            continue
+        parts: list[tuple[str, Mapping[str, Any]]] = [("all", generation)]
+        by_condition = generation.get("by_condition") or {}
+        parts += [(str(c), block) for c, block in by_condition.items() if isinstance(block, Mapping)]
+        for condition, block in parts:
+            done = block.get("completeness") or {}
+            examples = int(done.get("examples") or 0)
+            missing = done.get("missing") or {}
+            failures = block.get("planning_failures") or {}
+            seconds = block.get("seconds") or {}
+            per_example = (
+                ", ".join(f"{esc(step)} {float(s) / examples:.2f}" for step, s in sorted(seconds.items()))
+                if examples
+                else "—"
+            )
+            rows.append(
+                [
+                    esc(name),
+                    esc(condition) if by_condition else "",
+                    str(examples),
+                    f"{int(block.get('examples_generated') or 0)} / {int(block.get('examples_reused') or 0)}",
+                    ", ".join(f"{esc(m)} {int(n)}" for m, n in sorted(missing.items()) if int(n)) or "none",
+                    ", ".join(f"{esc(c)} {int(n)}" for c, n in sorted(failures.items()) if int(n)) or "none",
+                    per_example,
+                ]
+            )
+    if not rows:
+        return (
+            '<p class="note">No generating system in this suite: every system is a reference or imported.</p>'
+        )
+    head = [
+        "system",
+        "condition",
+        "examples",
+        "generated / reused",
+        "missing outputs",
+        "planning failures",
+        "seconds per example",
+    ]
+    note = (
+        '<p class="note">Seconds are wall time of this run\'s generation (reused examples keep the time '
+        "they took when they were made); a failed plan or a failed command makes each of the example's "
+        "outputs missing, which lowers the zero-filled scores only.</p>"
+    )
+    return table(head, rows, left=2, left_cols=(4, 5, 6)) + note

@@ -385,6 +385,7 @@ def write_prism_report(
         artifact_links,
         esc,
         figure,
+        generation_block,
         judge_health_block,
         render_page,
         validity_ledger_block,
@@ -442,6 +443,8 @@ def write_prism_report(
         sections.append(Section("human", "Human preference agreement", human_html(human)))
     if swap:
         sections.append(Section("swap", "Blind-order swap check", swap_html(swap)))
+    if any("generation" in entry for entry in (document.get("systems") or {}).values()):
+        sections.append(Section("generation", "Generation", generation_block(document["systems"])))
     sections.append(Section("coverage", "What was not judged, and deviations", gaps))
     if job.judgments_path is not None or job.judge_health is not None:
         sections.append(

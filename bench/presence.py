@@ -1,6 +1,6 @@
 """Is there speech in the clip? The ``no_speech`` decision on synthetic non-speech and espeak-ng speech.
 
-``python -m bench presence`` renders 36 clips that hold no speech (white, pink and brown noise,
+``python -m bench presence`` renders 32 clips that hold no speech (white, pink and brown noise,
 pure tones, chords, a mains hum, arpeggios, speech-shaped noise bursts, clicks; each at two or three
 levels) and ``OMNIEVAL_BENCH_PRESENCE_SPEECH`` (default 100) espeak-ng lines (sentences of the
 bundled sample over eleven voices, whispered variants included, several rates and pitches), runs
@@ -56,7 +56,8 @@ def _noise(kind: str, seconds: float, rng: np.random.Generator) -> np.ndarray:
 
 def _tone(freqs: tuple[float, ...], seconds: float) -> np.ndarray:
     t = np.arange(int(SR * seconds)) / SR
-    return np.sum([np.sin(2 * np.pi * f * t) for f in freqs], axis=0)
+    out: np.ndarray = np.sum([np.sin(2 * np.pi * f * t) for f in freqs], axis=0)
+    return out
 
 
 def _arpeggio(root: float, seconds: float) -> np.ndarray:
@@ -71,7 +72,8 @@ def _bursts(seconds: float, rng: np.random.Generator) -> np.ndarray:
     """Pink noise under a syllable-rate (4 Hz) envelope: speech's rhythm without words."""
     noise = _noise("pink", seconds, rng)
     t = np.arange(noise.size) / SR
-    return noise * np.clip(np.sin(2 * np.pi * 4 * t), 0, None) ** 2
+    out: np.ndarray = noise * np.clip(np.sin(2 * np.pi * 4 * t), 0, None) ** 2
+    return out
 
 
 def _clicks(seconds: float, rng: np.random.Generator) -> np.ndarray:
@@ -81,7 +83,7 @@ def _clicks(seconds: float, rng: np.random.Generator) -> np.ndarray:
 
 
 def nonspeech_clips(folder: Path, seed: int = 0) -> list[Path]:
-    """The 36 non-speech clips, 3 s each, written as 16 kHz WAVs."""
+    """The 32 non-speech clips, 3 s each, written as 16 kHz WAVs."""
     import soundfile as sf
 
     rng = np.random.default_rng(seed)

@@ -12,7 +12,13 @@ import yaml
 from omnieval.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
-pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.usefixtures("prefect_api")]
+# A whole flow runs in the first test's setup: 30 min, not the suite's 15, on a loaded 2-core machine.
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.slow,
+    pytest.mark.usefixtures("prefect_api"),
+    pytest.mark.timeout(1800),
+]
 
 
 def _config(tmp: Path, **feature_overrides: Any) -> Path:
@@ -33,8 +39,10 @@ def _config(tmp: Path, **feature_overrides: Any) -> Path:
         },
         "backbone": {"kind": "prosody", "adapter_dim": 16},
         "head": {"hidden": 16},
-        "optim": {"epochs": 3, "batch_size": 8},
-        "grid": {"head_lr": [1e-3], "backbone_lr": [1e-3]},
+        # 30 epochs at 3e-3 separate the held-out voices (6/6 measured); 3 epochs at 1e-3 stayed at
+        # chance (every clip "male"). The clips' prosody frames are cached, so the epochs cost seconds.
+        "optim": {"epochs": 30, "batch_size": 8},
+        "grid": {"head_lr": [3e-3], "backbone_lr": [3e-3]},
         "device": "cpu",
         **feature_overrides,
     }
@@ -61,7 +69,10 @@ def test_flow_trains_registers_and_stops_on_a_bad_corpus(
     assert main(["train", str(config), "--json"]) == 0
     [summary] = json.loads(capsys.readouterr().out)
     assert summary["version"] == "1" and summary["check"]["evaluator"] == "flow-gender@1"
-    assert summary["chance_uniform"] == 0.5 and 0.0 <= summary["test_accuracy"] <= 1.0
+    # Female and male espeak-ng voices it never trained on (test split: f4, m3): at most
+    # one of the six test clips wrong, well above chance (0.5).
+    assert summary["chance_uniform"] == 0.5
+    assert summary["test_accuracy"] >= 5 / 6, summary
     client = MlflowClient(mlflow_uri)
     assert (
         client.get_model_version("flow-gender", "1").tags["omnieval.corpus.version"]

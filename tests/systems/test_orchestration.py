@@ -22,7 +22,13 @@ import yaml
 
 from omnieval.backends.llm import ChatRequest
 from omnieval.candidates import Modality, read_candidate
-from omnieval.systems.orchestration import OrchestrationConfig, OrchestrationSystem, check_plan, user_prompt
+from omnieval.systems.orchestration import (
+    OrchestrationConfig,
+    OrchestrationSystem,
+    check_plan,
+    schema,
+    user_prompt,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 N = 8
@@ -405,3 +411,27 @@ def test_configs_are_typed_and_strict() -> None:
         {**base, "image": {"name": "diffusers", "model_path": "/models/flux-kontext", "mode": "image_prompt"}}
     )
     assert isinstance(parsed.image, DiffusersConfig) and parsed.image.mode == "image_prompt"
+
+
+def test_label_codes_are_constrained_integers(storybench_instances: tuple[Any, ...]) -> None:
+    from omnieval.backends.llm._skeleton import IntChoice, plan_schema
+    from omnieval.systems.orchestration._prompt import speech_labels
+
+    segments = plan_schema(schema(240, 160, 100, "codes"))
+    assert segments is not None  # the fast skeleton path, not a grammar
+    choices = {s.path: s.values for s in segments if isinstance(s, IntChoice)}
+    assert choices == {
+        "speech/emotion": (0, 1, 2, 3),
+        "speech/gender": (0, 1),
+        "speech/speed": (0, 1, 2),
+        "speech/pitch": (0, 1, 2),
+    }
+    plan = {
+        "narration": "Pip ran home.",
+        "image_prompt": "Pip the fox runs home through the dark forest",
+        "speech": {"text": "Wait!", "emotion": 3, "gender": 1, "speed": 2, "pitch": 0},
+    }
+    assert check_plan(plan) is None
+    assert speech_labels(plan) == {"emotion": "angry", "gender": "male", "speed": "fast", "pitch": "low"}
+    prompt = user_prompt(storybench_instances[0].task_inputs(), labels="codes")
+    assert "0 neutral, 1 happy, 2 sad, 3 angry" in prompt and "0 female, 1 male" in prompt

@@ -8,6 +8,11 @@ A plan is unusable, and the example fails with every modality missing, when:
 
 - a required field is absent or empty, or a delivery label is outside its vocabulary
   (``missing_field``; labels are compared case-insensitively);
+
+Delivery labels travel either as ``words`` (``"happy"``: short strings, checked after decoding) or
+as ``codes`` (``1``: integers constrained by the schema's ``enum``, which llama.cpp's skeleton
+decoder picks from the model's next-token distribution, so a small planner cannot answer a word
+outside the vocabulary; the prompt gives each code's word).
 - the image prompt does not describe a picture (``unusable_prompt``): fewer than
   :data:`MIN_PROMPT_WORDS` words, fewer than :data:`MIN_CONTENT_WORDS` distinct content words (three
   letters or more, not a function word), or a placeholder such as "image", "N/A" or "none".
@@ -107,12 +112,18 @@ SYSTEM_PROMPT = (
 )
 
 
-def schema(narration_max: int, prompt_max: int, line_max: int) -> dict[str, Any]:
+def schema(narration_max: int, prompt_max: int, line_max: int, labels: str = "words") -> dict[str, Any]:
     """The plan's JSON schema (fixed shape, so llama.cpp's skeleton decoder can fill it fast).
 
-    Delivery labels are short strings rather than enums (a string enum would force a slower
-    grammar on llama.cpp); the allowed values are in the prompt and checked by :func:`check_plan`.
+    With ``labels="words"`` delivery labels are short strings, not string enums (a string enum
+    would force llama.cpp onto its slower grammar path); the allowed values are in the prompt and
+    checked by :func:`check_plan`. With ``labels="codes"`` each label is an integer ``enum``.
     """
+
+    def label(name: str) -> dict[str, Any]:
+        if labels == "codes":
+            return {"type": "integer", "enum": list(range(len(SPEECH_LABELS[name])))}
+        return {"type": "string", "minLength": 1, "maxLength": 8}
 
     def text(limit: int) -> dict[str, Any]:
         return {"type": "string", "minLength": 1, "maxLength": limit}
@@ -121,7 +132,7 @@ def schema(narration_max: int, prompt_max: int, line_max: int) -> dict[str, Any]
         "type": "object",
         "properties": {
             "text": text(line_max),
-            **{name: {"type": "string", "minLength": 1, "maxLength": 8} for name in SPEECH_LABELS},
+            **{name: label(name) for name in SPEECH_LABELS},
         },
         "required": ["text", *SPEECH_LABELS],
     }
@@ -137,7 +148,9 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 3].rsplit(" ", 1)[0] + "..."
 
 
-def user_prompt(inputs: Any, *, current_max_chars: int = 600, plan_instructions: bool = True) -> str:
+def user_prompt(
+    inputs: Any, *, current_max_chars: int = 600, plan_instructions: bool = True, labels: str = "words"
+) -> str:
     """The planner's request for one storybench task (``data.TaskInputs``: no target in it).
 
     Without ``plan_instructions`` only the task itself (book, current page, next page's conditions).
@@ -171,16 +184,46 @@ def user_prompt(inputs: Any, *, current_max_chars: int = 600, plan_instructions:
             "image_prompt: one sentence for the illustrator naming the characters shown, the place, "
             "the time of day and the mood.",
             "speech.text: the words one character on the next page says aloud.",
-            "speech.emotion: exactly one of neutral, happy, sad, angry; for any other feeling use the "
-            "closest (curious or calm: neutral; excited or proud: happy; scared or worried: sad).",
-            "speech.gender: the speaker's, female or male. speech.speed: slow, normal or fast. "
-            "speech.pitch: low, normal or high.",
+            *(_label_instructions(labels)),
         ]
     )
 
 
+def _label_instructions(labels: str) -> list[str]:
+    if labels == "codes":
+
+        def codes(name: str) -> str:
+            return ", ".join(f"{i} {word}" for i, word in enumerate(SPEECH_LABELS[name]))
+
+        return [
+            f"speech.emotion: a number ({codes('emotion')}); for any other feeling the closest "
+            "(curious or calm: neutral; excited or proud: happy; scared or worried: sad).",
+            f"speech.gender: the speaker's, a number ({codes('gender')}). speech.speed: a number "
+            f"({codes('speed')}). speech.pitch: a number ({codes('pitch')}).",
+        ]
+    return [
+        "speech.emotion: exactly one of neutral, happy, sad, angry; for any other feeling use the "
+        "closest (curious or calm: neutral; excited or proud: happy; scared or worried: sad).",
+        "speech.gender: the speaker's, female or male. speech.speed: slow, normal or fast. "
+        "speech.pitch: low, normal or high.",
+    ]
+
+
 def _normalise(value: Any) -> str:
     return str(value).strip().strip(".").lower() if isinstance(value, str) else ""
+
+
+def label_word(name: str, value: Any) -> str | None:
+    """A delivery label as its vocabulary word: a word (any case) or a code; None when neither.
+
+    >>> label_word("emotion", " Happy"), label_word("emotion", 3), label_word("speed", 7), label_word("pitch", True)
+    ('happy', 'angry', None, None)
+    """
+    values = SPEECH_LABELS[name]
+    if isinstance(value, int) and not isinstance(value, bool):
+        return values[value] if 0 <= value < len(values) else None
+    word = _normalise(value)
+    return word if word in values else None
 
 
 def check_plan(plan: Mapping[str, Any]) -> tuple[PlanningFailure, str] | None:
@@ -199,7 +242,7 @@ def check_plan(plan: Mapping[str, Any]) -> tuple[PlanningFailure, str] | None:
     if not isinstance(speech, Mapping):
         return PlanningFailure.MISSING_FIELD, "speech: not an object"
     for name, values in SPEECH_LABELS.items():
-        if _normalise(speech.get(name)) not in values:
+        if label_word(name, speech.get(name)) is None:
             return (
                 PlanningFailure.MISSING_FIELD,
                 f"speech.{name}: {speech.get(name)!r} is not one of {', '.join(values)}",
@@ -229,6 +272,6 @@ def image_prompt_problem(prompt: str) -> str:
 
 
 def speech_labels(plan: Mapping[str, Any]) -> dict[str, str]:
-    """The plan's delivery labels, normalised (call after :func:`check_plan` accepted the plan)."""
+    """The plan's delivery labels as words (call after :func:`check_plan` accepted the plan)."""
     speech = plan["speech"]
-    return {name: _normalise(speech[name]) for name in SPEECH_LABELS}
+    return {name: label_word(name, speech[name]) or "" for name in SPEECH_LABELS}

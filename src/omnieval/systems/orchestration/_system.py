@@ -65,6 +65,9 @@ class OrchestrationConfig(SystemSpec):
     planner: PlannerConfig
     image: ImageExpertConfig = DrawnConfig()
     speech: SpeechExpertConfig = EspeakConfig()
+    labels: Literal["words", "codes"] = "words"
+    """How the plan states delivery labels: ``words`` (``"happy"``) or ``codes`` (``1``, an integer
+    enum that llama.cpp's skeleton decoder constrains; the prompt lists each code's word)."""
     narration_max_chars: int = Field(default=360, ge=40)
     image_prompt_max_chars: int = Field(default=200, ge=20)
     line_max_chars: int = Field(default=140, ge=10)
@@ -167,7 +170,9 @@ class OrchestrationSystem(GeneratingSystem):
         self.spec = config
         self.planner = Planner(config.planner)
         self.experts = ExpertPair(config.image, config.speech)
-        self.schema = schema(config.narration_max_chars, config.image_prompt_max_chars, config.line_max_chars)
+        self.schema = schema(
+            config.narration_max_chars, config.image_prompt_max_chars, config.line_max_chars, config.labels
+        )
         self._identity: dict[str, Any] | None = None
 
     def identity(self) -> dict[str, Any]:
@@ -198,7 +203,7 @@ class OrchestrationSystem(GeneratingSystem):
         result = ExampleResult()
         plan = self.planner.plan(
             SYSTEM_PROMPT,
-            user_prompt(inputs, current_max_chars=self.spec.current_text_max_chars),
+            user_prompt(inputs, current_max_chars=self.spec.current_text_max_chars, labels=self.spec.labels),
             self.schema,
             images=[inputs.current_image],
             check=check_plan,

@@ -119,6 +119,20 @@ def test_a_drop_just_beyond_its_tolerance_is_no_go(make_run: Callable[..., Path]
     assert verdict(0.14) == "GO"
 
 
+def test_require_holm_counts_only_adjusted_p_below_0_05(make_run: Callable[..., Path]) -> None:
+    a = make_run("run1")
+    holm = RegressionConfig(bootstrap_draws=1000, seed=0, require_holm=True)
+    # Four instances 0.05 lower: the CI lies below zero, but the Holm-adjusted p is ~0.17.
+    b = make_run("run2", _worse(storybench_scores(), "beta", list(range(4)), 0.05))
+    assert _compare(a, b)["verdict"] == "NO-GO"
+    doc = _compare(a, b, holm)
+    assert doc["verdict"] == "GO"
+    assert 0.05 < doc["systems"]["beta"]["bertscore_f1"]["p_holm"] < 0.5
+    # Six instances: adjusted p ~0.03, a regression either way.
+    c = make_run("run3", _worse(storybench_scores(), "beta", list(range(6)), 0.05))
+    assert _compare(a, c, holm)["verdict"] == "NO-GO"
+
+
 def test_automatic_drop_beats_prompt_change(make_run: Callable[..., Path]) -> None:
     lineage = copy.deepcopy(LINEAGE)
     lineage["judges"]["cpu"]["prompts"]["text"]["sha256"] = "b" * 64

@@ -456,7 +456,7 @@ def _kill_in(
             return None
         if begun is None and any(stage == target for _, stage in run.markers):
             begun = time.monotonic()
-            wait = rng.uniform(0.0, 0.5 * duration_s)
+            wait = rng.uniform(0.0, 0.35 * duration_s)
         if begun is not None and time.monotonic() - begun >= wait:
             os.killpg(run.process.pid, signal.SIGKILL)
             run.process.wait()

@@ -80,6 +80,8 @@ def _judge_calls(judges: dict[str, Any]) -> list[str]:
         >>> _judge_calls({"cpu": {"model_calls": 120, "this_run": {"output_reused": True, "model_calls": 0,
         ...                                                        "drift_anchor_model_calls": 6}}})
         ['    cpu: 0 model calls this run (judge output reused; it was made with 120 calls), drift anchors: 6 calls']
+        >>> _judge_calls({"cpu": {"model_calls": 0, "cache_hits": 12, "this_run": {"output_reused": True}}})
+        ['    cpu: 0 model calls this run (judge output reused; it was made with 0 calls and 12 cached answers)']
         >>> _judge_calls({"cpu": {"model_calls": 16, "this_run": {"output_reused": False, "model_calls": 16},
         ...                       "instances": {"judged": 2, "dataset_rows": 20, "limit": 2}}})
         ['    cpu: 16 model calls this run; judged 2 of 20 rows (dataset.limit 2)']
@@ -95,7 +97,10 @@ def _judge_calls(judges: dict[str, Any]) -> list[str]:
             continue
         line = f"    {panel}: {run.get('model_calls', 0)} model calls this run"
         if run.get("output_reused"):
-            line += f" (judge output reused; it was made with {info.get('model_calls', '?')} calls)"
+            made = f"{info.get('model_calls', '?')} calls"
+            if info.get("cache_hits"):
+                made += f" and {info['cache_hits']} cached answers"
+            line += f" (judge output reused; it was made with {made})"
         if "drift_anchor_model_calls" in run:
             line += f", drift anchors: {run['drift_anchor_model_calls']} calls"
         lines.append(line + _coverage_note(info.get("instances")))

@@ -87,6 +87,7 @@ def write_acbench_report(job: ReportJob, *, deviations: list[str]) -> None:
         analysis_artifacts,
         artifact_links,
         esc,
+        generation_block,
         render_page,
         verdict_banner,
         what_moved,
@@ -127,6 +128,7 @@ def write_acbench_report(job: ReportJob, *, deviations: list[str]) -> None:
         Section("verdict", "Verdict", verdict_banner(job.regression, headline=headline)),
         Section("moved", "What moved since the previous run", what_moved(job.regression)),
         Section("leaderboard", "Leaderboard and failure attribution", scope + section),
+        Section("generation", "Generation", generation_block(document.get("systems") or {})),
         Section("deviations", "Deviations from the paper's protocol", f"<ul>{notes}</ul>"),
         Section("artifacts", "Raw artifacts", artifact_links(path.parent, artifacts)),
     ]

@@ -164,15 +164,3 @@ def _regression_verdict(folder: Path) -> str | None:
     from omnieval.compare import regression_verdict
 
     return regression_verdict(folder)
-
-
-def serve(suite_path: str = "pipelines/nightly.yaml") -> None:
-    """Serve the suite's schedule (cron, default 02:00 UTC) until interrupted."""
-    from prefect.schedules import Cron
-
-    config = load_suite(Path(suite_path))
-    nightly.serve(
-        name=f"omnieval-{config.suite}",
-        schedule=Cron(config.schedule.cron, timezone=config.schedule.timezone),
-        parameters={"suite_path": suite_path},
-    )

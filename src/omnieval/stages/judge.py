@@ -392,8 +392,8 @@ EXPECTED_CAVEAT = (
     "verdict before it, and the CPU kernels round differently by batch shape, so the first verdict "
     "a judge process decodes (in a run resumed after a crash: the first one after the restart) and "
     "verdicts sharing its prefix may get judge_expected values that differ from an uninterrupted "
-    "run's (measured: 2 verdicts, up to 0.45 points); the greedy judge scores were identical. "
-    "docs/judges.md, 'Reproducibility'."
+    "run's (seen in a kill -9 test: 8 rows of 2 verdicts, e.g. 9.47 vs 9.92); the greedy judge "
+    "scores were identical. See docs/judges.md, 'Reproducibility after a crash'."
 )
 """The report's caveat for judges on an order-dependent backend (:data:`ORDER_DEPENDENT_BACKENDS`)."""
 

@@ -32,6 +32,13 @@ def run() -> dict[str, Any]:
         warm_s = time.monotonic() - started
     skipped = sum(bool(v) for v in warm["skipped"].values())
     stages = cold.get("stage_seconds", {})
+    limit = (suite.get("dataset") or {}).get("limit")
+    print(
+        f"pipeline suite: pipelines/nightly.yaml, {len(suite.get('systems') or {})} systems, "
+        + (f"the first {limit} transitions (dataset.limit)" if limit else "every transition")
+        + "; judge model calls include the drift check's anchors",
+        flush=True,
+    )
     print(
         "pipeline cold flow per stage: "
         + ", ".join(f"{name} {s:.1f} s" for name, s in stages.items())

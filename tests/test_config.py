@@ -12,7 +12,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_nightly_suite_loads_and_checks_against_registries() -> None:
     config = load_suite(ROOT / "pipelines" / "nightly.yaml")
-    assert set(config.systems) == {"oracle", "copy-current", "shuffled"}
+    assert set(config.systems) == {"oracle", "copy-current", "shuffled", "orchestrated-cpu"}
+    # A generating system's entry is validated into its kind's own typed config at load time.
+    assert type(config.systems["orchestrated-cpu"]).__name__ == "OrchestrationConfig"
     assert config.schedule.cron == "0 2 * * *"
     assert config.experiment == "omnieval/nightly"
     assert config.state == Path("state/nightly")
@@ -22,6 +24,13 @@ def test_typo_fails_at_load_time_with_the_key_path(tmp_path: Path) -> None:
     bad = tmp_path / "s.yaml"
     bad.write_text("suite: x\nsystems:\n  a: {kind: oracle, sed: 1}\n")
     with pytest.raises(ConfigError, match=r"systems\.a\.sed"):
+        load_suite(bad, check=False)
+
+
+def test_a_generating_kind_rejects_unknown_keys_with_their_path(tmp_path: Path) -> None:
+    bad = tmp_path / "s.yaml"
+    bad.write_text("suite: x\nsystems:\n  a: {kind: command, argv: [x], timeout: 3}\n")
+    with pytest.raises(ConfigError, match=r"systems\.a\.timeout"):
         load_suite(bad, check=False)
 
 

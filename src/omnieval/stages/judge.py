@@ -73,11 +73,15 @@ prompt. Splitting their calls into per-system shards would change what they answ
 
 def order_dependent_judges(config: SuiteConfig) -> list[str]:
     """Ids of the suite's judges (repair models included) that run on an order-dependent backend."""
+    from omnieval.errors import ConfigError
     from omnieval.judges import load_panel
 
     found: list[str] = []
     for name in config.panels:
-        panel = load_panel(name)
+        try:
+            panel = load_panel(name)
+        except ConfigError:
+            continue  # a benchmark's own panel (prism's cpu-cascade), not one of the judges package
         judges = [j for _, j in panel.judges()] + ([panel.repair] if panel.repair is not None else [])
         for judge_config in judges:
             backend: Any = judge_config.backend

@@ -1,9 +1,18 @@
-"""End to end: the Prefect nightly flow on part of the sample, checked through what MLflow holds."""
+"""End to end: the Prefect nightly flow on part of the sample, checked through what MLflow holds.
+
+The flow runs inside a throwaway copy of the project's DVC DAG (``dvc.yaml``, the suites, the code
+and the sample the stages depend on), with ``sync_dvc`` on as ``omnieval run`` does, so a real
+``dvc status`` can check that ``dvc repro`` has nothing to do after a run. The suite keeps the
+shipped drift block: the real CPU judge re-judges the six pinned anchors.
+"""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,23 +22,52 @@ import yaml
 from omnieval.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
-pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.usefixtures("prefect_api")]
+# A whole flow runs in the first test's setup: 30 min, not the suite's 15, on a loaded 2-core machine.
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.slow,
+    pytest.mark.usefixtures("prefect_api"),
+    pytest.mark.timeout(1800),
+]
+# Two transitions of one book, two systems: 2 x 2 x 2 = 8 verdicts, plus the 6 drift anchors.
+LIMIT = 2
+SYSTEMS = {"oracle": {"kind": "oracle"}, "shuffled": {"kind": "shuffled", "seed": 0}}
 
 
-def _suite(tmp: Path, *, dataset: Path, limit: int, systems: dict[str, Any]) -> Path:
+def _suite(
+    tmp: Path, *, dataset: Path, limit: int, systems: dict[str, Any], state: Path | None = None
+) -> Path:
     suite = yaml.safe_load((ROOT / "pipelines" / "nightly.yaml").read_text())
     suite.update(
         suite="e2e",
-        state_dir=str(tmp / "state"),
+        state_dir=str(state or tmp / "state"),
         runs_dir=str(tmp / "runs"),
         systems=systems,
         analyses={"enabled": True, "seed": 0, "bootstrap_draws": 200},
         tracking={"experiment": "omnieval/e2e"},
     )
     suite["dataset"] = {"name": "storybench-sample", "path": str(dataset), "limit": limit}
+    suite["drift"] = {**suite["drift"], "anchors": str(ROOT / suite["drift"]["anchors"])}
     path = tmp / "e2e.yaml"
     path.write_text(yaml.safe_dump(suite))
     return path
+
+
+def _dvc() -> str:
+    found = shutil.which("dvc") or str(Path(sys.executable).parent / "dvc")
+    assert Path(found).is_file(), "dvc is not installed: run `make setup`"
+    return found
+
+
+def _project_copy(tmp: Path) -> Path:
+    """The project's DVC DAG with what its storybench stages depend on, in a folder of its own."""
+    project = tmp / "project"
+    project.mkdir()
+    shutil.copyfile(ROOT / "dvc.yaml", project / "dvc.yaml")
+    for folder in ("pipelines", "expectations", "src/omnieval", "data/storybench-sample"):
+        shutil.copytree(ROOT / folder, project / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    subprocess.run([_dvc(), "init", "--no-scm", "--quiet"], cwd=project, check=True, timeout=300)
+    return project
 
 
 def _mlflow_runs(uri: str) -> Any:
@@ -40,24 +78,40 @@ def _mlflow_runs(uri: str) -> Any:
 
 
 @pytest.fixture(scope="module")
-def flow_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def flow_env(tmp_path_factory: pytest.TempPathFactory) -> Any:
     tmp = tmp_path_factory.mktemp("e2e")
+    project = _project_copy(tmp)
     mp = pytest.MonkeyPatch()
     uri = f"sqlite:///{tmp / 'mlflow.db'}"
     mp.setenv("MLFLOW_TRACKING_URI", uri)
     mp.setenv("OMNIEVAL_MLFLOW_ARTIFACTS", str(tmp / "artifacts"))
-    mp.setenv("OMNIEVAL_PROJECT_ROOT", str(ROOT))
-    systems = {
-        "oracle": {"kind": "oracle"},
-        "copy-current": {"kind": "copy-current"},
-        "shuffled": {"kind": "shuffled", "seed": 0},
-    }
-    suite = _suite(tmp, dataset=ROOT / "data" / "storybench-sample", limit=4, systems=systems)
+    mp.setenv("OMNIEVAL_PROJECT_ROOT", str(project))
+    mp.setenv("PATH", f"{Path(_dvc()).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    # The suite is the project's pipelines/nightly.yaml, so the run records the DVC stages that
+    # name it; its state lives where those stages' outputs are declared (state/<suite>/).
+    written = _suite(
+        tmp,
+        dataset=project / "data" / "storybench-sample",
+        limit=LIMIT,
+        systems=SYSTEMS,
+        state=project / "state" / "e2e",
+    )
+    suite = project / "pipelines" / "nightly.yaml"
+    shutil.copyfile(written, suite)
     from omnieval.runner import run_suite
 
-    first = run_suite(suite, sync_dvc=False)
-    second = run_suite(suite, sync_dvc=False)
-    yield {"tmp": tmp, "uri": uri, "suite": suite, "first": first, "second": second}
+    first = run_suite(suite, sync_dvc=True)
+    first_drift = json.loads((project / "state" / "e2e" / "judge" / "drift.json").read_text())
+    second = run_suite(suite, sync_dvc=True)
+    yield {
+        "tmp": tmp,
+        "uri": uri,
+        "suite": suite,
+        "project": project,
+        "first": first,
+        "second": second,
+        "first_drift": first_drift,
+    }
     mp.undo()
 
 
@@ -66,30 +120,45 @@ def test_mlflow_holds_parent_and_child_runs_with_the_contract_metrics(flow_env: 
     first_parent = flow_env["first"]["run_id"]
     children = runs[runs["tags.mlflow.parentRunId"] == first_parent]
     systems = children[children["tags.omnieval.kind"] == "system"]
-    assert set(systems["tags.omnieval.system"]) == {"oracle", "copy-current", "shuffled"}
+    assert set(systems["tags.omnieval.system"]) == set(SYSTEMS)
     by_system = systems.set_index("tags.omnieval.system")
-    # The first rows all come from one book, so copy-current vs shuffled is not ordered here;
     # tests/e2e/test_sample_ordering.py checks the full order on the whole sample.
     for key in ("storybench.valid_only.bertscore_f1", "storybench.valid_only.image_similarity"):
         values = by_system[f"metrics.{key}"]
-        assert values["oracle"] > max(values["copy-current"], values["shuffled"]), key
+        assert values["oracle"] > values["shuffled"], key
     assert (children["tags.omnieval.kind"] == "analysis").any()
     parent = runs.set_index("run_id").loc[first_parent]
     assert parent["tags.omnieval.dataset.version"]
     assert parent["tags.omnieval.git_sha"]
 
 
-def test_text_judge_ranks_oracle_above_shuffled(flow_env: dict[str, Any]) -> None:
+def test_text_judge_scores_both_systems_and_never_prefers_the_floor(flow_env: dict[str, Any]) -> None:
     board = json.loads((Path(flow_env["first"]["run_folder"]) / "leaderboard.json").read_text())
     valid = {s: v["valid_only"] for s, v in board["systems"].items()}
-    # The packaged 1.5B judge saturates on these four rows (all from one book), so only require that
-    # it never prefers the floor; the full-sample ordering is reported by `make run`.
-    assert valid["oracle"]["judge.text"] >= valid["shuffled"]["judge.text"]
-    for system in ("oracle", "copy-current", "shuffled"):
+    # In the flow the 1.5B judge gave both systems 10 on these two rows (measured), so only "never
+    # above the oracle" holds here. The strict real-judge orderings are checked elsewhere: the drift
+    # test below (pinned good anchors above a bad one, inside this flow) and
+    # tests/judges/test_cpu_panel_ranking.py (oracle above shuffled over the sample's four books).
+    assert valid["oracle"]["judge.text"] >= valid["shuffled"]["judge.text"], valid
+    for system in SYSTEMS:
         assert 1.0 <= valid[system]["judge.text"] <= 10.0
         assert valid[system]["judge.speech"] is not None
     assert valid["oracle"]["judge.image"] is None  # no vision model on CPU: not computed, not zero
     assert "judge.image" not in valid["oracle"]["total_average_components"]
+
+
+def test_drift_rejudges_the_pinned_anchors_with_the_real_judge(flow_env: dict[str, Any]) -> None:
+    drift = flow_env["first_drift"]
+    # The anchors lie outside the judged rows (dataset.limit); the check still judges all six.
+    assert drift["status"] == "ok", drift["reasons"]
+    assert drift["n_anchors"] == 6 and drift["model_calls"] == 6, drift
+    assert drift["mean_shift"] is not None and drift["mean_shift"] <= drift["threshold"]
+    current = {entry["anchor"]: entry["current"] for entry in drift["anchors"]}
+    # The real judge still tells the pinned good narrations from a pinned bad one.
+    good = (current["anchor-01-oracle-1"] + current["anchor-02-oracle-11"]) / 2
+    assert good > current["anchor-06-shuffled-15"], current
+    # The verdict of the night carries it: a run judged with a drifted judge would be INCONCLUSIVE.
+    assert flow_env["first"]["judge_model_calls"] >= 6
 
 
 def test_run_folder_has_the_contract_files(flow_env: dict[str, Any]) -> None:
@@ -113,8 +182,39 @@ def test_second_run_reuses_everything_and_calls_no_model(flow_env: dict[str, Any
     second = flow_env["second"]
     assert all(second["skipped"].values()), second["skipped"]
     assert second["judge_model_calls"] == 0
-    assert flow_env["first"]["judge_model_calls"] > 0
+    # 2 transitions x 2 systems x 2 tracks (text, speech cascade) + the 6 drift anchors.
+    assert flow_env["first"]["judge_model_calls"] == LIMIT * len(SYSTEMS) * 2 + 6
     assert second["run_id"] != flow_env["first"]["run_id"]
+
+
+def test_dvc_has_nothing_to_do_after_a_run(flow_env: dict[str, Any]) -> None:
+    """README: after `omnieval run SUITE`, `dvc repro` has nothing to do for that suite's stages."""
+    from omnieval.runner import dvc_stages_for
+
+    project: Path = flow_env["project"]
+    stages = dvc_stages_for(Path("pipelines/nightly.yaml"), project / "dvc.yaml")
+    assert {"validate", "generate", "metrics", "judge", "report", "track"} <= set(stages), stages
+    locked = yaml.safe_load((project / "dvc.lock").read_text())["stages"]
+    expected = {"validate", "judge", "report", "track"} | {
+        f"{s}@{k}" for s in ("generate", "metrics") for k in SYSTEMS
+    }
+    assert expected <= set(locked), sorted(locked)
+    status = subprocess.run(
+        [_dvc(), "status", *stages], cwd=project, capture_output=True, text=True, timeout=600
+    )
+    assert status.returncode == 0, status.stderr
+    assert "Data and pipelines are up to date" in status.stdout, status.stdout
+    # And it is a real check: touching a declared output makes the stage stale.
+    leaderboard = project / "state" / "e2e" / "report" / "leaderboard.json"
+    original = leaderboard.read_bytes()
+    try:
+        leaderboard.write_bytes(original + b"\n")
+        stale = subprocess.run(
+            [_dvc(), "status", "report"], cwd=project, capture_output=True, text=True, timeout=600
+        )
+        assert "report" in stale.stdout and "modified" in stale.stdout, stale.stdout
+    finally:
+        leaderboard.write_bytes(original)
 
 
 def test_bad_dataset_stops_the_run_with_exit_2_and_a_failed_run(

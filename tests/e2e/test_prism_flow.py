@@ -3,6 +3,7 @@ cascade judge, checked through MLflow, the run folder and the CLI."""
 
 from __future__ import annotations
 
+import html
 import json
 import shutil
 from pathlib import Path
@@ -15,7 +16,13 @@ from omnieval.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "data" / "prism-sample"
-pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.usefixtures("prefect_api")]
+# A whole flow runs in the first test's setup: 30 min, not the suite's 15, on a loaded 2-core machine.
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.slow,
+    pytest.mark.usefixtures("prefect_api"),
+    pytest.mark.timeout(1800),
+]
 SYSTEMS = ("ground-truth", "swapped-audio")
 
 
@@ -97,8 +104,9 @@ def test_run_folder_aggregate_and_stability(
     assert main(["analyze", str(folder / "scores.parquet"), "--out", str(out), "--only", "stability"]) == 0
     stability = json.loads((out / "stability.json").read_text())
     assert {"subsets", "dimensions", "pairs"} <= set(stability)
-    report = (folder / "report.html").read_text()
-    assert "cascade" in report and "omni" in report  # the CPU judge is named as what it is
+    report = html.unescape((folder / "report.html").read_text())
+    # The CPU judge is named as what it is (the page title alone says "omnieval").
+    assert "cpu-cascade" in report and "not the paper's omni judge" in report
 
 
 def test_scores_rows_follow_the_contract(prism_run: dict[str, Any]) -> None:
@@ -110,6 +118,29 @@ def test_scores_rows_follow_the_contract(prism_run: dict[str, Any]) -> None:
     assert set(gt["paired_with"]) == set(SYSTEMS)
     assert set(scores.loc[scores["system"] != "ground_truth", "paired_with"]) == {"ground_truth"}
     assert set(scores["subset"]) == {"on_screen", "off_screen", "mixed"}
-    valid = scores[scores["status"].isin(["ok", "repaired"])]
-    assert valid["value"].between(0, 10).all()
-    assert len(valid) > 0.8 * len(scores), scores["status"].value_counts().to_dict()
+    # Every cell of the real cascade judge is a valid 0-10 score (its answers are schema-constrained).
+    assert set(scores["status"]) <= {"ok", "repaired"}, scores["status"].value_counts().to_dict()
+    assert scores["value"].between(0, 10).all()
+
+
+def test_ground_truth_beats_swapped_audio(prism_run: dict[str, Any]) -> None:
+    """The floor: another clip's sound under the same pictures scores below the clip's own sound.
+
+    Compared cell by cell (instance, dimension, audio type) between the reference and the
+    swapped-audio clip it was judged beside, on AV coherence (where the cascade measures audio
+    onsets against the drawn events and speech against the moving mouth) and over all dimensions.
+    """
+    import pandas as pd
+
+    scores = pd.read_parquet(Path(prism_run["summary"]["run_folder"]) / "scores.parquet")
+    keys = ["subset", "instance_id", "track", "criterion"]
+    gt = scores[(scores["system"] == "ground_truth") & (scores["paired_with"] == "swapped-audio")]
+    swapped = scores[scores["system"] == "swapped-audio"]
+    pairs = gt.merge(swapped, on=keys, suffixes=("_gt", "_swapped"))
+    assert len(pairs) == len(gt) == len(swapped) > 0
+    av = pairs[pairs["track"] == "av_coherence"]
+    assert len(av) > 0 and set(av["subset"]) == {"on_screen", "mixed"}  # no AV cell off screen
+    assert av["value_gt"].mean() > av["value_swapped"].mean(), av[[*keys, "value_gt", "value_swapped"]]
+    assert pairs["value_gt"].mean() > pairs["value_swapped"].mean(), pairs[
+        [*keys, "value_gt", "value_swapped"]
+    ]

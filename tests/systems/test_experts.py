@@ -27,6 +27,7 @@ from omnieval.systems.experts import (
     ExpertError,
     ImageRequest,
     ParlerConfig,
+    PiperConfig,
     SpeechPlan,
     image_expert,
     speech_expert,
@@ -81,6 +82,38 @@ def test_espeak_speaks_the_plan_and_says_emotion_is_not_rendered(tmp_path: Path)
     assert "+m" in " ".join(facts["command"])  # the male voice variant
     with pytest.raises(ExpertError, match="unknown speed label"):
         expert.speak(SpeechPlan("Hi there", speed="hurried"), tmp_path / "t.wav")
+
+
+def test_piper_renders_speed_and_pitch_and_says_what_it_cannot(tmp_path: Path) -> None:
+    import numpy as np
+    import parselmouth
+    import soundfile as sf
+
+    expert = speech_expert(PiperConfig())
+    line = "The lantern swung as we walked down to the harbour at dusk."
+    facts = {
+        label: expert.speak(SpeechPlan(line, "neutral", "male", speed, pitch), tmp_path / f"{label}.wav")
+        for label, speed, pitch in (("slow", "slow", "normal"), ("fast", "fast", "normal"),
+                                    ("low", "normal", "low"), ("high", "normal", "high"))
+    }  # fmt: skip
+    expert.close()
+    seconds = {k: sf.info(str(tmp_path / f"{k}.wav")).duration for k in facts}
+    assert seconds["slow"] > 1.5 * seconds["fast"]
+
+    def median_f0(name: str) -> float:
+        pitch = parselmouth.Sound(str(tmp_path / f"{name}.wav")).to_pitch()
+        f0 = pitch.selected_array["frequency"]
+        return float(np.median(f0[f0 > 0]))
+
+    # +-3 semitones apart: the high clip is ~1.4x the low clip's median F0.
+    assert median_f0("high") > 1.25 * median_f0("low")
+    assert facts["slow"]["not_rendered"] == []
+    female = expert.speak(SpeechPlan(line, "sad", "female"), tmp_path / "f.wav")
+    assert female["not_rendered"] == ["gender", "emotion"]
+    assert "voice_sha256" in expert.identity()
+    # Sampling noise is off by default: the same plan gives the same audio (the cache relies on it).
+    expert.speak(SpeechPlan(line, "neutral", "male", "slow", "normal"), tmp_path / "again.wav")
+    assert _sha(tmp_path / "again.wav") == _sha(tmp_path / "slow.wav")
 
 
 # -- tiny GPU-class models built here -------------------------------------------------------------

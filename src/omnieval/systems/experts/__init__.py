@@ -2,7 +2,7 @@
 
 Image experts: ``drawn`` (CPU, the sample's painters, not a generative model) and ``diffusers``
 (text-to-image or image+prompt pipelines from a local folder, GPU). Speech experts: ``espeak``
-(CPU, gender/speed/pitch) and ``parler`` (description-conditioned TTS through transformers, GPU).
+(CPU, gender/speed/pitch), ``piper`` (CPU neural TTS, one voice: speed and pitch) and ``parler`` (description-conditioned TTS through transformers, GPU).
 Heavy libraries (torch, diffusers, transformers) are imported when an expert opens.
 """
 
@@ -29,11 +29,12 @@ from omnieval.systems.experts._diffusers import DiffusersConfig, DiffusersImageE
 from omnieval.systems.experts._drawn import DrawnConfig, DrawnImageExpert
 from omnieval.systems.experts._espeak import EspeakConfig, EspeakSpeechExpert
 from omnieval.systems.experts._parler import ParlerConfig, ParlerSpeechExpert
+from omnieval.systems.experts._piper import PiperConfig, PiperSpeechExpert
 
 #: An image expert's config in a suite (``name`` selects the expert).
 ImageExpertConfig = Annotated[DrawnConfig | DiffusersConfig, Field(discriminator="name")]
 #: A speech expert's config in a suite (``name`` selects the expert).
-SpeechExpertConfig = Annotated[EspeakConfig | ParlerConfig, Field(discriminator="name")]
+SpeechExpertConfig = Annotated[EspeakConfig | PiperConfig | ParlerConfig, Field(discriminator="name")]
 
 
 def image_expert(config: DrawnConfig | DiffusersConfig) -> ImageExpert[ExpertConfig]:
@@ -41,7 +42,7 @@ def image_expert(config: DrawnConfig | DiffusersConfig) -> ImageExpert[ExpertCon
     return build_expert(IMAGE_EXPERTS, config)
 
 
-def speech_expert(config: EspeakConfig | ParlerConfig) -> SpeechExpert[ExpertConfig]:
+def speech_expert(config: EspeakConfig | PiperConfig | ParlerConfig) -> SpeechExpert[ExpertConfig]:
     """The speech expert a config names."""
     return build_expert(SPEECH_EXPERTS, config)
 
@@ -63,6 +64,8 @@ __all__ = [
     "ImageRequest",
     "ParlerConfig",
     "ParlerSpeechExpert",
+    "PiperConfig",
+    "PiperSpeechExpert",
     "SpeechExpert",
     "SpeechExpertConfig",
     "SpeechPlan",

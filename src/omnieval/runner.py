@@ -12,6 +12,8 @@ import importlib
 import os
 import shutil
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -58,6 +60,19 @@ def prepare_prefect_env() -> None:
     os.environ.setdefault("PREFECT_RUNNER_SERVER_HOST", "127.0.0.1")
 
 
+@contextmanager
+def prefect_api(url: str | None) -> Iterator[None]:
+    """Point Prefect at ``url`` for the block: Prefect reads its settings when it is imported, so an
+    address exported afterwards is not seen without this."""
+    if not url:
+        yield
+        return
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    with temporary_settings(updates={PREFECT_API_URL: url}):
+        yield
+
+
 RUNNERS = ("default", "dask")
 """Task runners of the nightly flow (``execution.runner`` / ``omnieval run --runner``)."""
 
@@ -71,25 +86,30 @@ def run_suite(suite_path: Path, *, sync_dvc: bool = True, runner: str | None = N
     """
     from omnieval.config import load_suite
     from omnieval.errors import DataError, GateFailed
+    from omnieval.flows._early import EarlyPrefectServer
 
-    config = load_suite(suite_path)  # fail on a bad config before Prefect starts
-    chosen = runner or config.execution.runner
-    if chosen not in RUNNERS:
-        raise OmnievalError(f"unknown runner {chosen!r}; known: {', '.join(RUNNERS)}")
     prepare_prefect_env()
-    module = load_flow_module("nightly")
-    try:
-        if chosen == "dask":
-            from omnieval.flows._dask import dask_task_runner, shared_prefect_api
+    # The temporary Prefect server starts while the suite and the flow load (a bad config stops it).
+    with EarlyPrefectServer() as server:
+        config = load_suite(suite_path)
+        chosen = runner or config.execution.runner
+        if chosen not in RUNNERS:
+            raise OmnievalError(f"unknown runner {chosen!r}; known: {', '.join(RUNNERS)}")
+        module = load_flow_module("nightly")
+        try:
+            if chosen == "dask":
+                from omnieval.flows._dask import dask_task_runner, shared_prefect_api
 
-            with shared_prefect_api():
-                flow = module.nightly.with_options(task_runner=dask_task_runner(config.execution))
-                summary: dict[str, Any] = flow(str(suite_path), runner="dask")
-        else:
-            summary = module.nightly(str(suite_path), runner="default")
-    except (DataError, GateFailed) as exc:
-        _record_gate_failure(config, str(exc))
-        raise
+                server.wait()
+                with shared_prefect_api(), prefect_api(os.environ.get("PREFECT_API_URL")):
+                    flow = module.nightly.with_options(task_runner=dask_task_runner(config.execution))
+                    summary: dict[str, Any] = flow(str(suite_path), runner="dask")
+            else:
+                with prefect_api(server.wait()):
+                    summary = module.nightly(str(suite_path), runner="default")
+        except (DataError, GateFailed) as exc:
+            _record_gate_failure(config, str(exc))
+            raise
     if sync_dvc:
         sync_dvc_lock(suite_path)
     return summary

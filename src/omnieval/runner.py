@@ -193,7 +193,9 @@ def _dvc_sync_key(root: Path, stamps: Path) -> str:
 
     digest = hashlib.sha256()
     files = sorted(stamps.glob("*.json"))
-    files += [stamps.parent / "dataset" / "manifest.json", root / "dvc.yaml", root / "dvc.lock"]
+    # tracking.json changes on every run (a new MLflow run), also when every other stage was reused.
+    files += [stamps.parent / "dataset" / "manifest.json", stamps.parent / "tracking.json"]
+    files += [root / "dvc.yaml", root / "dvc.lock"]
     for path in files:
         digest.update(path.name.encode())
         digest.update(path.read_bytes() if path.is_file() else b"absent")

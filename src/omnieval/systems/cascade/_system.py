@@ -261,18 +261,13 @@ class CascadeSystem(GeneratingSystem):
         chosen = {int(inst.index) for inst in subset}
         left_out = [inst for inst in ordered if int(inst.index) not in chosen]
 
-        def step(done: int, total: int) -> None:
-            # Count the planned examples only: the left-out rows cost nothing.
-            if progress:
-                progress(done, total)
-
         summary = super().generate(
             subset,
             out_root,
             visible=visible,
             modalities=modalities,
             condition=condition,
-            progress=step,
+            progress=progress,  # counts the planned examples only: the left-out rows cost nothing
             keep_open=keep_open,
         )
         for inst in left_out:

@@ -20,7 +20,7 @@ from typing import Any
 from omnieval.candidates import Modality
 from omnieval.errors import ConfigError
 from omnieval.systems._generating import EXAMPLE_FILES, Task
-from omnieval.systems.command._config import ENV_REFERENCE, CommandConfig
+from omnieval.systems.command._config import ENV_REFERENCE, PLACEHOLDERS, CommandConfig
 
 #: The file a command reads its task from, in ``{input_dir}``.
 TASK_FILE = "task.json"
@@ -230,7 +230,7 @@ def program_files(argv: Sequence[str], cwd: Path) -> dict[str, str]:
     """
     found: dict[str, str] = {}
     for i, arg in enumerate(argv):
-        if not arg or any(p in arg for p in ("{input_dir}", "{output_dir}")) or arg.startswith("-"):
+        if not arg or any(p in arg for p in PLACEHOLDERS) or arg.startswith("-"):
             continue
         path = Path(arg) if os.path.isabs(arg) else cwd / arg
         if i == 0 and os.sep not in arg:

@@ -11,7 +11,7 @@ the cause. An expert that fails costs only its own modality. Seconds are recorde
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -107,32 +107,30 @@ class ExpertPair:
 
     def draw(self, result: ExampleResult, workdir: Path, request: ImageRequest) -> None:
         """Image expert call: the file, or the modality missing with the expert's error."""
-        name = EXAMPLE_FILES_NAME["image"]
-        with timed(result.seconds, "image"):
-            try:
-                self.image.open()
-                facts = self.image.render(request, workdir / name)
-                result.written["image"] = name
-                result.raw["image_expert"] = facts
-            except Exception as exc:  # an expert failure costs only its own modality
-                result.missing["image"] = (
-                    f"image expert {self.image.name} failed: {type(exc).__name__}: {exc}"
-                )
-            finally:
-                release_accelerator_memory()
+        self._call(result, workdir, "image", self.image, lambda out: self.image.render(request, out))
 
     def say(self, result: ExampleResult, workdir: Path, plan: SpeechPlan) -> None:
         """Speech expert call: the file, or the modality missing with the expert's error."""
-        name = EXAMPLE_FILES_NAME["speech"]
-        with timed(result.seconds, "speech"):
+        self._call(result, workdir, "speech", self.speech, lambda out: self.speech.speak(plan, out))
+
+    @staticmethod
+    def _call(
+        result: ExampleResult,
+        workdir: Path,
+        modality: str,
+        expert: ImageExpert[Any] | SpeechExpert[Any],
+        make: Callable[[Path], dict[str, Any]],
+    ) -> None:
+        name = EXAMPLE_FILES_NAME[modality]
+        with timed(result.seconds, modality):
             try:
-                self.speech.open()
-                facts = self.speech.speak(plan, workdir / name)
-                result.written["speech"] = name
-                result.raw["speech_expert"] = facts
+                expert.open()
+                facts = make(workdir / name)
+                result.written[modality] = name
+                result.raw[f"{modality}_expert"] = facts
             except Exception as exc:  # an expert failure costs only its own modality
-                result.missing["speech"] = (
-                    f"speech expert {self.speech.name} failed: {type(exc).__name__}: {exc}"
+                result.missing[modality] = (
+                    f"{modality} expert {expert.name} failed: {type(exc).__name__}: {exc}"
                 )
             finally:
                 release_accelerator_memory()

@@ -42,6 +42,7 @@ from typing import Any, ClassVar
 
 from omnieval.candidates import OUTPUT_FILES, Modality, output_path, read_candidate, write_missing
 from omnieval.config import SystemSpec
+from omnieval.hashing import sha256_file
 from omnieval.systems._base import GenerationSummary, Progress, clear_index
 
 #: Bump when the stored example format changes (old entries are then ignored, not misread).
@@ -101,6 +102,22 @@ class Task:
         return list(_media(self.inputs))
 
 
+def _walk(value: Any, on_path: Callable[[Path], Any]) -> Any:
+    """JSON-able data of visible inputs: dataclasses to dicts (``as_dict`` when they have one),
+    tuples to lists, each path through ``on_path``."""
+    if isinstance(value, Path):
+        return on_path(value)
+    if hasattr(value, "as_dict") and callable(value.as_dict):
+        return _walk(value.as_dict(), on_path)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _walk(getattr(value, f.name), on_path) for f in dataclasses.fields(value)}
+    if isinstance(value, Mapping):
+        return {str(k): _walk(v, on_path) for k, v in value.items()}
+    if isinstance(value, tuple | list):
+        return [_walk(v, on_path) for v in value]
+    return value
+
+
 def describe(value: Any) -> Any:
     """Turn visible inputs into JSON-able data: dataclasses to dicts (``as_dict`` when they have
     one), tuples to lists, paths to strings. ``None`` fields stay ``None``.
@@ -109,17 +126,7 @@ def describe(value: Any) -> Any:
     >>> describe({"a": (1, Path("x.png"))})
     {'a': [1, 'x.png']}
     """
-    if hasattr(value, "as_dict") and callable(value.as_dict):
-        return describe(value.as_dict())
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: describe(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, Mapping):
-        return {str(k): describe(v) for k, v in value.items()}
-    if isinstance(value, tuple | list):
-        return [describe(v) for v in value]
-    if isinstance(value, Path):
-        return str(value)
-    return value
+    return _walk(value, str)
 
 
 def _media(value: Any) -> Iterator[Path]:
@@ -133,24 +140,15 @@ def _media(value: Any) -> Iterator[Path]:
             yield from _media(v)
 
 
+def _by_content(path: Path) -> dict[str, str]:
+    # Read every time (no memo by path): a long-running ``serve`` must see a media file edited
+    # between nights as a new input.
+    return {"sha256": sha256_file(path)} if path.is_file() else {"absent": path.name}
+
+
 def _content_fields(value: Any) -> Any:
     """Like :func:`describe` but media by content (SHA-256), so a moved dataset keeps its cache."""
-    if isinstance(value, Path):
-        return {"sha256": _file_sha256(str(value))} if value.is_file() else {"absent": value.name}
-    if hasattr(value, "as_dict") and callable(value.as_dict):
-        return _content_fields(value.as_dict())
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _content_fields(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, Mapping):
-        return {str(k): _content_fields(v) for k, v in value.items()}
-    if isinstance(value, tuple | list):
-        return [_content_fields(v) for v in value]
-    return value
-
-
-@lru_cache(maxsize=4096)
-def _file_sha256(path: str) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    return _walk(value, _by_content)
 
 
 #: Code every generating kind's examples depend on (paths relative to the ``omnieval`` package).

@@ -152,54 +152,8 @@ def sync_dvc_lock(suite_path: Path = Path("pipelines/nightly.yaml")) -> None:
     except ValueError:
         return  # a suite outside the project is not part of its DAG
     stages = dvc_stages_for(relative, root / "dvc.yaml")
-    if not stages:
-        return
-    # `dvc commit` hashes every out again (~3-8 s); when no stage of the suite ran since the last
-    # commit and dvc.lock is as that commit left it, there is nothing to record.
-    stamps = _suite_stamps(root, root / relative)
-    if stamps is not None and _dvc_sync_key(root, stamps) == _read_text(stamps / DVC_SYNC_STAMP):
-        return
-    subprocess.run([dvc, "commit", "--force", "--quiet", *stages], cwd=root, check=False, timeout=600)
-    if stamps is not None and stamps.is_dir():
-        (stamps / DVC_SYNC_STAMP).write_text(_dvc_sync_key(root, stamps), encoding="utf-8")
-
-
-#: File in a suite's stamp folder holding the key of the state last recorded by ``dvc commit``.
-DVC_SYNC_STAMP = "dvc-commit.key"
-
-
-def _suite_stamps(root: Path, suite_path: Path) -> Path | None:
-    from omnieval.config import load_suite
-    from omnieval.errors import ConfigError
-
-    try:
-        config = load_suite(suite_path, check=False)
-    except ConfigError:
-        return None
-    state = config.state if config.state.is_absolute() else root / config.state
-    return state / ".stamps"
-
-
-def _read_text(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8")
-    except OSError:
-        return None
-
-
-def _dvc_sync_key(root: Path, stamps: Path) -> str:
-    """Digest of the suite's stage stamps, the dataset manifest and the DVC files."""
-    import hashlib
-
-    digest = hashlib.sha256()
-    files = sorted(stamps.glob("*.json"))
-    # tracking.json changes on every run (a new MLflow run), also when every other stage was reused.
-    files += [stamps.parent / "dataset" / "manifest.json", stamps.parent / "tracking.json"]
-    files += [root / "dvc.yaml", root / "dvc.lock"]
-    for path in files:
-        digest.update(path.name.encode())
-        digest.update(path.read_bytes() if path.is_file() else b"absent")
-    return digest.hexdigest()
+    if stages:
+        subprocess.run([dvc, "commit", "--force", "--quiet", *stages], cwd=root, check=False, timeout=600)
 
 
 def _record_gate_failure(config: Any, reason: str) -> None:

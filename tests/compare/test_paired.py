@@ -75,14 +75,30 @@ def test_normal_p_value_matches_scipy() -> None:
         assert normal_p_value(delta, se) == pytest.approx(2 * stats.norm.sf(abs(delta) / se), rel=1e-9)
 
 
-def test_holm_hand_example_and_statsmodels() -> None:
+def _loop_holm(p_values: list[float]) -> list[float]:
+    """Holm as this module wrote it before statsmodels did the work: a plain step-down loop."""
+    finite = [i for i, p in enumerate(p_values) if math.isfinite(p)]
+    out = [math.nan] * len(p_values)
+    running = 0.0
+    for rank, i in enumerate(sorted(finite, key=lambda i: (p_values[i], i))):
+        running = max(running, min(1.0, (len(finite) - rank) * p_values[i]))
+        out[i] = running
+    return out
+
+
+def test_holm_hand_example_and_former_loop() -> None:
     # m = 4: sorted 0.005*4 = 0.02, 0.01*3 = 0.03, 0.03*2 = 0.06, 0.04*1 = 0.04 -> max(0.06, 0.04) = 0.06
     assert holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
-    from statsmodels.stats.multitest import multipletests
-
-    p = list(np.random.default_rng(1).uniform(0, 0.2, size=17))
-    assert holm(p) == pytest.approx(list(multipletests(p, method="holm")[1]))
+    # The same floats as the hand-written loop it replaced (stored p_holm values must not move),
+    # with a tie, NaN and infinite entries (not tests), and values that cap at 1.
+    p = list(np.random.default_rng(1).uniform(0, 0.6, size=17))
+    p[4] = p[9]
+    p[2], p[11] = math.nan, math.inf
+    got, want = holm(p), _loop_holm(p)
+    assert [x for x in got if not math.isnan(x)] == [x for x in want if not math.isnan(x)]
+    assert [math.isnan(x) for x in got] == [math.isnan(x) for x in want] and 1.0 in got
     with_nan = holm([0.01, float("nan"), 0.02])
     assert (
         with_nan[0] == pytest.approx(0.02) and math.isnan(with_nan[1]) and with_nan[2] == pytest.approx(0.02)
     )
+    assert holm([]) == [] and all(math.isnan(x) for x in holm([math.nan, math.nan]))

@@ -242,16 +242,23 @@ def partial_rows(data: FloatArray, i: int, j: int, controls: Sequence[int]) -> F
 
 
 def holm(p: npt.ArrayLike) -> FloatArray:
-    """Holm step-down adjusted p-values (family = all given p-values; NaN entries stay NaN)."""
+    """Holm step-down adjusted p-values (family = the finite p-values given; NaN entries stay NaN).
+
+    The adjustment itself is statsmodels' ``multipletests(method="holm")``, the one Holm in the
+    project (``omnieval.compare.holm`` calls this too). statsmodels has no notion of a missing test,
+    so the NaN entries (a comparison that could not be made) are taken out before the call and put
+    back after it: they neither count towards the family size nor get a value. statsmodels is
+    imported here, not at module level, because its import costs seconds and most users of this
+    module never adjust a p-value.
+    """
     pa = np.asarray(p, dtype=np.float64)
     out = np.full(pa.shape, np.nan)
-    ok = np.flatnonzero(np.isfinite(pa))
-    m = ok.size
-    if m == 0:
+    ok = np.isfinite(pa)
+    if not ok.any():
         return out
-    order = ok[np.argsort(pa[ok], kind="mergesort")]
-    adj = np.minimum(1.0, (m - np.arange(m)) * pa[order])
-    out[order] = np.maximum.accumulate(adj)
+    from statsmodels.stats.multitest import multipletests
+
+    out[ok] = multipletests(pa[ok], method="holm")[1]
     return out
 
 

@@ -1,4 +1,4 @@
-"""Paired bootstrap over shared instances and Holm's step-down correction (pure numpy).
+"""Paired bootstrap over shared instances (vectorised numpy) and Holm's step-down correction.
 
 Two runs are compared per (system, component) on the instances both runs share. Every test of one
 comparison uses the same resamples of instance positions (drawn once by :func:`bootstrap_indices`),
@@ -15,6 +15,10 @@ value) and P the instances valid in both:
 - ``se``: the sample standard deviation of the draws;
 - ``p``: two-sided normal approximation, ``erfc(|delta| / (se * sqrt 2))``; with ``se == 0`` every
   draw equals ``delta``, so ``p`` is 1 when ``delta`` is 0 and 0 otherwise.
+
+The bootstrap stays written out in numpy: one matrix product per comparison over every draw is
+what keeps a nightly comparison of many (system, component) tests fast. Holm is not ours: it is
+``omnieval.analysis``' adjustment (statsmodels' ``multipletests``), shared with the analyses.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+
+from omnieval.analysis._stats import holm as _holm_array
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -133,21 +139,14 @@ def paired_bootstrap(a: FloatArray, b: FloatArray, indices: IntArray) -> list[Pa
 
 
 def holm(p_values: Sequence[float]) -> list[float]:
-    """Holm's step-down adjusted p-values; NaN entries stay NaN and do not count as tests.
+    """Holm's step-down adjusted p-values as a list; NaN entries stay NaN and do not count as tests.
 
     With the m finite p-values sorted ascending, the j-th (1-based) gets
-    ``max over i <= j of min(1, (m - i + 1) * p_(i))``.
+    ``max over i <= j of min(1, (m - i + 1) * p_(i))``. The computation is the analyses' Holm
+    (statsmodels); this wrapper keeps the list-of-floats shape the verdict code stores per test.
 
     Example:
         >>> [round(p, 4) for p in holm([0.01, 0.04, 0.03, 0.005])]
         [0.03, 0.06, 0.06, 0.02]
     """
-    values = [float(p) for p in p_values]
-    finite = [i for i, p in enumerate(values) if math.isfinite(p)]
-    m = len(finite)
-    adjusted = [math.nan] * len(values)
-    running = 0.0
-    for rank, i in enumerate(sorted(finite, key=lambda i: (values[i], i))):
-        running = max(running, min(1.0, (m - rank) * values[i]))
-        adjusted[i] = running
-    return adjusted
+    return [float(p) for p in _holm_array(np.asarray(p_values, dtype=np.float64))]

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from omnieval.reporting._page import esc
+from omnieval.reporting._templates import render, trusted
 
 STATUS_COLOURS: dict[str, str] = {
     "ok": "#2e7d32",
@@ -66,10 +66,8 @@ def plot(*, size: tuple[float, float], ncols: int = 1, nrows: int = 1, dpi: int 
         plt.close(fig)
 
 
-def img(png: bytes, alt: str) -> str:
-    """An ``<img>`` with the PNG embedded as a data URI."""
-    data = base64.b64encode(png).decode("ascii")
-    return f'<img alt="{esc(alt)}" src="data:image/png;base64,{data}">'
+def _base64(png: bytes) -> str:
+    return base64.b64encode(png).decode("ascii")
 
 
 def figure(
@@ -93,9 +91,14 @@ def figure(
     """
     if not reading.strip():
         raise ValueError("a figure needs a reading")
-    head = f"<h3>{esc(title)}</h3>" if title else ""
-    images = img(png, alt) + "".join(img(p, alt) for p in more)
-    return f"<figure>{head}{images}<figcaption><b>Reading:</b> {esc(reading)}{extra}</figcaption></figure>"
+    return render(
+        "figure.html.j2",
+        title=title,
+        images=[_base64(p) for p in (png, *more)],
+        alt=alt,
+        reading=reading,
+        extra=trusted(extra),
+    )
 
 
 def _finite(x: float | None) -> bool:

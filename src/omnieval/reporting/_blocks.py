@@ -4,7 +4,8 @@ links to the raw artifacts.
 
 Each block takes the documents the stages already write (``regression.json``, ``health.json``,
 ``bootstrap.json``, ``judgments.parquet``) and returns trusted HTML; an absent input renders as a
-sentence saying so, never as an empty section.
+sentence saying so, never as an empty section. The markup of each block is a template under
+``templates/blocks/``; the functions here pick and shape the numbers it shows.
 """
 
 from __future__ import annotations
@@ -16,10 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from markupsafe import Markup
+
 from omnieval.errors import DataError
 from omnieval.reporting._figures import Interval, ci_chart, delta_chart, figure, histograms, stacked_bars
 from omnieval.reporting._ledger import LEDGER_STATUSES, LedgerRow, read_ledger
 from omnieval.reporting._page import esc, table
+from omnieval.reporting._templates import render, trusted
 
 VERDICTS: dict[str, str] = {"GO": "v-go", "NO-GO": "v-nogo", "INCONCLUSIVE": "v-inconclusive"}
 """Verdicts of ``regression.json`` and the banner class (colour) of each."""
@@ -48,6 +52,11 @@ def pct(share: Any, digits: int = 0) -> str:
     if share is None:
         return "n/a"
     return f"{100.0 * float(share):.{digits}f}%"
+
+
+def _note(text: str, code: str | None = None, tail: str = "") -> str:
+    """``<p class="note">``: plain ``text``, then ``code`` as ``<code>`` and ``tail`` when given."""
+    return render("blocks/note.html.j2", text=text, code=code, tail=tail)
 
 
 # -- verdict ----------------------------------------------------------------------------------------
@@ -84,28 +93,18 @@ def verdict_banner(regression: Mapping[str, Any] | None, *, headline: Sequence[s
     Raises:
         DataError: ``regression`` names a verdict other than GO, NO-GO or INCONCLUSIVE.
     """
-    lines = "".join(f"<li>{esc(line)}</li>" for line in headline)
     if regression is None:
-        return (
-            '<div class="banner v-none"><div class="verdict">No previous run compared</div>'
-            "<p>There is no <code>regression.json</code> for this run: no previous run was compared "
-            "with it, so this page cannot say what moved since the last run.</p>"
-            "</div>" + (f'<p><b>At a glance</b></p><ul class="glance">{lines}</ul>' if lines else "")
-        )
+        return render("blocks/verdict_banner.html.j2", verdict=None, headline=list(headline))
     verdict = _check_regression(regression)
-    reasons = "".join(f"<li>{esc(r)}</li>" for r in regression.get("reasons") or [])
     baseline = baseline_run_id(regression.get("baseline"))
-    if baseline:
-        base = (
-            f'Compared with run <a href="{esc(baseline_href(str(baseline)))}"><code>{esc(baseline)}</code></a> '
-            "(the previous run of this suite)."
-        )
-    else:
-        base = "No previous run to compare with: this is the first recorded run of the suite."
-    glance = f'<p><b>At a glance</b></p><ul class="glance">{lines}</ul>' if lines else ""
-    return (
-        f'<div class="banner {VERDICTS[verdict]}"><div class="verdict">{esc(verdict)}</div>'
-        f"<p>{base}</p>{f'<p><b>Why</b></p><ul>{reasons}</ul>' if reasons else ''}</div>{glance}"
+    return render(
+        "blocks/verdict_banner.html.j2",
+        verdict=verdict,
+        css=VERDICTS[verdict],
+        baseline=baseline,
+        href=baseline_href(baseline),
+        reasons=list(regression.get("reasons") or []),
+        headline=list(headline),
     )
 
 
@@ -180,38 +179,33 @@ def delta_reading(deltas: Sequence[Delta]) -> str:
 
 def _changed_cell(value: Any) -> str:
     if isinstance(value, bool):
-        return '<span class="flag">changed</span>' if value else "unchanged"
-    if value is None:
-        return '<span class="na">unknown</span>'
-    if isinstance(value, Mapping | list | tuple) and not value:
-        return "unchanged"
-    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
-    return f'<span class="flag">changed</span> {esc(text[:300])}'
+        state, detail = ("changed" if value else "unchanged"), None
+    elif value is None:
+        state, detail = "unknown", None
+    elif isinstance(value, Mapping | list | tuple) and not value:
+        state, detail = "unchanged", None
+    else:
+        text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+        state, detail = "changed", text[:300]
+    return render("blocks/changed_cell.html.j2", state=state, detail=detail)
 
 
 def what_moved(regression: Mapping[str, Any] | None) -> str:
     """ "What moved since the previous run": delta chart with CIs, top movers, what changed."""
     if regression is None:
-        return (
-            '<p class="note">No previous run compared (no <code>regression.json</code> for this run), '
-            "so there are no deltas to show.</p>"
-        )
+        return render("blocks/what_moved.html.j2", compared=False)
     _check_regression(regression)
-    parts: list[str] = []
-    if not regression.get("baseline"):
-        parts.append('<p class="note">No previous run to compare with; nothing moved by definition.</p>')
+    chart = movers_table = changed_table = ""
     deltas = regression_deltas(regression)
     if deltas:
         panels: dict[str, list[Interval]] = {}
         for d in deltas:
             panels.setdefault(d.component, []).append(Interval(d.system, d.delta, d.lo, d.hi, d.significant))
-        parts.append(
-            figure(
-                delta_chart(panels),
-                delta_reading(deltas),
-                alt="delta per system and component with 95% CI",
-                title="Delta vs the baseline per system and component (bar: delta, line: 95% CI; grey: not significant)",
-            )
+        chart = figure(
+            delta_chart(panels),
+            delta_reading(deltas),
+            alt="delta per system and component with 95% CI",
+            title="Delta vs the baseline per system and component (bar: delta, line: 95% CI; grey: not significant)",
         )
     movers = list(regression.get("top_movers") or [])
     if movers:
@@ -219,22 +213,28 @@ def what_moved(regression: Mapping[str, Any] | None) -> str:
             [
                 esc(m.get("system", "")),
                 esc(m.get("component", "")),
-                f"<code>{esc(m.get('instance_id', ''))}</code>",
+                str(Markup("<code>{}</code>").format(m.get("instance_id", ""))),
                 fmt(m.get("a")),
                 fmt(m.get("b")),
                 fmt(m.get("delta"), signed=True),
             ]
             for m in movers
         ]
-        parts.append(
-            "<h3>Top movers (instances)</h3>"
-            + table(["system", "component", "instance", "baseline", "this run", "delta"], rows, left=3)
+        movers_table = table(
+            ["system", "component", "instance", "baseline", "this run", "delta"], rows, left=3
         )
     changed = regression.get("changed") or {}
     if changed:
         rows = [[esc(k), _changed_cell(v)] for k, v in changed.items()]
-        parts.append("<h3>What changed between the runs</h3>" + table(["input", "status"], rows, left=2))
-    return "".join(parts) or '<p class="note">The comparison is empty.</p>'
+        changed_table = table(["input", "status"], rows, left=2)
+    return render(
+        "blocks/what_moved.html.j2",
+        compared=True,
+        no_baseline=not regression.get("baseline"),
+        chart=trusted(chart),
+        movers=trusted(movers_table),
+        changed=trusted(changed_table),
+    )
 
 
 # -- leaderboard with CIs ---------------------------------------------------------------------------
@@ -291,7 +291,7 @@ def leaderboard_ci(
         )
         reading = f"Totals without confidence intervals ({why})."
     if not rows:
-        return '<p class="note">No system has a total to chart.</p>'
+        return _note("No system has a total to chart.")
     return figure(
         ci_chart(rows, xlabel=scale),
         reading,
@@ -357,12 +357,12 @@ def validity_ledger_block(judgments_path: Path | None) -> str:
         DataError: the judgments table exists but cannot be read or holds an unknown status.
     """
     if judgments_path is None:
-        return '<p class="note">No judgments table: this suite runs no judge panels.</p>'
+        return _note("No judgments table: this suite runs no judge panels.")
     if not judgments_path.is_file():
-        return f'<p class="note">No judgments table at <code>{esc(judgments_path.name)}</code>; the judge stage has not run.</p>'
+        return _note("No judgments table at ", judgments_path.name, "; the judge stage has not run.")
     rows = read_ledger(judgments_path)
     if not rows:
-        return '<p class="note">The judgments table is empty.</p>'
+        return _note("The judgments table is empty.")
     chart = stacked_bars([(f"{r.judge} · {r.track}", r.counts) for r in rows], LEDGER_STATUSES)
     used = [s for s in LEDGER_STATUSES if any(r.counts.get(s, 0) for r in rows)]
     body = [
@@ -395,10 +395,10 @@ def judge_health_block(health: Mapping[str, Any] | None) -> str:
         DataError: a histogram count is not an integer.
     """
     if health is None:
-        return '<p class="note">No judge health for this run (the judge stage wrote no <code>health.json</code>).</p>'
+        return _note("No judge health for this run (the judge stage wrote no ", "health.json", ").")
     judges: Mapping[str, Any] = health.get("judges") or {}
     if not judges:
-        return '<p class="note">The judge health file lists no judges.</p>'
+        return _note("The judge health file lists no judges.")
     flagged = set(health.get("degenerate") or []) | {k for k, v in judges.items() if v.get("degenerate")}
     hists: list[tuple[str, list[int], bool]] = []
     rows: list[list[str]] = []
@@ -411,10 +411,10 @@ def judge_health_block(health: Mapping[str, Any] | None) -> str:
         bad = key in flagged
         hists.append((key, counts, bad))
         chars = h.get("rationale_chars") or {}
-        status = '<span class="flag">DEGENERATE</span>' if bad else '<span class="ok">ok</span>'
-        kinds = h.get("scores") or {}
-        if kinds:  # greedy scores and judge_expected are judged apart: show both
-            status += "<br>" + esc(", ".join(f"{k}: {v}" for k, v in kinds.items()))
+        kinds = h.get("scores") or {}  # greedy scores and judge_expected are judged apart: show both
+        status = render(
+            "blocks/health_status.html.j2", bad=bad, kinds=", ".join(f"{k}: {v}" for k, v in kinds.items())
+        )
         reasons = "; ".join(str(r) for r in h.get("reasons") or [])
         rows.append(
             [
@@ -455,19 +455,18 @@ def judge_health_block(health: Mapping[str, Any] | None) -> str:
         left=2,
         left_cols=(7,),
     )
-    alarm = (
-        f'<p><span class="flag">DEGENERATE</span> {esc(", ".join(sorted(flagged)))}</p>' if flagged else ""
+    chart = figure(
+        histograms(hists, bins=HEALTH_BINS),
+        reading,
+        alt="verdict histogram per judge",
+        title="Verdict distribution per judge (1-10)",
     )
-    return (
-        alarm
-        + figure(
-            histograms(hists, bins=HEALTH_BINS),
-            reading,
-            alt="verdict histogram per judge",
-            title="Verdict distribution per judge (1-10)",
-        )
-        + html_rows
-        + "".join(f'<p class="note">{esc(str(c))}</p>' for c in health.get("caveats") or [])
+    return render(
+        "blocks/judge_health.html.j2",
+        flagged=", ".join(sorted(flagged)),
+        chart=trusted(chart),
+        table=trusted(html_rows),
+        caveats=[str(c) for c in health.get("caveats") or []],
     )
 
 
@@ -484,14 +483,8 @@ class Artifact:
 
 def artifact_links(page_dir: Path, artifacts: Sequence[Artifact]) -> str:
     """A list of relative links to the artifacts that exist beside the page (others are left out)."""
-    items = [
-        f'<li><a href="{esc(a.path)}">{esc(a.path)}</a> <span class="note">{esc(a.what)}</span></li>'
-        for a in artifacts
-        if (page_dir / a.path).is_file()
-    ]
-    if not items:
-        return '<p class="note">No raw artifacts beside this page.</p>'
-    return f'<ul class="links">{"".join(items)}</ul>'
+    items = [a for a in artifacts if (page_dir / a.path).is_file()]
+    return render("blocks/artifact_links.html.j2", items=items)
 
 
 def analyses_href(analyses_dir: Path, page_dir: Path) -> str | None:
@@ -561,9 +554,7 @@ def generation_block(systems: Mapping[str, Any]) -> str:
                 ]
             )
     if not rows:
-        return (
-            '<p class="note">No generating system in this suite: every system is a reference or imported.</p>'
-        )
+        return render("blocks/generation.html.j2", table="")
     head = [
         "system",
         "condition",
@@ -573,9 +564,4 @@ def generation_block(systems: Mapping[str, Any]) -> str:
         "planning failures",
         "seconds per example",
     ]
-    note = (
-        '<p class="note">Seconds are wall time of this run\'s generation (reused examples keep the time '
-        "they took when they were made); a failed plan or a failed command makes each of the example's "
-        "outputs missing, which lowers the zero-filled scores only.</p>"
-    )
-    return table(head, rows, left=2, left_cols=(4, 5, 6)) + note
+    return render("blocks/generation.html.j2", table=trusted(table(head, rows, left=2, left_cols=(4, 5, 6))))

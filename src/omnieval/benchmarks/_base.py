@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel
 
+from omnieval.benchmarks._spec import SPEC_ATTRIBUTES, SPEC_FILE, BenchmarkSpec, load_spec, spec_beside
 from omnieval.registry import Registry
 
 if TYPE_CHECKING:
@@ -149,8 +150,15 @@ class Leaderboard:
 
 
 class Benchmark(ABC):
-    """One evaluation protocol. Subclasses are registered with :func:`benchmark`."""
+    """One evaluation protocol. Subclasses are registered with :func:`benchmark`.
 
+    The class attributes up to ``headline_metric_patterns`` that :data:`SPEC_ATTRIBUTES` names are
+    data: they come from the ``benchmark.yaml`` beside the subclass's module (``_spec.py``), which
+    :func:`benchmark` loads; ``metrics_config`` and ``score_range`` stay in code.
+    """
+
+    spec: ClassVar[BenchmarkSpec | None] = None
+    """The validated ``benchmark.yaml`` the attributes below were read from (None: all in code)."""
     name: ClassVar[str]
     """Registry key, the suite's ``benchmark:`` value and the scores table's ``benchmark`` column."""
     title: ClassVar[str]
@@ -169,6 +177,8 @@ class Benchmark(ABC):
     """System kinds (``omnieval.systems.SYSTEMS`` keys) that can produce this benchmark's candidates."""
     judge_tracks: ClassVar[tuple[str, ...]] = ()
     """Tracks a judge panel scores; empty = the benchmark has no LLM judging."""
+    judge_criteria: ClassVar[Mapping[str, tuple[str, ...]]] = {}
+    """Track -> its criterion keys, where the benchmark declares them as flat keys."""
     default_panels: ClassVar[tuple[str, ...]] = ()
     judge_shards_by_system: ClassVar[bool] = False
     """Whether the judge stage may judge each system in its own shard (the Dask runner's unit):
@@ -182,9 +192,9 @@ class Benchmark(ABC):
     headline_components: ClassVar[tuple[str, ...]] = ()
     """Components :meth:`instance_components` reports, in display order (``omnieval compare``)."""
     lower_is_better: ClassVar[frozenset[str]] = frozenset()
+    """Headline components where a smaller value is better (e.g. error rates)."""
     headline_metric_patterns: ClassVar[tuple[str, ...]] = ()
     """Glob patterns of MLflow metric keys the parent run repeats per system (``<system>/<key>``)."""
-    """Headline components where a smaller value is better (e.g. error rates)."""
 
     # -- data ---------------------------------------------------------------------------------
     def detect(self, root: Path) -> bool:
@@ -320,18 +330,60 @@ def first_record_keys(path: Path, *, max_lines: int = 50) -> frozenset[str]:
 BENCHMARKS: Registry[Benchmark] = Registry("benchmark")
 
 
-def benchmark(name: str) -> Callable[[type[Benchmark]], type[Benchmark]]:
-    """Class decorator: register one instance of the benchmark under ``name`` (its config key).
+def benchmark(
+    name: str | None = None, *, registry: Registry[Benchmark] | None = None
+) -> Callable[[type[Benchmark]], type[Benchmark]]:
+    """Class decorator: read the class's ``benchmark.yaml`` and register one instance of it.
+
+    The declaration is the ``benchmark.yaml`` in the folder of the module defining the class; its
+    values become the class attributes of :data:`SPEC_ATTRIBUTES` and its ``name`` the registry key.
+    A class without one sets those attributes in code and passes ``name``.
+
+    Args:
+        name: The registry key when there is no ``benchmark.yaml``; with one, it may be given only
+            if it equals the file's ``name``.
+        registry: Where to register (default :data:`BENCHMARKS`); tests register a benchmark of
+            their own in a registry of their own so the production list stays the same.
+
+    Raises:
+        ConfigError: the declaration is invalid (file and field named), disagrees with ``name``,
+            or the class body sets an attribute the declaration owns.
+        TypeError: there is neither a declaration nor a ``name``.
 
     Example:
         >>> from omnieval.benchmarks import BENCHMARKS
         >>> "acbench" in BENCHMARKS.names()
         True
+        >>> BENCHMARKS.get("acbench").spec.dataset.marker
+        'manifest.jsonl'
     """
 
     def deco(cls: type[Benchmark]) -> type[Benchmark]:
-        cls.name = name
-        BENCHMARKS.register(name)(cls())
+        import sys
+
+        from omnieval.errors import ConfigError
+
+        module = sys.modules.get(cls.__module__)
+        path = spec_beside(getattr(module, "__file__", None))
+        key = name
+        if path is not None:
+            spec = load_spec(path)
+            if name is not None and name != spec.name:
+                raise ConfigError(f"{path}: name {spec.name!r} but {cls.__qualname__} registers {name!r}")
+            doubled = sorted(a for a in SPEC_ATTRIBUTES if a in vars(cls))
+            if doubled:
+                raise ConfigError(
+                    f"{cls.__module__}.{cls.__qualname__} sets {', '.join(doubled)} in code; "
+                    f"{path} declares them (one home per fact)"
+                )
+            for attribute, value in spec.class_attributes().items():
+                setattr(cls, attribute, value)
+            cls.spec = spec
+            key = spec.name
+        if key is None:
+            raise TypeError(f"{cls.__qualname__}: no {SPEC_FILE} beside its module and no name given")
+        cls.name = key
+        (BENCHMARKS if registry is None else registry).register(key)(cls())
         return cls
 
     return deco

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from omnieval.benchmarks import _base as api
-from omnieval.benchmarks.acbench._components import HEADLINE_COMPONENTS, LOWER_IS_BETTER
 from omnieval.benchmarks.acbench._conditions import CONDITIONS, TaskInputs
 from omnieval.benchmarks.acbench._heteronyms import (
     HETERONYMS,
@@ -49,21 +48,9 @@ SYSTEMS.register("neutral")(neutral)
 class AcBench(api.Benchmark):
     """OmniACBench (PROTOCOLS.md, seed 003)."""
 
-    title = "OmniACBench"
-    description = (
-        "acoustic control: speak a script as the spoken instruction and image imply; WER/WPM/PER/VFR"
-    )
-    default_dataset = Path("data/acbench-sample")
-    dataset_marker = "manifest.jsonl"
+    # Name, dataset, conditions, systems, modalities and headline components: benchmark.yaml.
     metrics_config = AcbenchMetricsConfig
-    conditions = CONDITIONS
-    default_conditions = CONDITIONS
-    system_kinds = frozenset({"oracle-control", "neutral", "import"})
-    modalities = ("speech",)
     score_range: ClassVar[Mapping[str, tuple[float, float]]] = SCORE_RANGE
-    headline_components = HEADLINE_COMPONENTS
-    headline_metric_patterns = ("acbench.*.wer",)
-    lower_is_better = LOWER_IS_BETTER
 
     # -- data ---------------------------------------------------------------------------------
     def detect(self, root: Path) -> bool:

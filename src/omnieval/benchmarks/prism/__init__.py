@@ -17,8 +17,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from omnieval.benchmarks import _base as api
 from omnieval.benchmarks.prism import _analyses  # noqa: F401  (registers the prism analyses)
-from omnieval.benchmarks.prism._aggregate import HEADLINE_COMPONENTS
-from omnieval.benchmarks.prism._tags import DIMENSIONS
 from omnieval.systems import SYSTEMS
 
 if TYPE_CHECKING:
@@ -88,18 +86,9 @@ def _first_swap(swaps: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
 class Prism(api.Benchmark):
     """PRISM-Bench (PROTOCOLS.md, seed 002)."""
 
-    title = "PRISM-Bench"
-    description = "audio-video clips judged blind beside their reference; ground-truth calibrated scores"
-    default_dataset = Path("data/prism-sample")
-    dataset_marker = "manifest.jsonl"
+    # Name, dataset, systems, modalities, judge tracks and headline components: benchmark.yaml.
     metrics_config = PrismMetricsConfig
-    system_kinds = frozenset({"ground-truth", "muted", "swapped-audio", "offset", "import"})
-    judge_tracks = DIMENSIONS
-    default_panels = ("cpu-cascade",)
-    modalities = ("video",)
     score_range: ClassVar[Mapping[str, tuple[float, float]]] = SCORE_RANGE
-    headline_components: ClassVar[tuple[str, ...]] = HEADLINE_COMPONENTS
-    headline_metric_patterns = ("prism.*.final",)
 
     def detect(self, root: Path) -> bool:
         """A ``manifest.jsonl`` whose first record has PRISM fields (acbench shares the file name)."""

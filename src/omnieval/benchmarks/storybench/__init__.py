@@ -17,7 +17,6 @@ from omnieval.benchmarks.storybench import (
     _rubrics,  # noqa: F401  (registers the judge rubrics)
     _systems,  # noqa: F401  (registers the reference systems)
 )
-from omnieval.benchmarks.storybench._components import HEADLINE_COMPONENTS
 from omnieval.metrics._config import MetricsConfig
 
 if TYPE_CHECKING:
@@ -60,16 +59,8 @@ class _AudioDescriber:
 class StoryBench(api.Benchmark):
     """Omni-StoryBench (PROTOCOLS.md, seed 000)."""
 
-    title = "Omni-StoryBench"
-    description = "story continuation: next page's image, narration and a spoken line; metrics + LLM judges"
-    default_dataset = Path("data/storybench-sample")
-    dataset_marker = "data/omni_storybench.parquet"
-    judge_shards_by_system = True
+    # Name, dataset, systems, modalities, judge tracks and headline components: benchmark.yaml.
     metrics_config = MetricsConfig
-    system_kinds = frozenset({"oracle", "copy-current", "shuffled", "import"})
-    judge_tracks = ("text", "image", "speech", "integrated")
-    default_panels = ("cpu",)
-    modalities = ("text", "image", "speech")
     score_range: ClassVar[Mapping[str, tuple[float, float]]] = {
         "bertscore_f1": (-1.0, 1.0),
         "image_similarity": (-1.0, 1.0),
@@ -82,8 +73,6 @@ class StoryBench(api.Benchmark):
     """Native ranges: similarities are cosines; ``judge_expected`` is the probability-weighted judge
     score; ``narration_length`` counts characters (the length-control analyses read it);
     ``dreamsim_distance`` exists only where dreamsim is installed."""
-    headline_components = HEADLINE_COMPONENTS
-    headline_metric_patterns = ("storybench.*.total_average",)
 
     # -- data ---------------------------------------------------------------------------------
     def instances(self, dataset: Any) -> tuple[Any, ...]:

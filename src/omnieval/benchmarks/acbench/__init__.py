@@ -134,9 +134,11 @@ class AcBench(api.Benchmark):
 
     def leaderboard(self, scores: pd.DataFrame, facts: api.RunFacts | None = None) -> api.Leaderboard:
         from omnieval.benchmarks.acbench._aggregate import aggregate_acbench, mlflow_metrics
+        from omnieval.benchmarks.acbench._leaderboard import AcbenchLeaderboard
 
         document = aggregate_acbench(scores)
-        return api.Leaderboard(document, {sid: mlflow_metrics(document, sid) for sid in document["systems"]})
+        metrics = {sid: mlflow_metrics(document, sid) for sid in document["systems"]}
+        return api.Leaderboard.typed(AcbenchLeaderboard.model_validate(document), metrics)
 
     def instance_components(self, scores: pd.DataFrame) -> pd.DataFrame:
         from omnieval.benchmarks.acbench._components import acbench_instance_components

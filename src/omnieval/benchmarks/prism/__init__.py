@@ -188,13 +188,15 @@ class Prism(api.Benchmark):
 
     def leaderboard(self, scores: pd.DataFrame, facts: api.RunFacts | None = None) -> api.Leaderboard:
         from omnieval.benchmarks.prism._aggregate import aggregate_prism, mlflow_metrics
+        from omnieval.benchmarks.prism._leaderboard import PrismLeaderboard
 
         document = aggregate_prism(scores, facts)
         lineage = facts.judge_lineage if facts is not None else {}
         swaps = {panel: lin.get("swap") for panel, lin in lineage.items() if (lin or {}).get("swap")}
         if swaps:
             document["swap_check"] = swaps
-        return api.Leaderboard(document, {sid: mlflow_metrics(document, sid) for sid in document["systems"]})
+        metrics = {sid: mlflow_metrics(document, sid) for sid in document["systems"]}
+        return api.Leaderboard.typed(PrismLeaderboard.model_validate(document), metrics)
 
     def leaderboard_text(self, document: Mapping[str, Any]) -> str:
         from omnieval.benchmarks.prism._aggregate import leaderboard_text

@@ -152,6 +152,7 @@ class StoryBench(api.Benchmark):
 
     def leaderboard(self, scores: pd.DataFrame, facts: api.RunFacts | None = None) -> api.Leaderboard:
         from omnieval.analysis import aggregate
+        from omnieval.benchmarks.storybench._leaderboard import StorybenchLeaderboard
 
         facts = facts or api.RunFacts()
         unavailable: dict[str, str] = {}
@@ -160,7 +161,8 @@ class StoryBench(api.Benchmark):
         agg = aggregate(
             scores, n_instances=facts.n_instances, benchmark=self.name, unavailable=unavailable or None
         )
-        return api.Leaderboard(agg.to_dict(), {sid: agg.mlflow_metrics(sid) for sid in agg.systems})
+        metrics = {sid: agg.mlflow_metrics(sid) for sid in agg.systems}
+        return api.Leaderboard.typed(StorybenchLeaderboard.model_validate(agg.to_dict()), metrics)
 
     def instance_components(self, scores: pd.DataFrame) -> pd.DataFrame:
         from omnieval.benchmarks.storybench._components import storybench_instance_components

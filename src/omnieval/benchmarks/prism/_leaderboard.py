@@ -1,0 +1,108 @@
+"""The PRISM-Bench ``leaderboard.json`` document (FORMATS.md section 7) as pydantic models.
+
+:func:`~omnieval.benchmarks.prism._aggregate.aggregate_prism` builds the dict (the benchmark adds
+``swap_check``); :class:`PrismLeaderboard` is its shape, validated before the report stage writes
+it. Field order follows the order the aggregate builds the keys in, so validating and dumping
+changes no byte. Subsets, dimensions and audio types are map keys, not fields: a dimension without
+an active cell in a subset (AV coherence off screen) is absent, as the paper prints "/".
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from omnieval.benchmarks._leaderboard import (
+    DocumentModel,
+    GenerationFacts,
+    LeaderboardDocument,
+    MlflowMetrics,
+)
+
+CellValues = dict[str, dict[str, float | None]]
+"""Dimension -> audio type -> value on the judges' 0-10 scale; ``null`` when not computable."""
+
+
+class SubsetScores(DocumentModel):
+    """One subset of a system (or of the ground-truth reference): cells, dimension totals, final."""
+
+    cells: CellValues
+    """Calibrated cells (for the ground truth: the global ground-truth mean per cell)."""
+    dimensions: dict[str, float | None]
+    """Dimension -> sum of its active cells; ``null`` when any of them is."""
+    final: float | None
+    """Sum of the dimension totals; ``null`` when any of them is."""
+
+
+class PrismSystem(DocumentModel):
+    """One system under test (never the ground-truth pseudo-system)."""
+
+    subsets: dict[str, SubsetScores]
+    """Subset (on_screen, off_screen, mixed) -> scores, in the paper's order."""
+    generation: GenerationFacts | None = None
+    """Generation facts of a generating system (added by the report stage)."""
+
+
+class GroundTruthReference(DocumentModel):
+    """The paper's "Ground Truth" row: the context-averaged reference per subset."""
+
+    subsets: dict[str, SubsetScores]
+
+
+class SubsetCoverage(DocumentModel):
+    """How much of one subset a system's judged cells cover."""
+
+    instances: int
+    """Instances of the subset with a row for this system."""
+    cells: int
+    """Judge-averaged cells of this system (instance x dimension x audio type)."""
+    valid_cells: int
+    """Cells with at least one valid judge score."""
+
+
+class SwapStage(DocumentModel):
+    """The blind-order swap check of one judging stage: how often preference flips with the order."""
+
+    cells: int
+    """Cells judged validly in both orders."""
+    flips: int
+    """Cells whose preferred clip (candidate, reference or tie) changed."""
+    flip_rate: float | None
+    """``flips / cells``; ``null`` without cells."""
+    strict_flips: int
+    """Cells whose preference went candidate <-> reference."""
+    strict_flip_rate: float | None
+    """``strict_flips / cells``; ``null`` without cells."""
+    first_slot_wins: float | None
+    """Share of comparisons where the clip shown first scored higher; ``null`` without any."""
+
+
+class PrismLeaderboard(LeaderboardDocument):
+    """The prism leaderboard document: GT-calibrated cells, dimension totals and final per subset."""
+
+    benchmark: Literal["prism"]
+    panel: str | None
+    """The one panel aggregated; ``null`` = every (panel, judge) counted alike."""
+    judges: list[str]
+    """``<panel>/<judge>`` of every judge in the aggregated rows, sorted."""
+    systems: dict[str, PrismSystem]
+    """System id -> entry, sorted by id."""
+    ground_truth: GroundTruthReference
+    coverage: dict[str, dict[str, SubsetCoverage]]
+    """System -> subset -> coverage."""
+    not_computed: list[str]
+    """Every ``null`` calibrated cell and every judge a panel could not run, with why."""
+    swap_check: dict[str, dict[str, SwapStage]] | None = None
+    """Panel -> ``stage_<n>`` -> swap statistics; present only when a panel ran the check."""
+    mlflow_metrics: MlflowMetrics | None = None
+    """System -> MLflow metrics (set by the report stage in ``leaderboard.json``)."""
+
+
+__all__ = [
+    "CellValues",
+    "GroundTruthReference",
+    "PrismLeaderboard",
+    "PrismSystem",
+    "SubsetCoverage",
+    "SubsetScores",
+    "SwapStage",
+]

@@ -1,0 +1,403 @@
+"""What a benchmark is: the one object stages, the report and tracking dispatch through.
+
+A benchmark owns its instance type and loader, its dataset gate, the task inputs a system may see,
+its metric set and typed ``metrics:`` config, its judge tracks (if any), its aggregation, leaderboard
+and MLflow metric keys. Everything outside ``benchmarks/<name>/`` reaches those through
+:class:`Benchmark` and never names a benchmark's components.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import BaseModel
+
+from omnieval.benchmarks._leaderboard import dump_document
+from omnieval.benchmarks._spec import SPEC_ATTRIBUTES, SPEC_FILE, BenchmarkSpec, load_spec, spec_beside
+from omnieval.registry import Registry
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from omnieval.config import SuiteConfig
+    from omnieval.data import Manifest
+    from omnieval.gates import GateResult
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class DatasetReport:
+    """Outcome of strict dataset validation; ``dataset`` is set only when ``ok``."""
+
+    ok: bool
+    problems: list[str]
+    n_rows: int
+    dataset: Any = None
+
+
+@dataclass(frozen=True)
+class DatasetSummary:
+    """A one-line description of a valid dataset and the facts behind it (``omnieval validate``)."""
+
+    text: str
+    facts: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MetricsOutput:
+    """One system's automatic-metric rows (FORMATS.md section 3) and what produced them."""
+
+    scores: pd.DataFrame
+    lineage: dict[str, Any]
+    computed: int
+    cache_hits: int
+
+
+@dataclass(frozen=True)
+class JudgeOutput:
+    """One judge panel's rows over every system, the raw judgments and the panel's lineage."""
+
+    scores: pd.DataFrame
+    judgments: pd.DataFrame
+    lineage: dict[str, Any]
+    mlflow_tags: dict[str, str]
+    model_calls: int
+    cache_hits: int
+
+
+@dataclass(frozen=True)
+class GenerateJob:
+    """One system writing the candidate layout for ``instances`` under one input condition."""
+
+    system: Any
+    instances: Sequence[Any]
+    out_root: Path
+    condition: str = ""
+    progress: Progress | None = None
+
+
+@dataclass(frozen=True)
+class MetricsJob:
+    """The automatic metrics of one system; ``candidates`` maps condition -> candidate root."""
+
+    instances: Sequence[Any]
+    system: str
+    candidates: Mapping[str, Path]
+    config: BaseModel
+    cache_dir: Path | None = None
+    progress: Progress | None = None
+
+
+@dataclass(frozen=True)
+class JudgeJob:
+    """One judge panel over every system; ``candidates`` maps system -> candidate root."""
+
+    instances: Sequence[Any]
+    candidates: Mapping[str, Path]
+    panel: str
+    metrics_config: BaseModel
+    cache_dir: Path
+    progress: Callable[[str, int, int], None] | None = None
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """What aggregation may need beyond the scores table.
+
+    Attributes:
+        n_instances: the zero-filled denominator (default: distinct instance ids in the table).
+        judge_lineage: panel -> the judge stage's lineage, so the document can say why a configured
+            judge produced nothing (e.g. no vision model on this machine).
+    """
+
+    n_instances: int | None = None
+    judge_lineage: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ReportJob:
+    """Where and from what to write one run's ``report.html``."""
+
+    path: Path
+    config: SuiteConfig
+    document: Mapping[str, Any]
+    analyses_dir: Path
+    analysis_runs: Mapping[str, str] | None = None
+    run_id: str | None = None
+    regression: Mapping[str, Any] | None = None
+    """The run folder's ``regression.json`` (comparison with the previous run); None when absent."""
+    judge_health: Mapping[str, Any] | None = None
+    """The judge stage's ``health.json`` (per-judge verdict distributions); None when absent."""
+    judgments_path: Path | None = None
+    """``judgments.parquet`` for the validity ledger per judge; None when the suite has no judges."""
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    """The report stage's aggregate: the ``leaderboard.json`` document and per-system MLflow metrics.
+
+    ``document`` is what ``omnieval aggregate --json`` prints for the benchmark (plus run facts the
+    report stage adds); ``mlflow_metrics`` maps system -> ``{key: value}`` with FORMATS.md section 5
+    keys, so the track stage logs exactly what the report computed instead of aggregating again.
+    ``model`` is the typed document (the benchmark's ``_leaderboard.py`` model, JSON schema under
+    ``docs/schemas/``) that ``document`` was dumped from; see :meth:`typed`.
+    """
+
+    document: dict[str, Any]
+    mlflow_metrics: dict[str, dict[str, float]] = field(default_factory=dict)
+    model: BaseModel | None = None
+
+    @classmethod
+    def typed(cls, model: BaseModel, mlflow_metrics: dict[str, dict[str, float]]) -> Leaderboard:
+        """A leaderboard whose ``document`` is the dump of a validated model.
+
+        The benchmark validates the dict its aggregate built (an unexpected or missing key fails
+        here, not in a reader of ``leaderboard.json``); the dump gives back the same keys in the
+        same order with the same values, so the file's bytes do not change.
+        """
+        return cls(dump_document(model), mlflow_metrics, model)
+
+
+class Benchmark(ABC):
+    """One evaluation protocol. Subclasses are registered with :func:`benchmark`.
+
+    The class attributes up to ``headline_metric_patterns`` that :data:`SPEC_ATTRIBUTES` names are
+    data: they come from the ``benchmark.yaml`` beside the subclass's module (``_spec.py``), which
+    :func:`benchmark` loads; ``metrics_config`` and ``score_range`` stay in code.
+    """
+
+    spec: ClassVar[BenchmarkSpec | None] = None
+    """The validated ``benchmark.yaml`` the attributes below were read from (None: all in code)."""
+    name: ClassVar[str]
+    """Registry key, the suite's ``benchmark:`` value and the scores table's ``benchmark`` column."""
+    title: ClassVar[str]
+    """Human name shown by ``omnieval benchmarks`` and in reports."""
+    description: ClassVar[str] = ""
+    default_dataset: ClassVar[Path]
+    """The bundled sample, used when a suite names no dataset path."""
+    dataset_marker: ClassVar[str]
+    """A file relative to a dataset folder whose presence identifies this benchmark's layout."""
+    metrics_config: ClassVar[type[BaseModel]]
+    """The typed ``metrics:`` block of a suite (frozen, no extra keys)."""
+    conditions: ClassVar[tuple[str, ...]] = ("",)
+    """Input conditions a suite may choose; ``("",)`` = the benchmark has none."""
+    default_conditions: ClassVar[tuple[str, ...]] = ("",)
+    system_kinds: ClassVar[frozenset[str]]
+    """System kinds (``omnieval.systems.SYSTEMS`` keys) that can produce this benchmark's candidates."""
+    judge_tracks: ClassVar[tuple[str, ...]] = ()
+    """Tracks a judge panel scores; empty = the benchmark has no LLM judging."""
+    judge_criteria: ClassVar[Mapping[str, tuple[str, ...]]] = {}
+    """Track -> its criterion keys, where the benchmark declares them as flat keys."""
+    default_panels: ClassVar[tuple[str, ...]] = ()
+    judge_shards_by_system: ClassVar[bool] = False
+    """Whether the judge stage may judge each system in its own shard (the Dask runner's unit):
+    true when a system's judge rows depend on that system's candidates alone and its lineage
+    merges by summing counts (storybench); false keeps every system in one shard (prism judges a
+    system beside the ground truth)."""
+    modalities: ClassVar[tuple[str, ...]]
+    """Candidate modalities (FORMATS.md section 2) a system writes."""
+    score_range: ClassVar[Mapping[str, tuple[float, float]]] = {}
+    """Native range of each scores-table component (the scores gate checks values against it)."""
+    headline_components: ClassVar[tuple[str, ...]] = ()
+    """Components :meth:`instance_components` reports, in display order (``omnieval compare``)."""
+    lower_is_better: ClassVar[frozenset[str]] = frozenset()
+    """Headline components where a smaller value is better (e.g. error rates)."""
+    headline_metric_patterns: ClassVar[tuple[str, ...]] = ()
+    """Glob patterns of MLflow metric keys the parent run repeats per system (``<system>/<key>``)."""
+
+    # -- data ---------------------------------------------------------------------------------
+    def detect(self, root: Path) -> bool:
+        """Whether ``root`` looks like a dataset of this benchmark."""
+        return (Path(root) / self.dataset_marker).is_file()
+
+    @abstractmethod
+    def validate(self, root: Path) -> DatasetReport:
+        """Strictly validate a dataset folder; never raises on bad data (problems name row and field)."""
+
+    @abstractmethod
+    def gate(self, root: Path, out_json: Path | None) -> GateResult:
+        """Run the dataset's Great Expectations suite; save the result to ``out_json``."""
+
+    @abstractmethod
+    def instances(self, dataset: Any) -> tuple[Any, ...]:
+        """The evaluation instances of a validated dataset, in canonical (index) order."""
+
+    @abstractmethod
+    def fingerprint(self, dataset: Any) -> Manifest:
+        """SHA-256 manifest of everything the dataset's scores depend on."""
+
+    @abstractmethod
+    def dataset_frame(self, root: Path) -> pd.DataFrame:
+        """A flat table of the dataset at ``root``, logged as the MLflow dataset input."""
+
+    def dataset_summary(self, dataset: Any) -> DatasetSummary:
+        """How ``omnieval validate`` describes a valid dataset."""
+        n = len(self.instances(dataset))
+        return DatasetSummary(f"{n} instances", {"n_rows": n})
+
+    def load(self, root: Path) -> Any:
+        """Validate and return the dataset; raise :class:`~omnieval.errors.DataError` on bad data."""
+        from omnieval.errors import DataError
+
+        report = self.validate(root)
+        if not report.ok:
+            raise DataError(
+                f"dataset {root} failed validation ({len(report.problems)} problems)", report.problems
+            )
+        return report.dataset
+
+    # -- generation ---------------------------------------------------------------------------
+    @abstractmethod
+    def generate(self, job: GenerateJob) -> Any:
+        """Let the job's system write the candidate layout; return its ``GenerationSummary``."""
+
+    def visible_task(self, instance: Any, condition: str = "") -> Any:
+        """One instance as a generating system sees it: a :class:`omnieval.systems.Task` holding only
+        the task inputs (never a target field), for ``condition`` where the benchmark has them."""
+        from omnieval.errors import ConfigError
+
+        raise ConfigError(f"benchmark {self.name} does not expose task inputs to generating systems")
+
+    # -- scoring ------------------------------------------------------------------------------
+    @abstractmethod
+    def compute_metrics(self, job: MetricsJob) -> MetricsOutput:
+        """Automatic metrics of one system, over every condition of ``job.candidates``."""
+
+    def panel_names(self) -> list[str]:
+        """Judge panels a suite of this benchmark may name (default: the shared panel folder)."""
+        from omnieval.judges import panel_names
+
+        return panel_names()
+
+    def judge(self, job: JudgeJob) -> JudgeOutput:
+        """Run one judge panel over every system."""
+        from omnieval.errors import ConfigError
+
+        raise ConfigError(f"benchmark {self.name} has no judge tracks (panel {job.panel})")
+
+    @abstractmethod
+    def leaderboard(self, scores: pd.DataFrame, facts: RunFacts | None = None) -> Leaderboard:
+        """Aggregate a scores table into the leaderboard document and MLflow metrics."""
+
+    def instance_components(self, scores: pd.DataFrame) -> pd.DataFrame:
+        """Per-instance values of the headline components, for paired run comparisons.
+
+        Returns columns ``system, instance_id, component, value``: per (system, instance) the value
+        of each headline component on its aggregate scale, valid instances only (no row where the
+        instance has no valid value). The mean of a component's values over instances is its
+        valid-only aggregate (up to how the benchmark weights judges).
+        """
+        raise NotImplementedError(f"benchmark {self.name} has no per-instance components")
+
+    @abstractmethod
+    def leaderboard_text(self, document: Mapping[str, Any]) -> str:
+        """The leaderboard as a terminal table."""
+
+    def aggregate_text(self, document: Mapping[str, Any]) -> str:
+        """``omnieval aggregate`` without ``--json`` (default: the leaderboard table)."""
+        return self.leaderboard_text(document)
+
+    def run_analyses(
+        self, scores: pd.DataFrame, out_dir: Path, *, only: Sequence[str] | None, seed: int, draws: int
+    ) -> dict[str, Any]:
+        """The benchmark's statistics on a scores table (written under ``out_dir``)."""
+        return {}
+
+    @abstractmethod
+    def write_report(self, job: ReportJob) -> None:
+        """Write the self-contained ``report.html`` of one run."""
+
+    def deviations(self, metrics_config: BaseModel) -> list[str]:
+        """Where this run departs from the paper's protocol (recorded in lineage and the report)."""
+        return []
+
+
+def first_record_keys(path: Path, *, max_lines: int = 50) -> frozenset[str]:
+    """Keys of the first JSONL line of ``path`` that parses as an object (empty when none does).
+
+    Benchmarks sharing the ``manifest.jsonl`` marker tell their layouts apart by these keys; lines
+    that are not JSON objects are skipped so one broken line does not hide the layout.
+    """
+    import json
+
+    try:
+        with Path(path).open(encoding="utf-8", errors="replace") as handle:
+            for number, line in enumerate(handle):
+                if number >= max_lines:
+                    break
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(record, dict) and record:
+                    return frozenset(record)
+    except OSError:
+        return frozenset()
+    return frozenset()
+
+
+BENCHMARKS: Registry[Benchmark] = Registry("benchmark")
+
+
+def benchmark(
+    name: str | None = None, *, registry: Registry[Benchmark] | None = None
+) -> Callable[[type[Benchmark]], type[Benchmark]]:
+    """Class decorator: read the class's ``benchmark.yaml`` and register one instance of it.
+
+    The declaration is the ``benchmark.yaml`` in the folder of the module defining the class; its
+    values become the class attributes of :data:`SPEC_ATTRIBUTES` and its ``name`` the registry key.
+    A class without one sets those attributes in code and passes ``name``.
+
+    Args:
+        name: The registry key when there is no ``benchmark.yaml``; with one, it may be given only
+            if it equals the file's ``name``.
+        registry: Where to register (default :data:`BENCHMARKS`); tests register a benchmark of
+            their own in a registry of their own so the production list stays the same.
+
+    Raises:
+        ConfigError: the declaration is invalid (file and field named), disagrees with ``name``,
+            or the class body sets an attribute the declaration owns.
+        TypeError: there is neither a declaration nor a ``name``.
+
+    Example:
+        >>> from omnieval.benchmarks import BENCHMARKS
+        >>> "acbench" in BENCHMARKS.names()
+        True
+        >>> BENCHMARKS.get("acbench").spec.dataset.marker
+        'manifest.jsonl'
+    """
+
+    def deco(cls: type[Benchmark]) -> type[Benchmark]:
+        import sys
+
+        from omnieval.errors import ConfigError
+
+        module = sys.modules.get(cls.__module__)
+        path = spec_beside(getattr(module, "__file__", None))
+        key = name
+        if path is not None:
+            spec = load_spec(path)
+            if name is not None and name != spec.name:
+                raise ConfigError(f"{path}: name {spec.name!r} but {cls.__qualname__} registers {name!r}")
+            doubled = sorted(a for a in SPEC_ATTRIBUTES if a in vars(cls))
+            if doubled:
+                raise ConfigError(
+                    f"{cls.__module__}.{cls.__qualname__} sets {', '.join(doubled)} in code; "
+                    f"{path} declares them (one home per fact)"
+                )
+            for attribute, value in spec.class_attributes().items():
+                setattr(cls, attribute, value)
+            cls.spec = spec
+            key = spec.name
+        if key is None:
+            raise TypeError(f"{cls.__qualname__}: no {SPEC_FILE} beside its module and no name given")
+        cls.name = key
+        (BENCHMARKS if registry is None else registry).register(key)(cls())
+        return cls
+
+    return deco

@@ -4,6 +4,10 @@ A page leads with the verdict (``regression.json``) and the pictures a person lo
 leaderboard with bootstrap CIs, per-component bars, what moved since the previous run, the judges'
 validity ledger and health; each analysis is one figure with a one-line reading generated from its
 numbers, and the raw JSON is linked, never dumped into the page.
+
+The markup is Jinja2 templates (``templates/`` here, and a benchmark's own ``templates/`` for its
+sections, rendered with :func:`render`); values are autoescaped, and HTML already built is passed
+in with :func:`trusted`.
 """
 
 from omnieval.reporting._blocks import (
@@ -40,6 +44,7 @@ from omnieval.reporting._figures import (
 from omnieval.reporting._ledger import LEDGER_STATUSES, LedgerRow, read_ledger, validity_ledger
 from omnieval.reporting._page import Section, esc, render_page, table, write_page
 from omnieval.reporting._readings import analysis_reading, analysis_summary
+from omnieval.reporting._templates import render, trusted
 
 __all__ = [
     "LEDGER_STATUSES",
@@ -72,9 +77,11 @@ __all__ = [
     "plot",
     "read_ledger",
     "regression_deltas",
+    "render",
     "render_page",
     "stacked_bars",
     "table",
+    "trusted",
     "validity_ledger",
     "validity_ledger_block",
     "verdict_banner",

@@ -5,6 +5,9 @@ final, by final), the radar of calibrated cells (the paper's Figure 1: one spoke
 audio type), one panel per subset), the judge-stability tables (appendix A), the judge ablation
 (appendix B) and human preference agreement when the analyses produced them, the blind-order swap
 check, what could not be judged and why, and the deviations from the paper's protocol.
+
+The markup of each section is a Jinja2 template in this package's ``templates/`` folder (rendered
+with the shared report environment: autoescaping on); the functions here pick the numbers.
 """
 
 from __future__ import annotations
@@ -27,6 +30,16 @@ if TYPE_CHECKING:
     from omnieval.benchmarks._base import ReportJob
 
 GT_LABEL = "Ground Truth"
+
+_TEMPLATES = "omnieval.benchmarks.prism"
+"""The package whose ``templates/`` folder holds this page's section templates."""
+
+
+def _render(name: str, **context: Any) -> str:
+    """Render one of this page's section templates (trusted HTML values wrapped with ``trusted``)."""
+    from omnieval.reporting import render
+
+    return render(name, package=_TEMPLATES, **context)
 
 
 def _fmt(value: Any, digits: int = 2) -> str:
@@ -116,17 +129,19 @@ def radar_png(document: Mapping[str, Any], out_path: Path) -> Path:
 
 def leaderboard_html(document: Mapping[str, Any]) -> str:
     """One table per subset: systems by final, the dimension totals and final, cells on hover rows."""
-    from omnieval.reporting import esc, table
+    from markupsafe import Markup
 
-    parts: list[str] = []
+    from omnieval.reporting import table, trusted
+
+    parts: list[tuple[str, Markup]] = []
     gt_all = document.get("ground_truth", {}).get("subsets", {})
     for subset in subsets_of(document):
         spokes = _spokes(document, subset)
         dims = [d for d in DIMENSIONS if any(sd == d for sd, _ in spokes)]
-        head = ["system"]
+        head: list[str] = ["system"]
         for d in dims:
-            head += [f"{esc(DIMENSION_LABELS[d])} {esc(t)}" for sd, t in spokes if sd == d]
-            head.append(f"<b>{esc(DIMENSION_LABELS[d])} total</b>")
+            head += [str(Markup("{} {}").format(DIMENSION_LABELS[d], t)) for sd, t in spokes if sd == d]
+            head.append(str(Markup("<b>{} total</b>").format(DIMENSION_LABELS[d])))
         head.append("<b>Final</b>")
         rows: list[list[str]] = []
         named = [(GT_LABEL, gt_all.get(subset))] + [
@@ -135,28 +150,20 @@ def leaderboard_html(document: Mapping[str, Any]) -> str:
         for name, entry in named:
             if entry is None:
                 continue
-            row = [f"<i>{esc(name)}</i>" if name == GT_LABEL else esc(name)]
+            row = [str(Markup("<i>{}</i>" if name == GT_LABEL else "{}").format(name))]
             for d in dims:
                 row += [_fmt(entry["cells"].get(d, {}).get(t)) for sd, t in spokes if sd == d]
-                row.append(f"<b>{_fmt(entry['dimensions'].get(d))}</b>")
-            row.append(f"<b>{_fmt(entry['final'])}</b>")
+                row.append(str(Markup("<b>{}</b>").format(_fmt(entry["dimensions"].get(d)))))
+            row.append(str(Markup("<b>{}</b>").format(_fmt(entry["final"]))))
             rows.append(row)
-        parts.append(f"<h3>{esc(SUBSET_LABELS.get(subset, subset))}</h3>" + table(head, rows))
-    if not parts:
-        return "<p>No systems were scored.</p>"
-    return (
-        "<p class=\"note\">GT-calibrated means on the judges' 0-10 scale: each cell is the system's mean "
-        "divided by the mean of the ground truth judged beside it, times the mean of every ground-truth "
-        "score of that cell. A dimension total sums its audio types; Final sums the dimension totals. "
-        "The Ground Truth row is the context-averaged reference. n/a = not computed (see below).</p>"
-        + "".join(parts)
-    )
+        parts.append((SUBSET_LABELS.get(subset, subset), trusted(table(head, rows))))
+    return _render("leaderboard.html.j2", subsets=parts)
 
 
 def _stats_row(label: str, block: Mapping[str, Any] | None) -> list[str]:
     from omnieval.reporting import esc
 
-    block = block or {}
+    block = block or {}  # cells are numbers; only the label needs escaping
     return [
         esc(label),
         *(_fmt(block.get(k), 3) for k in ("std", "d_bias", "d_signal")),
@@ -169,17 +176,16 @@ STATS_HEAD = ["", "Std", "d<sub>bias</sub>", "d<sub>signal</sub>", "SNR"]
 
 def stability_html(doc: Mapping[str, Any]) -> str:
     """The subset table (Table 2), the per-dimension table (Table 3 by dimension) and the pairs."""
-    from omnieval.reporting import esc, table
+    from omnieval.reporting import esc, table, trusted
 
     subsets = [s for s in doc.get("subsets", {})]
-    out = table(STATS_HEAD, [_stats_row(SUBSET_LABELS.get(s, s), doc["subsets"][s]) for s in subsets])
+    by_subset = table(STATS_HEAD, [_stats_row(SUBSET_LABELS.get(s, s), doc["subsets"][s]) for s in subsets])
     rows: list[list[str]] = []
     for s in subsets:
         for dim, block in doc.get("dimensions", {}).get(s, {}).items():
             rows.append(_stats_row(f"{SUBSET_LABELS.get(s, s)} / {DIMENSION_LABELS.get(dim, dim)}", block))
             for atype, cell in doc.get("cells", {}).get(s, {}).get(dim, {}).items():
                 rows.append(_stats_row(f"    {atype}", cell))
-    out += "<h3>Per dimension (and audio type)</h3>" + table(STATS_HEAD, rows)
     pair_rows = [
         [
             esc(SUBSET_LABELS.get(p["subset"], p["subset"])),
@@ -191,22 +197,14 @@ def stability_html(doc: Mapping[str, Any]) -> str:
         ]
         for p in doc.get("pairs", [])
     ]
-    out += (
-        "<details><summary>Pairs of systems (d = a minus b)</summary>"
-        + table(
-            ["subset", "system a", "system b", "d<sub>bias</sub>", "d<sub>signal</sub>", "SNR"],
-            pair_rows,
-            left=3,
-        )
-        + "</details>"
+    pairs = table(
+        ["subset", "system a", "system b", "d<sub>bias</sub>", "d<sub>signal</sub>", "SNR"], pair_rows, left=3
     )
-    return (
-        '<p class="note">Per item a candidate\'s total sums its judge-averaged cells. Std: mean over pairing '
-        "contexts of the SD of the ground truth's totals. For each pair of systems, d<sub>bias</sub> is the "
-        "standardized difference of the ground truth's mean total beside each (context drift) and "
-        "d<sub>signal</sub> that of the two systems' mean totals; subset figures average |d| over pairs, SNR "
-        "averages the pairs' |d<sub>signal</sub>|/|d<sub>bias</sub>|. Drift well below signal means the "
-        "ground-truth anchor is stable enough to separate systems.</p>" + out
+    return _render(
+        "stability.html.j2",
+        subsets=trusted(by_subset),
+        dimensions=trusted(table(STATS_HEAD, rows)),
+        pairs=trusted(pairs),
     )
 
 
@@ -247,10 +245,10 @@ def _agreement_rows(block: Mapping[str, Any], grouping: str) -> list[list[str]]:
 
 def human_html(doc: Mapping[str, Any]) -> str:
     """Preference-direction agreement tables: GT-vs-model and model-vs-model, per cell and total."""
-    from omnieval.reporting import table
+    from omnieval.reporting import table, trusted
 
     head = ["", "comparisons", "agreement", "untied", "agreement (untied)"]
-    out = ""
+    tables = []
     for kind, grouping, title in (
         ("gt_vs_model", "by_system", "Ground truth vs model"),
         ("model_vs_model", "by_pair", "Model vs model"),
@@ -258,17 +256,14 @@ def human_html(doc: Mapping[str, Any]) -> str:
         for level in ("cells", "totals"):
             block = doc.get(kind, {}).get(level)
             if block:
-                out += f"<h3>{title}, per {'cell' if level == 'cells' else 'item total'}</h3>"
-                out += table(head, _agreement_rows(block, grouping))
-    mean = doc.get("mean_dimension_agreement")
-    lead = (
-        f"<p>Mean GT-vs-model agreement over dimensions: <b>{100 * mean:.1f}%</b> (the paper reports over 70%).</p>"
-        if mean is not None
-        else ""
+                per = "cell" if level == "cells" else "item total"
+                tables.append((f"{title}, per {per}", trusted(table(head, _agreement_rows(block, grouping)))))
+    return _render(
+        "human.html.j2",
+        mean=doc.get("mean_dimension_agreement"),
+        tie_rule=doc.get("tie_rule", ""),
+        tables=tables,
     )
-    from omnieval.reporting import esc
-
-    return lead + f'<p class="note">{esc(doc.get("tie_rule", ""))}</p>' + out
 
 
 def swap_html(swap: Mapping[str, Any]) -> str:
@@ -277,7 +272,7 @@ def swap_html(swap: Mapping[str, Any]) -> str:
     ``swap`` is the judge's summary (``{"stage_1": {"flip_rate", ...}, "stage_2": {...}}``, possibly
     with a ``panel`` key) or a flat mapping with a top-level ``flip_rate``.
     """
-    from omnieval.reporting import esc, table
+    from omnieval.reporting import esc, table, trusted
 
     def finite(value: Any) -> bool:
         return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(float(value))
@@ -286,16 +281,7 @@ def swap_html(swap: Mapping[str, Any]) -> str:
     rates: dict[str, Any] = {k: v.get("flip_rate") for k, v in stages.items()}
     if "flip_rate" in swap:
         rates["all"] = swap["flip_rate"]
-    shown = [
-        f"{esc(k.replace('_', ' '))}: <b>{100 * float(r):.1f}%</b>" for k, r in rates.items() if finite(r)
-    ]
-    lead = (
-        "<p>Preference flip rate when the two clips swap positions ("
-        + "; ".join(shown)
-        + "); 0% = the judge's preference never depends on which clip is shown first.</p>"
-        if shown
-        else ""
-    )
+    shown = [(k.replace("_", " "), f"{100 * float(r):.1f}%") for k, r in rates.items() if finite(r)]
     rows = []
     for key, value in swap.items():
         if key == "flip_rate":
@@ -305,15 +291,13 @@ def swap_html(swap: Mapping[str, Any]) -> str:
             label = f"{key}.{name}" if name else key
             text = _fmt(figure, 4) if finite(figure) else json.dumps(figure, default=str)[:200]
             rows.append([esc(label), esc(text)])
-    return lead + (table(["figure", "value"], rows) if rows else "")
+    return _render(
+        "swap.html.j2", rates=shown, table=trusted(table(["figure", "value"], rows) if rows else "")
+    )
 
 
 def _list(items: Sequence[str], empty: str) -> str:
-    from omnieval.reporting import esc
-
-    if not items:
-        return f'<p class="note">{esc(empty)}</p>'
-    return "<ul>" + "".join(f"<li>{esc(i)}</li>" for i in items) + "</ul>"
+    return _render("blocks/items.html.j2", items=list(items), empty=empty)
 
 
 def _analysis(analyses_dir: Path, name: str) -> dict[str, Any] | None:
@@ -383,11 +367,11 @@ def write_prism_report(
         Section,
         analysis_artifacts,
         artifact_links,
-        esc,
         figure,
         generation_block,
         judge_health_block,
         render_page,
+        trusted,
         validity_ledger_block,
         verdict_banner,
         write_page,
@@ -410,16 +394,14 @@ def write_prism_report(
             title="Calibrated cells per system (cf. the paper's Figure 1)",
         )
         if has_systems
-        else "<p>No systems were scored.</p>"
+        else leaderboard_html(document)  # the same "no systems" sentence
     )
     not_computed = list(document.get("not_computed", []))
-    gaps = (
-        "<h3>Could not be judged here</h3>"
-        + _list(unavailable, "Every configured judge ran.")
-        + "<h3>Cells not computed</h3>"
-        + _list(not_computed, "Every active cell was computed.")
-        + "<h3>Deviations from the paper's protocol</h3>"
-        + _list(deviations, "None recorded for this configuration.")
+    gaps = _render(
+        "coverage.html.j2",
+        unavailable=trusted(_list(unavailable, "Every configured judge ran.")),
+        not_computed=trusted(_list(not_computed, "Every active cell was computed.")),
+        deviations=trusted(_list(deviations, "None recorded for this configuration.")),
     )
     sections = [
         Section(
@@ -451,10 +433,11 @@ def write_prism_report(
             Section(
                 "judges",
                 "Judges",
-                "<h3>Validity ledger per judge</h3>"
-                + validity_ledger_block(job.judgments_path)
-                + "<h3>Judge health</h3>"
-                + judge_health_block(job.judge_health),
+                _render(
+                    "judges.html.j2",
+                    ledger=trusted(validity_ledger_block(job.judgments_path)),
+                    health=trusted(judge_health_block(job.judge_health)),
+                ),
             )
         )
     artifacts = [
@@ -465,15 +448,14 @@ def write_prism_report(
     ]
     artifacts += analysis_artifacts(analyses_dir, page_dir)
     sections.append(Section("artifacts", "Raw data", artifact_links(page_dir, artifacts)))
-    run = (
-        f" MLflow run <code>{esc(job.run_id)}</code> (experiment {esc(config.experiment)})."
-        if job.run_id
-        else ""
-    )
-    judges = ", ".join(document.get("judges", [])) or "none"
-    facts = (
-        f"Dataset {esc(config.dataset_name)} at {esc(config.dataset_path)}, digest "
-        f"<code>{esc(document.get('dataset_digest', ''))}</code>. Judges: {esc(judges)}.{run}"
+    facts = _render(
+        "facts.html.j2",
+        dataset=config.dataset_name,
+        path=config.dataset_path,
+        digest=document.get("dataset_digest", ""),
+        judges=", ".join(document.get("judges", [])) or "none",
+        run_id=job.run_id,
+        experiment=config.experiment,
     )
     write_page(
         path,

@@ -1,5 +1,8 @@
 """The OmniACBench ``report.html``: the section 7 leaderboard per system x condition, the paper's
-reference row and random baselines, the decomposition's failure attribution, and the deviations."""
+reference row and random baselines, the decomposition's failure attribution, and the deviations.
+
+The page's own pieces are Jinja2 templates in this package's ``templates/`` folder, rendered with
+the shared report environment (autoescaping on)."""
 
 from __future__ import annotations
 
@@ -86,9 +89,10 @@ def write_acbench_report(job: ReportJob, *, deviations: list[str]) -> None:
         Section,
         analysis_artifacts,
         artifact_links,
-        esc,
         generation_block,
+        render,
         render_page,
+        trusted,
         verdict_banner,
         what_moved,
         write_page,
@@ -99,21 +103,26 @@ def write_acbench_report(job: ReportJob, *, deviations: list[str]) -> None:
         document, inputs_seen=inputs_seen(config), inputs_not_seen=inputs_not_seen(config)
     )
     section = report_html_section(document, attribution=attribution, heading_level=3)
-    notes = "".join(f"<li>{esc(d)}</li>" for d in deviations)
-    run = f"MLflow run <code>{esc(run_id)}</code> (experiment {esc(config.experiment)})." if run_id else ""
-    facts = (
-        f"Dataset {esc(config.dataset_name)} at {esc(config.dataset_path)}, digest "
-        f"<code>{esc(document.get('dataset_digest', ''))}</code>. {run}"
+    package = "omnieval.benchmarks.acbench"
+    facts = render(
+        "facts.html.j2",
+        package=package,
+        dataset=config.dataset_name,
+        path=config.dataset_path,
+        digest=document.get("dataset_digest", ""),
+        run_id=run_id,
+        experiment=config.experiment,
     )
     systems = list(document.get("systems", {}))
     headline = [
         f"{len(systems)} systems ({', '.join(systems)}) under {len(config.run_conditions)} input conditions "
         f"({', '.join(config.run_conditions)})."
     ]
-    scope = (
-        f"<p>Input conditions: {esc(', '.join(config.run_conditions))}. Values in percent except delta-WPM "
-        '(words per minute); valid rows only; a metric that could not be computed is shown as "-" and listed '
-        "as not computed.</p>"
+    leaderboard = render(
+        "leaderboard.html.j2",
+        package=package,
+        conditions=", ".join(config.run_conditions),
+        section=trusted(section),
     )
     artifacts = [
         Artifact("leaderboard.json", "per system and condition (FORMATS.md section 7)"),
@@ -127,9 +136,13 @@ def write_acbench_report(job: ReportJob, *, deviations: list[str]) -> None:
     sections = [
         Section("verdict", "Verdict", verdict_banner(job.regression, headline=headline)),
         Section("moved", "What moved since the previous run", what_moved(job.regression)),
-        Section("leaderboard", "Leaderboard and failure attribution", scope + section),
+        Section("leaderboard", "Leaderboard and failure attribution", leaderboard),
         Section("generation", "Generation", generation_block(document.get("systems") or {})),
-        Section("deviations", "Deviations from the paper's protocol", f"<ul>{notes}</ul>"),
+        Section(
+            "deviations",
+            "Deviations from the paper's protocol",
+            render("deviations.html.j2", package=package, deviations=deviations),
+        ),
         Section("artifacts", "Raw artifacts", artifact_links(path.parent, artifacts)),
     ]
     page = render_page(

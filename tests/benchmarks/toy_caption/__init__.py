@@ -195,13 +195,12 @@ class ToyCaption(Benchmark):
             systems[str(system)] = SystemBoard(
                 token_f1=mean, n_valid=len(valid), n_missing=len(rows) - len(valid)
             )
-        document = ToyLeaderboard(benchmark=self.name, systems=systems).model_dump(mode="json")
         metrics = {
             s: {f"{self.name}.valid_only.token_f1": b.token_f1}
             for s, b in systems.items()
             if b.token_f1 is not None
         }
-        return api.Leaderboard(document, metrics)
+        return api.Leaderboard.typed(ToyLeaderboard(benchmark=self.name, systems=systems), metrics)
 
     def instance_components(self, scores: pd.DataFrame) -> pd.DataFrame:
         valid = scores[scores["status"] == Status.OK.value]

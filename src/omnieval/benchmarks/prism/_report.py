@@ -35,7 +35,7 @@ _TEMPLATES = "omnieval.benchmarks.prism"
 """The package whose ``templates/`` folder holds this page's section templates."""
 
 
-def _render(name: str, **context: Any) -> str:
+def _render(name: str, /, **context: Any) -> str:
     """Render one of this page's section templates (trusted HTML values wrapped with ``trusted``)."""
     from omnieval.reporting import render
 
@@ -434,7 +434,7 @@ def write_prism_report(
                 "judges",
                 "Judges",
                 _render(
-                    "judges.html.j2",
+                    "blocks/judges.html.j2",
                     ledger=trusted(validity_ledger_block(job.judgments_path)),
                     health=trusted(judge_health_block(job.judge_health)),
                 ),

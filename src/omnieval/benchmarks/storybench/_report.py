@@ -1,4 +1,8 @@
-"""Human-readable outputs: the terminal leaderboard and the self-contained report.html."""
+"""Human-readable outputs: the terminal leaderboard and the self-contained report.html.
+
+The page's markup is Jinja2 templates in this package's ``templates/`` folder and the shared blocks
+of :mod:`omnieval.reporting` (autoescaping on); the functions here pick and shape the numbers.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from markupsafe import Markup
+
     from omnieval.analysis._rankings import CoverageRanking
     from omnieval.benchmarks._base import ReportJob
 
@@ -237,14 +243,25 @@ def completeness_lines(board: dict[str, Any]) -> list[str]:
     return lines
 
 
+_TEMPLATES = "omnieval.benchmarks.storybench"
+"""The package whose ``templates/`` folder holds this page's section templates."""
+
+
+def _render(name: str, /, **context: Any) -> str:
+    """Render one of this page's templates (already-built HTML values wrapped with ``trusted``)."""
+    from omnieval.reporting import render
+
+    return render(name, package=_TEMPLATES, **context)
+
+
 def completeness_html(board: dict[str, Any], labels: dict[str, str] | None = None) -> str:
     """The completeness table (missing T / I / S per system, planning failures by cause, seconds per
     example per step) with the valid-only vs zero-filled Total Average beside it."""
-    from omnieval.reporting import esc, fmt, table
+    from omnieval.reporting import esc, fmt, table, trusted
 
     rows = completeness_rows(board)
     if not rows:
-        return "<p class=note>No systems.</p>"
+        return _render("blocks/note.html.j2", text="No systems.", code=None, tail="")
     labels = labels or {}
     steps = sorted(
         {k for r in rows for k in r.seconds_per_example}, key=lambda k: (k not in ("plan", "backbone"), k)
@@ -282,14 +299,7 @@ def completeness_html(board: dict[str, Any], labels: dict[str, str] | None = Non
                 fmt(r.delta, signed=True),
             ]
         )
-    note = (
-        "<p class=note>Missing outputs per modality (T text, I image, S speech) out of N instances. A failed "
-        "plan removes all three outputs of its example (Omni-StoryBench's rule), so failed plans lower the "
-        "zero-filled Total Average while the valid-only one averages the examples that were produced. "
-        "Seconds are wall time per example and step, kept with each cached example (a reused example "
-        "reports the seconds it took when it was made). Systems that do not plan show '-'.</p>"
-    )
-    return note + table(head, body, left=2)
+    return _render("completeness.html.j2", table=trusted(table(head, body, left=2)))
 
 
 def _generation_labels(job: ReportJob, systems: list[str]) -> dict[str, str]:
@@ -426,11 +436,13 @@ def diagnostics_reading(doc: dict[str, Any]) -> str:
 
 
 def _bottleneck_section(doc: Any, pngs: list[bytes], order: list[str]) -> str:
-    from omnieval.reporting import Panel, analysis_reading, esc, figure, panel_bars
+    from omnieval.reporting import Panel, analysis_reading, figure, panel_bars
 
     if not _ok(doc):
         why = doc.get("reason", "") if isinstance(doc, dict) else "the analysis was not run"
-        return f'<p class="note">No modality-bottleneck diagnostics: {esc(why)}.</p>'
+        return _render(
+            "blocks/note.html.j2", text=f"No modality-bottleneck diagnostics: {why}.", code=None, tail=""
+        )
     d = doc["valid_only"]
     listed = [row["system"] for row in d["systems"]]
     systems = [s for s in order if s in listed] + [s for s in listed if s not in order]
@@ -467,75 +479,69 @@ SHOWN_ABOVE: dict[str, tuple[str, str]] = {
 def _analysis_cards(
     docs: dict[str, Any], analyses_dir: Path, links_base: str | None, runs: dict[str, str]
 ) -> str:
-    from omnieval.reporting import analysis_reading, analysis_summary, esc, figure, table
+    from omnieval.reporting import analysis_reading, analysis_summary, esc, figure, table, trusted
 
-    cards, skipped = [], []
+    cards: list[Markup] = []
+    skipped: list[list[str]] = []
     for name, doc in docs.items():
-        json_link = (
-            f' <a href="{esc(links_base)}/{esc(name)}.json">{esc(name)}.json</a>'
-            if links_base is not None
-            else ""
-        )
-        mlflow = f" MLflow run <code>{esc(runs[name])}</code>." if name in runs else ""
+        data = {
+            "href": f"{links_base}/{name}.json" if links_base is not None else None,
+            "name": name,
+            "run": runs.get(name),
+        }
         if not _ok(doc):
-            skipped.append([esc(name), esc(doc.get("reason", "")), json_link + mlflow])
+            skipped.append(
+                [esc(name), esc(doc.get("reason", "")), _render("analysis_data.html.j2", card=False, **data)]
+            )
             continue
         reading = analysis_reading(name, doc)
         title = f"{name}: {analysis_summary(name)}" if analysis_summary(name) else name
-        extra = f'<br><span class="note">Data:{json_link}.{mlflow}</span>' if (json_link or mlflow) else ""
+        has_data = data["href"] is not None or data["run"] is not None
+        extra = _render("analysis_data.html.j2", card=True, **data) if has_data else ""
         pngs = _pngs(analyses_dir, name)
-        if name in SHOWN_ABOVE:
-            anchor, section = SHOWN_ABOVE[name]
-            cards.append(
-                f'<div class="card"><h3>{esc(title)}</h3><p><b>Reading:</b> {esc(reading)} '
-                f'Charted in <a href="#{anchor}">{esc(section)}</a>.{extra}</p></div>'
-            )
-        elif pngs:
-            cards.append(figure(pngs[0], reading, alt=name, title=title, extra=extra, more=pngs[1:]))
+        anchor, section = SHOWN_ABOVE.get(name, (None, None))
+        if anchor is None and pngs:
+            cards.append(trusted(figure(pngs[0], reading, alt=name, title=title, extra=extra, more=pngs[1:])))
         else:
-            cards.append(
-                f'<div class="card"><h3>{esc(title)}</h3><p><b>Reading:</b> {esc(reading)}{extra}</p></div>'
+            card = _render(
+                "card.html.j2",
+                title=title,
+                reading=reading,
+                anchor=anchor,
+                section=section,
+                extra=trusted(extra),
             )
-    out = "".join(cards) or '<p class="note">No analysis produced a result.</p>'
-    if skipped:
-        out += "<h3>Skipped analyses</h3>" + table(["analysis", "why", "data"], skipped, left=3)
-    return out
+            cards.append(trusted(card))
+    skipped_table = table(["analysis", "why", "data"], skipped, left=3) if skipped else ""
+    return _render("analyses.html.j2", cards=cards, skipped=trusted(skipped_table))
 
 
 def _leaderboard_html(board: dict[str, Any]) -> str:
-    from omnieval.reporting import esc
-
-    rows = []
-    for row in _ranking(board).rows:
-        entry = board["systems"][row.system]
-        cells = "".join(
-            f"<td>{_fmt(entry['valid_only'].get(k), s)}</td><td class=z>{_fmt(entry['zero_filled'].get(k), s)}</td>"
-            for k, _l, s in COMPONENTS
-        )
-        rows.append(f"<tr><td>{esc(row.label)}</td><th class=l>{esc(row.system)}</th>{cells}</tr>")
-    head = "".join(f"<th colspan=2>{esc(label)}</th>" for _k, label, _s in COMPONENTS)
-    sub = "<th>valid</th><th class=z>zero</th>" * len(COMPONENTS)
-    return (
-        f"<table><tr><th>rank</th><th></th>{head}</tr><tr><th></th><th></th>{sub}</tr>{''.join(rows)}</table>"
-    )
+    rows = [
+        {
+            "label": row.label,
+            "system": row.system,
+            "cells": [
+                (
+                    _fmt(board["systems"][row.system]["valid_only"].get(k), s),
+                    _fmt(board["systems"][row.system]["zero_filled"].get(k), s),
+                )
+                for k, _l, s in COMPONENTS
+            ],
+        }
+        for row in _ranking(board).rows
+    ]
+    return _render("policies.html.j2", components=[label for _k, label, _s in COMPONENTS], rows=rows)
 
 
 def _coverage_html(board: dict[str, Any]) -> str:
-    from omnieval.reporting import esc
-
-    items: list[str] = []
-    nested: list[str] = []
+    items: list[tuple[str, list[str]]] = []
     for line in coverage_lines(board):
-        if line.startswith("  - "):
-            nested.append(f"<li>{esc(line[4:])}</li>")
-            continue
-        if nested:
-            items[-1] += f"<ul>{''.join(nested)}</ul>"
-            nested = []
-        items.append(f"<li>{esc(line)}")
-    if nested:
-        items[-1] += f"<ul>{''.join(nested)}</ul>"
-    return "<ul>" + "".join(f"{i}</li>" for i in items) + "</ul>"
+        if line.startswith("  - ") and items:
+            items[-1][1].append(line[4:])
+        else:
+            items.append((line, []))
+    return _render("coverage_list.html.j2", items=items)
 
 
 def _headline(board: dict[str, Any], bootstrap: Any, job: ReportJob) -> list[str]:
@@ -639,10 +645,10 @@ def write_report_html(job: ReportJob) -> None:
         analyses_href,
         analysis_artifacts,
         artifact_links,
-        esc,
         judge_health_block,
         leaderboard_ci,
         render_page,
+        trusted,
         validity_ledger_block,
         verdict_banner,
         what_moved,
@@ -659,40 +665,28 @@ def write_report_html(job: ReportJob) -> None:
     links_base = analyses_href(analyses_dir, page_dir)
     deviations = config.bench.deviations(config.metrics)
 
-    leaderboard = (
-        leaderboard_ci(bootstrap, totals, order, scale="Total Average (valid-only, 0-10)")
-        + "<h3>Both policies</h3><p class=note>Automatic metrics are scaled x10 as in the Total Average. "
-        "Valid-only: mean over valid records; zero-filled (grey): missing or invalid records count 0.</p>"
-        + _leaderboard_html(board)
-        + f'<p>{esc(coverage_lines(board)[0])} <a href="#coverage">What is not computed, and why</a>.</p>'
+    leaderboard = _render(
+        "leaderboard.html.j2",
+        chart=trusted(leaderboard_ci(bootstrap, totals, order, scale="Total Average (valid-only, 0-10)")),
+        policies=trusted(_leaderboard_html(board)),
+        coverage=coverage_lines(board)[0],
     )
-    judges = (
-        "<h3>Validity ledger per judge</h3>"
-        + validity_ledger_block(job.judgments_path)
-        + "<h3>Judge health</h3>"
-        + judge_health_block(job.judge_health)
+    judges = _render(
+        "blocks/judges.html.j2",
+        ledger=trusted(validity_ledger_block(job.judgments_path)),
+        health=trusted(judge_health_block(job.judge_health)),
     )
     missing: dict[str, Any] = board.get("missing_judges", {})
-    unavailable = "".join(
-        f"<li><b>judge.{esc(track)}</b>{'' if judge == 'unavailable' else '/' + esc(judge)}: {esc(why)}</li>"
-        for track, judges_ in missing.items()
-        for judge, why in judges_.items()
-    )
-    notes = "".join(
-        f"<li>{esc(n)}</li>"
-        for n in [*board.get("notes", []), *speech_status_lines(_metrics_lineages(job, order))]
-    )
-    gaps = (
-        (f"<h3>Unavailable judge tracks</h3><ul>{unavailable}</ul>" if unavailable else "")
-        + "<h3>Coverage</h3>"
-        + _coverage_html(board)
-        + (f"<h3>Notes</h3><ul>{notes}</ul>" if notes else "")
-        + "<h3>Deviations from the paper's protocol</h3>"
-        + (
-            "<ul>" + "".join(f"<li>{esc(d)}</li>" for d in deviations) + "</ul>"
-            if deviations
-            else "<p class=note>None recorded for this configuration.</p>"
-        )
+    gaps = _render(
+        "gaps.html.j2",
+        unavailable=[
+            (track, None if judge == "unavailable" else judge, why)
+            for track, judges_ in missing.items()
+            for judge, why in judges_.items()
+        ],
+        coverage=trusted(_coverage_html(board)),
+        notes=[*board.get("notes", []), *speech_status_lines(_metrics_lineages(job, order))],
+        deviations=list(deviations),
     )
     artifacts = [Artifact(name, what) for name, what in ARTIFACTS]
     artifacts += analysis_artifacts(analyses_dir, page_dir)
@@ -708,7 +702,11 @@ def write_report_html(job: ReportJob) -> None:
             completeness_html(board, _generation_labels(job, order)),
         ),
         Section(
-            "components", "Per component", _component_section(board, order) if order else "<p>No systems.</p>"
+            "components",
+            "Per component",
+            _component_section(board, order)
+            if order
+            else _render("blocks/paragraph.html.j2", text="No systems."),
         ),
         Section(
             "bottleneck",
@@ -719,16 +717,22 @@ def write_report_html(job: ReportJob) -> None:
         Section(
             "analyses",
             "Analyses",
-            _analysis_cards(docs, analyses_dir, links_base, runs) if docs else "<p>No analyses were run.</p>",
+            _analysis_cards(docs, analyses_dir, links_base, runs)
+            if docs
+            else _render("blocks/paragraph.html.j2", text="No analyses were run."),
         ),
         Section("coverage", "Not computed, unavailable, deviations", gaps),
         Section("artifacts", "Raw artifacts", artifact_links(page_dir, artifacts)),
     ]
-    run = f" MLflow run <code>{esc(run_id)}</code> (experiment {esc(config.experiment)})." if run_id else ""
-    facts = (
-        f"Dataset {esc(config.dataset_name)} at {esc(config.dataset_path)}, digest "
-        f"<code>{esc(board.get('dataset_digest', ''))}</code>; {esc(board.get('n_instances', 'n/a'))} instances, "
-        f"{len(order)} systems.{run}"
+    facts = _render(
+        "facts.html.j2",
+        dataset=config.dataset_name,
+        path=config.dataset_path,
+        digest=board.get("dataset_digest", ""),
+        n_instances=board.get("n_instances", "n/a"),
+        n_systems=len(order),
+        run_id=run_id,
+        experiment=config.experiment,
     )
     document = render_page(
         title=f"omnieval {config.suite}",

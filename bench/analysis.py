@@ -59,8 +59,8 @@ def _baseline_totals(examples: pd.DataFrame, resampled_ids: np.ndarray) -> pd.Se
 
 
 def _bench_bootstrap(frame: pd.DataFrame) -> dict[str, Any]:
-    from omnieval.analysis import build_table
-    from omnieval.analysis._bootstrap import bootstrap_draws, summarize
+    from omnieval.benchmarks.storybench._analyses._bootstrap import bootstrap_draws, summarize
+    from omnieval.benchmarks.storybench._table import build_table
 
     table = build_table(frame)
     n = table.n_instances
@@ -98,8 +98,8 @@ def _bench_bootstrap(frame: pd.DataFrame) -> dict[str, Any]:
 
 
 def _bench_memory(frame: pd.DataFrame) -> dict[str, Any]:
-    from omnieval.analysis import build_table
-    from omnieval.analysis._bootstrap import _layout, resample
+    from omnieval.benchmarks.storybench._analyses._bootstrap import _layout, resample
+    from omnieval.benchmarks.storybench._table import build_table
 
     draws = 400
     budget = 200_000
@@ -134,7 +134,7 @@ def _bench_memory(frame: pd.DataFrame) -> dict[str, Any]:
 
 
 def _human_export(frame: pd.DataFrame, path: Path) -> None:
-    from omnieval.analysis._schema import RUBRICS
+    from omnieval.benchmarks.storybench._names import RUBRICS
 
     rng = np.random.default_rng(0)
     window = sorted(frame["instance_id"].unique())[:10]
@@ -164,7 +164,7 @@ def _human_export(frame: pd.DataFrame, path: Path) -> None:
 
 
 def _bench_analyze(frame: pd.DataFrame) -> dict[str, Any]:
-    from omnieval.analysis.synthetic import panels
+    from omnieval.benchmarks.storybench.synthetic import panels
     from omnieval.scores import write_scores
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -204,7 +204,7 @@ def _bench_analyze(frame: pd.DataFrame) -> dict[str, Any]:
 
 def run() -> dict[str, Any]:
     """Run the three benchmarks, print one line each, and return the figures."""
-    from omnieval.analysis.synthetic import make_scores
+    from omnieval.benchmarks.storybench.synthetic import make_scores
 
     frame = make_scores(n_systems=32, n_instances=900, dreamsim=True, seed=0, benchmark="storybench")
     return {

@@ -56,7 +56,13 @@ def _transitions(root: Path, n: int) -> list[Any]:
     import numpy as np
     from PIL import Image
 
-    from omnieval.data import BookMetadata, Character, NextPageCondition, TargetSpeech, Transition
+    from omnieval.benchmarks.storybench._records import (
+        BookMetadata,
+        Character,
+        NextPageCondition,
+        TargetSpeech,
+        Transition,
+    )
 
     media = root / "media"
     media.mkdir(parents=True)

@@ -90,8 +90,14 @@ def make_inputs(root: Path, n_systems: int, n_transitions: int) -> tuple[list[An
     from PIL import Image
 
     import omnieval.benchmarks  # noqa: F401  (registers the storybench rubrics)
+    from omnieval.benchmarks.storybench._records import (
+        BookMetadata,
+        Character,
+        NextPageCondition,
+        TargetSpeech,
+        Transition,
+    )
     from omnieval.candidates import Modality, output_path
-    from omnieval.data import BookMetadata, Character, NextPageCondition, TargetSpeech, Transition
 
     media = root / "media"
     media.mkdir(parents=True, exist_ok=True)

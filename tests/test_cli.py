@@ -47,3 +47,22 @@ def test_lineage_reads_a_run_folder(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert "d1" in out and "m1.dir" in out and "e" * 64 in out and "f" * 64 in out
     assert main(["lineage", "nope", "--runs-dir", str(tmp_path / "runs")]) == 1
     assert "not found" in capsys.readouterr().err
+
+
+def test_make_sample_writes_a_benchmarks_sample_and_refuses_an_unknown_one(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    out = tmp_path / "acbench"
+    done = subprocess.run(
+        [sys.executable, "-m", "omnieval", "make-sample", "acbench", str(out)], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert (out / "manifest.jsonl").is_file() and "wrote" in done.stdout
+    bad = subprocess.run(
+        [sys.executable, "-m", "omnieval", "make-sample", "nope", str(tmp_path / "x")],
+        capture_output=True,
+        text=True,
+    )
+    assert bad.returncode != 0 and "nope" in bad.stderr and "Traceback" not in bad.stderr
+    assert not (tmp_path / "x").exists()

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 import pandas as pd
 import pytest
 
-from omnieval.analysis._schema import RUBRICS
+from omnieval.benchmarks.storybench._names import RUBRICS
 from omnieval.scores import ScoreRow, scores_frame
 
 

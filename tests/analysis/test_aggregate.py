@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from omnieval.analysis import aggregate
-from omnieval.analysis._schema import AUTOMATIC, COMPONENTS
-from omnieval.analysis.synthetic import make_scores
+from omnieval.benchmarks.storybench._aggregate import aggregate
+from omnieval.benchmarks.storybench._names import AUTOMATIC, COMPONENTS
+from omnieval.benchmarks.storybench.synthetic import make_scores
 from omnieval.cli import main
 from omnieval.errors import DataError
 from omnieval.scores import write_scores
@@ -281,7 +281,7 @@ def test_cli_aggregate_reports_bad_input(tmp_path, capsys) -> None:  # type: ign
 
 
 def test_rubric_keys_match_the_judges_package() -> None:
-    from omnieval.analysis._schema import RUBRICS
+    from omnieval.benchmarks.storybench._names import RUBRICS
     from omnieval.judges import _tracks as tracks
 
     assert {t: spec.criteria for t, spec in tracks.TRACKS.items()} == RUBRICS

@@ -11,10 +11,12 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from omnieval.analysis import AnalysisConfig, aggregate, build_table, run_analyses
-from omnieval.analysis._human import read_label_studio
-from omnieval.analysis._schema import RUBRICS
-from omnieval.analysis.synthetic import make_scores, panels
+from omnieval.analysis import AnalysisConfig, run_analyses
+from omnieval.benchmarks.storybench._aggregate import aggregate
+from omnieval.benchmarks.storybench._analyses._human import read_label_studio
+from omnieval.benchmarks.storybench._names import RUBRICS
+from omnieval.benchmarks.storybench._table import build_table
+from omnieval.benchmarks.storybench.synthetic import make_scores, panels
 from omnieval.errors import DataError
 
 

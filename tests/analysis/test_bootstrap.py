@@ -6,10 +6,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from omnieval.analysis import aggregate, build_table
-from omnieval.analysis._bootstrap import bootstrap_draws, modality_associations, summarize
-from omnieval.analysis._schema import AUTOMATIC
-from omnieval.analysis.synthetic import make_scores
+from omnieval.benchmarks.storybench._aggregate import aggregate
+from omnieval.benchmarks.storybench._analyses._bootstrap import (
+    bootstrap_draws,
+    modality_associations,
+    summarize,
+)
+from omnieval.benchmarks.storybench._names import AUTOMATIC
+from omnieval.benchmarks.storybench._table import build_table
+from omnieval.benchmarks.storybench.synthetic import make_scores
 
 
 @pytest.fixture(scope="module")

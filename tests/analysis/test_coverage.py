@@ -7,11 +7,11 @@ import math
 import pandas as pd
 import pytest
 
-from omnieval.analysis import aggregate
-from omnieval.analysis._rankings import leaderboard_ranking, rank_by_coverage
-from omnieval.analysis._schema import COMPONENTS, POLICIES, SPEECH_FIELDS, TRACKS
-from omnieval.analysis.synthetic import judge_id, make_scores
+from omnieval.benchmarks.storybench._aggregate import aggregate
+from omnieval.benchmarks.storybench._names import COMPONENTS, POLICIES, SPEECH_FIELDS, TRACKS
+from omnieval.benchmarks.storybench._rankings import leaderboard_ranking, rank_by_coverage
 from omnieval.benchmarks.storybench._report import leaderboard_table
+from omnieval.benchmarks.storybench.synthetic import judge_id, make_scores
 from omnieval.cli import main
 from omnieval.errors import DataError
 from omnieval.scores import write_scores

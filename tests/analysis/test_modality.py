@@ -6,9 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from omnieval.analysis import AnalysisConfig, aggregate, run_analyses
-from omnieval.analysis._modality import bottleneck_diagnostics
-from omnieval.analysis.synthetic import make_scores
+from omnieval.analysis import AnalysisConfig, run_analyses
+from omnieval.benchmarks.storybench._aggregate import aggregate
+from omnieval.benchmarks.storybench._analyses._modality import bottleneck_diagnostics
+from omnieval.benchmarks.storybench.synthetic import make_scores
 
 SYSTEMS = ["A", "B", "C", "D"]
 CASE = {

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from omnieval.analysis import AnalysisConfig, analysis_names, run_analyses
-from omnieval.analysis._schema import TRACKS
-from omnieval.analysis.synthetic import make_scores
+from omnieval.benchmarks.storybench._names import TRACKS
+from omnieval.benchmarks.storybench.synthetic import make_scores
 from omnieval.cli import main
 from omnieval.errors import ConfigError
 from omnieval.scores import write_scores

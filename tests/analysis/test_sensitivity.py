@@ -10,10 +10,15 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from omnieval.analysis import AnalysisConfig, aggregate, run_analyses
-from omnieval.analysis._length import m1_adjust, m2_adjust
-from omnieval.analysis._sensitivity import alternative_rules, covariance_shares, weight_sweep
-from omnieval.analysis.synthetic import make_scores
+from omnieval.analysis import AnalysisConfig, run_analyses
+from omnieval.benchmarks.storybench._aggregate import aggregate
+from omnieval.benchmarks.storybench._analyses._length import m1_adjust, m2_adjust
+from omnieval.benchmarks.storybench._analyses._sensitivity import (
+    alternative_rules,
+    covariance_shares,
+    weight_sweep,
+)
+from omnieval.benchmarks.storybench.synthetic import make_scores
 
 
 @pytest.fixture(scope="module")

@@ -15,8 +15,14 @@ import numpy as np
 import pytest
 
 import omnieval.benchmarks  # noqa: F401  (registers the storybench judge rubrics)
+from omnieval.benchmarks.storybench._records import (
+    BookMetadata,
+    Character,
+    NextPageCondition,
+    TargetSpeech,
+    Transition,
+)
 from omnieval.candidates import Modality, output_path, write_missing
-from omnieval.data import BookMetadata, Character, NextPageCondition, TargetSpeech, Transition
 
 NARRATIONS = [
     ("Pip found a lantern glowing in the moss.", "Pip lifted the lantern and wondered who had lost it."),

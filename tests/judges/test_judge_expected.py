@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from judge_fixtures import NARRATIONS, Story, fake_describe
 
-from omnieval.analysis import aggregate
+from omnieval.benchmarks.storybench._aggregate import aggregate
 from omnieval.judges import TRACKS, run_judges
 from omnieval.judges._parse import expected_score
 from omnieval.scores import SCORE_COLUMNS

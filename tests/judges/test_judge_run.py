@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from judge_fixtures import NARRATIONS, Story, fake_describe
 
-from omnieval.analysis import aggregate
+from omnieval.benchmarks.storybench._aggregate import aggregate
 from omnieval.judges import JUDGMENT_COLUMNS, TRACKS, combine_judges, merge_panel_tags, run_judges
 from omnieval.scores import SCORE_COLUMNS
 

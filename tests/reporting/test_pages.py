@@ -12,8 +12,8 @@ import pytest
 from tests.reporting.test_blocks import figures_of, health, regression
 
 from omnieval.analysis import AnalysisConfig, run_analyses
-from omnieval.analysis.synthetic import make_scores
 from omnieval.benchmarks import ReportJob, RunFacts
+from omnieval.benchmarks.storybench.synthetic import make_scores
 from omnieval.config import SuiteConfig, load_suite
 
 ROOT = Path(__file__).resolve().parents[2]

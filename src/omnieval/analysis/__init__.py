@@ -1,40 +1,47 @@
-"""Aggregation and every statistic of Omni-StoryBench's appendices, reading only the scores table.
+"""Analyses as a registry: each a pure function over a benchmark's scores table, one JSON (and plots) each.
 
-``aggregate`` gives both policies (valid-only and zero-filled) per component and the Total Average;
-``run_analyses`` writes one JSON (and a plot where one helps) per analysis. Each analysis is a pure
-function over the table; none loads a model. ``omnieval.analysis.synthetic.make_scores`` builds
-seeded synthetic tables of any size for tests and benchmarks.
+Benchmarks register their analyses (``@analysis``) and, where their analyses share a dense view of
+the table, a context class (``@register_context``); :func:`run_analyses` writes ``<name>.json`` per
+analysis. The statistics they share (correlations, Holm, Krippendorff's alpha, percentile
+intervals) live beside the runner; no analysis loads a model.
 """
 
-from omnieval.analysis._aggregate import Aggregate, PolicyScores, aggregate, aggregate_table, policy_scores
 from omnieval.analysis._config import AnalysisConfig
+from omnieval.analysis._headline import headline_metrics
+from omnieval.analysis._plots import figure
 from omnieval.analysis._runner import (
     ANALYSES,
+    CONTEXTS,
     AnalysisContext,
     AnalysisOutput,
     AnalysisResult,
+    AnalysisSpec,
+    Headline,
     Skip,
     analysis,
     analysis_names,
+    register_context,
     run_analyses,
+    select_benchmark,
+    to_jsonable,
 )
-from omnieval.analysis._table import StoryTable, build_table
 
 __all__ = [
     "ANALYSES",
-    "Aggregate",
+    "CONTEXTS",
     "AnalysisConfig",
     "AnalysisContext",
     "AnalysisOutput",
     "AnalysisResult",
-    "PolicyScores",
+    "AnalysisSpec",
+    "Headline",
     "Skip",
-    "StoryTable",
-    "aggregate",
-    "aggregate_table",
     "analysis",
     "analysis_names",
-    "build_table",
-    "policy_scores",
+    "figure",
+    "headline_metrics",
+    "register_context",
     "run_analyses",
+    "select_benchmark",
+    "to_jsonable",
 ]

@@ -6,8 +6,6 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from omnieval.analysis._schema import TRACKS
-
 
 class AnalysisConfig(BaseModel):
     """Everything the analyses can be told; the defaults reproduce the paper's settings."""
@@ -44,7 +42,8 @@ class AnalysisConfig(BaseModel):
     system_groups: dict[str, tuple[str, ...]] = Field(default_factory=dict)
     """Named subsets of systems (e.g. paradigms): restricted correlations and paradigm tiers."""
     panels: dict[str, dict[str, str]] = Field(default_factory=dict)
-    """Judge panels: panel name -> track -> judge id (panel totals and composites in inter_judge)."""
+    """Judge panels: panel name -> track -> judge id (panel totals and composites in inter_judge); the
+    benchmark's analysis context checks the track names before anything is written."""
     humans: Path | None = None
     """Label Studio JSON export with human ratings (human_agreement)."""
     duplicates: Path | None = None
@@ -57,13 +56,4 @@ class AnalysisConfig(BaseModel):
     def _alphas(cls, v: tuple[float, ...]) -> tuple[float, ...]:
         if not v or any(not 0.0 < a <= 1.0 for a in v):
             raise ValueError("bottleneck_alphas must be non-empty fractions in (0, 1]")
-        return v
-
-    @field_validator("panels")
-    @classmethod
-    def _panels(cls, v: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
-        for panel, tracks in v.items():
-            unknown = sorted(set(tracks) - set(TRACKS))
-            if unknown:
-                raise ValueError(f"panel {panel!r}: unknown tracks {unknown}; known: {list(TRACKS)}")
         return v

@@ -3,9 +3,10 @@
 An analysis is a function ``(AnalysisContext) -> AnalysisResult`` registered with
 :func:`analysis`; it raises :class:`Skip` when the table cannot support it (too few systems, a track
 not computed, no human ratings), and the runner then writes ``{"status": "skipped", "reason": ...}``.
-Each analysis names the benchmarks whose tables it reads (default ``storybench``, which read the
-dense :class:`StoryTable`); on another benchmark's table it is skipped with that reason. Benchmark
-packages register their own analyses (e.g. prism's ``stability``), read from ``ctx.scores``.
+Each analysis names the benchmarks whose tables it reads; on another benchmark's table it is
+skipped with that reason. Benchmark packages register their analyses when they are imported, and may
+register a context class of their own (:func:`register_context`) that gives their analyses a dense
+view of the table (storybench's ``StoryContext``); other analyses read ``ctx.scores``.
 """
 
 from __future__ import annotations
@@ -15,18 +16,14 @@ import time
 import warnings
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 import pandas as pd
 
-from omnieval.analysis._aggregate import Aggregate, PolicyScores, aggregate_table
 from omnieval.analysis._config import AnalysisConfig
-from omnieval.analysis._schema import MODALITIES, Policy
-from omnieval.analysis._table import FloatArray, StoryTable, build_table, select_benchmark
-from omnieval.errors import ConfigError
+from omnieval.errors import ConfigError, DataError
 from omnieval.jsonio import write_json_atomic
 from omnieval.registry import Registry
 
@@ -36,6 +33,7 @@ class Skip(Exception):
 
 
 PlotFn = Callable[[Path], None]
+Headline = tuple[str, ...] | Callable[[Any], dict[str, float]]
 
 
 @dataclass(frozen=True)
@@ -54,17 +52,20 @@ class AnalysisSpec:
     """A registered analysis: its function, the parameters it uses and a one-line summary."""
 
     name: str
-    func: Callable[[AnalysisContext], AnalysisResult]
+    func: Callable[[Any], AnalysisResult]
     params: Callable[[AnalysisConfig], dict[str, Any]]
     summary: str
-    benchmarks: frozenset[str] = frozenset({"storybench"})
+    benchmarks: frozenset[str]
     """The benchmarks whose scores tables it can read."""
+    headline: Headline = ()
+    """Its scalar headline figures (MLflow metrics): dotted paths into its JSON, or a function of it."""
 
-
-STORY_TABLE_BENCHMARKS = frozenset({"storybench"})
-"""Benchmarks whose tables the runner turns into a :class:`StoryTable` (``ctx.table``)."""
 
 ANALYSES: Registry[AnalysisSpec] = Registry("analysis")
+CONTEXTS: Registry[type[AnalysisContext]] = Registry("analysis context")
+"""Benchmark name -> the context class its analyses receive (default :class:`AnalysisContext`)."""
+
+Ctx = TypeVar("Ctx", bound="AnalysisContext")
 
 
 def _no_params(_config: AnalysisConfig) -> dict[str, Any]:
@@ -75,66 +76,51 @@ def analysis(
     name: str,
     *,
     summary: str,
+    benchmarks: Collection[str],
     params: Callable[[AnalysisConfig], dict[str, Any]] = _no_params,
-    benchmarks: Collection[str] = STORY_TABLE_BENCHMARKS,
-) -> Callable[[Callable[[AnalysisContext], AnalysisResult]], Callable[[AnalysisContext], AnalysisResult]]:
+    headline: Headline = (),
+) -> Callable[[Callable[[Ctx], AnalysisResult]], Callable[[Ctx], AnalysisResult]]:
     """Register the decorated function as the analysis ``name`` (its JSON is ``<name>.json``) for
-    tables of ``benchmarks``."""
+    tables of ``benchmarks``; ``headline`` names its scalar headline figures (dotted JSON paths)."""
 
-    def deco(
-        func: Callable[[AnalysisContext], AnalysisResult],
-    ) -> Callable[[AnalysisContext], AnalysisResult]:
-        ANALYSES.register(name)(AnalysisSpec(name, func, params, summary, frozenset(benchmarks)))
+    def deco(func: Callable[[Ctx], AnalysisResult]) -> Callable[[Ctx], AnalysisResult]:
+        ANALYSES.register(name)(AnalysisSpec(name, func, params, summary, frozenset(benchmarks), headline))
         return func
+
+    return deco
+
+
+def register_context(benchmark: str) -> Callable[[type[Ctx]], type[Ctx]]:
+    """Class decorator: analyses of ``benchmark``'s tables receive this :class:`AnalysisContext` subclass."""
+
+    def deco(cls: type[Ctx]) -> type[Ctx]:
+        CONTEXTS.register(benchmark)(cls)
+        return cls
 
     return deco
 
 
 @dataclass
 class AnalysisContext:
-    """The table, its aggregate and the config, shared by every analysis of one run.
+    """The scores table and the config, shared by every analysis of one run.
 
-    ``source`` is the long scores table or an already built :class:`StoryTable`; ``table`` (the
-    dense storybench form) is built on first use, so analyses of other benchmarks never build it.
+    ``source`` is the long scores table, or a view of it a benchmark's own context built already
+    (e.g. storybench's dense table); benchmark contexts add their views as cached properties.
     """
 
-    source: StoryTable | pd.DataFrame
+    source: Any
     config: AnalysisConfig
-    benchmark: str = "storybench"
-
-    @cached_property
-    def table(self) -> StoryTable:
-        if isinstance(self.source, StoryTable):
-            return self.source
-        return build_table(self.source, n_instances=self.config.n_instances)
+    benchmark: str
 
     @property
     def scores(self) -> pd.DataFrame:
         """The long scores table (FORMATS.md section 3)."""
-        if isinstance(self.source, StoryTable):
-            raise Skip("needs the long scores table, not a prebuilt StoryTable")
+        if not isinstance(self.source, pd.DataFrame):
+            raise Skip("needs the long scores table, not a prebuilt table")
         return self.source
 
-    @cached_property
-    def aggregate(self) -> Aggregate:
-        return aggregate_table(self.table)
-
-    def policy(self, policy: Policy) -> PolicyScores:
-        return self.aggregate.policies[policy]
-
-    def modalities(self, policy: Policy) -> dict[str, FloatArray]:
-        """Modality scores ``(S,)`` of the modalities with at least one computed component."""
-        ps = self.policy(policy)
-        out = {}
-        for m in MODALITIES:
-            v = ps.modality(m)
-            if v is not None:
-                out[m] = v
-        return out
-
-    def need_systems(self, k: int) -> None:
-        if self.table.n_systems < k:
-            raise Skip(f"needs at least {k} systems; the table has {self.table.n_systems}")
+    def prepare(self, selected: Sequence[AnalysisSpec]) -> None:
+        """Check the inputs before any file is written (raise DataError/ConfigError); default: nothing."""
 
 
 @dataclass(frozen=True)
@@ -179,21 +165,40 @@ PARAMS_DIR = "_params"
 """Sub-folder of the output folder holding each analysis's parameters (``<name>.json``)."""
 
 
-def _load_analyses() -> None:
-    # Importing the modules registers their analyses; benchmark packages register their own.
-    import omnieval.benchmarks  # noqa: F401
-    from omnieval.analysis import _bootstrap, _human, _judges, _length, _modality, _sensitivity  # noqa: F401
+def select_benchmark(scores: pd.DataFrame, benchmark: str | None = None) -> tuple[str, pd.DataFrame]:
+    """Return the single benchmark a table holds and the table; raise when it holds several or none.
+
+    Args:
+        scores: the long scores table.
+        benchmark: the benchmark the caller aggregates; when given, a table of another benchmark
+            is an error. None accepts whichever single benchmark the table holds.
+    """
+    if scores.empty:
+        raise DataError("scores table is empty")
+    if "benchmark" not in scores.columns:
+        raise DataError("scores table has no 'benchmark' column")
+    names = sorted(str(b) for b in scores["benchmark"].unique())
+    if len(names) != 1:
+        raise DataError(
+            f"scores table holds several benchmarks {names}; aggregate one at a time "
+            "(filter the table on the benchmark column)"
+        )
+    if benchmark is not None and names[0] != benchmark:
+        raise DataError(f"this aggregation is for {benchmark!r} tables; this scores table holds {names[0]!r}")
+    return names[0], scores
 
 
 def analysis_names(benchmark: str | None = None) -> list[str]:
-    """Every registered analysis (those for ``benchmark``'s tables when given), sorted."""
-    _load_analyses()
+    """Every registered analysis (those for ``benchmark``'s tables when given), sorted.
+
+    Analyses register when their benchmark package is imported (``import omnieval.benchmarks``).
+    """
     names = ANALYSES.names()
     return names if benchmark is None else [n for n in names if benchmark in ANALYSES.get(n).benchmarks]
 
 
 def run_analyses(
-    scores: pd.DataFrame | StoryTable,
+    scores: Any,
     out_dir: Path,
     *,
     only: Sequence[str] | None = None,
@@ -202,7 +207,8 @@ def run_analyses(
     """Run the analyses on a scores table and write ``<name>.json`` (and plots) into ``out_dir``.
 
     Args:
-        scores: the scores table (or an already built :class:`StoryTable`).
+        scores: the long scores table, or a benchmark's prebuilt view of it that has a ``benchmark``
+            attribute (storybench's dense table).
         out_dir: output folder (created); each analysis's parameters also go to ``_params/<name>.json``.
         only: names of the analyses to run; default all of those for the table's benchmark (a named
             analysis of another benchmark is written as skipped, with the reason).
@@ -217,18 +223,19 @@ def run_analyses(
     """
     config = config or AnalysisConfig()
     names = analysis_names()
-    source: StoryTable | pd.DataFrame
-    if isinstance(scores, StoryTable):
-        benchmark, source = scores.benchmark, scores
-    else:
+    source: Any
+    if isinstance(scores, pd.DataFrame):
         benchmark, source = select_benchmark(scores)
+    else:
+        benchmark, source = str(scores.benchmark), scores
     selected = analysis_names(benchmark) if only is None else list(dict.fromkeys(only))
     unknown = [n for n in selected if n not in names]
     if unknown:
         raise ConfigError(f"unknown analyses {unknown}; known: {', '.join(names)}")
-    ctx = AnalysisContext(source, config, benchmark)
-    if benchmark in STORY_TABLE_BENCHMARKS and any(benchmark in ANALYSES.get(n).benchmarks for n in selected):
-        _ = ctx.table  # an invalid table fails here, before any file is written
+    context_class = CONTEXTS.get(benchmark) if benchmark in CONTEXTS else AnalysisContext
+    ctx = context_class(source, config, benchmark)
+    # An invalid table fails here, before any file is written.
+    ctx.prepare([ANALYSES.get(n) for n in selected if benchmark in ANALYSES.get(n).benchmarks])
     out_dir.mkdir(parents=True, exist_ok=True)
     outputs: dict[str, AnalysisOutput] = {}
     for name in selected:

@@ -8,6 +8,7 @@ and MLflow metric keys. Everything outside ``benchmarks/<name>/`` reaches those 
 
 from __future__ import annotations
 
+import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -315,6 +316,14 @@ class Benchmark(ABC):
     def deviations(self, metrics_config: BaseModel) -> list[str]:
         """Where this run departs from the paper's protocol (recorded in lineage and the report)."""
         return []
+
+    def make_sample(self, argv: Sequence[str], prog: str) -> int:
+        """Run this benchmark's sample generator with command-line ``argv`` (``omnieval make-sample``).
+
+        Returns the exit status; a benchmark without a generator says so and returns 2.
+        """
+        print(f"error: {self.name} has no sample generator", file=sys.stderr)
+        return 2
 
 
 def first_record_keys(path: Path, *, max_lines: int = 50) -> frozenset[str]:

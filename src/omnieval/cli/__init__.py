@@ -21,6 +21,7 @@ from omnieval.errors import OmnievalError
 _SUBCOMMAND_MODULES = (
     "_run",
     "_benchmarks",
+    "_make_sample",
     "_validate",
     "_metrics",
     "_judge",

@@ -1,4 +1,4 @@
-"""Dataset building blocks shared by every benchmark: file checks, records, fingerprint manifests.
+"""Dataset building blocks shared by every benchmark: file checks, fingerprint manifests, JSONL manifests.
 
 Each benchmark's own loader and validator live in its package under :mod:`omnieval.benchmarks`.
 """
@@ -22,27 +22,13 @@ from omnieval.data._fingerprint import (
     sha256_text,
     write_manifest,
 )
-from omnieval.data._records import (
-    BookMetadata,
-    Character,
-    NextPageCondition,
-    TargetSpeech,
-    TaskInputs,
-    Transition,
-)
 
 __all__ = [
-    "BookMetadata",
-    "Character",
     "FileEntry",
     "Loaded",
     "Manifest",
-    "NextPageCondition",
     "Resolved",
-    "TargetSpeech",
-    "TaskInputs",
     "TextEntry",
-    "Transition",
     "file_entry",
     "image_problem",
     "manifest_digest",

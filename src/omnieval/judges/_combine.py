@@ -44,8 +44,8 @@ def combine_judges(scores: pd.DataFrame, *, n_instances: int | None = None) -> p
     """
     import pandas as pd
 
-    from omnieval.analysis import aggregate
-    from omnieval.analysis._schema import POLICIES
+    from omnieval.benchmarks.storybench._aggregate import aggregate
+    from omnieval.benchmarks.storybench._names import POLICIES
 
     judge_rows = scores[scores["component"] == "judge"]
     if judge_rows.empty:

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from omnieval.benchmarks.acbench import make_sample
 from omnieval.benchmarks.acbench._heteronyms import HETERONYMS
 from omnieval.benchmarks.acbench._manifest import FEATURES, validate_acbench
 from omnieval.benchmarks.acbench._sample import (
@@ -19,6 +18,7 @@ from omnieval.benchmarks.acbench._sample import (
     build_records,
     count_targets,
     draw_scene,
+    sample_main,
 )
 from omnieval.errors import OmnievalError
 
@@ -81,7 +81,7 @@ def test_every_item_has_a_scene() -> None:
 
 
 def test_generator_is_deterministic_and_matches_the_sample(ac_sample: Path, tmp_path: Path) -> None:
-    assert make_sample.main([str(tmp_path / "fresh")]) == 0
+    assert sample_main([str(tmp_path / "fresh")], "omnieval make-sample acbench") == 0
     fresh = tmp_path / "fresh"
     assert validate_acbench(fresh).ok
     names = sorted(p.relative_to(fresh).as_posix() for p in fresh.rglob("*") if p.is_file())

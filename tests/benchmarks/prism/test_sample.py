@@ -21,11 +21,11 @@ from omnieval.benchmarks.prism._sample import (
     draw_frames,
     mix,
     mouth_openness,
+    sample_main,
     synthesize_tracks,
     write_prism_sample,
 )
 from omnieval.benchmarks.prism._tags import SUBSETS, valid_tag_sets
-from omnieval.benchmarks.prism.make_sample import main
 from omnieval.errors import OmnievalError
 
 PLANS = {p.id: p for p in build_plans()}
@@ -178,11 +178,11 @@ def test_refuses_foreign_files_and_unknown_ids(tmp_path: Path) -> None:
 
 
 def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main([str(tmp_path / "s"), "--ids", "off-01"]) == 0
+    assert sample_main([str(tmp_path / "s"), "--ids", "off-01"], "omnieval make-sample prism") == 0
     assert re.search(r"wrote 1 clips to .* \(\d+\.\d\d MB, [\d.]+ s\)", capsys.readouterr().out)
     (tmp_path / "busy").mkdir()
     (tmp_path / "busy" / "other").write_text("x")
-    assert main([str(tmp_path / "busy")]) == 1
+    assert sample_main([str(tmp_path / "busy")], "omnieval make-sample prism") == 1
     assert "does not own" in capsys.readouterr().err
 
 

@@ -17,8 +17,8 @@ import pytest
 import omnieval.benchmarks.prism._analyses  # noqa: F401  (registers the prism analyses)
 from benchmarks.prism._tables import frame, make_prism_scores, row
 from omnieval.analysis import AnalysisConfig, analysis_names, run_analyses
-from omnieval.analysis.synthetic import make_scores
 from omnieval.benchmarks.prism._stability import cohens_d, judge_ablation, pooled_sd, stability
+from omnieval.benchmarks.storybench.synthetic import make_scores
 from omnieval.cli import main
 from omnieval.scores import write_scores
 

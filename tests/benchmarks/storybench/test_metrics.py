@@ -11,7 +11,7 @@ import soundfile as sf
 from PIL import Image
 
 from omnieval.audio import espeak_wav
-from omnieval.data import BookMetadata, NextPageCondition, TargetSpeech, Transition
+from omnieval.benchmarks.storybench._records import BookMetadata, NextPageCondition, TargetSpeech, Transition
 from omnieval.scores import SCORE_COLUMNS
 
 pytestmark = pytest.mark.slow

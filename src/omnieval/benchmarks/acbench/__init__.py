@@ -8,7 +8,7 @@ VFR@0.3, evaluator accuracies) and the FORMATS.md section 7 aggregate into the s
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -154,6 +154,11 @@ class AcBench(api.Benchmark):
         from omnieval.benchmarks.acbench._report import write_acbench_report
 
         write_acbench_report(job, deviations=self.deviations(job.config.metrics))
+
+    def make_sample(self, argv: Sequence[str], prog: str) -> int:
+        from omnieval.benchmarks.acbench._sample import sample_main
+
+        return sample_main(argv, prog)
 
     def deviations(self, metrics_config: BaseModel) -> list[str]:
         from omnieval.benchmarks.acbench._metrics import deviations

@@ -14,10 +14,12 @@ manifest is written with a fixed key order.
 
 from __future__ import annotations
 
+import argparse
 import functools
 import json
 import math
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -269,7 +271,7 @@ _README = """# OmniACBench sample (made by omnieval)
 
 {n} instances covering every acoustic feature and every target value of OmniACBench
 (FORMATS.md section 6), small enough for CPU metrics. Written by
-`python -m omnieval.benchmarks.acbench.make_sample <folder>`; the output is identical on every run.
+`omnieval make-sample acbench <folder>`; the output is identical on every run.
 
 Layout:
 
@@ -1071,3 +1073,24 @@ def draw_scene(scene: str, size: int = IMAGE_SIZE) -> Image.Image:
     if scene not in SCENES:
         raise KeyError(f"no scene {scene!r}; known: {', '.join(sorted(SCENES))}")
     return SCENES[scene]().done(size)
+
+
+def sample_main(argv: Sequence[str], prog: str) -> int:
+    """Parse arguments, write the sample, print what was written; 0 on success, 2 on bad input."""
+
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="Write the OmniACBench sample dataset (manifest.jsonl, instructions/, images/).",
+    )
+    parser.add_argument("out", type=Path, help="output folder (e.g. data/acbench-sample)")
+    parser.add_argument("--size", type=int, default=IMAGE_SIZE, help="picture side in pixels")
+    args = parser.parse_args(argv)
+    try:
+        summary = write_acbench_sample(args.out, size=args.size)
+    except OmnievalError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    print(f"wrote {summary.n_instances} instances to {summary.root}")
+    for feature, values in summary.counts.items():
+        print(f"  {feature}: " + ", ".join(f"{value} {n}" for value, n in values.items()))
+    return 0

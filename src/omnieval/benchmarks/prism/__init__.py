@@ -235,6 +235,11 @@ class Prism(api.Benchmark):
             unavailable=[str(x) for x in document.get("not_computed", [])],
         )
 
+    def make_sample(self, argv: Sequence[str], prog: str) -> int:
+        from omnieval.benchmarks.prism._sample import sample_main
+
+        return sample_main(argv, prog)
+
     def deviations(self, metrics_config: BaseModel) -> list[str]:
         assert isinstance(metrics_config, PrismMetricsConfig)
         notes = [

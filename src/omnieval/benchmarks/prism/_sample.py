@@ -22,10 +22,13 @@ drawing are deterministic, and :mod:`._media` encodes bit-exactly with one x264 
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
 import subprocess
+import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -778,7 +781,7 @@ class PrismSampleSummary:
 _README = """# PRISM-Bench sample (made by omnieval)
 
 {n} clips, one per subset and valid tag combination ({counts}), written by
-`python -m omnieval.benchmarks.prism.make_sample data/prism-sample`. Each clip is {duration:g} s of
+`omnieval make-sample prism data/prism-sample`. Each clip is {duration:g} s of
 {width}x{height} H.264 video at {fps} fps with a {sr} Hz mono AAC track, drawn with PIL and
 synthesized with numpy and espeak-ng. `manifest.jsonl` follows FORMATS.md section 6; see
 docs/prism.md for the fields. Regenerating gives the same bytes.
@@ -843,3 +846,28 @@ def write_prism_sample(
         shutil.copytree(tmp, out, dirs_exist_ok=True)
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     return PrismSampleSummary(out, len(plans), counts, size)
+
+
+def sample_main(argv: Sequence[str], prog: str) -> int:
+    """Parse arguments, write the sample, print what was written; 0 on success, 2 on bad input."""
+
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="Write the PRISM-Bench sample dataset (manifest.jsonl, videos/).",
+    )
+    parser.add_argument("out", type=Path, help="output folder (e.g. data/prism-sample)")
+    parser.add_argument("--ids", nargs="+", default=None, help="write only these clips (e.g. on-01 mix-03)")
+    args = parser.parse_args(argv)
+    start = time.perf_counter()
+    try:
+        summary = write_prism_sample(args.out, ids=args.ids)
+    except OmnievalError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    seconds = time.perf_counter() - start
+    print(
+        f"wrote {summary.n_instances} clips to {summary.root} ({summary.size_bytes / 1e6:.2f} MB, {seconds:.1f} s)"
+    )
+    for subset, n in summary.counts.items():
+        print(f"  {subset}: {n}")
+    return 0

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from omnieval.benchmarks import _base as api
 from omnieval.benchmarks.storybench import (
+    _analyses,  # noqa: F401  (registers the appendix analyses)
     _rubrics,  # noqa: F401  (registers the judge rubrics)
     _systems,  # noqa: F401  (registers the reference systems)
 )
@@ -151,7 +152,7 @@ class StoryBench(api.Benchmark):
         )
 
     def leaderboard(self, scores: pd.DataFrame, facts: api.RunFacts | None = None) -> api.Leaderboard:
-        from omnieval.analysis import aggregate
+        from omnieval.benchmarks.storybench._aggregate import aggregate
         from omnieval.benchmarks.storybench._leaderboard import StorybenchLeaderboard
 
         facts = facts or api.RunFacts()
@@ -192,6 +193,11 @@ class StoryBench(api.Benchmark):
         from omnieval.benchmarks.storybench._report import write_report_html
 
         write_report_html(job)
+
+    def make_sample(self, argv: Sequence[str], prog: str) -> int:
+        from omnieval.benchmarks.storybench._sample import sample_main
+
+        return sample_main(argv, prog)
 
 
 __all__ = ["StoryBench"]

@@ -71,8 +71,8 @@ def storybench_instance_components(scores: pd.DataFrame) -> pd.DataFrame:
     import numpy as np
     import pandas as pd
 
-    from omnieval.analysis._schema import AUTOMATIC, scale
-    from omnieval.analysis._table import FloatArray, _nanmean, build_table
+    from omnieval.benchmarks.storybench._names import AUTOMATIC, scale
+    from omnieval.benchmarks.storybench._table import FloatArray, _nanmean, build_table
 
     table = build_table(scores, benchmark="storybench")
     per_component: dict[str, FloatArray] = {}

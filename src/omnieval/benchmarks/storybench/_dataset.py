@@ -14,6 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from omnieval.benchmarks.storybench._records import (
+    BookMetadata,
+    Character,
+    NextPageCondition,
+    TargetSpeech,
+    Transition,
+)
 from omnieval.benchmarks.storybench._schema import (
     CHARACTER_COLUMNS,
     FILE_KINDS,
@@ -28,13 +35,6 @@ from omnieval.benchmarks.storybench._schema import (
     expected_id,
 )
 from omnieval.data._files import FileCheck, check_file, clip, parse_characters, show_value
-from omnieval.data._records import (
-    BookMetadata,
-    Character,
-    NextPageCondition,
-    TargetSpeech,
-    Transition,
-)
 from omnieval.errors import DataError
 
 

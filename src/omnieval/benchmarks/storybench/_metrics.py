@@ -47,7 +47,7 @@ from omnieval.scores import ScoreRow, Status
 if TYPE_CHECKING:
     import pandas as pd
 
-    from omnieval.data import Transition
+    from omnieval.benchmarks.storybench._records import Transition
 
 BENCHMARK = "storybench"
 

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from markupsafe import Markup
 
-    from omnieval.analysis._rankings import CoverageRanking
     from omnieval.benchmarks._base import ReportJob
+    from omnieval.benchmarks.storybench._rankings import CoverageRanking
 
 COMPONENTS: tuple[tuple[str, str, float], ...] = (
     ("bertscore_f1", "BERTScore", 10.0),
@@ -36,7 +36,7 @@ def _fmt(value: Any, scale: float = 1.0) -> str:
 
 
 def _ranking(board: dict[str, Any]) -> CoverageRanking:
-    from omnieval.analysis._rankings import leaderboard_ranking
+    from omnieval.benchmarks.storybench._rankings import leaderboard_ranking
 
     return leaderboard_ranking(board)
 
@@ -50,7 +50,7 @@ def coverage_lines(board: dict[str, Any]) -> list[str]:
     """What a leaderboard prints under its table: coverage, components not computed, missing judges.
 
     When the systems' totals cover different components the first line is the not-comparable note
-    of :func:`omnieval.analysis._rankings.rank_by_coverage` (ranks are then per coverage group).
+    of :func:`omnieval.benchmarks.storybench._rankings.rank_by_coverage` (ranks are then per coverage group).
     """
     ranking = _ranking(board)
     lines: list[str] = []
@@ -88,7 +88,7 @@ def leaderboard_table(board: dict[str, Any]) -> str:
     """Render both policies side by side (valid-only / zero-filled); automatic metrics x10 as in the total.
 
     Systems are ranked by valid-only Total Average within groups of equal coverage
-    (:func:`omnieval.analysis._rankings.rank_by_coverage`); the lines under the table say what the
+    (:func:`omnieval.benchmarks.storybench._rankings.rank_by_coverage`); the lines under the table say what the
     totals cover, which components were not computed and which configured judges gave no valid record.
     """
     from rich.console import Console
@@ -752,7 +752,7 @@ def aggregate_table(doc: dict[str, Any]) -> str:
     from rich.console import Console
     from rich.table import Table
 
-    from omnieval.analysis._rankings import leaderboard_ranking
+    from omnieval.benchmarks.storybench._rankings import leaderboard_ranking
 
     ranking = leaderboard_ranking(doc)
     table = Table(title=f"{doc['benchmark']}: {doc['n_instances']} instances")

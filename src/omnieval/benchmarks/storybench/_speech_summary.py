@@ -64,7 +64,7 @@ def summarize_speech_meta(scores: pd.DataFrame, *, system: str | None = None) ->
     Raises:
         ValueError: the table holds several systems and ``system`` is None.
     """
-    from omnieval.analysis import aggregate
+    from omnieval.benchmarks.storybench._aggregate import aggregate
 
     rows = scores[scores["component"] == "speech_meta"]
     if system is not None:

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from omnieval.backends.tts import EspeakProsody, SpeechRequest, SynthesisError, synthesize
+from omnieval.benchmarks.storybench._records import TargetSpeech, Transition
 from omnieval.candidates import Modality, output_path
-from omnieval.data import TargetSpeech, Transition
 from omnieval.systems._base import (
     SYSTEMS,
     GenerationSummary,

@@ -1,7 +1,7 @@
 """``drawn``: a deterministic picture of the planned scene, painted by the sample's own drawing code.
 
 It is not a generative model. It reads the image prompt's words and composes a page for one of the
-four painters of :mod:`omnieval.sample._draw` (forest, sea, city, snow):
+four painters of :mod:`omnieval.benchmarks.storybench._sample._draw` (forest, sea, city, snow):
 
 1. **setting**: the sample book whose vocabulary (character names, their descriptions, the topic,
    prop names) the prompt uses most; a tie goes to the first such book in the sample's order, and a
@@ -108,8 +108,8 @@ class DrawnImageExpert(ImageExpert[DrawnConfig]):
 
     def compose(self, prompt: str) -> tuple[Any, Any, dict[str, Any]]:
         """The (book, page) to paint for ``prompt`` and what was matched (see the module docstring)."""
-        from omnieval.sample._books import BOOKS, Actor, Page, Prop
-        from omnieval.sample._draw import _GLOWING, _WEATHER, PAINTERS
+        from omnieval.benchmarks.storybench._sample._books import BOOKS, Actor, Page, Prop
+        from omnieval.benchmarks.storybench._sample._draw import _GLOWING, _WEATHER, PAINTERS
 
         words = _words(prompt)
         digest = hashlib.sha256(prompt.encode()).hexdigest()
@@ -186,7 +186,7 @@ class DrawnImageExpert(ImageExpert[DrawnConfig]):
         return book, page, facts
 
     def render(self, request: ImageRequest, out: Path) -> dict[str, Any]:
-        from omnieval.sample._draw import draw_page
+        from omnieval.benchmarks.storybench._sample._draw import draw_page
 
         book, page, facts = self.compose(request.prompt)
         image = draw_page(book, page, size=self.config.size)

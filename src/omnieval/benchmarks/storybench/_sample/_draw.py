@@ -17,7 +17,7 @@ from typing import ClassVar
 
 from PIL import Image, ImageDraw
 
-from omnieval.sample._books import Actor, Book, Page, Prop
+from omnieval.benchmarks.storybench._sample._books import Actor, Book, Page, Prop
 
 CANVAS = 512
 Color = tuple[int, int, int] | tuple[int, int, int, int]

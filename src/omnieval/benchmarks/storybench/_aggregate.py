@@ -7,7 +7,7 @@ Both policies are implemented here once; :func:`omnieval.judges.combine_judges` 
 :func:`omnieval.metrics.summarize_speech_meta` are views of this module's results.
 
 Example:
-    >>> from omnieval.analysis.synthetic import make_scores
+    >>> from omnieval.benchmarks.storybench.synthetic import make_scores
     >>> agg = aggregate(make_scores(n_systems=3, n_instances=20, seed=1, benchmark="storybench"))
     >>> sorted(agg.to_dict()["systems"])
     ['sys00', 'sys01', 'sys02']
@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from omnieval.analysis._schema import (
+from omnieval.benchmarks.storybench._names import (
     AUTOMATIC,
     COMPONENTS,
     JUDGE,
@@ -35,7 +35,7 @@ from omnieval.analysis._schema import (
     Policy,
     scale,
 )
-from omnieval.analysis._table import FloatArray, StoryTable, _nanmean, build_table
+from omnieval.benchmarks.storybench._table import FloatArray, StoryTable, _nanmean, build_table
 from omnieval.errors import DataError
 
 
@@ -101,7 +101,7 @@ def policy_scores(table: StoryTable, policy: Policy) -> PolicyScores:
     Judge components average, with equal weight, each judge's mean over its own valid examples
     (valid-only) or over all ``n`` instances with invalid examples as 0 (zero-filled). A judge with
     no valid example for a system drops out of that system's valid-only judge mean; a judge with no
-    valid example at all is not in ``table`` (see :class:`~omnieval.analysis._table.JudgeCoverage`).
+    valid example at all is not in ``table`` (see :class:`~omnieval.benchmarks.storybench._table.JudgeCoverage`).
     """
     n = table.n_instances
     comps: dict[str, FloatArray] = {}

@@ -7,12 +7,13 @@ from typing import Any
 
 import numpy as np
 
+from omnieval.analysis import AnalysisResult, Skip
 from omnieval.analysis._plots import figure
-from omnieval.analysis._rankings import compare_rankings
-from omnieval.analysis._runner import AnalysisContext, AnalysisResult, Skip, analysis
-from omnieval.analysis._schema import AUTOMATIC, TRACKS
 from omnieval.analysis._stats import FloatArray, kendall_tau_b, pearson, spearman
-from omnieval.analysis._table import JudgeTrack, _nanmean
+from omnieval.benchmarks.storybench._analyses._context import StoryContext, story_analysis
+from omnieval.benchmarks.storybench._names import AUTOMATIC, TRACKS
+from omnieval.benchmarks.storybench._rankings import compare_rankings
+from omnieval.benchmarks.storybench._table import JudgeTrack, _nanmean
 
 
 def judge_pair_agreement(jt: JudgeTrack, a: int, b: int) -> dict[str, Any]:
@@ -58,7 +59,7 @@ def _calibration(per_judge: FloatArray, judges: tuple[str, ...]) -> dict[str, An
     return out
 
 
-def _panel_scores(ctx: AnalysisContext) -> dict[str, dict[str, FloatArray]]:
+def _panel_scores(ctx: StoryContext) -> dict[str, dict[str, FloatArray]]:
     """Per panel: the four-track composite and the panel-specific Total Average, ``(S,)`` each."""
     ps = ctx.policy("valid_only")
     out: dict[str, dict[str, FloatArray]] = {}
@@ -83,11 +84,11 @@ def _panel_scores(ctx: AnalysisContext) -> dict[str, dict[str, FloatArray]]:
     return out
 
 
-@analysis(
+@story_analysis(
     "inter_judge",
     summary="agreement across judges: system rankings, item-level Spearman and MAE, calibration",
 )
-def inter_judge(ctx: AnalysisContext) -> AnalysisResult:
+def inter_judge(ctx: StoryContext) -> AnalysisResult:
     ctx.need_systems(2)
     tracks: dict[str, Any] = {}
     ps = ctx.policy("valid_only")

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from omnieval.analysis._schema import (
+from omnieval.benchmarks.storybench._names import (
     MODALITIES,
     NARRATION_LENGTH,
     RUBRICS,

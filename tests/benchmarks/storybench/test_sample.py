@@ -12,11 +12,11 @@ import pytest
 from PIL import Image
 
 from omnieval.benchmarks.storybench._dataset import load_storybench
+from omnieval.benchmarks.storybench._sample import BOOKS, build_rows, write_sample
 from omnieval.benchmarks.storybench._schema import SPEECH_LABELS
 from omnieval.errors import OmnievalError
-from omnieval.sample import BOOKS, build_rows, write_sample
 
-COMMITTED = Path(__file__).resolve().parents[2] / "data" / "storybench-sample"
+COMMITTED = Path(__file__).resolve().parents[3] / "data" / "storybench-sample"
 
 
 def _tree(root: Path) -> list[str]:
@@ -31,7 +31,7 @@ def test_generator_reproduces_the_committed_sample_byte_for_byte(tmp_path: Path)
     assert files == _tree(COMMITTED)
     _, mismatch, errors = filecmp.cmpfiles(out, COMMITTED, files, shallow=False)
     assert mismatch == [] and errors == [], (
-        "regenerate: python -m omnieval.sample --out data/storybench-sample"
+        "regenerate: omnieval make-sample storybench data/storybench-sample"
     )
 
 

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from omnieval.benchmarks.storybench._sample._books import BOOKS, Book
+from omnieval.benchmarks.storybench._sample._draw import draw_page
 from omnieval.benchmarks.storybench._schema import (
     PARQUET_RELPATH,
     REQUIRED_COLUMNS,
@@ -21,8 +23,6 @@ from omnieval.benchmarks.storybench._schema import (
 )
 from omnieval.errors import OmnievalError
 from omnieval.jsonio import write_json_atomic
-from omnieval.sample._books import BOOKS, Book
-from omnieval.sample._draw import draw_page
 
 #: Top-level entries the generator owns inside its output folder.
 LAYOUT_ENTRIES = ("data", "samples", "metadata", "images", "texts", "README.md")
@@ -31,9 +31,10 @@ _README = """# Omni-StoryBench sample (made by omnieval)
 
 {n_rows} page transitions from {n_books} short picture books written and illustrated by the omnieval
 project, in the public Omni-StoryBench release layout. The illustrations are drawn by code
-(`src/omnieval/sample/_draw.py`); the stories, conditions and speech lines are in
-`src/omnieval/sample/_books.py`. Regenerate with `python -m omnieval.sample --out <folder>`; the
-output is byte-for-byte identical on every run. Same licence as omnieval (Apache-2.0).
+(`src/omnieval/benchmarks/storybench/_sample/_draw.py`); the stories, conditions and speech lines
+are in `src/omnieval/benchmarks/storybench/_sample/_books.py`. Regenerate with
+`omnieval make-sample storybench <folder>`; the output is byte-for-byte identical on every run.
+Same licence as omnieval (Apache-2.0).
 """
 
 

@@ -17,9 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from omnieval.analysis import AnalysisResult, Skip
 from omnieval.analysis._plots import figure
-from omnieval.analysis._runner import AnalysisContext, AnalysisResult, Skip, analysis
-from omnieval.analysis._schema import AUTOMATIC_SCALE, COMPONENTS, MODALITIES, MODALITY_COMPONENTS, Policy
 from omnieval.analysis._stats import (
     FloatArray,
     holm,
@@ -29,7 +28,15 @@ from omnieval.analysis._stats import (
     percentile_interval,
     rank_desc,
 )
-from omnieval.analysis._table import StoryTable
+from omnieval.benchmarks.storybench._analyses._context import StoryContext, story_analysis
+from omnieval.benchmarks.storybench._names import (
+    AUTOMATIC_SCALE,
+    COMPONENTS,
+    MODALITIES,
+    MODALITY_COMPONENTS,
+    Policy,
+)
+from omnieval.benchmarks.storybench._table import StoryTable
 
 
 @dataclass(frozen=True)
@@ -299,7 +306,7 @@ def modality_associations(boot: BootstrapDraws, *, level: float = 0.95) -> list[
     return out
 
 
-@analysis(
+@story_analysis(
     "bootstrap",
     summary="paired bootstrap over instances: percentile CIs, rank intervals, leader frequencies, Holm-corrected pairs",
     params=lambda c: {
@@ -310,7 +317,7 @@ def modality_associations(boot: BootstrapDraws, *, level: float = 0.95) -> list[
         "policy": "valid_only",
     },
 )
-def bootstrap(ctx: AnalysisContext) -> AnalysisResult:
+def bootstrap(ctx: StoryContext) -> AnalysisResult:
     ctx.need_systems(2)
     table, cfg = ctx.table, ctx.config
     if not ctx.policy("valid_only").covered:

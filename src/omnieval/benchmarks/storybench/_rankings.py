@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from omnieval.analysis._schema import COMPONENTS
 from omnieval.analysis._stats import FloatArray, kendall_tau_b, rank_desc, spearman
+from omnieval.benchmarks.storybench._names import COMPONENTS
 
 
 def ranking(systems: Sequence[str], scores: FloatArray) -> list[dict[str, Any]]:

@@ -20,9 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from omnieval.analysis._aggregate import policy_scores
-from omnieval.analysis._runner import AnalysisContext, AnalysisResult, Skip, analysis
-from omnieval.analysis._schema import RUBRICS, TRACKS
+from omnieval.analysis import AnalysisResult, Skip
 from omnieval.analysis._stats import (
     FloatArray,
     kendall_tau_b,
@@ -30,6 +28,9 @@ from omnieval.analysis._stats import (
     pearson,
     spearman,
 )
+from omnieval.benchmarks.storybench._aggregate import policy_scores
+from omnieval.benchmarks.storybench._analyses._context import StoryContext, story_analysis
+from omnieval.benchmarks.storybench._names import RUBRICS, TRACKS
 from omnieval.errors import DataError
 
 _TRACK_ALIASES = {"joint": "integrated", "omni": "integrated"}
@@ -181,11 +182,11 @@ def alpha_by_criterion(evaluations: Sequence[HumanEvaluation], track: str) -> di
     return out
 
 
-@analysis(
+@story_analysis(
     "human_agreement",
     summary="human ratings (Label Studio) vs three-judge means: rank agreement, LOTO, alpha",
 )
-def human_agreement(ctx: AnalysisContext) -> AnalysisResult:
+def human_agreement(ctx: StoryContext) -> AnalysisResult:
     if ctx.config.humans is None:
         raise Skip("no human ratings given (--humans LABEL_STUDIO_EXPORT.json)")
     ratings = read_label_studio(ctx.config.humans)

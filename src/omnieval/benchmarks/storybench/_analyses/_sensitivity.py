@@ -10,22 +10,23 @@ from typing import Any
 
 import numpy as np
 
-from omnieval.analysis._aggregate import policy_scores
+from omnieval.analysis import AnalysisResult, Skip
 from omnieval.analysis._plots import figure
-from omnieval.analysis._rankings import compare_rankings, ranking
-from omnieval.analysis._runner import AnalysisContext, AnalysisResult, Skip, analysis
-from omnieval.analysis._schema import AUTOMATIC, JUDGE, MODALITY_COMPONENTS, POLICIES
 from omnieval.analysis._stats import FloatArray, pearson_rows, rank_desc, rankdata
+from omnieval.benchmarks.storybench._aggregate import policy_scores
+from omnieval.benchmarks.storybench._analyses._context import StoryContext, story_analysis
+from omnieval.benchmarks.storybench._names import AUTOMATIC, JUDGE, MODALITY_COMPONENTS, POLICIES
+from omnieval.benchmarks.storybench._rankings import compare_rankings, ranking
 from omnieval.errors import DataError
 
 # ---------------------------------------------------------------------------------------------
 # Zero-filled scoring (F.4)
 
 
-@analysis(
+@story_analysis(
     "zero_filled_sensitivity", summary="valid-only vs zero-filled Total Average: rank changes and agreement"
 )
-def zero_filled_sensitivity(ctx: AnalysisContext) -> AnalysisResult:
+def zero_filled_sensitivity(ctx: StoryContext) -> AnalysisResult:
     ctx.need_systems(2)
     systems = ctx.table.systems
     vo, zf = ctx.policy("valid_only").total, ctx.policy("zero_filled").total
@@ -85,7 +86,7 @@ def zero_filled_sensitivity(ctx: AnalysisContext) -> AnalysisResult:
 # Aggregation rules and covariance shares (F.8)
 
 
-def _complete_matrix(ctx: AnalysisContext) -> tuple[list[str], tuple[str, ...], FloatArray]:
+def _complete_matrix(ctx: StoryContext) -> tuple[list[str], tuple[str, ...], FloatArray]:
     ps = ctx.policy("valid_only")
     names = ps.covered
     if len(names) < 2:
@@ -142,11 +143,11 @@ def alternative_rules(names: Sequence[str], x: FloatArray) -> dict[str, FloatArr
     return out
 
 
-@analysis(
+@story_analysis(
     "aggregation_sensitivity",
     summary="covariance shares of the Total Average and alternative aggregation rules with rank agreement",
 )
-def aggregation_sensitivity(ctx: AnalysisContext) -> AnalysisResult:
+def aggregation_sensitivity(ctx: StoryContext) -> AnalysisResult:
     systems, names, x = _complete_matrix(ctx)
     total = x.mean(axis=1)
     shares = covariance_shares(x)
@@ -219,7 +220,7 @@ def weight_sweep(systems: Sequence[str], x: FloatArray, weights: FloatArray) -> 
     }
 
 
-@analysis(
+@story_analysis(
     "weight_sweeps",
     summary="Dirichlet(1..1) and bounded-uniform component-weight sweeps: win shares and rank agreement",
     params=lambda c: {
@@ -231,7 +232,7 @@ def weight_sweep(systems: Sequence[str], x: FloatArray, weights: FloatArray) -> 
         "uniform_high": c.uniform_high,
     },
 )
-def weight_sweeps(ctx: AnalysisContext) -> AnalysisResult:
+def weight_sweeps(ctx: StoryContext) -> AnalysisResult:
     systems, names, x = _complete_matrix(ctx)
     cfg = ctx.config
     k = len(names)
@@ -286,8 +287,8 @@ def read_duplicate_clusters(path: Path) -> list[list[str]]:
     return clusters
 
 
-@analysis("duplicate_sensitivity", summary="rankings after dropping internal-duplicate clusters")
-def duplicate_sensitivity(ctx: AnalysisContext) -> AnalysisResult:
+@story_analysis("duplicate_sensitivity", summary="rankings after dropping internal-duplicate clusters")
+def duplicate_sensitivity(ctx: StoryContext) -> AnalysisResult:
     if ctx.config.duplicates is None:
         raise Skip("no duplicate clusters given (--duplicates CLUSTERS.json)")
     ctx.need_systems(2)

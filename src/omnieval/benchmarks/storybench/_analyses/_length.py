@@ -12,12 +12,13 @@ from typing import Any
 
 import numpy as np
 
+from omnieval.analysis import AnalysisResult, Skip
 from omnieval.analysis._plots import figure
-from omnieval.analysis._rankings import compare_rankings
-from omnieval.analysis._runner import AnalysisContext, AnalysisResult, Skip, analysis
-from omnieval.analysis._schema import NARRATION_LENGTH
 from omnieval.analysis._stats import FloatArray, pearson, spearman
-from omnieval.analysis._table import _nanmean
+from omnieval.benchmarks.storybench._analyses._context import StoryContext, story_analysis
+from omnieval.benchmarks.storybench._names import NARRATION_LENGTH
+from omnieval.benchmarks.storybench._rankings import compare_rankings
+from omnieval.benchmarks.storybench._table import _nanmean
 
 
 def quantile_bins(lengths: FloatArray, n_bins: int) -> tuple[np.ndarray, FloatArray]:
@@ -106,12 +107,12 @@ def m2_adjust(example: FloatArray, lengths: FloatArray, n_bins: int, min_count: 
     return result
 
 
-@analysis(
+@story_analysis(
     "narration_length",
     summary="narration-length controls M1 and M2 of the text-judge component and their rankings",
     params=lambda c: {"m1_bins": c.m1_bins, "m2_bins": c.m2_bins, "m2_min_count": c.m2_min_count},
 )
-def narration_length(ctx: AnalysisContext) -> AnalysisResult:
+def narration_length(ctx: StoryContext) -> AnalysisResult:
     table, cfg = ctx.table, ctx.config
     if NARRATION_LENGTH not in table.extras:
         raise Skip(f"the scores table has no {NARRATION_LENGTH!r} rows (generated narration lengths)")

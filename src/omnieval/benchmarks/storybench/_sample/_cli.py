@@ -1,4 +1,4 @@
-"""``python -m omnieval.sample --out DIR``: write the sample dataset and validate it."""
+"""``omnieval make-sample storybench OUT``: write the sample dataset, then validate it."""
 
 from __future__ import annotations
 
@@ -7,20 +7,21 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from omnieval.benchmarks.storybench._sample._write import write_sample
 
-def main(argv: Sequence[str] | None = None) -> int:
+
+def sample_main(argv: Sequence[str], prog: str) -> int:
     """Write the sample, then run the strict validator on it; exit 2 if it does not pass."""
     parser = argparse.ArgumentParser(
-        prog="python -m omnieval.sample",
+        prog=prog,
         description="Write omnieval's Omni-StoryBench sample (4 books, 20 transitions)",
     )
-    parser.add_argument("--out", type=Path, default=Path("data/storybench-sample"), help="output folder")
+    parser.add_argument("out", type=Path, help="output folder (e.g. data/storybench-sample)")
     parser.add_argument("--size", type=int, default=256, help="illustration size in pixels (default 256)")
     args = parser.parse_args(argv)
 
     from omnieval.benchmarks.storybench._dataset import validate_storybench
     from omnieval.errors import OmnievalError
-    from omnieval.sample import write_sample
 
     try:
         summary = write_sample(args.out, size=args.size)
@@ -37,7 +38,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{summary.root}"
     )
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -16,7 +16,8 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from omnieval.analysis._schema import AUTOMATIC, RUBRICS, SPEECH_FIELDS, TRACKS, UNAVAILABLE_JUDGE
+from omnieval.analysis import select_benchmark as generic_select_benchmark
+from omnieval.benchmarks.storybench._names import AUTOMATIC, RUBRICS, SPEECH_FIELDS, TRACKS, UNAVAILABLE_JUDGE
 from omnieval.errors import DataError
 from omnieval.scores import (
     ALL_STATUSES,
@@ -315,25 +316,8 @@ class _Col:
 
 
 def select_benchmark(scores: pd.DataFrame, benchmark: str | None = None) -> tuple[str, pd.DataFrame]:
-    """Return the single benchmark a table holds and the table; raise when it holds several or none.
-
-    Args:
-        scores: the long scores table.
-        benchmark: the benchmark the caller aggregates; when given, a table of another benchmark
-            is an error. None accepts whichever single benchmark the table holds.
-    """
-    frame = _ensure_frame(scores)
-    if frame.empty:
-        raise DataError("scores table is empty")
-    names = sorted(str(b) for b in frame["benchmark"].unique())
-    if len(names) != 1:
-        raise DataError(
-            f"scores table holds several benchmarks {names}; aggregate one at a time "
-            "(filter the table on the benchmark column)"
-        )
-    if benchmark is not None and names[0] != benchmark:
-        raise DataError(f"this aggregation is for {benchmark!r} tables; this scores table holds {names[0]!r}")
-    return names[0], frame
+    """:func:`omnieval.analysis.select_benchmark` after checking the table's columns and types."""
+    return generic_select_benchmark(_ensure_frame(scores), benchmark)
 
 
 def judge_key(panel: str, judge: str, *, several_panels: bool) -> str:

@@ -13,10 +13,11 @@ from typing import Any
 
 import numpy as np
 
+from omnieval.analysis import AnalysisResult, Skip
 from omnieval.analysis._plots import figure
-from omnieval.analysis._runner import AnalysisContext, AnalysisResult, Skip, analysis
-from omnieval.analysis._schema import MODALITIES, POLICIES, Policy
 from omnieval.analysis._stats import FloatArray, partial_correlation, pearson, rankdata, spearman
+from omnieval.benchmarks.storybench._analyses._context import StoryContext, story_analysis
+from omnieval.benchmarks.storybench._names import MODALITIES, POLICIES, Policy
 
 _EPS = 1e-9
 
@@ -144,7 +145,7 @@ def _alpha_key(a: float) -> str:
     return "1/3" if abs(a - 1 / 3) < 1e-9 else f"{a:.2f}"
 
 
-def _modality_inputs(ctx: AnalysisContext, policy: Policy, need: int) -> dict[str, FloatArray]:
+def _modality_inputs(ctx: StoryContext, policy: Policy, need: int) -> dict[str, FloatArray]:
     mods = ctx.modalities(policy)
     if len(mods) < need:
         missing = [m for m in MODALITIES if m not in mods]
@@ -152,12 +153,12 @@ def _modality_inputs(ctx: AnalysisContext, policy: Policy, need: int) -> dict[st
     return mods
 
 
-@analysis(
+@story_analysis(
     "bottleneck",
     summary="modality-bottleneck diagnostics (E.6): weakest counts, rank gaps, IQR, Max Total in the bottom tercile",
     params=lambda c: {"alphas": list(c.bottleneck_alphas)},
 )
-def bottleneck(ctx: AnalysisContext) -> AnalysisResult:
+def bottleneck(ctx: StoryContext) -> AnalysisResult:
     ctx.need_systems(3)
     out: dict[str, Any] = {}
     for policy in POLICIES:
@@ -195,7 +196,7 @@ def bottleneck(ctx: AnalysisContext) -> AnalysisResult:
     return AnalysisResult(out, {"": plot})
 
 
-def _variables(ctx: AnalysisContext, policy: Policy) -> dict[str, FloatArray]:
+def _variables(ctx: StoryContext, policy: Policy) -> dict[str, FloatArray]:
     ps = ctx.policy(policy)
     out = dict(ctx.modalities(policy))
     if "judge.integrated" in ps.components:
@@ -204,7 +205,7 @@ def _variables(ctx: AnalysisContext, policy: Policy) -> dict[str, FloatArray]:
     return out
 
 
-def _subsets(ctx: AnalysisContext) -> dict[str, np.ndarray]:
+def _subsets(ctx: StoryContext) -> dict[str, np.ndarray]:
     systems = ctx.table.systems
     out = {"all": np.ones(len(systems), dtype=bool)}
     for group, members in ctx.config.system_groups.items():
@@ -215,10 +216,10 @@ def _subsets(ctx: AnalysisContext) -> dict[str, np.ndarray]:
     return out
 
 
-@analysis(
+@story_analysis(
     "correlations", summary="system-level Pearson correlations between modality, integrated and total scores"
 )
-def correlations(ctx: AnalysisContext) -> AnalysisResult:
+def correlations(ctx: StoryContext) -> AnalysisResult:
     ctx.need_systems(3)
     _modality_inputs(ctx, "valid_only", 2)
     out: dict[str, Any] = {}
@@ -252,11 +253,11 @@ def correlations(ctx: AnalysisContext) -> AnalysisResult:
     return AnalysisResult(out, {"": plot})
 
 
-@analysis(
+@story_analysis(
     "partial_correlations",
     summary="partial correlations between modality scores (and the integrated judge) controlling for the others",
 )
-def partial_correlations(ctx: AnalysisContext) -> AnalysisResult:
+def partial_correlations(ctx: StoryContext) -> AnalysisResult:
     ctx.need_systems(4)
     entries: list[dict[str, Any]] = []
     for policy in POLICIES:
@@ -314,10 +315,10 @@ def partial_correlations(ctx: AnalysisContext) -> AnalysisResult:
     return AnalysisResult(entries)
 
 
-@analysis(
+@story_analysis(
     "bertscore_text_judge", summary="agreement between BERTScore and the text judge across systems (F.1)"
 )
-def bertscore_text_judge(ctx: AnalysisContext) -> AnalysisResult:
+def bertscore_text_judge(ctx: StoryContext) -> AnalysisResult:
     ctx.need_systems(3)
     out: dict[str, Any] = {}
     for policy in POLICIES:
@@ -351,10 +352,10 @@ def bertscore_text_judge(ctx: AnalysisContext) -> AnalysisResult:
     return AnalysisResult(out, {"": plot})
 
 
-@analysis(
+@story_analysis(
     "integrated_categories", summary="integrated-judge rubric categories: means, loss shares, IQR (F.3)"
 )
-def integrated_categories(ctx: AnalysisContext) -> AnalysisResult:
+def integrated_categories(ctx: StoryContext) -> AnalysisResult:
     if "integrated" not in ctx.table.judges:
         raise Skip("the integrated judge track is not computed")
     ctx.need_systems(2)
@@ -384,10 +385,10 @@ def integrated_categories(ctx: AnalysisContext) -> AnalysisResult:
 DREAMSIM = "dreamsim_distance"
 
 
-@analysis(
+@story_analysis(
     "dreamsim", summary="mean DreamSim distance vs image, integrated and total scores across systems (F.2)"
 )
-def dreamsim(ctx: AnalysisContext) -> AnalysisResult:
+def dreamsim(ctx: StoryContext) -> AnalysisResult:
     if DREAMSIM not in ctx.table.extras:
         raise Skip(f"the scores table has no {DREAMSIM!r} rows (DreamSim disabled or unavailable)")
     ctx.need_systems(3)

@@ -58,10 +58,11 @@ ui-screenshots: setup  ## docs/img screenshots of the MLflow UI (needs chromium 
 bench: setup  ## speed/memory benchmarks, printed as ratios against in-process baselines
 	$(PY) -m bench
 
-lint: setup  ## ruff and mypy
+lint: setup  ## ruff, mypy and the import-layer contract (import-linter)
 	$(VENV)/bin/ruff check src tests flows bench
 	$(VENV)/bin/ruff format --check src tests flows bench
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports --no-cache
 
 train-demo: setup  ## train, register and use a CPU-sized speech-attribute evaluator
 	$(PY) -m omnieval train pipelines/train_evaluators.yaml

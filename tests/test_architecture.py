@@ -1,0 +1,121 @@
+"""The import architecture of ``src/omnieval``: no import cycles and no reaching into another package's privates.
+
+The layer order itself is an import-linter contract (``[tool.importlinter]`` in pyproject.toml, run
+by ``make lint`` and by the test below). These checks read the same grimp graph, which counts every
+import statement: module-level, inside functions and under ``TYPE_CHECKING``.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import pytest
+
+grimp = pytest.importorskip("grimp")
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def graph() -> grimp.ImportGraph:
+    return grimp.build_graph("omnieval", cache_dir=None)
+
+
+def _edges(graph: grimp.ImportGraph) -> dict[str, set[str]]:
+    return {m: set(graph.find_modules_directly_imported_by(m)) for m in graph.modules}
+
+
+def strongly_connected(edges: Mapping[str, Iterable[str]]) -> list[list[str]]:
+    """Tarjan's strongly connected components of size > 1 (each one holds an import cycle), iteratively."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    found: list[list[str]] = []
+    counter = 0
+    for root in sorted(edges):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges.get(root, ()))))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            advanced = False
+            for child in children:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(edges.get(child, ())))))
+                    advanced = True
+                    break
+                if child in on_stack:
+                    low[node] = min(low[node], index[child])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_strongly_connected_finds_a_hand_made_cycle() -> None:
+    edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert strongly_connected(edges) == [["a", "b", "c"]]
+    assert strongly_connected({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_cycles_between_modules(graph: grimp.ImportGraph) -> None:
+    cycles = strongly_connected(_edges(graph))
+    assert cycles == [], "import cycles (module level, counting function-level imports):\n" + "\n".join(
+        " <-> ".join(c) for c in cycles
+    )
+
+
+def _package(module: str) -> str:
+    parts = module.split(".")
+    return ".".join(parts[:2])
+
+
+def private_crossings(graph: grimp.ImportGraph) -> list[str]:
+    """``importer -> imported`` where ``imported`` is a ``_private`` module of another top-level package."""
+    out = []
+    for importer in sorted(graph.modules):
+        for imported in sorted(graph.find_modules_directly_imported_by(importer)):
+            if _package(importer) == _package(imported):
+                continue
+            if any(part.startswith("_") and part != "__init__" for part in imported.split(".")[2:]):
+                out.append(f"{importer} -> {imported}")
+    return out
+
+
+def test_packages_reach_each_other_only_through_their_init(graph: grimp.ImportGraph) -> None:
+    crossings = private_crossings(graph)
+    assert crossings == [], f"{len(crossings)} imports of another package's private module:\n" + "\n".join(
+        crossings
+    )
+
+
+def test_the_layer_contract_holds() -> None:
+    lint = shutil.which("lint-imports") or str(Path(sys.executable).with_name("lint-imports"))
+    done = subprocess.run([lint, "--no-cache"], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert "Contracts: 1 kept, 0 broken." in done.stdout

@@ -19,8 +19,17 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
-from omnieval.benchmarks import Benchmark, benchmark
-from omnieval.benchmarks import _base as api
+from omnieval.benchmarks import (
+    Benchmark,
+    DatasetReport,
+    GenerateJob,
+    Leaderboard,
+    MetricsJob,
+    MetricsOutput,
+    ReportJob,
+    RunFacts,
+    benchmark,
+)
 from omnieval.candidates import Modality, read_candidate
 from omnieval.data import Manifest, file_entry, manifest_digest
 from omnieval.registry import Registry
@@ -127,11 +136,11 @@ class ToyCaption(Benchmark):
     metrics_config = ToyMetricsConfig
     score_range: ClassVar[Mapping[str, tuple[float, float]]] = {"token_f1": (0.0, 1.0)}
 
-    def validate(self, root: Path) -> api.DatasetReport:
+    def validate(self, root: Path) -> DatasetReport:
         captions, problems, _ = _check_lines(Path(root) / self.dataset_marker)
         ok = not problems
         dataset = CaptionSet(Path(root), tuple(captions)) if ok else None
-        return api.DatasetReport(ok, problems, len(captions), dataset)
+        return DatasetReport(ok, problems, len(captions), dataset)
 
     def gate(self, root: Path, out_json: Path | None) -> GateResult:
         import pandas as pd
@@ -157,10 +166,10 @@ class ToyCaption(Benchmark):
 
         return pd.DataFrame([vars(c) for c in _check_lines(Path(root) / self.dataset_marker)[0]])
 
-    def generate(self, job: api.GenerateJob) -> Any:
+    def generate(self, job: GenerateJob) -> Any:
         return job.system.generate(job.instances, job.out_root, progress=job.progress)
 
-    def compute_metrics(self, job: api.MetricsJob) -> api.MetricsOutput:
+    def compute_metrics(self, job: MetricsJob) -> MetricsOutput:
         assert isinstance(job.config, ToyMetricsConfig)
         rows = []
         for caption in job.instances:
@@ -185,9 +194,9 @@ class ToyCaption(Benchmark):
                 )
             )
         lineage = {"metric": "token_f1", "config": job.config.model_dump(mode="json")}
-        return api.MetricsOutput(scores_frame(rows), lineage, computed=len(rows), cache_hits=0)
+        return MetricsOutput(scores_frame(rows), lineage, computed=len(rows), cache_hits=0)
 
-    def leaderboard(self, scores: pd.DataFrame, facts: api.RunFacts | None = None) -> api.Leaderboard:
+    def leaderboard(self, scores: pd.DataFrame, facts: RunFacts | None = None) -> Leaderboard:
         systems: dict[str, SystemBoard] = {}
         for system, rows in scores.groupby("system", sort=True):
             valid = rows[rows["status"] == Status.OK.value]["value"]
@@ -200,7 +209,7 @@ class ToyCaption(Benchmark):
             for s, b in systems.items()
             if b.token_f1 is not None
         }
-        return api.Leaderboard.typed(ToyLeaderboard(benchmark=self.name, systems=systems), metrics)
+        return Leaderboard.typed(ToyLeaderboard(benchmark=self.name, systems=systems), metrics)
 
     def instance_components(self, scores: pd.DataFrame) -> pd.DataFrame:
         valid = scores[scores["status"] == Status.OK.value]
@@ -213,7 +222,7 @@ class ToyCaption(Benchmark):
             lines.append(f"{system:<16} {f1:>8} {board['n_missing']:>7}")
         return "\n".join(lines)
 
-    def write_report(self, job: api.ReportJob) -> None:
+    def write_report(self, job: ReportJob) -> None:
         table = html.escape(self.leaderboard_text(job.document))
         job.path.write_text(
             f"<!doctype html><title>{self.title}</title><pre>{table}</pre>\n", encoding="utf-8"

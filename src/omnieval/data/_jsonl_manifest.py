@@ -4,7 +4,8 @@ OmniACBench and PRISM-Bench both keep one JSON object per line in ``<root>/manif
 media paths relative to the folder and line order as the candidate index. What differs is the
 record and its checks; what is the same lives here: the typed dataset container, the validation
 report, the per-line check record (whose messages name the line, the id and the field), a cache of
-file checks, and the drivers that read the lines, collect every problem and hash the folder.
+file checks, and the drivers that read the lines, collect every problem and hash the folder. The
+gate over the manifest's table is :func:`omnieval.gates.gate_manifest_frame` (data never imports gates).
 
 Each benchmark's ``_manifest.py`` subclasses the containers (so its own names stay importable) and
 passes its record check to :func:`check_manifest_lines`. The containment rules for media paths
@@ -17,16 +18,11 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from omnieval.data._fingerprint import Manifest, TextEntry, file_entry, manifest_digest
 from omnieval.errors import DataError
 from omnieval.jsonio import read_jsonl_objects
-
-if TYPE_CHECKING:
-    import pandas as pd
-
-    from omnieval.gates._core import GateResult
 
 #: The manifest's file name inside a dataset folder (also the benchmarks' layout marker).
 MANIFEST_NAME = "manifest.jsonl"
@@ -322,28 +318,6 @@ def fingerprint_manifest(
     text_entries = tuple(sorted(texts, key=lambda e: (e.id, e.field)))
     n_rows, table = len(dataset.instances), file_entry(root, dataset.manifest_path)
     return Manifest(n_rows, table, files, text_entries, manifest_digest(n_rows, table, files, text_entries))
-
-
-def gate_manifest_frame(
-    frame: pd.DataFrame, whole: list[str], suite: Path, root: Path, out_json: Path | None
-) -> GateResult:
-    """Validate a manifest gate table against ``suite``; folder-level problems fail it first.
-
-    ``whole`` holds the problems of the folder as a whole (no folder, no manifest, an empty one):
-    the table is then empty, so a ``manifest_is_readable`` failure says why before the suite's own.
-    The result is written to ``out_json`` (pass or fail) unless it is None.
-    """
-    from dataclasses import replace
-
-    from omnieval.gates._core import FailedExpectation, validate_frame, write_result
-
-    result = validate_frame(frame, suite, artifact=str(root), out_json=None, id_column="id", notes=whole)
-    if whole:
-        head = FailedExpectation("manifest_is_readable", detail="; ".join(whole))
-        result = replace(result, success=False, failed=[head, *result.failed])
-    if out_json is not None:
-        write_result(result, out_json)
-    return result
 
 
 def relative_posix(root: Path, path: Path) -> str:

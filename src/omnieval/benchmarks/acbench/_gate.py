@@ -21,8 +21,7 @@ from omnieval.benchmarks.acbench._manifest import (
     LineCheck,
     check_lines,
 )
-from omnieval.data._jsonl_manifest import gate_manifest_frame
-from omnieval.gates._core import GateResult, expectations_dir
+from omnieval.gates import GateResult, expectations_dir, gate_manifest_frame
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -25,8 +25,7 @@ from omnieval.benchmarks.prism._manifest import (
     check_lines,
 )
 from omnieval.benchmarks.prism._tags import SUBSETS, TAGS, valid_tag_sets
-from omnieval.data._jsonl_manifest import gate_manifest_frame
-from omnieval.gates._core import GateResult, expectations_dir
+from omnieval.gates import GateResult, expectations_dir, gate_manifest_frame
 
 if TYPE_CHECKING:
     import pandas as pd

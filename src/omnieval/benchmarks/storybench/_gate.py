@@ -20,7 +20,7 @@ from omnieval.benchmarks.storybench._schema import (
     expected_id,
 )
 from omnieval.data._files import FileCheck, check_file, parse_characters
-from omnieval.gates._core import FailedExpectation, GateResult, expectations_dir, validate_frame, write_result
+from omnieval.gates import FailedExpectation, GateResult, expectations_dir, validate_frame, write_result
 
 if TYPE_CHECKING:
     import pandas as pd

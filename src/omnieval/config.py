@@ -22,6 +22,7 @@ from pydantic import (
 )
 
 from omnieval.errors import ConfigError
+from omnieval.systems import SystemConfig, SystemSpec
 
 if TYPE_CHECKING:
     from omnieval.benchmarks import Benchmark
@@ -41,22 +42,6 @@ class DatasetConfig(_Strict):
     """Dataset folder, relative to the working directory; default the benchmark's bundled sample."""
     limit: int | None = Field(default=None, ge=1)
     """Evaluate only the first N transitions (quick runs and tests); None = all."""
-
-
-class SystemSpec(_Strict):
-    """One ``systems:`` entry. Every kind has its own typed config (a subclass), chosen by ``kind``."""
-
-    kind: str
-    """Registered system kind (``omnieval benchmarks`` lists each benchmark's kinds)."""
-
-
-class SystemConfig(SystemSpec):
-    """The config of reference systems and ``import`` (``oracle``, ``copy-current``, ``shuffled``...)."""
-
-    seed: int | None = None
-    """Seed for systems with randomness (``shuffled``)."""
-    path: str | None = None
-    """Candidate folder for ``import``."""
 
 
 class JudgesConfig(_Strict):

@@ -18,8 +18,7 @@ import pytest
 from omnieval.backends.llm import ChatRequest, TextPart
 from omnieval.benchmarks.acbench import NOT_EVALUATED, AcBench
 from omnieval.benchmarks.acbench._manifest import AcbenchInstance, load_acbench
-from omnieval.config import SystemSpec
-from omnieval.systems import SYSTEMS, PlanningFailure, config_model
+from omnieval.systems import SYSTEMS, PlanningFailure, SystemSpec, config_model
 from omnieval.systems.cascade import IMAGE_NOT_SEEN, CascadeConfig, CascadeSystem
 
 ROOT = Path(__file__).resolve().parents[2]

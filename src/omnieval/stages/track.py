@@ -13,10 +13,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from omnieval.config import SuiteConfig, SystemConfig, SystemSpec
+from omnieval.config import SuiteConfig
 from omnieval.progress import note
 from omnieval.stages._common import StatePaths, code_digest, read_json, state_paths, write_json
 from omnieval.stages._main import stage_main
+from omnieval.systems import SystemConfig, SystemSpec
 
 STARTED_FILE = "started_at.json"
 """State file holding when the current suite execution started (written by the validate stage)."""

@@ -6,7 +6,6 @@ Each benchmark registers its own reference systems when its package is imported
 that is defined (each in its own subpackage, registered where it is defined).
 """
 
-from omnieval.config import SystemConfig, SystemSpec
 from omnieval.systems import _import  # noqa: F401  (registration side effect)
 from omnieval.systems._base import SYSTEMS, GenerationSummary, System
 from omnieval.systems._generating import (
@@ -20,6 +19,7 @@ from omnieval.systems._generating import (
 )
 from omnieval.systems._import import resolve_candidates_root
 from omnieval.systems._kinds import load_kinds
+from omnieval.systems._spec import SystemConfig, SystemSpec
 
 load_kinds()
 
@@ -51,6 +51,8 @@ __all__ = [
     "GenerationSummary",
     "PlanningFailure",
     "System",
+    "SystemConfig",
+    "SystemSpec",
     "Task",
     "config_model",
     "describe",

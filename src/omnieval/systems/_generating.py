@@ -41,9 +41,9 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from omnieval.candidates import OUTPUT_FILES, Modality, output_path, read_candidate, write_missing
-from omnieval.config import SystemSpec
 from omnieval.hashing import sha256_file
 from omnieval.systems._base import GenerationSummary, Progress, clear_index
+from omnieval.systems._spec import SystemSpec
 
 #: Bump when the stored example format changes (old entries are then ignored, not misread).
 CACHE_FORMAT = "generate-example-v1"

@@ -33,7 +33,6 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 
 from omnieval.candidates import Modality, write_missing
-from omnieval.config import SystemSpec
 from omnieval.systems._base import GenerationSummary, Progress, clear_index
 from omnieval.systems._generating import (
     EXAMPLE_FILES,
@@ -45,6 +44,7 @@ from omnieval.systems._generating import (
     timed,
 )
 from omnieval.systems._planner import Planner, PlannerConfig
+from omnieval.systems._spec import SystemSpec
 from omnieval.systems.cascade._prompt import (
     NOT_PLANNED,
     SYSTEM_PROMPT,

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from omnieval.config import SystemSpec
+from omnieval.systems._spec import SystemSpec
 
 #: ``{input_dir}`` and ``{output_dir}``: the placeholders ``argv`` may hold.
 PLACEHOLDERS: tuple[str, ...] = ("{input_dir}", "{output_dir}")

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from omnieval.candidates import Modality
-from omnieval.config import SystemSpec
 from omnieval.security import redact, secret_values
 from omnieval.systems._base import SYSTEMS
 from omnieval.systems._generating import EXAMPLE_FILES, ExampleResult, GeneratingSystem, Task, timed
+from omnieval.systems._spec import SystemSpec
 from omnieval.systems.command._config import CommandConfig
 from omnieval.systems.command._process import ProcessOutcome, run_command
 from omnieval.systems.command._protocol import (

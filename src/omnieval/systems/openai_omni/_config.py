@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from omnieval.config import SystemSpec
+from omnieval.systems._spec import SystemSpec
 
 #: Qwen2.5-Omni answers with speech only under this system prompt (its model card says so).
 QWEN_OMNI_SYSTEM = (

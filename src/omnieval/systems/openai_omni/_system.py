@@ -11,11 +11,11 @@ from typing import Any, ClassVar
 
 from omnieval.backends.llm import Message, redact_url
 from omnieval.candidates import Modality
-from omnieval.config import SystemSpec
 from omnieval.errors import ConfigError
 from omnieval.security import redact, register_secret_env
 from omnieval.systems._base import SYSTEMS
 from omnieval.systems._generating import EXAMPLE_FILES, ExampleResult, GeneratingSystem, Task, timed
+from omnieval.systems._spec import SystemSpec
 from omnieval.systems.openai_omni._config import OpenAIOmniConfig
 from omnieval.systems.openai_omni._requests import (
     OmniAnswer,

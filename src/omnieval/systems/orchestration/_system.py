@@ -17,10 +17,10 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from omnieval.config import SystemSpec
 from omnieval.systems._base import SYSTEMS
 from omnieval.systems._generating import EXAMPLE_FILES, ExampleResult, GeneratingSystem, Task, timed
 from omnieval.systems._planner import Planner, PlannerConfig
+from omnieval.systems._spec import SystemSpec
 from omnieval.systems.experts import (
     DrawnConfig,
     EspeakConfig,

@@ -39,10 +39,10 @@ from omnieval.backends.llm import (
     backend_identity,
     open_backend,
 )
-from omnieval.config import SystemSpec
 from omnieval.systems._base import SYSTEMS
 from omnieval.systems._generating import ExampleResult, GeneratingSystem, PlanningFailure, Task
 from omnieval.systems._planner import _REFUSAL
+from omnieval.systems._spec import SystemSpec
 from omnieval.systems.experts import (
     DrawnConfig,
     EspeakConfig,

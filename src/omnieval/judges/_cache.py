@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from omnieval.backends.llm._types import ChatRequest, Completion, ImagePart, TextPart
+from omnieval.backends.llm._types import ChatRequest, Completion, ImagePart, TextPart, VideoPart
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +86,8 @@ def request_material(request: ChatRequest, media_hash: MediaHasher) -> dict[str,
 
 
 def messages_material(request: ChatRequest, media_hash: MediaHasher) -> list[dict[str, Any]]:
-    """The messages part of :func:`request_material`."""
+    """The messages part of :func:`request_material`: each attachment named by its kind (``image``,
+    ``video``, else ``audio``) and keyed by its content hash."""
     messages = []
     for message in request.messages:
         parts: list[dict[str, str]] = []
@@ -94,7 +95,11 @@ def messages_material(request: ChatRequest, media_hash: MediaHasher) -> list[dic
             if isinstance(part, TextPart):
                 parts.append({"text": part.text})
             else:
-                kind = "image" if isinstance(part, ImagePart) else "audio"
+                kind = (
+                    "image"
+                    if isinstance(part, ImagePart)
+                    else ("video" if isinstance(part, VideoPart) else "audio")
+                )
                 parts.append({kind: media_hash(part.path)})
         messages.append({"role": message.role, "parts": parts})
     return messages

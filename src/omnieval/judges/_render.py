@@ -73,6 +73,25 @@ class JudgeInputs:
     candidate_audio_analysis: Mapping[str, object] | None = None
 
 
+def page_turn_inputs(item: Any) -> JudgeInputs:
+    """The reference side of :class:`JudgeInputs` for a page-turn row, read by attribute name.
+
+    A row is read structurally (``metadata``, ``condition`` and ``target_speech`` with ``as_dict()``,
+    ``current_text``, ``next_text``, ``current_image``, ``next_image``), so the judges package
+    names no benchmark's record type; a benchmark whose rows look different passes its own
+    function as ``reference`` to :func:`~._run.run_judges`. The candidate fields are left unset.
+    """
+    return JudgeInputs(
+        metadata=item.metadata.as_dict(),
+        condition=item.condition.as_dict(),
+        current_text=item.current_text,
+        reference_text=item.next_text,
+        reference_speech=item.target_speech.as_dict(),
+        current_image=item.current_image,
+        reference_image=item.next_image,
+    )
+
+
 def neutralize_tags(text: str) -> str:
     """Defuse our own block tags inside user content so a candidate cannot close or open a block.
 

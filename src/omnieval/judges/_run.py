@@ -22,23 +22,15 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import math
-import re
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from omnieval.backends.llm._factory import (
-    backend_identity,
-    open_backend,
-    output_fingerprint,
-    reports_value_probs,
-)
+from omnieval.backends.llm._factory import output_fingerprint, reports_value_probs
 from omnieval.backends.llm._types import (
     BackendError,
-    ChatBackend,
     ChatRequest,
     Completion,
     Message,
@@ -49,19 +41,28 @@ from omnieval.errors import ConfigError
 from omnieval.judges._cache import (
     CACHE_FORMAT,
     DiskCache,
-    MediaHasher,
-    ResponseCache,
     cache_key,
     canonical_json,
     canonical_object,
     messages_material,
     sha256_text,
 )
+from omnieval.judges._calls import (
+    LEDGER_TAIL,
+    CallCounters,
+    CallRunner,
+    CallState,
+    backend_group_key,
+    judge_lineage_entry,
+    judge_tags,
+    mlflow_tag_part,
+    role_lineage,
+)
 from omnieval.judges._panels import JudgeConfig, PanelConfig, load_panel, pin_revisions
 from omnieval.judges._parse import OK as PARSE_OK
 from omnieval.judges._parse import ParseResult, expected_score, parse_verdict
 from omnieval.judges._registry import judge_registry, weights_verified
-from omnieval.judges._render import JudgeInputs, render_messages, render_repair
+from omnieval.judges._render import JudgeInputs, page_turn_inputs, render_messages, render_repair
 from omnieval.judges._repair import judge_repair
 from omnieval.judges._rubrics import registered_benchmark, repair_prompt_sha256, template
 from omnieval.judges._tracks import (
@@ -77,8 +78,6 @@ from omnieval.scores import Status
 if TYPE_CHECKING:
     import pandas as pd
 
-    from omnieval.data import Transition
-
 log = logging.getLogger(__name__)
 
 COMPONENT = "judge"
@@ -86,7 +85,6 @@ NO_SPEECH_STATUSES = frozenset({"no_speech", "silent"})
 """Audio-analysis statuses of a speech candidate that holds no speech (scored as missing output)."""
 EXPECTED_COMPONENT = "judge_expected"
 """Companion of each greedy ``judge`` row: the judge's probability-weighted score (1-10, float)."""
-UNAVAILABLE_JUDGE = "unavailable"
 JUDGMENT_COLUMNS: tuple[str, ...] = (
     "system",
     "instance_id",
@@ -100,14 +98,7 @@ JUDGMENT_COLUMNS: tuple[str, ...] = (
     "raw_response",
     "scores",
     "rationales",
-    "error",
-    "normalizations",
-    "repair_history",
-    "cache_key",
-    "cache_hit",
-    "latency_s",
-    "finish_reason",
-    "note",
+    *LEDGER_TAIL,
     "expected_scores",
 )
 
@@ -115,40 +106,35 @@ DescribeAudio = Callable[[Path], Mapping[str, object]]
 Progress = Callable[[str, int, int], None]
 
 
-@dataclass(kw_only=True)
-class CallState:
-    """Where one judge call stands: what a runner fills in as it builds, sends, reads and repairs.
+class JudgedItem(Protocol):
+    """What the panel runner needs of a dataset row itself: its id and its candidate index.
 
-    Shared by the panel runner's records and PRISM's calls; ``judge`` is None when the track has
-    no judge here (its records are settled as unavailable).
+    What the judge is shown of the row (texts, images, conditions) comes from the ``reference``
+    function the benchmark passes to :func:`run_judges`, so the runner is typed on no benchmark's
+    records.
     """
 
-    judge: JudgeConfig | None
-    status: str = ""
-    note: str = ""
-    prompt_sha256: str = ""
-    revision: str = ""
-    request: ChatRequest | None = None
-    key: str = ""
-    completion: Completion | None = None
-    cache_hit: bool = False
-    repair_history: list[dict[str, Any]] = field(default_factory=list)
-
     @property
-    def judge_id(self) -> str:
-        return self.judge.id if self.judge is not None else UNAVAILABLE_JUDGE
+    def id(self) -> str: ...
+    @property
+    def index(self) -> int: ...
+
+
+ItemT = TypeVar("ItemT", bound=JudgedItem)
+ReferenceInputs = Callable[[Any], JudgeInputs]
+"""Item -> what the judge sees of it besides the candidate (the candidate fields are left unset)."""
 
 
 @dataclass
 class _Record(CallState):
     track: str
     system: str
-    transition: Transition
+    item: JudgedItem
     reading: ParseResult | None = None
 
     @property
     def order(self) -> tuple[int, int, str, str]:
-        return (TRACK_NAMES.index(self.track), self.transition.index, self.judge_id, self.system)
+        return (TRACK_NAMES.index(self.track), self.item.index, self.judge_id, self.system)
 
 
 @dataclass
@@ -182,25 +168,13 @@ class JudgeResult:
         ``omnieval.prompt.<track>.sha256``. Merge several panels' tags with :func:`merge_panel_tags`,
         which keeps the per-track keys only when one panel ran (two panels may hash a track differently).
         """
-        tags: dict[str, str] = {}
-        for judge_id, info in self.lineage.get("judges", {}).items():
-            tags[f"omnieval.judge.{judge_id}.revision"] = info.get("revision") or "unpinned"
-            if info.get("weights_digest"):
-                tags[f"omnieval.judge.{judge_id}.sha256"] = info["weights_digest"]
+        tags = judge_tags(self.lineage.get("judges", {}))
         panel = mlflow_tag_part(self.panel)
         for track_name, info in self.lineage.get("prompts", {}).items():
             tags[f"omnieval.prompt.{panel}.{track_name}.sha256"] = info["sha256"]
             if track_keys:
                 tags[f"omnieval.prompt.{track_name}.sha256"] = info["sha256"]
         return tags
-
-
-_TAG_UNSAFE = re.compile(r"[^A-Za-z0-9_\-. /]")
-
-
-def mlflow_tag_part(text: str) -> str:
-    """``text`` with the characters MLflow refuses in tag keys replaced by ``_``."""
-    return _TAG_UNSAFE.sub("_", text)
 
 
 def merge_panel_tags(per_panel: Mapping[str, Mapping[str, str]]) -> dict[str, str]:
@@ -224,70 +198,11 @@ def merge_panel_tags(per_panel: Mapping[str, Mapping[str, str]]) -> dict[str, st
 
 
 @dataclass
-class _Counters:
-    calls: int = 0
-    hits: int = 0
+class _Counters(CallCounters):
+    """Progress is in model calls: ``total`` grows by the cache misses of the judging and repair
+    rounds and by every resend."""
+
     descriptions: int = 0
-    done: int = 0
-    """Model calls answered so far (progress)."""
-    total: int = 0
-    """Model calls expected so far: cache misses of the judging and repair rounds, plus retries."""
-
-
-def backend_group_key(judge: JudgeConfig) -> str:
-    """Records sharing a key share one loaded model (one server, one in-process model)."""
-    return canonical_json(
-        {"model": judge.model, "revision": judge.revision, "backend": judge.backend.model_dump()}
-    )
-
-
-class BackendPool:
-    """Loaded backends by group key; closed explicitly (and always at the end).
-
-    Args:
-        factory: Opens a judge's backend (tests pass scripted ones); default :func:`open_backend`.
-        what: How log lines name the models (``judge``, ``prism judge``).
-    """
-
-    def __init__(
-        self, factory: Callable[[JudgeConfig], ChatBackend] | None = None, what: str = "judge"
-    ) -> None:
-        self.factory = factory
-        self.what = what
-        self.open: dict[str, ChatBackend] = {}
-        self.failed: dict[str, str] = {}
-        """Why a group's backend cannot be used, by group key (failed opens and callers' findings)."""
-        self.threads: dict[str, int] = {}
-        """CPU threads each opened in-process backend ran with, by group key (kept after close)."""
-
-    def get(self, judge: JudgeConfig) -> ChatBackend | None:
-        key = backend_group_key(judge)
-        if key in self.failed:
-            return None
-        if key not in self.open:
-            try:
-                if self.factory is not None:
-                    self.open[key] = self.factory(judge)
-                else:
-                    log.info("loading %s model %s (%s)", self.what, judge.model, judge.backend.kind)
-                    self.open[key] = open_backend(judge.backend, model=judge.model, revision=judge.revision)
-            except BackendError as exc:
-                self.failed[key] = str(exc)
-                log.error("%s model %s unavailable: %s", self.what, judge.model, exc)
-                return None
-            threads = getattr(self.open[key], "threads", None)
-            if isinstance(threads, int):
-                self.threads[key] = threads
-        return self.open[key]
-
-    def close(self, key: str) -> None:
-        backend = self.open.pop(key, None)
-        if backend is not None:
-            backend.close()
-
-    def close_all(self) -> None:
-        for key in list(self.open):
-            self.close(key)
 
 
 def _jsonable(value: object) -> object:
@@ -296,24 +211,22 @@ def _jsonable(value: object) -> object:
     return str(value)
 
 
-class _Runner:
+class _Runner(CallRunner):
     def __init__(
         self,
         panel: PanelConfig,
         cache_dir: Path,
         describe_audio: DescribeAudio | None,
         progress: Progress | None,
+        reference: ReferenceInputs = page_turn_inputs,
     ) -> None:
+        super().__init__(cache_dir)
         self.panel = panel
-        self.cache = ResponseCache(cache_dir)
         self.descriptions = DiskCache(cache_dir, "audio_descriptions")
-        self.hasher = MediaHasher()
         self.describe_audio = describe_audio
+        self.reference = reference
         self.progress = progress
-        self.counters = _Counters()
-        self.identities: dict[str, ModelIdentity] = {}
-        self.identity_errors: dict[str, str] = {}
-        self.pool = BackendPool()
+        self.counters: _Counters = _Counters()
         # Per-run memos of values that are the same for many records (speed only, same results).
         self._prompt_sha: dict[int, tuple[object, str]] = {}
         self._schemas: dict[tuple[str, int | None, bool], dict[str, Any]] = {}
@@ -332,22 +245,20 @@ class _Runner:
         if self.progress is not None:
             self.progress(f"judge {self.panel.name}", self.counters.done, self.counters.total)
 
-    def identity(self, judge: JudgeConfig) -> ModelIdentity | None:
-        key = backend_group_key(judge)
-        if key not in self.identities and key not in self.identity_errors:
-            try:
-                self.identities[key] = backend_identity(
-                    judge.backend, model=judge.model, revision=judge.revision
-                )
-            except BackendError as exc:
-                self.identity_errors[key] = str(exc)
-        return self.identities.get(key)
+    def _misses(self, count: int) -> None:
+        self.counters.total += count
+        self._report()
+
+    def _sent(self, count: int, resend: bool) -> None:
+        super()._sent(count, resend)
+        self.counters.done += count
+        if resend:  # a resent request costs time again: count it as more work
+            self.counters.total += count
+        self._report()
 
     # -- records ----------------------------------------------------------------------------------
 
-    def build_records(
-        self, transitions: Sequence[Transition], candidates: Mapping[str, Path]
-    ) -> list[_Record]:
+    def build_records(self, items: Sequence[JudgedItem], candidates: Mapping[str, Path]) -> list[_Record]:
         records: list[_Record] = []
         for track_name in TRACK_NAMES:
             track_cfg = self.panel.tracks.get(track_name)
@@ -356,28 +267,21 @@ class _Runner:
             judges: Sequence[JudgeConfig | None] = track_cfg.judges or (None,)
             for judge in judges:
                 for system in candidates:
-                    for transition in transitions:
-                        records.append(_Record(track_name, system, transition, judge=judge))
+                    for item in items:
+                        records.append(_Record(track_name, system, item, judge=judge))
         return records
 
     def _inputs(self, record: _Record, root: Path) -> JudgeInputs | str:
         """The judge inputs, or the reason an output the track needs is missing."""
-        t = record.transition
         outputs: dict[Modality, Path] = {}
         for modality in TRACKS[record.track].needs:
-            found = read_candidate(root, modality, t.index)
+            found = read_candidate(root, modality, record.item.index)
             if found.path is None:
                 return f"{modality.value} output missing: {found.problem}"
             outputs[modality] = found.path
         text_path = outputs.get(Modality.TEXT)
-        return JudgeInputs(
-            metadata=t.metadata.as_dict(),
-            condition=t.condition.as_dict(),
-            current_text=t.current_text,
-            reference_text=t.next_text,
-            reference_speech=t.target_speech.as_dict(),
-            current_image=t.current_image,
-            reference_image=t.next_image,
+        return dataclasses.replace(
+            self.reference(record.item),
             candidate_text=text_path.read_text(encoding="utf-8") if text_path else None,
             candidate_image=outputs.get(Modality.IMAGE),
             candidate_audio=outputs.get(Modality.SPEECH),
@@ -411,7 +315,7 @@ class _Runner:
             if record.judge is None:
                 self._settle(record, Status.NOT_APPLICABLE, track_cfg.unavailable or "")
                 continue
-            memo_key = (record.track, record.system, record.transition.index)
+            memo_key = (record.track, record.system, record.item.index)
             found = inputs_memo.get(memo_key)
             if found is None:
                 found = self._inputs(record, Path(candidates[record.system]))
@@ -537,77 +441,12 @@ class _Runner:
             self._key_parts[id(owner)] = known
         return known[1]
 
-    # -- model calls ------------------------------------------------------------------------------
-
-    def _from_cache(self, jobs: list[_Job]) -> list[_Job]:
-        misses: list[_Job] = []
-        for job in jobs:
-            cached = self.cache.get(job.key)
-            if cached is None:
-                misses.append(job)
-            else:
-                self.counters.hits += 1
-                job.on_done(cached, True)
-        return misses
-
-    def run_jobs(self, jobs: list[_Job], keep_open: str | None) -> None:
-        """Answer every job: cache first, then model-major over the misses."""
-        misses = self._from_cache(jobs)
-        self.counters.total += len(misses)
-        self._report()
-        groups: dict[str, list[_Job]] = {}
-        for job in misses:
-            groups.setdefault(backend_group_key(job.judge), []).append(job)
-        # The group that is also needed afterwards (the repair model) runs last and stays loaded.
-        order = sorted(groups, key=lambda k: k == keep_open)
-        for key in order:
-            group = sorted(groups[key], key=lambda j: j.order)
-            backend = self.pool.get(group[0].judge)
-            if backend is None:
-                reason = self.pool.failed[key]
-                for job in group:
-                    job.on_unavailable(reason)
-                continue
-            try:
-                self._run_group(backend, group)
-            finally:
-                if key != keep_open:
-                    self.pool.close(key)
-
-    def _run_group(self, backend: ChatBackend, jobs: list[_Job]) -> None:
-        size = max(job.judge.batch_size for job in jobs)
-        for start in range(0, len(jobs), size):
-            pending = jobs[start : start + size]
-            attempt = 0
-            while pending:
-                results = backend.chat_many([job.request for job in pending])
-                self.counters.calls += len(pending)
-                self.counters.done += len(pending)
-                if attempt > 0:  # a retried call costs time again: count it as more work
-                    self.counters.total += len(pending)
-                self._report()
-                retry: list[_Job] = []
-                for job, result in zip(pending, results, strict=True):
-                    if isinstance(result, Completion):
-                        self.cache.put(job.key, result, job.meta)
-                        job.on_done(result, False)
-                    elif result.transient and attempt < job.judge.retries:
-                        retry.append(job)
-                    else:
-                        job.on_error(result)
-                if retry:
-                    wait = min(retry[0].judge.retry_backoff_s * 2**attempt, 300.0)
-                    log.warning("%d transient failures; retrying in %.1f s", len(retry), wait)
-                    time.sleep(wait)
-                    attempt += 1
-                pending = retry
-
     # -- judging and repair -----------------------------------------------------------------------
 
     def judge(self, records: list[_Record]) -> None:
         jobs = [_JudgeJob(self, r) for r in records if not r.status and r.request is not None]
         repair_key = backend_group_key(self.panel.repair) if self.panel.repair else None
-        self.run_jobs(list(jobs), keep_open=repair_key)
+        self.run_jobs(jobs, keep_open=repair_key)
 
     def repair(self, records: list[_Record]) -> None:
         todo = [
@@ -632,7 +471,7 @@ class _Runner:
                     {"outcome": "skipped", "detail": f"repair model unavailable: {reason}"}
                 )
             return
-        jobs: list[_Job] = []
+        jobs: list[_RepairJob] = []
         for record in todo:
             assert record.completion is not None and record.reading is not None
             request = ChatRequest(
@@ -648,26 +487,9 @@ class _Runner:
         self.run_jobs(jobs, keep_open=None)
 
 
-class _Job:
-    """One request with what to do with its answer."""
+class _JudgeJob:
+    """A record's judging request (a :class:`~._calls.Job`)."""
 
-    judge: JudgeConfig
-    request: ChatRequest
-    key: str
-    order: tuple[int, int, str, str]
-    meta: dict[str, Any]
-
-    def on_done(self, completion: Completion, cached: bool) -> None:
-        raise NotImplementedError
-
-    def on_error(self, error: BackendError) -> None:
-        raise NotImplementedError
-
-    def on_unavailable(self, reason: str) -> None:
-        raise NotImplementedError
-
-
-class _JudgeJob(_Job):
     def __init__(self, runner: _Runner, record: _Record) -> None:
         assert record.judge is not None and record.request is not None
         self.runner, self.record = runner, record
@@ -693,7 +515,9 @@ class _JudgeJob(_Job):
         self.runner._settle(self.record, Status.NOT_APPLICABLE, f"judge model unavailable: {reason}")
 
 
-class _RepairJob(_Job):
+class _RepairJob:
+    """A record's repair request (a :class:`~._calls.Job`)."""
+
     def __init__(
         self, runner: _Runner, record: _Record, judge: JudgeConfig, request: ChatRequest, key: str
     ) -> None:
@@ -809,7 +633,7 @@ def _rows(
     score_rows: list[dict[str, Any]] = []
     judgment_rows: list[dict[str, Any]] = []
     for record in sorted(records, key=lambda r: (r.system, r.order)):
-        t = record.transition
+        t = record.item
         valued = record.status in (Status.OK, Status.REPAIRED)
         reading = record.reading
         scores = reading.scores if (valued and reading is not None) else {}
@@ -843,48 +667,21 @@ def _rows(
                 score_rows.append(
                     {**base, "component": EXPECTED_COMPONENT, "value": weighted, "status": str(status)}
                 )
-        completion = record.completion
         judgment_rows.append(
             {
                 "system": record.system,
                 "instance_id": t.id,
                 "index": t.index,
                 "track": record.track,
-                "judge": record.judge_id,
-                "model": record.judge.model if record.judge else "",
-                "revision": record.revision or (record.judge.revision if record.judge else ""),
-                "prompt_sha256": record.prompt_sha256,
-                "status": str(record.status),
-                "raw_response": completion.text if completion else "",
+                **record.ledger_columns(reading),
                 "scores": json.dumps(scores),
                 "rationales": json.dumps(
                     reading.rationales if (valued and reading) else {}, ensure_ascii=False
                 ),
-                "error": reading.error if reading is not None else "",
-                "normalizations": json.dumps(list(reading.normalizations) if reading else []),
-                "repair_history": json.dumps(record.repair_history, ensure_ascii=False),
-                "cache_key": record.key,
-                "cache_hit": record.cache_hit,
-                "latency_s": completion.latency_s if completion else math.nan,
-                "finish_reason": completion.finish_reason if completion else "",
-                "note": record.note,
                 "expected_scores": json.dumps(expected),
             }
         )
     return score_rows, judgment_rows
-
-
-def judge_lineage_entry(judge: JudgeConfig, identity: ModelIdentity | None) -> dict[str, Any]:
-    """A judge's lineage entry: model, revision and weights as loaded (or as configured when the
-    model could not be identified), backend settings, and an empty ``roles`` for the caller."""
-    return {
-        "model": judge.model,
-        "revision": identity.revision if identity else judge.revision,
-        "weights_sha256": dict(identity.weights_sha256) if identity else {},
-        "weights_digest": identity.weights_digest if identity else "",
-        "backend": judge.backend.model_dump(mode="json"),
-        "roles": {},
-    }
 
 
 def _lineage(runner: _Runner, records: list[_Record]) -> dict[str, Any]:
@@ -912,10 +709,7 @@ def _lineage(runner: _Runner, records: list[_Record]) -> dict[str, Any]:
             }
             if verified is False:
                 log.warning("judge %s: local weights do not match models/judges.yaml", judge.id)
-        info["roles"][role] = {
-            "decoding": judge.decoding.model_dump(mode="json"),
-            "framing": judge.framing.model_dump(mode="json"),
-        }
+        info["roles"][role] = role_lineage(judge)
     prompts: dict[str, Any] = {}
     for track_name, cfg in panel.tracks.items():
         if cfg.judges:
@@ -941,7 +735,7 @@ def _lineage(runner: _Runner, records: list[_Record]) -> dict[str, Any]:
 
 
 def run_judges(
-    transitions: Sequence[Transition],
+    items: Sequence[ItemT],
     candidates: Mapping[str, Path],
     *,
     panel: str,
@@ -949,11 +743,12 @@ def run_judges(
     describe_audio: DescribeAudio | None = None,
     progress: Progress | None = None,
     benchmark: str | None = None,
+    reference: Callable[[ItemT], JudgeInputs] = page_turn_inputs,
 ) -> JudgeResult:
     """Judge every system's candidates with one panel.
 
     Args:
-        transitions: the dataset rows (their ``index`` is the candidate index).
+        items: the dataset rows (their ``index`` is the candidate index).
         candidates: system id -> candidate folder (FORMATS.md section 2).
         panel: a shipped panel name (``cpu``, ``paper-a``, ``paper-b``, ``paper-c``, ``paper``) or a
             path to a panel YAML file.
@@ -964,6 +759,8 @@ def run_judges(
             answers are known (``done`` 0) and after each call; repairs and retries add to ``total``.
         benchmark: the scores rows' ``benchmark`` column: the benchmark whose rubrics are registered
             (:func:`~omnieval.judges.registered_benchmark`, the default); another name is refused.
+        reference: item -> what the judge is shown of it besides the candidate (the benchmark's
+            adapter from its own record type); by default :func:`~._render.page_turn_inputs`.
 
     Returns:
         The scores rows (``panel`` = the panel's name, so two panels of one suite never collide), the
@@ -982,9 +779,9 @@ def run_judges(
         raise ConfigError(f"judge rubrics are registered for {scored!r}, not for benchmark {benchmark!r}")
     registry = judge_registry()
     config = pin_revisions(load_panel(panel), {k: v.revision for k, v in registry.items() if v.revision})
-    runner = _Runner(config, Path(cache_dir), describe_audio, progress)
+    runner = _Runner(config, Path(cache_dir), describe_audio, progress, reference)
     started = time.perf_counter()
-    records = runner.build_records(transitions, candidates)
+    records = runner.build_records(items, candidates)
     try:
         runner.prepare(records, candidates)
         runner.judge(records)

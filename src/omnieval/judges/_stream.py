@@ -40,26 +40,24 @@ from typing import TYPE_CHECKING, Any
 from omnieval.candidates import Modality, output_path
 from omnieval.errors import ConfigError, DataError
 from omnieval.judges._cache import MediaHasher, canonical_json, fsync_dir
+from omnieval.judges._calls import BackendPool, backend_group_key
 from omnieval.judges._panels import load_panel, pin_revisions
 from omnieval.judges._registry import judge_registry
 from omnieval.judges._rubrics import registered_benchmark
 from omnieval.judges._run import (
     JUDGMENT_COLUMNS,
-    BackendPool,
     DescribeAudio,
+    JudgedItem,
     Progress,
     _Counters,
     _lineage,
     _rows,
     _Runner,
-    backend_group_key,
 )
 from omnieval.judges._tracks import TRACKS
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from omnieval.data import Transition
 
 log = logging.getLogger(__name__)
 
@@ -157,7 +155,9 @@ class _Keys:
         self.hasher = MediaHasher()  # the transitions' media: bounded by the dataset, not the calls
         self._transition: dict[int, str] = {}
 
-    def transition(self, t: Transition) -> str:
+    def transition(self, t: Any) -> str:
+        """The content key of one page-turn row (read by attribute name, as
+        :func:`~._render.page_turn_inputs` reads it)."""
         known = self._transition.get(t.index)
         if known is None:
             known = hashlib.sha256(
@@ -190,7 +190,7 @@ class _Keys:
             out.append("missing:" + _file_digest(reason) if reason.is_file() else "absent")
         return out
 
-    def shard(self, system: str, root: Path, chunk: Sequence[Transition]) -> str:
+    def shard(self, system: str, root: Path, chunk: Sequence[Any]) -> str:
         h = hashlib.sha256(self.base.encode())
         h.update(canonical_json({"system": system}).encode())
         for t in chunk:
@@ -226,7 +226,7 @@ def _committed(parts: Path, key: str, redo_errors: bool) -> dict[str, Any] | Non
 
 
 def stream_judges(
-    transitions: Sequence[Transition],
+    transitions: Sequence[JudgedItem],
     candidates: Mapping[str, Path],
     *,
     panel: str,
@@ -376,7 +376,7 @@ def stream_judges(
 def _run_shard(
     runner: _Runner,
     shard: Shard,
-    chunk: Sequence[Transition],
+    chunk: Sequence[JudgedItem],
     root: Path,
     parts: Path,
     *,

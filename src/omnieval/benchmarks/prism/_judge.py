@@ -34,16 +34,13 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from omnieval.backends.llm._config import LlamaCppConfig, OpenAIBackendConfig
-from omnieval.backends.llm._factory import backend_identity, output_fingerprint
+from omnieval.backends.llm._factory import output_fingerprint
 from omnieval.backends.llm._types import (
     BackendError,
     ChatBackend,
     ChatRequest,
     Completion,
-    ImagePart,
     ModelIdentity,
-    TextPart,
-    VideoPart,
 )
 from omnieval.benchmarks.prism._compose import ComposeSpec, PairOrder, compose_clips, compose_pair, pair_order
 from omnieval.benchmarks.prism._criteria import criteria_count, load_criteria
@@ -65,7 +62,19 @@ from omnieval.benchmarks.prism._prompts import (
 )
 from omnieval.benchmarks.prism._tags import GROUND_TRUTH, STAGE_DIMENSIONS, Cell, stage_cells
 from omnieval.errors import ConfigError, DataError, OmnievalError
-from omnieval.judges._cache import DiskCache, MediaHasher, ResponseCache, cache_key, canonical_json
+from omnieval.judges._cache import DiskCache, cache_key, canonical_json, request_material
+from omnieval.judges._calls import (
+    LEDGER_TAIL,
+    BackendPool,
+    CallCounters,
+    CallRunner,
+    CallState,
+    backend_group_key,
+    judge_lineage_entry,
+    judge_tags,
+    mlflow_tag_part,
+    role_lineage,
+)
 from omnieval.judges._panels import JudgeConfig
 from omnieval.judges._parse import (
     _candidates,
@@ -76,13 +85,6 @@ from omnieval.judges._parse import (
     read_scored_leaf,
 )
 from omnieval.judges._repair import invented_rationales, invented_scores
-from omnieval.judges._run import (
-    BackendPool,
-    CallState,
-    backend_group_key,
-    judge_lineage_entry,
-    mlflow_tag_part,
-)
 from omnieval.scores import Status
 
 if TYPE_CHECKING:
@@ -92,7 +94,6 @@ log = logging.getLogger(__name__)
 
 BENCHMARK = "prism"
 COMPONENT = "judge"
-UNAVAILABLE_JUDGE = "unavailable"
 Progress = Callable[[str, int, int], None]
 BackendFactory = Callable[[JudgeConfig], ChatBackend]
 
@@ -115,14 +116,7 @@ JUDGMENT_COLUMNS: tuple[str, ...] = (
     "raw_response",
     "scores",
     "evidence",
-    "error",
-    "normalizations",
-    "repair_history",
-    "cache_key",
-    "cache_hit",
-    "latency_s",
-    "finish_reason",
-    "note",
+    *LEDGER_TAIL,
 )
 LEDGER_STATUSES: tuple[str, ...] = ("ok", "repaired", "parse_error", "inference_error", "unrecoverable")
 
@@ -496,42 +490,22 @@ def _quick_unavailable(judge: JudgeConfig) -> str | None:
     return None
 
 
-def _request_material(request: ChatRequest, hasher: MediaHasher) -> dict[str, Any]:
-    """The request as cache-key material: text verbatim, each attachment by kind and content hash."""
-    messages = []
-    for message in request.messages:
-        parts: list[dict[str, str]] = []
-        for part in message.parts:
-            if isinstance(part, TextPart):
-                parts.append({"text": part.text})
-            else:
-                kind = (
-                    "image"
-                    if isinstance(part, ImagePart)
-                    else ("video" if isinstance(part, VideoPart) else "audio")
-                )
-                parts.append({kind: hasher(part.path)})
-        messages.append({"role": message.role, "parts": parts})
-    return {
-        "messages": messages,
-        "decoding": request.decoding.model_dump(mode="json"),
-        "json_schema": request.json_schema,
-        "chat_template_kwargs": dict(request.chat_template_kwargs),
-    }
-
-
 @dataclass
-class _Counters:
-    calls: int = 0
-    hits: int = 0
+class _Counters(CallCounters):
+    """Progress counts settled calls (``total`` is every call, known up front)."""
+
     facts_measured: int = 0
     compositions: int = 0
-    done: int = 0
-    total: int = 0
     latencies: list[float] = field(default_factory=list)
 
 
-class _Runner:
+class _Runner(CallRunner):
+    """PRISM's calls through the shared :class:`~omnieval.judges._calls.CallRunner` (cache, model
+    groups, batches, retries); what is PRISM's own is the inputs (facts or blinded clips), the stage
+    reading and repair, and the rows."""
+
+    close_groups = False  # every model stays loaded until the run ends (as the judge and repair share one)
+
     def __init__(
         self,
         panel: PrismPanelConfig,
@@ -539,18 +513,16 @@ class _Runner:
         progress: Progress | None,
         backend_factory: BackendFactory | None,
     ) -> None:
+        self.cache_dir = Path(cache_dir)
+        super().__init__(self.cache_dir, BackendPool(backend_factory, what="prism judge"))
         self.panel = panel
         self.kind: PromptKind = panel.judge_kind
-        self.cache_dir = Path(cache_dir)
-        self.cache = ResponseCache(self.cache_dir)
         self.facts_cache = DiskCache(self.cache_dir, "prism_facts")
-        self.hasher = MediaHasher()
         self.progress = progress
         self.backend_factory = backend_factory
-        self.counters = _Counters()
-        self.identities: dict[str, ModelIdentity] = {}
-        self.pool = BackendPool(backend_factory, what="prism judge")
+        self.counters: _Counters = _Counters()
         self.unavailable = self.pool.failed
+        """Why a judge's model cannot run here, by group key (found before loading, or on loading)."""
         self._facts: dict[tuple[str, bool], ClipFacts] = {}
 
     # -- bookkeeping ------------------------------------------------------------------------------
@@ -572,18 +544,10 @@ class _Runner:
             if reason is not None:
                 self.unavailable[key] = reason
                 return reason
-        if key not in self.identities:
-            try:
-                self.identities[key] = backend_identity(
-                    judge.backend, model=judge.model, revision=judge.revision
-                )
-            except BackendError as exc:
-                self.unavailable[key] = str(exc)
-                return str(exc)
+        if self.identity(judge) is None:
+            self.unavailable[key] = self.identity_errors[key]
+            return self.unavailable[key]
         return None
-
-    def backend(self, judge: JudgeConfig) -> ChatBackend | None:
-        return self.pool.get(judge)
 
     def close_all(self) -> None:
         self.pool.close_all()
@@ -745,80 +709,14 @@ class _Runner:
             weights=identity.weights_digest,
             backend=output_fingerprint(judge.backend),
             prompt_sha256=prompt_sha256,
-            request=_request_material(request, self.hasher),
+            request=request_material(request, self.hasher),
         )
 
     # -- model calls --------------------------------------------------------------------------------
 
-    def run(
-        self,
-        jobs: list[
-            tuple[JudgeConfig, ChatRequest, str, Callable[[Completion, bool], None], Callable[[str], None]]
-        ],
-    ) -> None:
-        """Answer each (judge, request, key, on_done, on_fail): cache first, then model by model."""
-        misses: dict[str, list[Any]] = {}
-        for job in jobs:
-            judge, _request, key, on_done, _on_fail = job
-            cached = self.cache.get(key)
-            if cached is not None:
-                self.counters.hits += 1
-                on_done(cached, True)
-            else:
-                misses.setdefault(backend_group_key(judge), []).append(job)
-        for group in misses.values():
-            judge = group[0][0]
-            backend = self.backend(judge)
-            if backend is None:
-                for job in group:
-                    job[4](
-                        f"unavailable: {self.panel.requires} ({self.unavailable[backend_group_key(judge)]})"
-                    )
-                continue
-            size = max(1, judge.batch_size)
-            for start in range(0, len(group), size):
-                pending = group[start : start + size]
-                attempt = 0
-                while pending:
-                    results = backend.chat_many([job[1] for job in pending])
-                    self.counters.calls += len(pending)
-                    retry = []
-                    for job, result in zip(pending, results, strict=True):
-                        if isinstance(result, Completion):
-                            self.counters.latencies.append(result.latency_s)
-                            self.cache.put(job[2], result, {"judge": judge.id, "benchmark": BENCHMARK})
-                            job[3](result, False)
-                        elif result.transient and attempt < judge.retries:
-                            retry.append(job)
-                        else:
-                            job[4](f"{type(result).__name__}: {result}")
-                    if retry:
-                        time.sleep(min(judge.retry_backoff_s * 2**attempt, 300.0))
-                        attempt += 1
-                    pending = retry
-
     def judge(self, calls: list[_Call]) -> None:
         todo = sorted((c for c in calls if not c.status and c.request is not None), key=lambda c: c.sort_key)
-
-        def done(call: _Call) -> Callable[[Completion, bool], None]:
-            def on_done(completion: Completion, cached: bool) -> None:
-                call.completion, call.cache_hit = completion, cached
-                call.reading = read_stage(completion.text, call.cells)
-                self.settle(call, Status.OK if call.reading.ok else Status.PARSE_ERROR)
-
-            return on_done
-
-        def failed(call: _Call) -> Callable[[str], None]:
-            def on_fail(reason: str) -> None:
-                status = (
-                    Status.NOT_APPLICABLE if reason.startswith("unavailable:") else Status.INFERENCE_ERROR
-                )
-                self.settle(call, status, reason)
-
-            return on_fail
-
-        jobs = [(c.judge, c.request, c.key, done(c), failed(c)) for c in todo]
-        self.run(jobs)  # type: ignore[arg-type]
+        self.run_jobs([_StageJob(self, call) for call in todo])
 
     def repair(self, calls: list[_Call]) -> None:
         todo = [
@@ -836,34 +734,8 @@ class _Runner:
                 call.repair_history.append({"outcome": "skipped", "detail": detail})
             return
         identity = self.identities[backend_group_key(repair)]
-
-        def entry(call: _Call, key: str) -> tuple[Callable[[Completion, bool], None], Callable[[str], None]]:
-            def on_done(completion: Completion, cached: bool) -> None:
-                assert call.completion is not None
-                status, why, reading = judge_stage_repair(call.completion.text, completion.text, call.cells)
-                call.repair_history.append(
-                    {
-                        "model": repair.model,
-                        "outcome": str(status),
-                        "detail": why,
-                        "raw_response": completion.text,
-                        "cache_key": key,
-                        "cache_hit": cached,
-                    }
-                )
-                call.status = status
-                if reading is not None:
-                    call.reading = reading
-
-            def on_fail(why: str) -> None:
-                call.repair_history.append(
-                    {"model": repair.model, "outcome": "inference_error", "detail": why}
-                )
-
-            return on_done, on_fail
-
         jobs = []
-        for call in todo:
+        for position, call in enumerate(todo):
             assert call.completion is not None and call.reading is not None
             request = ChatRequest(
                 messages=render_repair(call.completion.text, call.reading.error, call.cells),
@@ -872,9 +744,79 @@ class _Runner:
                 chat_template_kwargs=dict(repair.framing.chat_template_kwargs),
             )
             key = self.key(identity, repair, repair_prompt_sha256(), request)
-            on_done, on_fail = entry(call, key)
-            jobs.append((repair, request, key, on_done, on_fail))
-        self.run(jobs)
+            jobs.append(_StageRepairJob(self, call, repair, request, key, position))
+        self.run_jobs(jobs)
+
+    def unavailable_note(self, reason: str) -> str:
+        return f"unavailable: {self.panel.requires} ({reason})"
+
+
+class _StageJob:
+    """One call's stage request (a :class:`~omnieval.judges._calls.Job`)."""
+
+    def __init__(self, runner: _Runner, call: _Call) -> None:
+        assert call.judge is not None and call.request is not None
+        self.runner, self.call = runner, call
+        self.judge, self.request, self.key = call.judge, call.request, call.key
+        self.order: tuple[int, int, str, bool] = call.sort_key
+        self.meta = {"judge": call.judge.id, "benchmark": BENCHMARK}
+
+    def on_done(self, completion: Completion, cached: bool) -> None:
+        call = self.call
+        if not cached:
+            self.runner.counters.latencies.append(completion.latency_s)
+        call.completion, call.cache_hit = completion, cached
+        call.reading = read_stage(completion.text, call.cells)
+        self.runner.settle(call, Status.OK if call.reading.ok else Status.PARSE_ERROR)
+
+    def on_error(self, error: BackendError) -> None:
+        self.runner.settle(self.call, Status.INFERENCE_ERROR, f"{type(error).__name__}: {error}")
+
+    def on_unavailable(self, reason: str) -> None:
+        self.runner.settle(self.call, Status.NOT_APPLICABLE, self.runner.unavailable_note(reason))
+
+
+class _StageRepairJob:
+    """The repair request for one call's unreadable stage answer (a :class:`~omnieval.judges._calls.Job`)."""
+
+    def __init__(
+        self, runner: _Runner, call: _Call, repair: JudgeConfig, request: ChatRequest, key: str, position: int
+    ) -> None:
+        self.runner, self.call = runner, call
+        self.judge, self.request, self.key = repair, request, key
+        self.order = (position,)
+        self.meta = {"judge": repair.id, "benchmark": BENCHMARK}
+
+    def on_done(self, completion: Completion, cached: bool) -> None:
+        call = self.call
+        assert call.completion is not None
+        if not cached:
+            self.runner.counters.latencies.append(completion.latency_s)
+        status, why, reading = judge_stage_repair(call.completion.text, completion.text, call.cells)
+        call.repair_history.append(
+            {
+                "model": self.judge.model,
+                "outcome": str(status),
+                "detail": why,
+                "raw_response": completion.text,
+                "cache_key": self.key,
+                "cache_hit": cached,
+            }
+        )
+        call.status = status
+        if reading is not None:
+            call.reading = reading
+
+    def on_error(self, error: BackendError) -> None:
+        self._failed(f"{type(error).__name__}: {error}")
+
+    def on_unavailable(self, reason: str) -> None:
+        self._failed(self.runner.unavailable_note(reason))
+
+    def _failed(self, why: str) -> None:
+        self.call.repair_history.append(
+            {"model": self.judge.model, "outcome": "inference_error", "detail": why}
+        )
 
 
 # -- output ----------------------------------------------------------------------------------------
@@ -917,7 +859,7 @@ def _score_rows(calls: Sequence[_Call], panel: str) -> list[dict[str, Any]]:
 def _judgment_rows(calls: Sequence[_Call], panel: str) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for call in calls:
-        reading, completion = call.reading, call.completion
+        reading = call.reading
         valued = call.status in (Status.OK, Status.REPAIRED) and reading is not None
         rows.append(
             {
@@ -927,26 +869,13 @@ def _judgment_rows(calls: Sequence[_Call], panel: str) -> list[dict[str, Any]]:
                 "subset": call.instance.subset,
                 "stage": call.stage,
                 "swapped": call.swapped,
-                "judge": call.judge_id,
-                "model": call.judge.model if call.judge else "",
-                "revision": call.revision or (call.judge.revision if call.judge else ""),
+                **call.ledger_columns(reading),
                 "panel": panel,
                 "order_first": call.order.first,
                 "order": json.dumps(call.order.sidecar(), ensure_ascii=False),
                 "cells": json.dumps([str(c) for c in call.cells]),
-                "prompt_sha256": call.prompt_sha256,
-                "status": str(call.status),
-                "raw_response": completion.text if completion else "",
                 "scores": json.dumps(reading.scores if valued and reading else {}),
                 "evidence": json.dumps(reading.evidence if valued and reading else {}, ensure_ascii=False),
-                "error": reading.error if reading is not None else "",
-                "normalizations": json.dumps(list(reading.normalizations) if reading else []),
-                "repair_history": json.dumps(call.repair_history, ensure_ascii=False),
-                "cache_key": call.key,
-                "cache_hit": call.cache_hit,
-                "latency_s": completion.latency_s if completion else math.nan,
-                "finish_reason": completion.finish_reason if completion else "",
-                "note": call.note,
             }
         )
     return rows
@@ -1017,10 +946,7 @@ def _lineage(
     for role, judge in roles:
         identity = runner.identities.get(backend_group_key(judge))
         info = judges.setdefault(judge.id, judge_lineage_entry(judge, identity))
-        info["roles"][role] = {
-            "decoding": judge.decoding.model_dump(mode="json"),
-            "framing": judge.framing.model_dump(mode="json"),
-        }
+        info["roles"][role] = role_lineage(judge)
     book = load_criteria()
     lat = runner.counters.latencies
     lineage: dict[str, Any] = {
@@ -1063,11 +989,7 @@ def _lineage(
 
 
 def _mlflow_tags(lineage: Mapping[str, Any]) -> dict[str, str]:
-    tags: dict[str, str] = {}
-    for judge_id, info in lineage["judges"].items():
-        tags[f"omnieval.judge.{judge_id}.revision"] = info.get("revision") or "unpinned"
-        if info.get("weights_digest"):
-            tags[f"omnieval.judge.{judge_id}.sha256"] = info["weights_digest"]
+    tags = judge_tags(lineage["judges"])
     panel = mlflow_tag_part(str(lineage["panel"]))
     for stage, info in lineage["prompts"].items():
         tags[f"omnieval.prompt.{panel}.{stage}.sha256"] = info["sha256"]

@@ -1,0 +1,428 @@
+"""Sending judge requests, shared by every benchmark's judging: cache, model-major batches, retries.
+
+A benchmark's judging builds *jobs* (one request each, with what to do with its answer) and hands
+them to :meth:`CallRunner.run_jobs`, which
+
+1. answers each job it can from the response cache (:mod:`._cache`);
+2. groups the rest by loaded model (:func:`backend_group_key`), so a model is loaded once and every
+   request that needs it goes through while it is loaded, in the jobs' own order (consecutive
+   requests then share their longest prompt prefix);
+3. sends each group in batches of the judges' ``batch_size`` and writes every answer to the cache
+   the moment it arrives, so a killed run resumes where it stopped without asking twice;
+4. resends transient failures (timeouts, 5xx, 429) after an exponential wait with jitter
+   (:func:`send_with_retries`, via tenacity), up to each judge's ``retries``.
+
+What a job's answer means (a verdict, a stage reading, a repair) stays with the benchmark.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+from tenacity import RetryCallState, Retrying, retry_if_result, wait_exponential_jitter
+
+from omnieval.backends.llm._factory import backend_identity, open_backend
+from omnieval.backends.llm._types import (
+    BackendError,
+    ChatBackend,
+    ChatRequest,
+    Completion,
+    ModelIdentity,
+)
+from omnieval.judges._cache import MediaHasher, ResponseCache, canonical_json
+from omnieval.judges._panels import JudgeConfig
+
+log = logging.getLogger(__name__)
+
+UNAVAILABLE_JUDGE = "unavailable"
+"""The ``judge`` column of a call whose track or panel has no judge that can run here."""
+RETRY_WAIT_MAX_S = 300.0
+"""The longest wait before a resend, however many attempts came before."""
+LEDGER_TAIL: tuple[str, ...] = (
+    "error",
+    "normalizations",
+    "repair_history",
+    "cache_key",
+    "cache_hit",
+    "latency_s",
+    "finish_reason",
+    "note",
+)
+"""The last columns of every judgments table, in this order (:meth:`CallState.ledger_columns`)."""
+
+
+# -- retries ---------------------------------------------------------------------------------------
+
+J = TypeVar("J")
+
+
+def retry_wait(backoff_s: float) -> wait_exponential_jitter:
+    """The wait before resend ``n`` (1, 2, ...): ``backoff_s * 2**(n-1)`` plus up to ``backoff_s`` of
+    random jitter, at most :data:`RETRY_WAIT_MAX_S`.
+
+    The jitter keeps several runs sharing one server (a rate-limited API, a busy vLLM) from all
+    coming back in the same instant after a 429; it is proportional to the backoff so a panel that
+    asks for no wait (``retry_backoff_s: 0``, as the tests do) gets none.
+    """
+    return wait_exponential_jitter(multiplier=backoff_s, exp_base=2, jitter=backoff_s, max=RETRY_WAIT_MAX_S)
+
+
+def _log_resend(state: RetryCallState) -> None:
+    outcome = state.outcome
+    pending = outcome.result() if outcome is not None and not outcome.failed else ()
+    wait = state.next_action.sleep if state.next_action is not None else 0.0
+    log.warning("%d transient failures; retrying in %.1f s", len(pending), wait)
+
+
+def send_with_retries(
+    send: Callable[[list[J], int], list[J]],
+    batch: list[J],
+    backoff_s: Callable[[list[J]], float],
+) -> None:
+    """Send ``batch``, then resend what ``send`` hands back until it hands back nothing.
+
+    ``send(pending, attempt)`` (``attempt`` 0 for the first sending) settles every job it can and
+    returns the ones to send again (transient failures that still have retries left): it decides
+    when a job has had enough, so judges with different ``retries`` can share a batch. Between two
+    sendings it waits :func:`retry_wait` of ``backoff_s(<the jobs to resend>)``. An exception from
+    ``send`` is raised as is, never retried.
+    """
+    pending = batch
+
+    def wait(state: RetryCallState) -> float:
+        return retry_wait(backoff_s(pending))(state)
+
+    retrying = Retrying(retry=retry_if_result(bool), wait=wait, before_sleep=_log_resend, reraise=True)
+    for attempt in retrying:
+        with attempt:
+            pending = send(pending, attempt.retry_state.attempt_number - 1)
+        outcome = attempt.retry_state.outcome
+        if outcome is not None and not outcome.failed:
+            attempt.retry_state.set_result(pending)
+
+
+# -- loaded models ---------------------------------------------------------------------------------
+
+
+def backend_group_key(judge: JudgeConfig) -> str:
+    """Jobs sharing a key share one loaded model (one server, one in-process model)."""
+    return canonical_json(
+        {"model": judge.model, "revision": judge.revision, "backend": judge.backend.model_dump()}
+    )
+
+
+class BackendPool:
+    """Loaded backends by group key; closed explicitly (and always at the end).
+
+    Args:
+        factory: Opens a judge's backend (tests pass scripted ones); default :func:`open_backend`.
+        what: How log lines name the models (``judge``, ``prism judge``).
+    """
+
+    def __init__(
+        self, factory: Callable[[JudgeConfig], ChatBackend] | None = None, what: str = "judge"
+    ) -> None:
+        self.factory = factory
+        self.what = what
+        self.open: dict[str, ChatBackend] = {}
+        self.failed: dict[str, str] = {}
+        """Why a group's backend cannot be used, by group key (failed opens and callers' findings)."""
+        self.threads: dict[str, int] = {}
+        """CPU threads each opened in-process backend ran with, by group key (kept after close)."""
+
+    def get(self, judge: JudgeConfig) -> ChatBackend | None:
+        key = backend_group_key(judge)
+        if key in self.failed:
+            return None
+        if key not in self.open:
+            try:
+                if self.factory is not None:
+                    self.open[key] = self.factory(judge)
+                else:
+                    log.info("loading %s model %s (%s)", self.what, judge.model, judge.backend.kind)
+                    self.open[key] = open_backend(judge.backend, model=judge.model, revision=judge.revision)
+            except BackendError as exc:
+                self.failed[key] = str(exc)
+                log.error("%s model %s unavailable: %s", self.what, judge.model, exc)
+                return None
+            threads = getattr(self.open[key], "threads", None)
+            if isinstance(threads, int):
+                self.threads[key] = threads
+        return self.open[key]
+
+    def close(self, key: str) -> None:
+        backend = self.open.pop(key, None)
+        if backend is not None:
+            backend.close()
+
+    def close_all(self) -> None:
+        for key in list(self.open):
+            self.close(key)
+
+
+# -- calls and jobs --------------------------------------------------------------------------------
+
+
+class Reading(Protocol):
+    """What the judgments table keeps of any benchmark's reading of an answer."""
+
+    @property
+    def error(self) -> str: ...
+    @property
+    def normalizations(self) -> Sequence[str]: ...
+
+
+@dataclass(kw_only=True)
+class CallState:
+    """Where one judge call stands: what a runner fills in as it builds, sends, reads and repairs.
+
+    Each benchmark's call record extends it with what identifies the call (system, item, track or
+    stage) and its own reading; ``judge`` is None when no judge can run the call here (it is
+    settled as unavailable).
+    """
+
+    judge: JudgeConfig | None
+    status: str = ""
+    note: str = ""
+    prompt_sha256: str = ""
+    revision: str = ""
+    request: ChatRequest | None = None
+    key: str = ""
+    completion: Completion | None = None
+    cache_hit: bool = False
+    repair_history: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def judge_id(self) -> str:
+        return self.judge.id if self.judge is not None else UNAVAILABLE_JUDGE
+
+    def ledger_columns(self, reading: Reading | None) -> dict[str, Any]:
+        """The judgments-table columns every benchmark writes alike: who judged, with which prompt,
+        the outcome, and the :data:`LEDGER_TAIL` (answer text, timing, repairs, cache use)."""
+        completion = self.completion
+        return {
+            "judge": self.judge_id,
+            "model": self.judge.model if self.judge else "",
+            "revision": self.revision or (self.judge.revision if self.judge else ""),
+            "prompt_sha256": self.prompt_sha256,
+            "status": str(self.status),
+            "raw_response": completion.text if completion else "",
+            "error": reading.error if reading is not None else "",
+            "normalizations": json.dumps(list(reading.normalizations) if reading else []),
+            "repair_history": json.dumps(self.repair_history, ensure_ascii=False),
+            "cache_key": self.key,
+            "cache_hit": self.cache_hit,
+            "latency_s": completion.latency_s if completion else math.nan,
+            "finish_reason": completion.finish_reason if completion else "",
+            "note": self.note,
+        }
+
+
+class Job(Protocol):
+    """One request and what to do with its answer (the benchmark's side of :meth:`CallRunner.run_jobs`)."""
+
+    @property
+    def judge(self) -> JudgeConfig: ...
+    @property
+    def request(self) -> ChatRequest: ...
+    @property
+    def key(self) -> str:
+        """The response-cache key of ``request``."""
+        ...
+
+    @property
+    def order(self) -> tuple[Any, ...]:
+        """Where the job goes among its model's requests (jobs sharing a prompt prefix sort together)."""
+        ...
+
+    @property
+    def meta(self) -> Mapping[str, Any]:
+        """Kept beside the cached answer (for people reading the cache, never part of the key)."""
+        ...
+
+    def on_done(self, completion: Completion, cached: bool) -> None: ...
+    def on_error(self, error: BackendError) -> None: ...
+    def on_unavailable(self, reason: str) -> None: ...
+
+
+@dataclass
+class CallCounters:
+    calls: int = 0
+    """Requests sent to a model (resends included)."""
+    hits: int = 0
+    """Requests answered from the cache."""
+    done: int = 0
+    """Progress: units of work finished so far (what a unit is, is the runner's choice)."""
+    total: int = 0
+    """Progress: units of work expected so far."""
+
+
+JobT = TypeVar("JobT", bound=Job)
+
+
+class CallRunner:
+    """What every benchmark's judge runner shares: response cache, loaded models, identities, and
+    :meth:`run_jobs`.
+
+    Subclasses set :attr:`counters` (a :class:`CallCounters`, perhaps extended) and may override
+    :meth:`_sent` to report progress in model calls.
+
+    Args:
+        cache_dir: the response cache's folder (safe to share between runs and benchmarks).
+        pool: the loaded-model pool (default: models opened with :func:`open_backend`).
+    """
+
+    close_groups: bool = True
+    """Close each model once its group is answered (the ``keep_open`` group aside); False keeps
+    every model loaded until :meth:`BackendPool.close_all`."""
+
+    def __init__(self, cache_dir: Path, pool: BackendPool | None = None) -> None:
+        self.cache = ResponseCache(cache_dir)
+        self.hasher = MediaHasher()
+        self.pool = pool if pool is not None else BackendPool()
+        self.counters = CallCounters()
+        self.identities: dict[str, ModelIdentity] = {}
+        self.identity_errors: dict[str, str] = {}
+
+    def identity(self, judge: JudgeConfig) -> ModelIdentity | None:
+        """The judge's model as it will be loaded (None, with the reason in :attr:`identity_errors`,
+        when it cannot be found); asked once per group."""
+        key = backend_group_key(judge)
+        if key not in self.identities and key not in self.identity_errors:
+            try:
+                self.identities[key] = backend_identity(
+                    judge.backend, model=judge.model, revision=judge.revision
+                )
+            except BackendError as exc:
+                self.identity_errors[key] = str(exc)
+        return self.identities.get(key)
+
+    def _sent(self, count: int, resend: bool) -> None:
+        """Called after each batch went to a model: ``count`` requests, ``resend`` when they had been
+        sent before. Counts them; runners that report progress in model calls extend this."""
+        self.counters.calls += count
+
+    def _misses(self, count: int) -> None:
+        """Called once the cache is read: ``count`` jobs need a model. A hook for progress."""
+
+    def run_jobs(self, jobs: Sequence[JobT], keep_open: str | None = None) -> None:
+        """Answer every job: cache first, then model by model over the misses.
+
+        ``keep_open``: the group key of a model needed again afterwards (the repair model): its group
+        runs last and stays loaded.
+        """
+        misses: list[JobT] = []
+        for job in jobs:
+            cached = self.cache.get(job.key)
+            if cached is None:
+                misses.append(job)
+            else:
+                self.counters.hits += 1
+                job.on_done(cached, True)
+        self._misses(len(misses))
+        groups: dict[str, list[JobT]] = {}
+        for job in misses:
+            groups.setdefault(backend_group_key(job.judge), []).append(job)
+        for key in sorted(groups, key=lambda k: k == keep_open):
+            group = sorted(groups[key], key=lambda j: j.order)
+            backend = self.pool.get(group[0].judge)
+            if backend is None:
+                reason = self.pool.failed[key]
+                for job in group:
+                    job.on_unavailable(reason)
+                continue
+            try:
+                size = max(job.judge.batch_size for job in group)
+                for start in range(0, len(group), size):
+                    send_with_retries(
+                        partial(self._send, backend),
+                        group[start : start + size],
+                        lambda pending: pending[0].judge.retry_backoff_s,
+                    )
+            finally:
+                if self.close_groups and key != keep_open:
+                    self.pool.close(key)
+
+    def _send(self, backend: ChatBackend, pending: list[JobT], attempt: int) -> list[JobT]:
+        """One batch to the model; every answer is cached at once. Returns the jobs to resend."""
+        results = backend.chat_many([job.request for job in pending])
+        self._sent(len(pending), attempt > 0)
+        resend: list[JobT] = []
+        for job, result in zip(pending, results, strict=True):
+            if isinstance(result, Completion):
+                self.cache.put(job.key, result, job.meta)
+                job.on_done(result, False)
+            elif result.transient and attempt < job.judge.retries:
+                resend.append(job)
+            else:
+                job.on_error(result)
+        return resend
+
+
+# -- lineage and tags ------------------------------------------------------------------------------
+
+
+def judge_lineage_entry(judge: JudgeConfig, identity: ModelIdentity | None) -> dict[str, Any]:
+    """A judge's lineage entry: model, revision and weights as loaded (or as configured when the
+    model could not be identified), backend settings, and an empty ``roles`` for the caller."""
+    return {
+        "model": judge.model,
+        "revision": identity.revision if identity else judge.revision,
+        "weights_sha256": dict(identity.weights_sha256) if identity else {},
+        "weights_digest": identity.weights_digest if identity else "",
+        "backend": judge.backend.model_dump(mode="json"),
+        "roles": {},
+    }
+
+
+def role_lineage(judge: JudgeConfig) -> dict[str, Any]:
+    """How a judge was asked in one role (judging, repair): its decoding and framing."""
+    return {
+        "decoding": judge.decoding.model_dump(mode="json"),
+        "framing": judge.framing.model_dump(mode="json"),
+    }
+
+
+_TAG_UNSAFE = re.compile(r"[^A-Za-z0-9_\-. /]")
+
+
+def mlflow_tag_part(text: str) -> str:
+    """``text`` with the characters MLflow refuses in tag keys replaced by ``_``."""
+    return _TAG_UNSAFE.sub("_", text)
+
+
+def judge_tags(judges: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """``omnieval.judge.<id>.revision`` (``unpinned`` when none) and ``.sha256`` (when the weights
+    were hashed) for each judge of a lineage's ``judges`` entry."""
+    tags: dict[str, str] = {}
+    for judge_id, info in judges.items():
+        tags[f"omnieval.judge.{judge_id}.revision"] = info.get("revision") or "unpinned"
+        if info.get("weights_digest"):
+            tags[f"omnieval.judge.{judge_id}.sha256"] = info["weights_digest"]
+    return tags
+
+
+__all__ = [
+    "LEDGER_TAIL",
+    "UNAVAILABLE_JUDGE",
+    "BackendPool",
+    "CallCounters",
+    "CallRunner",
+    "CallState",
+    "Job",
+    "backend_group_key",
+    "judge_lineage_entry",
+    "judge_tags",
+    "mlflow_tag_part",
+    "retry_wait",
+    "role_lineage",
+    "send_with_retries",
+]

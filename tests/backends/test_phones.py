@@ -126,21 +126,6 @@ def test_ctc_recognizer_on_tiny_random_model(tmp_path: Path) -> None:
 LEAD = {"leash": ("L", "IY", "D"), "metal": ("L", "EH", "D")}
 
 
-def test_reading_per_under_the_constrained_decision() -> None:
-    from omnieval.backends.phones import DECISION_METHOD, PronunciationDecision, reading_per
-
-    chose_metal = PronunciationDecision(
-        "metal", {"leash": -8.0, "metal": -6.5}, LEAD["metal"], DECISION_METHOD, 1.5
-    )
-    assert reading_per(chose_metal, "metal", LEAD) == 0.0
-    assert reading_per(chose_metal, "leash", LEAD) == pytest.approx(1 / 3)
-    # Nothing aligned: every reference phone counts as deleted.
-    nothing = PronunciationDecision(None, {"leash": -np.inf, "metal": -np.inf}, (), DECISION_METHOD, 0.0)
-    assert reading_per(nothing, "leash", LEAD) == 1.0
-    with pytest.raises(KeyError):
-        reading_per(chose_metal, "copper", LEAD)
-
-
 def test_decision_ranking_and_failures() -> None:
     from omnieval.backends.phones import _decision_from, _WordAlignment
 
@@ -172,8 +157,9 @@ def test_decision_picks_the_spoken_reading(tmp_path: Path) -> None:
     """Both readings of every heteronym, forced with espeak-ng phonemes, in espeak's US voice and in
     ``espeak_wav``'s default voice: the spoken reading must win, and score the lower PER, on >= 90 %."""
     from omnieval.audio import espeak_wav, prepare_speech
-    from omnieval.backends.phones import pronunciation_decision, reading_per
+    from omnieval.backends.phones import pronunciation_decision
     from omnieval.benchmarks.acbench._heteronyms import HETERONYMS, espeak_markup
+    from omnieval.metrics.functional import reading_per
 
     wins: list[bool] = []
     per_lower: list[bool] = []

@@ -601,26 +601,3 @@ def pronunciation_decision(
         ConfigError: pocketsphinx or its model is missing.
     """
     return load_pronunciation_aligner().decide(audio, script, word, readings)
-
-
-def reading_per(
-    decision: PronunciationDecision, target_key: str, readings: Mapping[str, Sequence[str]]
-) -> float:
-    """Phone error rate of the heteronym: the recognized phones against the target reading.
-
-    Under the constrained decision the recognized phones are the chosen reading's, so the PER is 0 when
-    the target reading won and ``edit_distance(target, other) / len(target)`` otherwise (e.g. 1/3 for
-    "lead": L IY D vs L EH D). When no reading could be aligned, nothing was recognized and every
-    reference phone counts as deleted (PER 1.0). This differs from the paper, which runs the POWSM
-    phone recognizer over the whole utterance and compares with the whole script's reference: here
-    only the heteronym is scored, and only between its known readings.
-
-    Example:
-        >>> readings = {"leash": ("L", "IY", "D"), "metal": ("L", "EH", "D")}
-        >>> d = PronunciationDecision("metal", {}, ("L", "EH", "D"), DECISION_METHOD, 1.0)
-        >>> round(reading_per(d, "leash", readings), 3), reading_per(d, "metal", readings)
-        (0.333, 0.0)
-    """
-    from omnieval.metrics.functional.acoustic import phone_error_rate
-
-    return phone_error_rate(list(readings[target_key]), list(decision.recognized))

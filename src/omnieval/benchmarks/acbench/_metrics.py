@@ -267,7 +267,8 @@ class _Models:
                 vfr = pyin_f0(speech.trimmed, sr=TARGET_RATE, decoder=c.pitch_decoder).voiced_frame_ratio
                 found["vfr"] = vfr if math.isfinite(vfr) else None
             elif inst.feature == "pronunciation" and inst.heteronym is not None:
-                from omnieval.backends.phones import pronunciation_decision, reading_per
+                from omnieval.backends.phones import pronunciation_decision
+                from omnieval.metrics.functional import reading_per
 
                 ref = inst.heteronym
                 # The aligner wants ARPAbet without stress; the manifest may keep CMUdict's digits.

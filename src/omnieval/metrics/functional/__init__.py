@@ -5,6 +5,7 @@ from omnieval.metrics.functional.acoustic import (
     delta_wpm,
     is_whisper_like,
     phone_error_rate,
+    reading_per,
     vfr_at,
     words_per_minute,
 )
@@ -53,6 +54,7 @@ __all__ = [
     "phone_error_rate",
     "pitch_label",
     "pyin_f0",
+    "reading_per",
     "speaking_rate",
     "speed_label",
     "to_canonical",

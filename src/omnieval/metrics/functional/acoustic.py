@@ -2,7 +2,7 @@
 
 - WPM: words of the script per minute of speech; delta-WPM = mean WPM of ``fast`` instances minus
   mean WPM of ``slow`` instances.
-- PER: phone edit distance over reference phone count.
+- PER: phone edit distance over reference phone count (:func:`reading_per` for a heteronym's reading).
 - VFR: share of frames with a detected F0; an utterance is whisper-like when VFR <= 0.3, and
   VFR@0.3 is the share of ``whisper`` instances detected as whisper-like.
 - Classifier accuracy: share of instances whose predicted label equals the target value.
@@ -11,10 +11,14 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from omnieval.metrics.functional.labels import normalize_label
 from omnieval.metrics.functional.text import error_rate
+
+if TYPE_CHECKING:
+    from omnieval.backends.phones import PronunciationDecision
 
 WHISPER_VFR_THRESHOLD = 0.3
 
@@ -55,6 +59,29 @@ def phone_error_rate(reference: Sequence[str], recognized: Sequence[str]) -> flo
     if not reference:
         raise ValueError("empty reference phone sequence")
     return error_rate(reference, recognized)
+
+
+def reading_per(
+    decision: PronunciationDecision, target_key: str, readings: Mapping[str, Sequence[str]]
+) -> float:
+    """Phone error rate of a heteronym: the phones heard against the target reading's.
+
+    The pronunciation decision (:func:`omnieval.backends.phones.pronunciation_decision`) is
+    constrained to the word's known readings, so what it recognized is the chosen reading's phones:
+    the PER is 0 when the target reading won and ``edit_distance(target, other) / len(target)``
+    otherwise (1/3 for "lead": L IY D against L EH D). When no reading could be aligned nothing was
+    recognized, and every reference phone counts as deleted (PER 1.0). The paper instead runs the
+    POWSM phone recognizer over the whole utterance against the whole script's reference; here only
+    the heteronym is scored, and only between its known readings.
+
+    Example:
+        >>> from omnieval.backends.phones import DECISION_METHOD, PronunciationDecision
+        >>> readings = {"leash": ("L", "IY", "D"), "metal": ("L", "EH", "D")}
+        >>> d = PronunciationDecision("metal", {}, ("L", "EH", "D"), DECISION_METHOD, 1.0)
+        >>> round(reading_per(d, "leash", readings), 3), reading_per(d, "metal", readings)
+        (0.333, 0.0)
+    """
+    return phone_error_rate(list(readings[target_key]), list(decision.recognized))
 
 
 def is_whisper_like(vfr: float, threshold: float = WHISPER_VFR_THRESHOLD) -> bool:

@@ -12,7 +12,7 @@ from omnieval.backends.llm import BackendError, ChatRequest, Completion, Message
 from omnieval.backends.llm._config import SimulatedConfig
 from omnieval.backends.llm._factory import backend_identity, open_backend
 from omnieval.backends.llm._simulated import SimulatedChatBackend, lognormal_params, makespan
-from omnieval.judges import TRACKS, parse_verdict, verdict_schema
+from omnieval.judges import TRACKS, parse_verdict, schema_example, verdict_schema
 
 
 def _request(text: str, schema: dict[str, object] | None = None) -> ChatRequest:
@@ -46,9 +46,18 @@ def test_every_answer_is_a_verdict_the_ledger_reads(track: str) -> None:
     assert all(len(r) <= 12 for r in reading.rationales.values())
     first = next(iter(__import__("json").loads(answer).values()))
     assert list(first) == ["rationale", "score"]  # the schema's field order
-    # Without a schema the track is recognized from its criteria named in the prompt.
-    named = backend.chat(_request(f"rate {TRACKS[track].criteria[1]} now")).text
-    assert parse_verdict(named, track).ok
+    # Without a schema the criteria are the keys of the answer shape the prompt shows.
+    shown = backend.chat(
+        _request(f"Answer with JSON only, in exactly this shape:\n{schema_example(track)}")
+    ).text
+    reading = parse_verdict(shown, track)
+    assert reading.ok and list(reading.scores) == list(TRACKS[track].criteria)
+
+
+def test_without_a_schema_or_a_shape_the_answer_uses_the_fallback_keys() -> None:
+    # JSON in the inputs (no score-and-rationale entries) is not mistaken for the answer shape.
+    answer = _backend().chat(_request('metadata {"hero": {"name": "Pip"}} and nothing else')).text
+    assert parse_verdict(answer, "text").ok
 
 
 def test_failure_rate_and_reproducible_failures() -> None:

@@ -1,8 +1,9 @@
 """A simulated judge server for scale runs: valid verdicts, lognormal latency, transient failures.
 
 The answer is a function of the request alone (a BLAKE2 digest of its messages picks the four
-scores), shaped by the request's JSON schema (criterion keys, field order, rationale length), so the
-ledger reads it exactly as it reads a real judge's answer and a cached answer equals a fresh one.
+scores), shaped by the request's JSON schema (criterion keys, field order, rationale length) or,
+without one, by the answer shape the prompt shows, so the ledger reads it exactly as it reads a
+real judge's answer and a cached answer equals a fresh one.
 
 Time is simulated, not spent: each ``chat_many`` batch is placed on ``concurrency`` virtual server
 slots (each request takes the earliest free slot, like a server with that many sequences in
@@ -19,6 +20,7 @@ import heapq
 import json
 import math
 import random
+import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -98,14 +100,23 @@ def _criteria_fields(schema: Mapping[str, Any] | None) -> tuple[tuple[str, ...],
     return tuple(props), order, limit
 
 
-def _track_criteria(text: str) -> tuple[str, ...]:
-    """The criteria of the track whose second (track-specific) criterion the prompt names."""
-    from omnieval.judges._tracks import TRACKS
+_SHAPE_ENTRY = re.compile(r'"(\w+)"\s*:\s*\{([^{}]*)\}')
 
-    for spec in TRACKS.values():
-        if spec.criteria[1] in text:
-            return spec.criteria
-    return _FALLBACK_CRITERIA
+
+def _prompt_criteria(text: str) -> tuple[str, ...]:
+    """The criterion keys of the answer shape a schema-less prompt shows, in the prompt's order.
+
+    A judge prompt without a JSON schema spells out the verdict it wants, one
+    ``"<criterion>": {"score": ..., "rationale": ...}`` entry per criterion; those keys are the
+    criteria. Reading them from the prompt keeps this backend free of any benchmark's or judge
+    track's vocabulary. A prompt that shows no such entry gets :data:`_FALLBACK_CRITERIA`.
+    """
+    keys: dict[str, None] = {}
+    for match in _SHAPE_ENTRY.finditer(text):
+        body = match.group(2)
+        if '"score"' in body and '"rationale"' in body:
+            keys.setdefault(match.group(1), None)
+    return tuple(keys) or _FALLBACK_CRITERIA
 
 
 def simulated_answer(request: ChatRequest) -> str:
@@ -119,14 +130,14 @@ def simulated_answer(request: ChatRequest) -> str:
     digest = h.digest()
     criteria, order, limit = _criteria_fields(request.json_schema)
     if request.json_schema is None:
-        criteria = _track_criteria("".join(m.text for m in request.messages))
+        criteria = _prompt_criteria("".join(m.text for m in request.messages))
     tag = digest.hex()[:8]
     verdict: dict[str, dict[str, object]] = {}
     for i, criterion in enumerate(criteria):
         reason = f"simulated {tag} {i}"
         if limit is not None:
             reason = reason[:limit]
-        fields = {"score": 1 + digest[i] % 10, "rationale": reason}
+        fields = {"score": 1 + digest[i % len(digest)] % 10, "rationale": reason}
         verdict[criterion] = {k: fields[k] for k in order if k in fields}
     return json.dumps(verdict, separators=(",", ":"))
 

@@ -93,8 +93,8 @@ def prefect_api() -> Iterator[str | None]:
     failed"), and a new temporary server was started for them. Here the server lives for the whole
     session and the log queues are drained before it stops.
     """
+    from omnieval.flows import prepare_prefect_env
     from omnieval.flows._dask import shared_prefect_api
-    from omnieval.runner import prepare_prefect_env
 
     prepare_prefect_env()
     with shared_prefect_api() as url:

@@ -465,7 +465,7 @@ def test_vllm_server_defaults_to_loopback() -> None:
 def test_prefect_servers_default_to_loopback(monkeypatch: pytest.MonkeyPatch) -> None:
     from prefect.settings import Settings
 
-    from omnieval.runner import prepare_prefect_env
+    from omnieval.flows import prepare_prefect_env
 
     for name in ("PREFECT_SERVER_API_HOST", "PREFECT_RUNNER_SERVER_HOST"):
         monkeypatch.delenv(name, raising=False)

@@ -19,6 +19,7 @@ from types import ModuleType
 from typing import Any
 
 from omnieval.errors import OmnievalError
+from omnieval.flows import prepare_prefect_env
 
 
 def project_root(start: Path | None = None) -> Path:
@@ -42,22 +43,6 @@ def load_flow_module(name: str = "nightly") -> ModuleType:
     if name not in FLOWS:
         raise OmnievalError(f"unknown flow {name!r}; known: {', '.join(FLOWS)}")
     return importlib.import_module(f"omnieval.flows.{name}")
-
-
-def prepare_prefect_env() -> None:
-    """Run flows without a Prefect server: a temporary local one, no analytics, a project-local home."""
-    os.environ.setdefault("PREFECT_HOME", str(Path.cwd() / ".prefect"))
-    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
-    # The temporary server needs 11-17 s on an idle 2-core machine; the default 20 s limit is too
-    # tight when the machine is busy.
-    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
-    os.environ.setdefault("DO_NOT_TRACK", "true")
-    # Loopback unless told otherwise: `prefect server start` and a runner's webserver would otherwise
-    # follow whatever the environment says (the runner's default "localhost" may also mean ::1).
-    # The temporary server Prefect starts for a run binds 127.0.0.1 itself.
-    os.environ.setdefault("PREFECT_SERVER_API_HOST", "127.0.0.1")
-    os.environ.setdefault("PREFECT_RUNNER_SERVER_HOST", "127.0.0.1")
 
 
 @contextmanager

@@ -15,7 +15,8 @@ import pytest
 from judge_fixtures import NARRATIONS, Story, fake_describe
 
 from omnieval.benchmarks.storybench._aggregate import aggregate
-from omnieval.judges import JUDGMENT_COLUMNS, TRACKS, combine_judges, merge_panel_tags, run_judges
+from omnieval.benchmarks.storybench._combine import combine_judges
+from omnieval.judges import JUDGMENT_COLUMNS, TRACKS, merge_panel_tags, run_judges
 from omnieval.scores import SCORE_COLUMNS
 
 HERE = Path(__file__).resolve().parent

@@ -39,7 +39,7 @@ def analyses(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:  # 
 def test_child_runs_nested_under_parent(store: str, analyses: tuple[Path, dict]) -> None:  # type: ignore[type-arg]
     import mlflow
 
-    from omnieval.tracking._mlflow import configure_mlflow
+    from omnieval.tracking import configure_mlflow
     from omnieval.tracking.analysis_runs import log_analysis_runs
 
     _, outputs = analyses

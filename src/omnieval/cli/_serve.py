@@ -41,7 +41,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def _handle(args: argparse.Namespace) -> int:
     from omnieval.config import load_suite
-    from omnieval.runner import prepare_prefect_env
+    from omnieval.flows import prepare_prefect_env
 
     suites = [(load_suite(path), path.resolve()) for path in args.suites]
     names = [config.suite for config, _ in suites]

@@ -117,7 +117,8 @@ def _train(args: argparse.Namespace) -> int:
         return 0
     summaries: list[dict[str, Any]]
     if args.engine == "prefect":
-        from omnieval.runner import load_flow_module, prepare_prefect_env
+        from omnieval.flows import prepare_prefect_env
+        from omnieval.runner import load_flow_module
 
         prepare_prefect_env()
         module = load_flow_module("train_evaluators")

@@ -18,7 +18,7 @@ def _store_exists() -> bool:
     # Looking a run up must not create an empty local store as a side effect.
     if os.environ.get("MLFLOW_TRACKING_URI"):
         return True
-    from omnieval.tracking._mlflow import DEFAULT_STORE
+    from omnieval.tracking import DEFAULT_STORE
 
     return (DEFAULT_STORE / "mlflow.db").is_file()
 

@@ -4,3 +4,7 @@
 thin entry points for ``python flows/<name>.py`` and Prefect deployments. Importing a flow module
 imports Prefect, so nothing else in the library imports this package at module level.
 """
+
+from omnieval.flows._env import prepare_prefect_env
+
+__all__ = ["prepare_prefect_env"]

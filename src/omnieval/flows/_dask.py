@@ -49,7 +49,7 @@ def shared_prefect_api(startup_timeout_s: float = 180.0) -> Iterator[str | None]
         return
     from prefect.server.api.server import SubprocessASGIServer
 
-    from omnieval.runner import prepare_prefect_env
+    from omnieval.flows._env import prepare_prefect_env
 
     prepare_prefect_env()
     server = SubprocessASGIServer()

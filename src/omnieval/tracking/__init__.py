@@ -7,23 +7,27 @@ the MLflow UI (names, columns, inputs, artifacts) is described in ``docs/mlflow-
 
 from omnieval.tracking._mlflow import (
     DEFAULT_HEADLINE_PATTERNS,
-    EXPERIMENT_KIND,
-    EXPERIMENT_KIND_TAG,
     CandidateTable,
     SuiteRunIds,
     candidate_table,
-    configure_mlflow,
     headline_metrics,
     log_failed_run,
     log_suite_run,
     short_sha,
     suite_run_name,
     system_run_name,
+)
+from omnieval.tracking._store import (
+    DEFAULT_STORE,
+    EXPERIMENT_KIND,
+    EXPERIMENT_KIND_TAG,
+    configure_mlflow,
     tracking_uri,
 )
 
 __all__ = [
     "DEFAULT_HEADLINE_PATTERNS",
+    "DEFAULT_STORE",
     "EXPERIMENT_KIND",
     "EXPERIMENT_KIND_TAG",
     "CandidateTable",

@@ -114,7 +114,7 @@ def log_analysis_runs(
     from mlflow.entities import Metric, Param, RunTag
 
     from omnieval.analysis._headline import headline_metrics
-    from omnieval.tracking._mlflow import configure_mlflow
+    from omnieval.tracking._store import configure_mlflow
 
     if mlflow.active_run() is None:
         configure_mlflow(experiment)

@@ -94,7 +94,7 @@ def log_gate_results(run_id: str, gates_dir: Path) -> list[GateSummary]:
     import mlflow
     from mlflow.entities import Metric, RunTag
 
-    from omnieval.tracking._mlflow import tracking_uri
+    from omnieval.tracking._store import tracking_uri
 
     summaries = read_gate_results(gates_dir)
     if not summaries:

@@ -24,7 +24,7 @@ from typing import Any
 
 from omnieval.backends.evaluators import register_evaluator_registry
 from omnieval.errors import OmnievalError
-from omnieval.tracking._mlflow import configure_mlflow, tracking_uri
+from omnieval.tracking._store import configure_mlflow, tracking_uri
 
 KIND_TAG = "omnieval.kind"
 WEIGHTS_TAG = "omnieval.weights_sha256"

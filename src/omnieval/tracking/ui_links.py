@@ -15,7 +15,7 @@ import argparse
 import os
 from dataclasses import dataclass
 
-from omnieval.tracking._mlflow import DEFAULT_STORE, EXPERIMENT_KIND, EXPERIMENT_KIND_TAG
+from omnieval.tracking._store import DEFAULT_STORE, EXPERIMENT_KIND, EXPERIMENT_KIND_TAG
 
 WORKFLOW_QUERY = "workflowType=machine_learning"
 """Query parameter of the MLflow UI that selects its "Model training" view for the opened page."""
@@ -44,7 +44,7 @@ def experiment_links(base_url: str, prefix: str = "omnieval/") -> list[Experimen
     """
     import mlflow
 
-    from omnieval.tracking._mlflow import tracking_uri
+    from omnieval.tracking._store import tracking_uri
 
     client = mlflow.MlflowClient(tracking_uri())
     found = client.search_experiments(filter_string=f"name LIKE '{prefix}%'", order_by=["creation_time DESC"])

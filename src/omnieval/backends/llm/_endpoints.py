@@ -42,6 +42,7 @@ from omnieval.backends.llm._openai import OpenAIChatBackend, redact_url
 from omnieval.backends.llm._types import (
     BackendError,
     BackendUnavailable,
+    ChatBackend,
     ChatRequest,
     Completion,
     ModelIdentity,
@@ -395,3 +396,11 @@ class MultiEndpointBackend:
         self._pool.shutdown(wait=True)
         for endpoint in self.endpoints:
             endpoint.client.close()
+
+
+def open_openai_backend(config: OpenAIBackendConfig, *, model: str, revision: str = "") -> ChatBackend:
+    """The client for ``config``: one server, or several spread by
+    :class:`MultiEndpointBackend` when ``endpoints`` is given."""
+    if config.endpoints:
+        return MultiEndpointBackend.from_config(config, model=model, revision=revision)
+    return OpenAIChatBackend.from_config(config, model=model, revision=revision)

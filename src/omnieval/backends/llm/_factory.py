@@ -36,7 +36,7 @@ def _identity(kind: str) -> Callable[[IdentityFn], IdentityFn]:
 
 @LLM_BACKENDS.register("openai")
 def _openai(config: OpenAIBackendConfig, model: str, revision: str) -> ChatBackend:
-    from omnieval.backends.llm._openai import open_openai_backend
+    from omnieval.backends.llm._endpoints import open_openai_backend
 
     return open_openai_backend(config, model=model, revision=revision)
 

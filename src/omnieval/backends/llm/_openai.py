@@ -33,7 +33,6 @@ from omnieval.backends.llm._types import (
     AudioPart,
     BackendError,
     BackendUnavailable,
-    ChatBackend,
     ChatRequest,
     Completion,
     ImagePart,
@@ -255,13 +254,3 @@ class OpenAIChatBackend:
 
     def close(self) -> None:
         self._client.close()
-
-
-def open_openai_backend(config: OpenAIBackendConfig, *, model: str, revision: str = "") -> ChatBackend:
-    """The client for ``config``: one server, or several spread by
-    :class:`~omnieval.backends.llm._endpoints.MultiEndpointBackend` when ``endpoints`` is given."""
-    if config.endpoints:
-        from omnieval.backends.llm._endpoints import MultiEndpointBackend
-
-        return MultiEndpointBackend.from_config(config, model=model, revision=revision)
-    return OpenAIChatBackend.from_config(config, model=model, revision=revision)

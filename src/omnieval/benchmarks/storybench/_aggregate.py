@@ -3,7 +3,7 @@
 The maths is in :func:`policy_scores` (pure, on a :class:`StoryTable`); :class:`Aggregate` holds
 both policies and renders them as the ``omnieval aggregate --json`` document and as MLflow metrics.
 
-Both policies are implemented here once; :func:`omnieval.judges.combine_judges` and
+Both policies are implemented here once; :func:`omnieval.benchmarks.storybench._combine.combine_judges` and
 :func:`omnieval.metrics.summarize_speech_meta` are views of this module's results.
 
 Example:

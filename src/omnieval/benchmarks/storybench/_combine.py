@@ -1,7 +1,7 @@
-"""One score per (system, track, policy) from a panel's rows: a view of :mod:`omnieval.analysis`.
+"""One score per (system, track, policy) from a panel's rows: a view of storybench's aggregate.
 
 The protocol's rules (FORMATS.md section 3, paper E.5) are implemented once, in
-:func:`omnieval.analysis.policy_scores`: a record is valid when all four criteria are; valid-only is
+:func:`omnieval.benchmarks.storybench._aggregate.policy_scores`: a record is valid when all four criteria are; valid-only is
 the equal-weight mean over the track's judges of each judge's mean over its valid records;
 zero-filled is the same with every missing or invalid record counted as 0 over a fixed number of
 instances. A track no judge could score (placeholder judge ``unavailable``) gets no row, and a
@@ -10,6 +10,7 @@ judge without any valid record is left out of its track under both policies.
 Example:
     >>> import pandas as pd
     >>> from omnieval.judges import TRACKS
+    >>> from omnieval.benchmarks.storybench._combine import combine_judges
     >>> rows = []
     >>> for judge, value in {"a": 8.0, "b": 6.0}.items():
     ...     for criterion in TRACKS["text"].criteria:
@@ -23,6 +24,9 @@ from __future__ import annotations
 
 import math
 from typing import TYPE_CHECKING
+
+from omnieval.benchmarks.storybench._aggregate import aggregate
+from omnieval.benchmarks.storybench._names import POLICIES
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -43,9 +47,6 @@ def combine_judges(scores: pd.DataFrame, *, n_instances: int | None = None) -> p
         averaged (valid-only: those with a valid record for the system).
     """
     import pandas as pd
-
-    from omnieval.benchmarks.storybench._aggregate import aggregate
-    from omnieval.benchmarks.storybench._names import POLICIES
 
     judge_rows = scores[scores["component"] == "judge"]
     if judge_rows.empty:

@@ -1,0 +1,54 @@
+"""Where MLflow keeps runs: the tracking URI and the experiment (created once, tagged for the UI)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+DEFAULT_STORE = Path("mlflow")
+
+EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
+"""Experiment tag the MLflow 3 UI reads to pick an experiment's landing tab (``ExperimentKindUtils.tsx``)."""
+EXPERIMENT_KIND = "custom_model_development"
+""""Machine learning" in the UI's kind selector: the experiment opens on its runs, not on GenAI traces."""
+
+
+def tracking_uri() -> str:
+    """``MLFLOW_TRACKING_URI`` when set, else the local sqlite store under ``mlflow/``."""
+    env = os.environ.get("MLFLOW_TRACKING_URI")
+    if env:
+        return env
+    DEFAULT_STORE.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{(DEFAULT_STORE / 'mlflow.db').resolve()}"
+
+
+def configure_mlflow(experiment: str) -> str:
+    """Point mlflow at the store and make sure ``experiment`` exists; return its id.
+
+    Experiments get an explicit artifact location under ``mlflow/artifacts`` for the local store,
+    otherwise MLflow would drop artifacts into ``./mlruns``. Every experiment, new or existing, is
+    tagged ``mlflow.experimentKind=custom_model_development`` so the UI opens it on its runs.
+    """
+    import mlflow
+
+    uri = tracking_uri()
+    mlflow.set_tracking_uri(uri)
+    client = mlflow.MlflowClient()
+    found = client.get_experiment_by_name(experiment)
+    if found is not None:
+        if found.tags.get(EXPERIMENT_KIND_TAG) != EXPERIMENT_KIND:
+            client.set_experiment_tag(found.experiment_id, EXPERIMENT_KIND_TAG, EXPERIMENT_KIND)
+        mlflow.set_experiment(experiment)
+        return str(found.experiment_id)
+    location = None
+    if uri.startswith("sqlite:") or uri.startswith("file:") or "://" not in uri:
+        artifacts = Path(
+            os.environ.get("OMNIEVAL_MLFLOW_ARTIFACTS", str(DEFAULT_STORE / "artifacts"))
+        ).resolve()
+        artifacts.mkdir(parents=True, exist_ok=True)
+        location = (artifacts / experiment.replace("/", "_")).as_uri()
+    exp_id = client.create_experiment(
+        experiment, artifact_location=location, tags={EXPERIMENT_KIND_TAG: EXPERIMENT_KIND}
+    )
+    mlflow.set_experiment(experiment)
+    return str(exp_id)

@@ -16,6 +16,19 @@ def _pyplot() -> Any:
     return plt
 
 
+def _save(plt: Any, fig: Any, path: Path) -> Path:
+    """Lay out ``fig``, write it to ``path`` (creating the folder) and free it.
+
+    Every training figure is saved the same way (110 dpi PNG), and closing matters: pyplot keeps
+    each open figure alive, and a grid search draws many.
+    """
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def plot_confusion(matrix: Sequence[Sequence[int]], labels: Sequence[str], title: str, path: Path) -> Path:
     """Confusion matrix heatmap (rows = true, columns = predicted) with counts in the cells."""
     plt = _pyplot()
@@ -33,11 +46,7 @@ def plot_confusion(matrix: Sequence[Sequence[int]], labels: Sequence[str], title
                 j, i, str(count), ha="center", va="center", color="white" if count > peak / 2 else "black"
             )
     ax.set_title(title, fontsize=9)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path)
 
 
 def plot_curves(histories: Mapping[str, Sequence[Any]], title: str, path: Path) -> Path:
@@ -54,11 +63,7 @@ def plot_curves(histories: Mapping[str, Sequence[Any]], title: str, path: Path) 
     loss_ax.set_ylabel("train loss (label-smoothed CE)")
     acc_ax.legend(fontsize=7)
     fig.suptitle(title, fontsize=9)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path)
 
 
 def plot_probe(
@@ -82,8 +87,4 @@ def plot_probe(
     ax.set_xlabel("layer")
     ax.legend(fontsize=7)
     ax.set_title(title, fontsize=9)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path)

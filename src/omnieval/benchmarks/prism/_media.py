@@ -420,39 +420,28 @@ def encode_clip(
         raise ValueError(f"frames must have shape (n, height, width, 3), got {frames.shape}")
     _, height, width, _ = frames.shape
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".encode.", dir=out.parent) as scratch:
-        wav = Path(scratch) / "audio.wav"
-        _write_wav(wav, audio, sr)
-        tmp = Path(scratch) / "clip.mp4"
-        run_ffmpeg(
-            [
-                "-f",
-                "rawvideo",
-                "-pix_fmt",
-                "rgb24",
-                "-s",
-                f"{width}x{height}",
-                "-r",
-                str(fps),
-                "-i",
-                "pipe:0",
-                "-i",
-                str(wav),
-                "-map",
-                "0:v:0",
-                "-map",
-                "1:a:0",
-                *VIDEO_CODEC_ARGS,
-                *AUDIO_CODEC_ARGS,
-                *BITEXACT_ARGS,
-                str(tmp),
-            ],
-            path=out,
-            stdin=frames.tobytes(),
-        )
-        tmp.replace(out)
-    return out
+    raw_video = [
+        "-f",
+        "rawvideo",
+        "-pix_fmt",
+        "rgb24",
+        "-s",
+        f"{width}x{height}",
+        "-r",
+        str(fps),
+        "-i",
+        "pipe:0",
+    ]
+    return _mux_with_track(
+        raw_video,
+        VIDEO_CODEC_ARGS,
+        audio,
+        sr,
+        out,
+        scratch_prefix=".encode.",
+        about=out,
+        stdin=frames.tobytes(),
+    )
 
 
 def replace_audio(video: Path | str, audio: FloatArray, sr: int, out: Path | str) -> Path:
@@ -475,28 +464,49 @@ def replace_audio(video: Path | str, audio: FloatArray, sr: int, out: Path | str
     info = probe(video)
     n = round(info.video_duration_s * sr)
     track = fit_length(np.asarray(audio, dtype=np.float32), n)
+    return _mux_with_track(
+        ["-i", str(video)], ("-c:v", "copy"), track, sr, out, scratch_prefix=".remux.", about=video
+    )
+
+
+def _mux_with_track(
+    video_input: Sequence[str],
+    video_codec: Sequence[str],
+    audio: FloatArray,
+    sr: int,
+    out: Path,
+    *,
+    scratch_prefix: str,
+    about: Path,
+    stdin: bytes | None = None,
+) -> Path:
+    """Write ``out`` from a video input (ffmpeg input 0) and ``audio`` as a 16-bit WAV (input 1).
+
+    Encoding and remuxing both go through here so that the audio encoding, the stream mapping and the
+    bit-exact flags are the same for every clip PRISM writes. The WAV and the new mp4 live in a
+    scratch folder beside ``out``; the mp4 replaces ``out`` only once ffmpeg succeeded.
+
+    Args:
+        video_input: ffmpeg arguments that open the picture source (ending with its ``-i``).
+        video_codec: How the picture stream is written (encoded, or copied).
+        audio: Mono samples in [-1, 1].
+        sr: Sample rate of ``audio`` in Hz.
+        out: The mp4 to write.
+        scratch_prefix: Name prefix of the scratch folder.
+        about: The file an ffmpeg error message names.
+        stdin: Bytes piped to ffmpeg (raw frames for ``-i pipe:0``).
+
+    Returns:
+        ``out``.
+    """
     out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".remux.", dir=out.parent) as scratch:
+    with tempfile.TemporaryDirectory(prefix=scratch_prefix, dir=out.parent) as scratch:
         wav = Path(scratch) / "audio.wav"
-        _write_wav(wav, track, sr)
+        _write_wav(wav, audio, sr)
         tmp = Path(scratch) / "clip.mp4"
+        args = [*video_input, "-i", str(wav), "-map", "0:v:0", "-map", "1:a:0"]
         run_ffmpeg(
-            [
-                "-i",
-                str(video),
-                "-i",
-                str(wav),
-                "-map",
-                "0:v:0",
-                "-map",
-                "1:a:0",
-                "-c:v",
-                "copy",
-                *AUDIO_CODEC_ARGS,
-                *BITEXACT_ARGS,
-                str(tmp),
-            ],
-            path=video,
+            [*args, *video_codec, *AUDIO_CODEC_ARGS, *BITEXACT_ARGS, str(tmp)], path=about, stdin=stdin
         )
         tmp.replace(out)
     return out

@@ -34,6 +34,36 @@ def quiet_transformers() -> None:
     disable()
 
 
+def load_local_pretrained(
+    preprocessor_cls: Any, model_cls: Any, source: str, missing: str
+) -> tuple[Any, Any]:
+    """A preprocessor and its model from local files only, the model in eval mode.
+
+    Every Hugging Face model omnieval runs is loaded this way: never from the network (runs must be
+    reproducible offline), progress bars off, and a missing folder or cache entry turned into a
+    :class:`~omnieval.errors.ConfigError` that says which model is absent (transformers' own
+    ``OSError`` names only the path).
+
+    Args:
+        preprocessor_cls: The tokenizer, processor or feature-extractor class (``Auto...``).
+        model_cls: The model class.
+        source: A local folder or an id already in the Hugging Face cache.
+        missing: The error's text up to the loader's reason, e.g. ``"audio classifier 'x' is not
+            available locally"``.
+
+    Returns:
+        ``(preprocessor, model)``.
+    """
+    quiet_transformers()
+    try:
+        preprocessor = preprocessor_cls.from_pretrained(source, local_files_only=True)
+        model = model_cls.from_pretrained(source, local_files_only=True)
+    except OSError as exc:
+        raise ConfigError(f"{missing}: {exc}") from None
+    model.eval()
+    return preprocessor, model
+
+
 @functools.lru_cache(maxsize=16)
 def _sha256(path: str) -> str:
     from omnieval.backends.assets import file_sha256, tree_sha256
@@ -113,15 +143,12 @@ class TokenEncoder:
             if self._loaded is None:
                 from transformers import AutoModel, AutoTokenizer
 
-                quiet_transformers()
-                try:
-                    tokenizer = AutoTokenizer.from_pretrained(self.spec.source, local_files_only=True)
-                    model = AutoModel.from_pretrained(self.spec.source, local_files_only=True)
-                except OSError as exc:
-                    raise ConfigError(
-                        f"text encoder {self.spec.name!r} is not available locally ({self.spec.source}): {exc}"
-                    ) from None
-                model.eval()
+                tokenizer, model = load_local_pretrained(
+                    AutoTokenizer,
+                    AutoModel,
+                    self.spec.source,
+                    f"text encoder {self.spec.name!r} is not available locally ({self.spec.source})",
+                )
                 layers = getattr(getattr(model, "encoder", None), "layer", None)
                 if layers is not None:
                     if self.spec.num_layers > len(layers):
@@ -220,15 +247,12 @@ class ClipImageEmbedder:
     def __init__(self, source: str = CLIP_B32_ID, *, batch_size: int = 16) -> None:
         from transformers import CLIPImageProcessor, CLIPVisionModelWithProjection
 
-        quiet_transformers()
-        try:
-            processor_cls: Any = CLIPImageProcessor
-            model_cls: Any = CLIPVisionModelWithProjection
-            self._processor: Any = processor_cls.from_pretrained(source, local_files_only=True)
-            self._model: Any = model_cls.from_pretrained(source, local_files_only=True)
-        except OSError as exc:
-            raise ConfigError(f"CLIP weights are not available locally ({source}): {exc}") from None
-        self._model.eval()
+        self._processor, self._model = load_local_pretrained(
+            CLIPImageProcessor,
+            CLIPVisionModelWithProjection,
+            source,
+            f"CLIP weights are not available locally ({source})",
+        )
         self.source = source
         self.batch_size = batch_size
         self._lock = threading.Lock()

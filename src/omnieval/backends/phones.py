@@ -29,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from omnieval.backends.asr import ModelIdentity
+from omnieval.backends.embeddings import load_local_pretrained
 from omnieval.errors import ConfigError
 
 Inventory = Literal["arpabet", "ipa"]
@@ -302,19 +303,14 @@ class CtcPhones:
         path = Path(source).expanduser()
         self.name = f"ctc:{source}"
         self.source = str(path) if path.exists() else source
-        try:
-            from transformers import AutoModelForCTC, AutoProcessor
+        from transformers import AutoModelForCTC, AutoProcessor
 
-            from omnieval.backends.embeddings import quiet_transformers
-
-            quiet_transformers()
-            processor_cls: Any = AutoProcessor
-            model_cls: Any = AutoModelForCTC
-            self._processor: Any = processor_cls.from_pretrained(self.source, local_files_only=True)
-            self._model: Any = model_cls.from_pretrained(self.source, local_files_only=True)
-        except OSError as exc:
-            raise ConfigError(f"CTC phoneme model {source!r} is not available locally: {exc}") from None
-        self._model.eval()
+        self._processor, self._model = load_local_pretrained(
+            AutoProcessor,
+            AutoModelForCTC,
+            self.source,
+            f"CTC phoneme model {source!r} is not available locally",
+        )
         self._lock = threading.Lock()
 
     def recognize(self, wave_16k: npt.NDArray[np.float32]) -> list[str]:

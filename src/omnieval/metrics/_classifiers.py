@@ -23,6 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from omnieval.backends.embeddings import load_local_pretrained
 from omnieval.errors import ConfigError
 
 
@@ -44,19 +45,14 @@ class HFAudioClassifier:
     def __init__(self, source: str) -> None:
         path = Path(source).expanduser()
         self.source = str(path) if path.exists() else source
-        try:
-            from transformers import AutoFeatureExtractor, AutoModelForAudioClassification
+        from transformers import AutoFeatureExtractor, AutoModelForAudioClassification
 
-            from omnieval.backends.embeddings import quiet_transformers
-
-            quiet_transformers()
-            extractor_cls: Any = AutoFeatureExtractor
-            model_cls: Any = AutoModelForAudioClassification
-            self._extractor: Any = extractor_cls.from_pretrained(self.source, local_files_only=True)
-            self._model: Any = model_cls.from_pretrained(self.source, local_files_only=True)
-        except OSError as exc:
-            raise ConfigError(f"audio classifier {source!r} is not available locally: {exc}") from None
-        self._model.eval()
+        self._extractor, self._model = load_local_pretrained(
+            AutoFeatureExtractor,
+            AutoModelForAudioClassification,
+            self.source,
+            f"audio classifier {source!r} is not available locally",
+        )
         id2label = self._model.config.id2label
         self.labels: tuple[str, ...] = tuple(str(id2label[i]) for i in range(len(id2label)))
         self._lock = threading.Lock()

@@ -32,7 +32,7 @@ from omnieval.compare._load import (
     resolve_run,
     suite_runs,
 )
-from omnieval.compare._verdict import INCONCLUSIVE, compare_runs, first_run_document
+from omnieval.compare._verdict import INCONCLUSIVE, compare_runs, first_run_document, uncompared_document
 from omnieval.errors import OmnievalError
 from omnieval.jsonio import write_json_atomic
 
@@ -101,20 +101,9 @@ def nightly_regression(
         else:
             document = compare_runs(read_run(baseline), run_b, config.regression, drift=drift)
     except OmnievalError as exc:
+        reasons = [f"the comparison failed: {str(exc).splitlines()[0]}"]
         document = {
-            "verdict": INCONCLUSIVE,
-            "reasons": [f"the comparison failed: {str(exc).splitlines()[0]}"],
-            "error": str(exc),
-            "systems": {},
-            "changed": {
-                "dataset": {},
-                "code": {},
-                "judges": [],
-                "prompts": [],
-                "metric_models": [],
-                "candidates": [],
-            },
-            "top_movers": [],
+            **uncompared_document(INCONCLUSIVE, reasons, error=str(exc)),
             "run_b": {
                 "run_id": run_id,
                 "folder": str(folder),

@@ -420,21 +420,38 @@ def _mean_or_none(values: Mapping[str, float] | None) -> float | None:
     return float(sum(values.values()) / len(values))
 
 
+def uncompared_document(verdict: str, reasons: list[str], *, error: str | None = None) -> dict[str, Any]:
+    """The head of a comparison document that compares nothing: no systems, no changes, no movers.
+
+    A first run and a comparison that failed both give one; their readers (the report's regression
+    block, ``verdict_lines``, the notifier) then find every section present, only empty. The caller
+    appends the run keys (``run_b``, and ``benchmark``/``run_a`` when known).
+
+    Args:
+        verdict: GO for a first run, INCONCLUSIVE when the comparison failed.
+        reasons: Why, one line each.
+        error: The failure's full message (kept after ``reasons``); None for no ``error`` key.
+    """
+    document: dict[str, Any] = {"verdict": verdict, "reasons": reasons}
+    if error is not None:
+        document["error"] = error
+    document["systems"] = {}
+    document["changed"] = {
+        "dataset": {},
+        "code": {},
+        "judges": [],
+        "prompts": [],
+        "metric_models": [],
+        "candidates": [],
+    }
+    document["top_movers"] = []
+    return document
+
+
 def first_run_document(run_b: RunFolder) -> dict[str, Any]:
     """The comparison document of a run with no earlier run of its suite to compare with."""
     return {
-        "verdict": GO,
-        "reasons": ["no previous run to compare with"],
-        "systems": {},
-        "changed": {
-            "dataset": {},
-            "code": {},
-            "judges": [],
-            "prompts": [],
-            "metric_models": [],
-            "candidates": [],
-        },
-        "top_movers": [],
+        **uncompared_document(GO, ["no previous run to compare with"]),
         "benchmark": run_b.benchmark,
         "run_a": None,
         "run_b": run_b.describe(),

@@ -129,21 +129,7 @@ def _train(args: argparse.Namespace) -> int:
         from omnieval.training import run_training
 
         results = run_training(config, track=not args.no_track)
-        summaries = [
-            {
-                "feature": r.feature,
-                "registered_name": r.registered_name,
-                "version": r.version,
-                "checkpoint": str(r.checkpoint),
-                "corpus_version": r.corpus_version,
-                "test_accuracy": r.test["accuracy"],
-                "test_n": r.test["n"],
-                "chance_uniform": r.test["chance_uniform"],
-                "chance_majority": r.test["chance_majority"],
-                "check": r.check,
-            }
-            for r in results
-        ]
+        summaries = [{**r.summary(), "check": r.check} for r in results]
     if args.json:
         print(json.dumps(summaries, indent=2, default=str))
         return 0

@@ -86,15 +86,7 @@ def train_evaluators(
         result = run_feature(config, feature, steps, tracker=tracker)
         summaries.append(
             {
-                "feature": result.feature,
-                "registered_name": result.registered_name,
-                "version": result.version,
-                "checkpoint": str(result.checkpoint),
-                "corpus_version": result.corpus_version,
-                "test_accuracy": result.test["accuracy"],
-                "test_n": result.test["n"],
-                "chance_uniform": result.test["chance_uniform"],
-                "chance_majority": result.test["chance_majority"],
+                **result.summary(),
                 "selected": {
                     k: result.selected[k] for k in ("head_lr", "backbone_lr", "best_epoch", "dev_accuracy")
                 },

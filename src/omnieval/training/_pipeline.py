@@ -80,6 +80,25 @@ class FeatureResult:
     check: dict[str, Any] = field(default_factory=dict)
     run_id: str | None = None
 
+    def summary(self) -> dict[str, Any]:
+        """The plain-JSON headline both training engines print: where the model is, how it tested.
+
+        The in-process engine (``omnieval train --engine local``) and the Prefect flow report the
+        same keys in the same order from here; each appends what it knows besides (the check, the
+        selected grid point, the MLflow run).
+        """
+        return {
+            "feature": self.feature,
+            "registered_name": self.registered_name,
+            "version": self.version,
+            "checkpoint": str(self.checkpoint),
+            "corpus_version": self.corpus_version,
+            "test_accuracy": self.test["accuracy"],
+            "test_n": self.test["n"],
+            "chance_uniform": self.test["chance_uniform"],
+            "chance_majority": self.test["chance_majority"],
+        }
+
 
 def code_version() -> dict[str, Any]:
     import omnieval

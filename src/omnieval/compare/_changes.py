@@ -64,6 +64,22 @@ def _flatten(prefix: str, value: Any, out: dict[str, Any], ignore: frozenset[str
         out[prefix] = value
 
 
+def _setting_changes(a: Any, b: Any) -> list[tuple[str, Any, Any]]:
+    """``(dotted key, value in a, value in b)`` for each setting that differs, keys sorted.
+
+    Both sides are flattened to dotted keys first, leaving out :data:`_OPERATIONAL_KEYS` (they
+    change where or how fast something runs, not what), so a judge's or a metric model's nested
+    settings are compared leaf by leaf; a key on one side only pairs its value with None.
+    """
+    fa: dict[str, Any] = {}
+    fb: dict[str, Any] = {}
+    _flatten("", a, fa, _OPERATIONAL_KEYS)
+    _flatten("", b, fb, _OPERATIONAL_KEYS)
+    return [
+        (key, fa.get(key), fb.get(key)) for key in sorted(set(fa) | set(fb)) if fa.get(key) != fb.get(key)
+    ]
+
+
 def _pair(a: Any, b: Any) -> dict[str, Any]:
     return {"a": a, "b": b}
 
@@ -140,15 +156,8 @@ def _judges(panels_a: Mapping[str, Any], panels_b: Mapping[str, Any]) -> list[di
                     {"panel": panel, "judge": judge, "field": "judge", "a": judge in ja, "b": judge in jb}
                 )
                 continue
-            fa: dict[str, Any] = {}
-            fb: dict[str, Any] = {}
-            _flatten("", ja[judge], fa, _OPERATIONAL_KEYS)
-            _flatten("", jb[judge], fb, _OPERATIONAL_KEYS)
-            for key in sorted(set(fa) | set(fb)):
-                if fa.get(key) != fb.get(key):
-                    out.append(
-                        {"panel": panel, "judge": judge, "field": key, "a": fa.get(key), "b": fb.get(key)}
-                    )
+            for key, a, b in _setting_changes(ja[judge], jb[judge]):
+                out.append({"panel": panel, "judge": judge, "field": key, "a": a, "b": b})
         ua, ub = pa.get("unavailable") or {}, pb.get("unavailable") or {}
         for track in sorted(set(ua) | set(ub)):
             if (track in ua) != (track in ub):
@@ -194,17 +203,9 @@ def _metric_models(metrics_a: Mapping[str, Any], metrics_b: Mapping[str, Any]) -
     # system usually shares the metric models, so the change is reported once.
     found: dict[tuple[str, str, str], dict[str, Any]] = {}
     for system in sorted(set(metrics_a) & set(metrics_b)):
-        fa: dict[str, Any] = {}
-        fb: dict[str, Any] = {}
-        _flatten("", metrics_a[system], fa, _OPERATIONAL_KEYS)
-        _flatten("", metrics_b[system], fb, _OPERATIONAL_KEYS)
-        for key in sorted(set(fa) | set(fb)):
-            if fa.get(key) != fb.get(key):
-                slot = (key, repr(fa.get(key)), repr(fb.get(key)))
-                entry = found.setdefault(
-                    slot, {"key": key, "a": fa.get(key), "b": fb.get(key), "systems": []}
-                )
-                entry["systems"].append(system)
+        for key, a, b in _setting_changes(metrics_a[system], metrics_b[system]):
+            entry = found.setdefault((key, repr(a), repr(b)), {"key": key, "a": a, "b": b, "systems": []})
+            entry["systems"].append(system)
     return [found[slot] for slot in sorted(found)]
 
 

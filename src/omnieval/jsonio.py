@@ -61,6 +61,16 @@ def write_json_atomic(
     return path
 
 
+def read_json(path: Path | str) -> Any:
+    """The JSON document in ``path`` (UTF-8), for files this package wrote itself.
+
+    Stage outputs (stamps, summaries, lineages, the leaderboard) are written by
+    :func:`write_json_atomic`, so a file is either whole or absent: an unreadable one is a bug
+    or outside tampering and raises (``OSError`` or ``ValueError``) instead of being reported.
+    """
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
 @dataclass(frozen=True)
 class JsonlLine:
     """One non-blank line of a JSON-lines file: its object, or why it has none.

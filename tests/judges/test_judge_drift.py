@@ -184,3 +184,68 @@ def test_compare_runs_by_hand() -> None:
     assert out["mean_signed_shift"] == pytest.approx(1 / 6)
     assert out["status"] == "ok"
     assert compare_runs(now, pinned, threshold=0.4)["status"] == "drift"
+
+
+def _suite_file(story: Story, panel: Path, anchors: Path) -> Path:
+    """The suite YAML ``omnieval judge pin-anchors`` reads (its drift block names anchors and panel)."""
+    path = story.root / "drift-suite.yaml"
+    body = {
+        "suite": "drift-test",
+        "systems": {"oracle": {"kind": "oracle"}},
+        "state_dir": str(story.root / "state"),
+        "drift": {"enabled": True, "anchors": str(anchors), "panel": str(panel)},
+    }
+    path.write_text(json.dumps(body), encoding="utf-8")  # JSON is YAML
+    return path
+
+
+def test_pin_anchors_command_writes_the_pinned_file(
+    story: Story, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from omnieval.cli import main
+    from omnieval.stages import validate
+
+    anchors = _anchors(story)
+    suite = _suite_file(story, _panel(tmp_path), anchors)
+    # The synthetic story has no dataset folder: hand the command its instances.
+    monkeypatch.setattr(validate, "load_instances", lambda _config: tuple(story.transitions))
+    assert main(["judge", "pin-anchors", str(suite)]) == 0
+    out = capsys.readouterr().out
+    assert out.strip() == f"pinned 2 anchor verdicts of panel drift-test to {anchors / 'pinned.json'}"
+    pinned = json.loads((anchors / "pinned.json").read_text(encoding="utf-8"))
+    assert pinned["format"] == 1 and set(pinned["anchors"]) == {"good", "bad"}
+    assert pinned["judges"]["drift-judge"]["model"] == "scripted/drift"
+    # What the command pinned is what the nightly check compares with.
+    doc = run_drift_check(_suite(story, _panel(tmp_path)), story.transitions, today=DAY2)
+    assert doc["status"] == "ok" and doc["pinned"]["pinned_on"] == pinned["pinned_on"]
+
+
+def test_pin_anchors_command_help(capsys: pytest.CaptureFixture[str]) -> None:
+    from omnieval.cli import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(["judge", "pin-anchors", "--help"])
+    assert exited.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: omnieval judge pin-anchors [-h] SUITE")
+    assert "pinned.json" in out and "drift block" in out
+
+
+def test_pin_anchors_command_errors_exit_2_without_writing(
+    story: Story, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from omnieval.cli import main
+    from omnieval.stages import validate
+
+    monkeypatch.setattr(validate, "load_instances", lambda _config: tuple(story.transitions))
+
+    assert main(["judge", "pin-anchors", str(tmp_path / "absent.yaml")]) == 2
+    assert capsys.readouterr().err.strip() == f"error: suite config {tmp_path / 'absent.yaml'} not found"
+    # A suite whose anchor folder has no manifest: a data error, and nothing pinned.
+    empty = tmp_path / "no-anchors"
+    empty.mkdir()
+    suite = _suite_file(story, _panel(tmp_path), empty)
+    assert main(["judge", "pin-anchors", str(suite)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "anchor manifest not found" in err and "Traceback" not in err
+    assert not (empty / "pinned.json").exists()

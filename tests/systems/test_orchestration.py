@@ -211,12 +211,11 @@ def test_leaderboard_generation_block_counts_exactly_the_failures(
 
     # The report page shows the completeness table with the system's own label.
     from omnieval.benchmarks import ReportJob, RunFacts
-    from omnieval.benchmarks.storybench._report import write_report_html
 
     scores, _values = _scores_from_candidates(generated["folder"] / "out", generated["instances"])
     board = dict(generated["bench"].leaderboard(scores, RunFacts(N, {})).document)
     board["systems"]["orch"]["generation"] = block
-    write_report_html(ReportJob(tmp_path / "report.html", config, board, tmp_path / "analyses"))
+    generated["bench"].write_report(ReportJob(tmp_path / "report.html", config, board, tmp_path / "analyses"))
     page = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert 'id="completeness"' in page and "drawn images (not a generative model), espeak voice" in page
 

@@ -28,6 +28,7 @@ from omnieval.benchmarks._base import (
     MetricsJob,
     MetricsOutput,
     ReportJob,
+    ReportSuite,
     RunFacts,
     benchmark,
 )
@@ -73,6 +74,7 @@ __all__ = [
     "MetricsJob",
     "MetricsOutput",
     "ReportJob",
+    "ReportSuite",
     "RunFacts",
     "benchmark",
     "detect_benchmark",

@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from pydantic import BaseModel
 
@@ -24,9 +24,9 @@ from omnieval.registry import Registry
 if TYPE_CHECKING:
     import pandas as pd
 
-    from omnieval.config import SuiteConfig
     from omnieval.data import Manifest
     from omnieval.gates import GateResult
+    from omnieval.systems import SystemSpec
 
 Progress = Callable[[int, int], None]
 
@@ -120,12 +120,49 @@ class RunFacts:
     judge_lineage: Mapping[str, Any] = field(default_factory=dict)
 
 
+class ReportSuite(Protocol):
+    """What a benchmark's report reads of the suite it renders (:class:`omnieval.config.SuiteConfig`).
+
+    Declared here, not imported from the suite config, because the suite config sits above the
+    benchmarks (it validates against their registry): a report names exactly the suite facts it
+    shows and nothing more, and a test may hand it any object that has them.
+    """
+
+    @property
+    def suite(self) -> str: ...
+
+    @property
+    def state(self) -> Path:
+        """The suite's state folder (:class:`omnieval.paths.StatePaths` root)."""
+        ...
+
+    @property
+    def systems(self) -> Mapping[str, SystemSpec]: ...
+
+    @property
+    def run_conditions(self) -> tuple[str, ...]: ...
+
+    @property
+    def metrics(self) -> BaseModel:
+        """The benchmark's typed ``metrics:`` config (what its deviations are computed from)."""
+        ...
+
+    @property
+    def dataset_name(self) -> str: ...
+
+    @property
+    def dataset_path(self) -> Path: ...
+
+    @property
+    def experiment(self) -> str: ...
+
+
 @dataclass(frozen=True)
 class ReportJob:
     """Where and from what to write one run's ``report.html``."""
 
     path: Path
-    config: SuiteConfig
+    config: ReportSuite
     document: Mapping[str, Any]
     analyses_dir: Path
     analysis_runs: Mapping[str, str] | None = None

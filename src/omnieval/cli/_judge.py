@@ -1,4 +1,5 @@
-"""``omnieval judge``: inspect how judge answers are read, and which judge panels and prompts exist."""
+"""``omnieval judge``: inspect how judge answers are read, which judge panels and prompts exist, and
+pin the judge-drift anchors."""
 
 from __future__ import annotations
 
@@ -15,10 +16,11 @@ _TRACKS = ("text", "image", "speech", "integrated")
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser(
         "judge",
-        help="LLM-as-judge tools: parse a raw judge answer, list panels and prompt versions",
+        help="LLM-as-judge tools: parse a raw answer, list panels and prompt versions, pin drift anchors",
         description=(
             "Tools around the LLM judges. Judging itself runs inside `omnieval run`; "
-            "these subcommands show how a raw answer is read and which panels and prompts exist."
+            "these subcommands show how a raw answer is read and which panels and prompts exist, "
+            "and pin the anchor scores the nightly judge-drift check compares with."
         ),
     )
     parser.set_defaults(func=lambda _args: (parser.print_help(), 0)[1])
@@ -58,6 +60,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     )
     prompts.add_argument("--json", action="store_true", help="print as JSON")
     prompts.set_defaults(func=_prompts)
+
+    pin = judge_sub.add_parser(
+        "pin-anchors",
+        help="judge the drift anchors now and write <drift.anchors>/pinned.json",
+        description=(
+            "Judge the suite's drift anchors now (its drift block: anchor folder and panel; real "
+            "model calls) and write the verdicts to <drift.anchors>/pinned.json, the reference the "
+            "nightly drift check compares with (docs/judges.md). Run it after a deliberate judge "
+            "change (model, prompt, settings), review the scores, then commit the file."
+        ),
+    )
+    pin.add_argument(
+        "suite", type=Path, metavar="SUITE", help="suite config whose drift block names the anchors"
+    )
+    pin.set_defaults(func=_pin_anchors)
 
 
 def _read_raw(path: Path) -> str:
@@ -123,4 +140,16 @@ def _prompts(args: argparse.Namespace) -> int:
         return 0
     for entry in catalog:
         print(f"{entry['track']:11s} {entry['variant']:9s} {entry['version']}  sha256 {entry['sha256']}")
+    return 0
+
+
+def _pin_anchors(args: argparse.Namespace) -> int:
+    from omnieval.config import load_suite
+    from omnieval.judges import pin_anchors, pinned_path
+    from omnieval.stages.validate import load_instances
+
+    config = load_suite(args.suite)
+    document = pin_anchors(config, load_instances(config))
+    n = sum(len(per) for per in document["anchors"].values())
+    print(f"pinned {n} anchor verdicts of panel {document['panel']} to {pinned_path(config)}")
     return 0

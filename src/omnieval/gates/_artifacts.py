@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import math
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,8 +39,6 @@ from omnieval.gates._core import (
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from omnieval.config import SuiteConfig
 
 SCORES_SUITE = "scores_table.json"
 JUDGMENTS_SUITE = "judgments.json"
@@ -308,21 +306,31 @@ def gate_scores(
 
 
 def gate_report_scores(
-    config: SuiteConfig,
-    collect: Callable[[SuiteConfig], pd.DataFrame],
+    collect: Callable[[], pd.DataFrame],
     out_json: Path,
     *,
-    instances: Sequence[Any] | None = None,
+    benchmark: str,
+    score_range: Mapping[str, tuple[float, float]],
+    systems: Sequence[str],
+    load_instances: Callable[[], Iterable[Any]],
+    artifact: str = "scores table",
 ) -> pd.DataFrame:
     """The report stage's scores gate: collect the table, gate it, stop the run when it fails.
 
+    The suite's facts come in as values (the gates sit below the suite config and the benchmarks,
+    so they name neither); the report stage reads them off its suite and benchmark.
+
     Args:
-        config: the suite (benchmark, configured systems, dataset).
-        collect: builds the table (the report stage's ``collect_scores``); a table that does not read
-            as the contract (an unknown status, a missing column) is a gate failure too.
+        collect: builds the table (the report stage's ``collect_scores`` over its suite); a table
+            that does not read as the contract (an unknown status, a missing column) is a gate
+            failure too.
         out_json: the gate result (``state/<suite>/gates/scores.json``).
-        instances: the dataset's instances (objects with ``id`` and ``index``); loaded from the
-            suite's dataset when None.
+        benchmark: the suite's benchmark name; every row's ``benchmark`` must equal it.
+        score_range: the benchmark's component -> native (lo, hi).
+        systems: the configured systems; each must have rows.
+        load_instances: the dataset's instances (objects with ``id`` and ``index``), called only
+            once the table was read (a table that cannot be read never loads the dataset).
+        artifact: what the table is, for the report (e.g. ``scores table of suite nightly``).
 
     Returns:
         The collected table, once it passed.
@@ -332,9 +340,8 @@ def gate_report_scores(
     """
     from omnieval.progress import note
 
-    bench = config.bench
     try:
-        scores = collect(config)
+        scores = collect()
     except (ValueError, TypeError, KeyError, OSError) as exc:
         result = unreadable_result(
             "scores_table",
@@ -344,16 +351,14 @@ def gate_report_scores(
         )
         write_result(result, out_json)
         raise GateFailed(result.report()) from None
-    if instances is None:
-        instances = bench.instances(bench.load(config.dataset_path))
     result = gate_scores(
         scores,
-        benchmark=bench.name,
-        score_range=bench.score_range,
-        systems=list(config.systems),
-        instances={str(i.id): int(i.index) for i in instances},
+        benchmark=benchmark,
+        score_range=score_range,
+        systems=list(systems),
+        instances={str(i.id): int(i.index) for i in load_instances()},
         out_json=out_json,
-        artifact=f"scores table of suite {config.suite}",
+        artifact=artifact,
     )
     for line in result.notes:
         if line.startswith("low coverage"):

@@ -8,6 +8,8 @@ Public entry points:
 - :func:`combine_judges` shows the protocol's panel rule (equal-weight mean of judge means) per
   system and track, computed by :mod:`omnieval.analysis` (the one implementation of both policies).
 - :func:`merge_panel_tags` merges the MLflow tags of several panels' runs.
+- :func:`run_drift_check` re-judges the pinned drift anchors and compares; :func:`pin_anchors`
+  (``omnieval judge pin-anchors``) pins them, to :func:`pinned_path`.
 - :func:`register_templates` is how a benchmark hands its rubrics (:class:`PromptTemplate`) to the
   judges when its package is imported; :func:`template` and :func:`template_catalog` read them.
 
@@ -19,6 +21,7 @@ imported when a panel runs.
 from __future__ import annotations
 
 from omnieval.judges._combine import combine_judges
+from omnieval.judges._drift import DriftSettings, DriftSuite, pin_anchors, pinned_path, run_drift_check
 from omnieval.judges._panels import JudgeConfig, PanelConfig, TrackConfig, load_panel, panel_names
 from omnieval.judges._parse import ParseResult, parse_verdict
 from omnieval.judges._render import Framing, JudgeInputs, render_messages
@@ -42,6 +45,8 @@ __all__ = [
     "JUDGMENT_COLUMNS",
     "TRACKS",
     "TRACK_NAMES",
+    "DriftSettings",
+    "DriftSuite",
     "Framing",
     "JudgeConfig",
     "JudgeInputs",
@@ -60,12 +65,15 @@ __all__ = [
     "merge_panel_tags",
     "panel_names",
     "parse_verdict",
+    "pin_anchors",
+    "pinned_path",
     "read_stream",
     "register_templates",
     "registered_benchmark",
     "render_messages",
     "repair_prompt_sha256",
     "repair_schema",
+    "run_drift_check",
     "run_judges",
     "schema_example",
     "stream_judges",

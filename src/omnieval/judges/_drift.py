@@ -24,7 +24,7 @@ Real calls, not cached answers: the anchors use their own response cache, one fo
 the model; a second check on the same day reuses that day's answers (``model_calls`` 0 in
 ``drift.json``), which is by design: one check per day is what the nightly needs.
 
-Pin (or re-pin after a deliberate judge change) with ``python -m omnieval.judges.pin_anchors --suite
+Pin (or re-pin after a deliberate judge change) with ``omnieval judge pin-anchors
 pipelines/nightly.yaml`` (:func:`pin_anchors`).
 """
 
@@ -39,13 +39,11 @@ import shutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from omnieval.errors import DataError
 from omnieval.judges._tracks import TRACKS
-
-if TYPE_CHECKING:
-    from omnieval.config import SuiteConfig
+from omnieval.paths import StatePaths
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +51,41 @@ MANIFEST = "manifest.json"
 PINNED = "pinned.json"
 PINNED_FORMAT = 1
 STATUSES = ("ok", "drift", "identity_changed", "unavailable")
+
+
+class DriftSettings(Protocol):
+    """The suite's ``drift:`` block as the check reads it (:class:`omnieval.config.DriftConfig`)."""
+
+    @property
+    def anchors(self) -> Path:
+        """Anchor folder: ``manifest.json``, the candidates and ``pinned.json``."""
+        ...
+
+    @property
+    def threshold(self) -> float:
+        """Largest mean absolute shift (1-10 scale) that is not drift."""
+        ...
+
+    @property
+    def panel(self) -> str:
+        """Panel whose judges re-judge the anchors."""
+        ...
+
+
+class DriftSuite(Protocol):
+    """What the drift check reads of a suite: its ``drift:`` block and its state folder.
+
+    A protocol rather than :class:`omnieval.config.SuiteConfig` itself: the judges sit below the
+    suite config in the layers and name only the two facts they use.
+    """
+
+    @property
+    def drift(self) -> DriftSettings: ...
+
+    @property
+    def state(self) -> Path:
+        """The suite's state folder (the anchors' cache is the shared one beside it)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -317,11 +350,9 @@ def _as_document(run: AnchorRun, anchors: Sequence[Anchor]) -> dict[str, Any]:
     }
 
 
-def _day_cache(config: SuiteConfig, day: dt.date) -> Path:
+def _day_cache(config: DriftSuite, day: dt.date) -> Path:
     """The anchors' cache folder for ``day``; other days' folders are removed (one day is kept)."""
-    from omnieval.stages._common import state_paths
-
-    root = state_paths(config).cache / "drift"
+    root = StatePaths(config.state).cache / "drift"
     folder = root / day.isoformat()
     if root.is_dir():
         for other in root.iterdir():
@@ -330,13 +361,13 @@ def _day_cache(config: SuiteConfig, day: dt.date) -> Path:
     return folder
 
 
-def pinned_path(config: SuiteConfig) -> Path:
+def pinned_path(config: DriftSuite) -> Path:
     """``<drift.anchors>/pinned.json``."""
     return Path(config.drift.anchors) / PINNED
 
 
 def pin_anchors(
-    config: SuiteConfig, instances: Sequence[Any], *, today: dt.date | None = None
+    config: DriftSuite, instances: Sequence[Any], *, today: dt.date | None = None
 ) -> dict[str, Any]:
     """Judge the anchors now and write the result as ``pinned.json`` (the new reference).
 
@@ -354,7 +385,7 @@ def pin_anchors(
 
 
 def run_drift_check(
-    config: SuiteConfig,
+    config: DriftSuite,
     instances: Sequence[Any],
     *,
     today: dt.date | None = None,
@@ -377,19 +408,16 @@ def run_drift_check(
     """
     from omnieval.backends.llm._types import BackendError
     from omnieval.jsonio import write_json_atomic
-    from omnieval.stages._common import state_paths
 
     day = today or dt.date.today()
-    target = out or state_paths(config).judge_dir / "drift.json"
+    target = out or StatePaths(config.state).judge_dir / "drift.json"
     threshold = float(config.drift.threshold)
     pin_file = pinned_path(config)
     pinned: dict[str, Any] = {}
     base: dict[str, Any] = {"threshold": threshold, "date": day.isoformat(), "panel": config.drift.panel}
     try:
         if not pin_file.is_file():
-            raise DataError(
-                f"{pin_file}: no pinned anchor scores (run python -m omnieval.judges.pin_anchors)"
-            )
+            raise DataError(f"{pin_file}: no pinned anchor scores (run omnieval judge pin-anchors SUITE)")
         try:
             pinned = json.loads(pin_file.read_text(encoding="utf-8"))
         except ValueError as exc:

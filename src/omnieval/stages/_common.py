@@ -9,63 +9,19 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import omnieval
 from omnieval.config import SuiteConfig
+from omnieval.jsonio import read_json as read_json  # the stages read their JSON through here
 from omnieval.jsonio import write_json_atomic
-
-
-@dataclass(frozen=True)
-class StatePaths:
-    """Where each stage of one suite writes (all under ``state/<suite>/``)."""
-
-    root: Path
-
-    @property
-    def stamps(self) -> Path:
-        return self.root / ".stamps"
-
-    @property
-    def dataset_manifest(self) -> Path:
-        return self.root / "dataset" / "manifest.json"
-
-    @property
-    def gates(self) -> Path:
-        return self.root / "gates"
-
-    def candidates(self, system: str, condition: str = "") -> Path:
-        """Candidate folder of one system (and input condition, for benchmarks that have them)."""
-        folder = self.root / "candidates" / system
-        return folder / condition if condition else folder
-
-    def metrics(self, system: str) -> Path:
-        return self.root / "metrics" / f"{system}.parquet"
-
-    def metrics_lineage(self, system: str) -> Path:
-        return self.root / "metrics" / f"{system}.lineage.json"
-
-    @property
-    def judge_dir(self) -> Path:
-        return self.root / "judge"
-
-    @property
-    def report_dir(self) -> Path:
-        return self.root / "report"
-
-    @property
-    def tracking(self) -> Path:
-        return self.root / "tracking.json"
-
-    @property
-    def cache(self) -> Path:
-        return self.root.parent / ".cache"
+from omnieval.paths import StatePaths as StatePaths  # re-exported for the stages
 
 
 def state_paths(config: SuiteConfig) -> StatePaths:
+    """The state layout of a suite (:class:`omnieval.paths.StatePaths` at ``config.state``)."""
     return StatePaths(config.state)
 
 
@@ -123,7 +79,3 @@ def write_stamp(paths: StatePaths, stage: str, key: str, **extra: Any) -> None:
 def write_json(path: Path, payload: Any) -> None:
     """Write JSON atomically (keys sorted, ASCII): a crash never leaves a half-written file."""
     write_json_atomic(path, payload, sort_keys=True, ensure_ascii=True)
-
-
-def read_json(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8"))

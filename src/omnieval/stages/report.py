@@ -154,7 +154,15 @@ def run(config: SuiteConfig, dataset_digest: str) -> ReportOutcome:
     from omnieval.gates import gate_report_scores
 
     # The scores gate runs before anything aggregates the table; a failure stops the run (exit 2).
-    scores = gate_report_scores(config, collect_scores, paths.gates / "scores.json")
+    scores = gate_report_scores(
+        lambda: collect_scores(config),
+        paths.gates / "scores.json",
+        benchmark=bench.name,
+        score_range=bench.score_range,
+        systems=list(config.systems),
+        load_instances=lambda: bench.instances(bench.load(config.dataset_path)),
+        artifact=f"scores table of suite {config.suite}",
+    )
     write_scores(scores, scores_path)
     n_instances = int(scores["instance_id"].nunique())
     judge_lineage = paths.judge_dir / "lineage.json"

@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING, Any
 from omnieval.benchmarks.acbench._aggregate import failure_attribution, report_html_section
 
 if TYPE_CHECKING:
-    from omnieval.benchmarks._base import ReportJob
-    from omnieval.config import SuiteConfig
+    from omnieval.benchmarks._base import ReportJob, ReportSuite
 
 INPUTS_SEEN: dict[str, tuple[str, ...]] = {"oracle-control": (), "neutral": ()}
 """Inputs the reference systems read: neither listens to the instruction nor looks at the image
@@ -32,7 +31,7 @@ _SEEN_AS: dict[str, str] = {
 }
 
 
-def inputs_seen(config: SuiteConfig) -> dict[str, Collection[str]]:
+def inputs_seen(config: ReportSuite) -> dict[str, Collection[str]]:
     """System id -> inputs it read: the reference kinds' fixed sets, and for generating systems the
     inputs their examples actually took in (the ``inputs`` facts of ``candidates/<id>.summary.json``,
     counted from each example's raw file)."""
@@ -45,7 +44,7 @@ def inputs_seen(config: SuiteConfig) -> dict[str, Collection[str]]:
     return seen
 
 
-def inputs_not_seen(config: SuiteConfig) -> dict[str, dict[str, str]]:
+def inputs_not_seen(config: ReportSuite) -> dict[str, dict[str, str]]:
     """System id -> input -> why its examples could not take it in (e.g. ``image not seen: no vision
     backend``), from the same facts as :func:`inputs_seen`."""
     out: dict[str, dict[str, str]] = {}
@@ -57,14 +56,15 @@ def inputs_not_seen(config: SuiteConfig) -> dict[str, dict[str, str]]:
     return out
 
 
-def _generation_inputs(config: SuiteConfig) -> dict[str, list[dict[str, Any]]]:
+def _generation_inputs(config: ReportSuite) -> dict[str, list[dict[str, Any]]]:
     """System id -> the per-condition ``inputs`` facts of its generation summary (when it has them)."""
-    from omnieval.stages._common import read_json, state_paths
+    from omnieval.jsonio import read_json
+    from omnieval.paths import StatePaths
 
-    root = state_paths(config).root / "candidates"
+    paths = StatePaths(config.state)
     out: dict[str, list[dict[str, Any]]] = {}
     for sid in config.systems:
-        path = root / f"{sid}.summary.json"
+        path = paths.summary(sid)
         if not path.is_file():
             continue
         summary = read_json(path)

@@ -192,7 +192,7 @@ class StoryBench(api.Benchmark):
     def write_report(self, job: api.ReportJob) -> None:
         from omnieval.benchmarks.storybench._report import write_report_html
 
-        write_report_html(job)
+        write_report_html(job, deviations=self.deviations(job.config.metrics))
 
     def make_sample(self, argv: Sequence[str], prog: str) -> int:
         from omnieval.benchmarks.storybench._sample import sample_main

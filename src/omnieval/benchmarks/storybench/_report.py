@@ -304,12 +304,13 @@ def completeness_html(board: dict[str, Any], labels: dict[str, str] | None = Non
 
 def _generation_labels(job: ReportJob, systems: list[str]) -> dict[str, str]:
     """system -> the generating system's own description (``lineage.label`` of its summary file)."""
-    from omnieval.stages._common import read_json, state_paths
+    from omnieval.jsonio import read_json
+    from omnieval.paths import StatePaths
 
-    root = state_paths(job.config).root / "candidates"
+    paths = StatePaths(job.config.state)
     out: dict[str, str] = {}
     for system in systems:
-        path = root / f"{system}.summary.json"
+        path = paths.summary(system)
         if not path.is_file():
             continue
         summary = read_json(path)
@@ -620,9 +621,10 @@ def speech_status_lines(metrics_lineages: dict[str, Any]) -> list[str]:
 
 def _metrics_lineages(job: ReportJob, systems: list[str]) -> dict[str, Any]:
     """system -> its metrics lineage, for the systems whose metrics stage left one."""
-    from omnieval.stages._common import read_json, state_paths
+    from omnieval.jsonio import read_json
+    from omnieval.paths import StatePaths
 
-    paths = state_paths(job.config)
+    paths = StatePaths(job.config.state)
     out: dict[str, Any] = {}
     for system in systems:
         path = paths.metrics_lineage(system)
@@ -631,13 +633,15 @@ def _metrics_lineages(job: ReportJob, systems: list[str]) -> dict[str, Any]:
     return out
 
 
-def write_report_html(job: ReportJob) -> None:
+def write_report_html(job: ReportJob, *, deviations: list[str]) -> None:
     """Write one self-contained HTML page that leads with the verdict and the pictures.
 
     Sections: verdict banner (``job.regression``), what moved since the previous run, the
     leaderboard with bootstrap CIs and both policies, per-component bars, the modality bottleneck,
     the judges' validity ledger and health, each analysis as a figure with a one-line reading, what
-    was not computed (and why), deviations, and links to the raw JSON artifacts.
+    was not computed (and why), deviations, and links to the raw JSON artifacts. ``deviations`` are
+    the benchmark's departures from the paper under this suite's metrics config
+    (:meth:`~omnieval.benchmarks.Benchmark.deviations`), which the benchmark computes.
     """
     from omnieval.reporting import (
         Artifact,
@@ -663,7 +667,6 @@ def write_report_html(job: ReportJob) -> None:
     order = _order(board)
     totals = {s: board["systems"][s].get("valid_only", {}).get("total_average") for s in order}
     links_base = analyses_href(analyses_dir, page_dir)
-    deviations = config.bench.deviations(config.metrics)
 
     leaderboard = _render(
         "leaderboard.html.j2",

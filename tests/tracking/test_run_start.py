@@ -6,7 +6,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from omnieval.stages._common import StatePaths
-from omnieval.stages.track import STARTED_FILE, _started_at, record_start
+from omnieval.stages._handoff import STARTED_FILE, record_start
+from omnieval.stages._handoff import recorded_start as _started_at
 
 
 def test_start_round_trip(tmp_path: Path) -> None:

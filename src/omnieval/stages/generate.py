@@ -192,7 +192,8 @@ def _generate_conditions(
 
 def main(argv: list[str] | None = None) -> int:
     def body(cfg: SuiteConfig, args: object) -> None:
-        from omnieval.stages.validate import dataset_digest, load_instances
+        from omnieval.stages._handoff import dataset_digest
+        from omnieval.stages.validate import load_instances
 
         run(cfg, args.system, load_instances(cfg), dataset_digest(state_paths(cfg)))  # type: ignore[attr-defined]
 

@@ -454,7 +454,8 @@ def _drift(config: SuiteConfig, instances: Sequence[Any]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     def body(cfg: SuiteConfig, _args: object) -> None:
-        from omnieval.stages.validate import dataset_digest, load_instances
+        from omnieval.stages._handoff import dataset_digest
+        from omnieval.stages.validate import load_instances
 
         run(cfg, load_instances(cfg), dataset_digest(state_paths(cfg)))
 

@@ -72,7 +72,8 @@ def run(config: SuiteConfig, system_id: str, instances: Sequence[Any], dataset_d
 
 def main(argv: list[str] | None = None) -> int:
     def body(cfg: SuiteConfig, args: object) -> None:
-        from omnieval.stages.validate import dataset_digest, load_instances
+        from omnieval.stages._handoff import dataset_digest
+        from omnieval.stages.validate import load_instances
 
         run(cfg, args.system, load_instances(cfg), dataset_digest(state_paths(cfg)))  # type: ignore[attr-defined]
 

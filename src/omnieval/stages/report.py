@@ -24,10 +24,8 @@ from omnieval.stages._common import (
     write_json,
     write_stamp,
 )
+from omnieval.stages._handoff import MLFLOW_METRICS_KEY, dataset_digest, leaderboard_document
 from omnieval.stages._main import stage_main
-
-MLFLOW_METRICS_KEY = "mlflow_metrics"
-"""Key of ``leaderboard.json`` holding system -> {MLflow metric key: value}."""
 
 
 @dataclass(frozen=True)
@@ -56,11 +54,6 @@ def collect_scores(config: SuiteConfig) -> Any:
             ["system", "condition", "index", "component", "panel", "judge", "criterion"], kind="stable"
         )
     )
-
-
-def leaderboard_document(board: dict[str, Any]) -> dict[str, Any]:
-    """``leaderboard.json`` without the MLflow metrics map (what people read)."""
-    return {k: v for k, v in board.items() if k != MLFLOW_METRICS_KEY}
 
 
 def generation_facts(config: SuiteConfig) -> dict[str, dict[str, Any]]:
@@ -203,7 +196,6 @@ def run(config: SuiteConfig, dataset_digest: str) -> ReportOutcome:
 
 def main(argv: list[str] | None = None) -> int:
     def body(cfg: SuiteConfig, _args: object) -> None:
-        from omnieval.stages.validate import dataset_digest
 
         run(cfg, dataset_digest(state_paths(cfg)))
 

@@ -9,35 +9,22 @@ import json
 import os
 import shutil
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from omnieval.config import SuiteConfig
 from omnieval.progress import note
 from omnieval.stages._common import StatePaths, code_digest, read_json, state_paths, write_json
+from omnieval.stages._handoff import (
+    MLFLOW_METRICS_KEY,
+    STARTED_FILE,
+    dataset_digest,
+    leaderboard_document,
+    recorded_start,
+)
 from omnieval.stages._main import stage_main
 from omnieval.systems import SystemConfig, SystemSpec
-
-STARTED_FILE = "started_at.json"
-"""State file holding when the current suite execution started (written by the validate stage)."""
-
-
-def record_start(paths: StatePaths) -> datetime:
-    """Note that a suite execution starts now; the track stage uses it as the MLflow run's start.
-
-    The flow hands the returned time to :func:`run` directly; the file serves stage-by-stage runs
-    (``dvc repro``), where validate and track are separate processes.
-    """
-    now = datetime.now(UTC)
-    write_json(paths.root / STARTED_FILE, {"started_at": now.isoformat()})
-    return now
-
-
-def _started_at(paths: StatePaths) -> datetime | None:
-    """The recorded start, or None when validate did not run for this execution."""
-    marker = paths.root / STARTED_FILE
-    return datetime.fromisoformat(read_json(marker)["started_at"]) if marker.is_file() else None
 
 
 @dataclass(frozen=True)
@@ -111,7 +98,6 @@ def run(config: SuiteConfig, dataset_digest: str, started_at: datetime | None = 
 
     from omnieval.benchmarks import ReportJob
     from omnieval.lineage import build_lineage
-    from omnieval.stages.report import MLFLOW_METRICS_KEY, leaderboard_document
     from omnieval.tracking import log_suite_run
 
     bench = config.bench
@@ -217,7 +203,7 @@ def run(config: SuiteConfig, dataset_digest: str, started_at: datetime | None = 
         artifacts=[],
         run_folder_for=build_run_folder,
         analyses_dir=report / "analyses",
-        started_at=started_at or _started_at(paths),
+        started_at=started_at or recorded_start(paths),
         panels=config.panels,
         headline_patterns=bench.headline_metric_patterns,
         git_dirty=bool(lineage["code"]["git_dirty"]),
@@ -282,7 +268,6 @@ def _sweep_interrupted(suite_runs: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     def body(cfg: SuiteConfig, _args: object) -> None:
-        from omnieval.stages.validate import dataset_digest
 
         run(cfg, dataset_digest(state_paths(cfg)))
 

@@ -14,10 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from omnieval.config import SuiteConfig
-from omnieval.errors import DataError, GateFailed
+from omnieval.errors import DataError
 from omnieval.progress import note
 from omnieval.stages._common import (
-    StatePaths,
     code_digest,
     content_key,
     is_fresh,
@@ -27,6 +26,7 @@ from omnieval.stages._common import (
     write_json,
     write_stamp,
 )
+from omnieval.stages._handoff import record_start
 from omnieval.stages._main import stage_main
 
 
@@ -57,7 +57,6 @@ def run(config: SuiteConfig) -> DatasetState:
     """Validate, gate and fingerprint the suite's dataset; raise DataError/GateFailed (exit 2) on bad data."""
     from omnieval.data import write_manifest
     from omnieval.gates import enforce, expectations_dir
-    from omnieval.stages.track import record_start
 
     bench = config.bench
     paths = state_paths(config)
@@ -105,14 +104,6 @@ def run(config: SuiteConfig) -> DatasetState:
         len(instances),
         started_at,
     )
-
-
-def dataset_digest(paths: StatePaths) -> str:
-    """Digest recorded by the last successful validate stage."""
-    if not paths.dataset_manifest.is_file():
-        raise GateFailed(f"{paths.dataset_manifest} missing: run the validate stage first")
-    manifest: dict[str, Any] = read_json(paths.dataset_manifest)
-    return str(manifest["digest"])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,4 +1,4 @@
-"""Modality experts: ``drawn`` and ``espeak`` on CPU, and the GPU experts (``diffusers``, ``parler``)
+"""Modality experts: ``espeak`` and ``piper`` on CPU, and the GPU experts (``diffusers``, ``parler``)
 through their real code paths with tiny randomly initialised models built here.
 
 The tiny models produce noise, but real files: a two-block Stable Diffusion pipeline (text-to-image,
@@ -22,7 +22,6 @@ from omnieval.backends.llm import ChatRequest
 from omnieval.candidates import Modality, read_candidate
 from omnieval.systems.experts import (
     DiffusersConfig,
-    DrawnConfig,
     EspeakConfig,
     ExpertError,
     ImageRequest,
@@ -39,36 +38,6 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-# -- drawn ----------------------------------------------------------------------------------------
-def test_drawn_is_deterministic_and_draws_what_the_prompt_names(tmp_path: Path) -> None:
-    expert = image_expert(DrawnConfig(size=96))
-    prompt = "Pip the happy fox holds a glowing lantern beside the stream at night while Hazel watches"
-    a = expert.render(ImageRequest(prompt), tmp_path / "a.png")
-    expert.render(ImageRequest(prompt), tmp_path / "b.png")
-    assert _sha(tmp_path / "a.png") == _sha(tmp_path / "b.png")
-    facts = a["drawn"]
-    assert facts["painter"] == "forest" and facts["time"] == "night" and facts["mood"] == "happy"
-    assert facts["characters"] == ["Pip", "Hazel"]
-    assert "lantern_bright" in facts["props"] and "stream" in facts["props"]
-    sea = expert.render(
-        ImageRequest("Marta on the rock as a storm shakes the lighthouse"), tmp_path / "c.png"
-    )
-    assert (
-        sea["drawn"]["painter"] == "sea"
-        and sea["drawn"]["time"] == "storm"
-        and "lighthouse" in sea["drawn"]["props"]
-    )
-    assert _sha(tmp_path / "c.png") != _sha(tmp_path / "a.png")
-    # A prompt naming nothing known still gives a picture (a setting chosen by the prompt's hash).
-    expert.render(ImageRequest("zzz qqq"), tmp_path / "d.png")
-    from PIL import Image
-
-    with Image.open(tmp_path / "d.png") as img:
-        assert img.size == (96, 96)
-    lineage = expert.lineage()
-    assert lineage["generative_model"] is False and "not a generative model" in lineage["what"]
 
 
 # -- espeak ---------------------------------------------------------------------------------------

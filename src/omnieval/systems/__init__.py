@@ -1,24 +1,28 @@
 """Systems under test: the registry, the shared write helpers, the generic ``import`` system and the
 generating kinds (FORMATS.md section 9).
 
-Each benchmark registers its own reference systems when its package is imported
-(:mod:`omnieval.benchmarks`); importing this package registers ``import`` and every generating kind
-that is defined (each in its own subpackage, registered where it is defined).
+Each benchmark registers its own reference systems (and any generating kind that serves only it,
+such as acbench's ``cascade``) when its package is imported (:mod:`omnieval.benchmarks`); importing
+this package registers ``import`` and every benchmark-independent generating kind (each in its own
+subpackage, registered where it is defined).
 """
 
 from omnieval.systems import _import  # noqa: F401  (registration side effect)
-from omnieval.systems._base import SYSTEMS, GenerationSummary, System
+from omnieval.systems._base import SYSTEMS, GenerationSummary, Progress, System, clear_index
 from omnieval.systems._generating import (
     EXAMPLE_FILES,
+    PLANNING_CODE,
     ExampleResult,
     GeneratingSystem,
     PlanningFailure,
     Task,
+    VisibleTask,
     describe,
     timed,
 )
 from omnieval.systems._import import resolve_candidates_root
 from omnieval.systems._kinds import load_kinds
+from omnieval.systems._planner import Planner, PlannerConfig
 from omnieval.systems._spec import SystemConfig, SystemSpec
 
 load_kinds()
@@ -45,15 +49,21 @@ def system_kinds_for(benchmark: str, declared: frozenset[str]) -> frozenset[str]
 
 __all__ = [
     "EXAMPLE_FILES",
+    "PLANNING_CODE",
     "SYSTEMS",
     "ExampleResult",
     "GeneratingSystem",
     "GenerationSummary",
+    "Planner",
+    "PlannerConfig",
     "PlanningFailure",
+    "Progress",
     "System",
     "SystemConfig",
     "SystemSpec",
     "Task",
+    "VisibleTask",
+    "clear_index",
     "config_model",
     "describe",
     "resolve_candidates_root",

@@ -154,8 +154,14 @@ def _content_fields(value: Any) -> Any:
 #: Code every generating kind's examples depend on (paths relative to the ``omnieval`` package).
 SHARED_CODE: tuple[str, ...] = ("systems/_generating.py", "systems/_base.py", "candidates.py")
 
-#: Code of the planning kinds' shared parts: planner, experts and model backends.
-PLANNING_CODE: tuple[str, ...] = ("systems/_planner.py", "systems/experts", "backends")
+#: Code of the planning kinds' shared parts: planner, experts and model backends. The ``drawn``
+#: image expert's code lives in storybench's package (it paints with the sample's drawing code).
+PLANNING_CODE: tuple[str, ...] = (
+    "systems/_planner.py",
+    "systems/experts",
+    "benchmarks/storybench/_drawn.py",
+    "backends",
+)
 
 
 @lru_cache(maxsize=64)

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import importlib
 
-#: Generating kinds, each a subpackage of :mod:`omnieval.systems` named after the kind.
+#: Generating kinds, each a subpackage of :mod:`omnieval.systems` named after the kind. A kind that
+#: serves one benchmark only lives in that benchmark's package and is registered when the benchmark
+#: is imported (acbench's ``cascade``: :mod:`omnieval.benchmarks.acbench._cascade`).
 GENERATING_KINDS: tuple[str, ...] = (
     "command",
     "openai_omni",
     "orchestration",
     "semi_orchestration",
-    "cascade",
 )
 
 

@@ -2,8 +2,9 @@
 
 The benchmark object wires the JSONL manifest (FORMATS.md section 6) and its gate, the five input
 conditions of the paper's controlled decomposition, the reference systems (``oracle-control``,
-``neutral``; ``import`` for outputs made elsewhere), the acoustic metrics (WER, delta-WPM, PER,
-VFR@0.3, evaluator accuracies) and the FORMATS.md section 7 aggregate into the shared stages.
+``neutral``; ``import`` for outputs made elsewhere), the ``cascade`` generating kind (registered
+here because it serves acbench only), the acoustic metrics (WER, delta-WPM, PER, VFR@0.3,
+evaluator accuracies) and the FORMATS.md section 7 aggregate into the shared stages.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from omnieval.benchmarks import _base as api
+from omnieval.benchmarks.acbench import _cascade  # noqa: F401  (registers the ``cascade`` kind)
 from omnieval.benchmarks.acbench._conditions import CONDITIONS, TaskInputs
 from omnieval.benchmarks.acbench._heteronyms import (
     HETERONYMS,

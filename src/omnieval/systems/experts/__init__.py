@@ -1,6 +1,7 @@
 """Modality experts of orchestration-style systems: image experts and speech experts by name.
 
-Image experts: ``drawn`` (CPU, the sample's painters, not a generative model) and ``diffusers``
+Image experts: ``drawn`` (CPU, the sample's painters, not a generative model; its code is
+storybench's, registered when that benchmark is imported) and ``diffusers``
 (text-to-image or image+prompt pipelines from a local folder, GPU). Speech experts: ``espeak``
 (CPU, gender/speed/pitch), ``piper`` (CPU neural TTS, one voice: speed and pitch) and ``parler`` (description-conditioned TTS through transformers, GPU).
 Heavy libraries (torch, diffusers, transformers) are imported when an expert opens.
@@ -26,7 +27,7 @@ from omnieval.systems.experts._base import (
     release_accelerator_memory,
 )
 from omnieval.systems.experts._diffusers import DiffusersConfig, DiffusersImageExpert
-from omnieval.systems.experts._drawn import DrawnConfig, DrawnImageExpert
+from omnieval.systems.experts._drawn import DrawnConfig
 from omnieval.systems.experts._espeak import EspeakConfig, EspeakSpeechExpert
 from omnieval.systems.experts._parler import ParlerConfig, ParlerSpeechExpert
 from omnieval.systems.experts._piper import PiperConfig, PiperSpeechExpert
@@ -53,7 +54,6 @@ __all__ = [
     "DiffusersConfig",
     "DiffusersImageExpert",
     "DrawnConfig",
-    "DrawnImageExpert",
     "EspeakConfig",
     "EspeakSpeechExpert",
     "Expert",

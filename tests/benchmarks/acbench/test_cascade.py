@@ -17,11 +17,11 @@ import pytest
 
 from omnieval.backends.llm import ChatRequest, TextPart
 from omnieval.benchmarks.acbench import NOT_EVALUATED, AcBench
+from omnieval.benchmarks.acbench._cascade import IMAGE_NOT_SEEN, CascadeConfig, CascadeSystem
 from omnieval.benchmarks.acbench._manifest import AcbenchInstance, load_acbench
 from omnieval.systems import SYSTEMS, PlanningFailure, SystemSpec, config_model
-from omnieval.systems.cascade import IMAGE_NOT_SEEN, CascadeConfig, CascadeSystem
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SAMPLE = ROOT / "data" / "acbench-sample"
 
 #: Script text (as in the user prompt) -> the scripted planner's answer; "*" for every other.

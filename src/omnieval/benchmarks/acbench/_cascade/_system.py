@@ -32,20 +32,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from omnieval.candidates import Modality, write_missing
-from omnieval.systems._base import GenerationSummary, Progress, clear_index
-from omnieval.systems._generating import (
-    EXAMPLE_FILES,
-    PLANNING_CODE,
-    ExampleResult,
-    GeneratingSystem,
-    Task,
-    VisibleTask,
-    timed,
-)
-from omnieval.systems._planner import Planner, PlannerConfig
-from omnieval.systems._spec import SystemSpec
-from omnieval.systems.cascade._prompt import (
+from omnieval.benchmarks.acbench._cascade._prompt import (
     NOT_PLANNED,
     SYSTEM_PROMPT,
     Context,
@@ -53,6 +40,25 @@ from omnieval.systems.cascade._prompt import (
     plan_labels,
     plan_schema,
     user_prompt,
+)
+from omnieval.benchmarks.acbench._conditions import TaskInputs
+from omnieval.benchmarks.acbench._heteronyms import find_heteronym
+from omnieval.benchmarks.acbench._systems import ACBENCH_PROSODY, NOT_EVALUATED, render_delivery
+from omnieval.candidates import Modality, write_missing
+from omnieval.systems import (
+    EXAMPLE_FILES,
+    PLANNING_CODE,
+    ExampleResult,
+    GeneratingSystem,
+    GenerationSummary,
+    Planner,
+    PlannerConfig,
+    Progress,
+    SystemSpec,
+    Task,
+    VisibleTask,
+    clear_index,
+    timed,
 )
 
 #: Why the picture is not seen when the planner takes no images.
@@ -94,10 +100,13 @@ class CascadeSystem(GeneratingSystem):
     config_model: ClassVar[type[SystemSpec]] = CascadeConfig
     benchmarks: ClassVar[frozenset[str]] = frozenset({"acbench"})
     modalities: ClassVar[Mapping[str, tuple[str, ...]]] = {"acbench": ("speech",)}
-    # The rendering (rates, voices, whisper resynthesis), the heteronym list and the conditions'
-    # inputs are acbench's: editing them changes the clips, so they key the examples too.
+    # The kind's own package is listed: the shared driver adds a kind's own package to its code
+    # digest only for kinds under ``systems/``. The rendering (rates, voices, whisper resynthesis),
+    # the heteronym list and the conditions' inputs are acbench's: editing them changes the clips,
+    # so they key the examples too.
     depends_on: ClassVar[tuple[str, ...]] = (
         *PLANNING_CODE,
+        "benchmarks/acbench/_cascade",
         "benchmarks/acbench/_systems.py",
         "benchmarks/acbench/_heteronyms.py",
         "benchmarks/acbench/_conditions.py",
@@ -122,8 +131,6 @@ class CascadeSystem(GeneratingSystem):
 
     def identity(self) -> dict[str, Any]:
         if self._identity is None:
-            from omnieval.benchmarks.acbench import ACBENCH_PROSODY
-
             self._identity = {
                 "planner": self.planner.identity(),
                 "asr": self._transcriber().identity().as_dict(),
@@ -159,7 +166,6 @@ class CascadeSystem(GeneratingSystem):
 
     def run_example(self, task: Task, workdir: Path) -> ExampleResult:
         from omnieval.backends.tts import SynthesisError
-        from omnieval.benchmarks.acbench import TaskInputs, find_heteronym, render_delivery
 
         inputs = task.inputs
         if not isinstance(inputs, TaskInputs):
@@ -254,8 +260,6 @@ class CascadeSystem(GeneratingSystem):
         keep_open: bool = False,
     ) -> GenerationSummary:
         """The shared driver on the evaluated subset, then what the cascade saw, from the raw files."""
-        from omnieval.benchmarks.acbench import NOT_EVALUATED
-
         ordered = sorted(instances, key=lambda inst: int(inst.index))
         subset = ordered if self.cfg.limit is None else ordered[: self.cfg.limit]
         chosen = {int(inst.index) for inst in subset}

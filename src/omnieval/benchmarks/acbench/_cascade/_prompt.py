@@ -26,12 +26,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from omnieval.backends.tts import SpeechRequest
-
-if TYPE_CHECKING:
-    from omnieval.benchmarks.acbench import Delivery, Heteronym
+from omnieval.benchmarks.acbench._heteronyms import Heteronym, espeak_markup
+from omnieval.benchmarks.acbench._systems import ACBENCH_PROSODY, ACCENT_VOICES, Delivery
 
 #: Code -> label per field (labels are the acbench/espeak-ng vocabularies).
 RATES: dict[int, str] = {1: "slow", 2: "normal", 3: "fast"}
@@ -157,8 +156,6 @@ def delivery_from_plan(labels: Mapping[str, Any], ctx: Context) -> Delivery:
     aged variants with a low pitch, the British voice, heteronym phonemes), applied to what the
     planner chose instead of to the target.
     """
-    from omnieval.benchmarks.acbench import ACBENCH_PROSODY, Delivery, espeak_markup
-
     prosody = ACBENCH_PROSODY
     notes: list[str] = []
     text = ctx.script
@@ -172,8 +169,6 @@ def delivery_from_plan(labels: Mapping[str, Any], ctx: Context) -> Delivery:
         if speed == "normal":
             speed = "elderly"
     if labels["accent"] == "British":
-        from omnieval.benchmarks.acbench import ACCENT_VOICES
-
         prosody = dataclasses.replace(prosody, language=ACCENT_VOICES["UK"])
     request = SpeechRequest(text, gender=labels["gender"], speed=speed, pitch=labels["pitch"])
     notes.insert(0, f"voice {prosody.voice(request)}, {prosody.rate(speed)} wpm, pitch {labels['pitch']}")

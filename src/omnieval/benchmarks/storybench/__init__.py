@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from omnieval.benchmarks import _base as api
 from omnieval.benchmarks.storybench import (
     _analyses,  # noqa: F401  (registers the appendix analyses)
+    _drawn,  # noqa: F401  (registers the ``drawn`` image expert)
     _rubrics,  # noqa: F401  (registers the judge rubrics)
     _systems,  # noqa: F401  (registers the reference systems)
 )

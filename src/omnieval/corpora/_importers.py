@@ -125,79 +125,88 @@ def _need_feature(feature: str, allowed: Iterable[str], importer: str) -> None:
         raise DataError(f"importer {importer!r} provides labels for {', '.join(allowed)}, not {feature!r}")
 
 
-@IMPORTERS.register("crema_d")
-def import_crema_d(root: Path, feature: str) -> list[ManifestRow]:
+#: What an emotion corpus's file name says: (label, or None for an emotion outside the label space;
+#: speaker id within the corpus; spoken text, "" when the name does not give it). None skips the file.
+NamedClip = tuple[str | None, str, str]
+
+
+def _crema_d_name(path: Path) -> NamedClip | None:
     """CREMA-D: 91 actors; the actor id is the speaker."""
-    _need_feature(feature, ("emotion",), "crema_d")
-    rows = []
-    for path in _audio_files(root):
-        parts = path.stem.split("_")
-        if len(parts) != 4:
-            raise DataError(f"{path}: CREMA-D names look like 1001_DFA_ANG_XX.wav")
-        label = CREMA_D_EMOTIONS.get(parts[2].upper())
-        if label is not None:
-            rows.append(describe(path, root, label=label, speaker=f"crema_d:{parts[0]}", source="crema_d"))
-    return rows
+    parts = path.stem.split("_")
+    if len(parts) != 4:
+        raise DataError(f"{path}: CREMA-D names look like 1001_DFA_ANG_XX.wav")
+    return CREMA_D_EMOTIONS.get(parts[2].upper()), parts[0], ""
 
 
-@IMPORTERS.register("tess")
-def import_tess(root: Path, feature: str) -> list[ManifestRow]:
+def _tess_name(path: Path) -> NamedClip | None:
     """TESS: two speakers (OAF older, YAF younger); the emotion is the last name part."""
-    _need_feature(feature, ("emotion",), "tess")
-    rows = []
-    for path in _audio_files(root):
-        speaker, _, rest = path.stem.partition("_")
-        word, _, emotion = rest.partition("_")
-        if speaker.upper() not in {"OAF", "YAF"} or not word or not emotion:
-            raise DataError(f"{path}: TESS names look like OAF_back_angry.wav")
-        label = TESS_EMOTIONS.get(emotion.lower())
-        if label is not None:
-            rows.append(
-                describe(path, root, label=label, speaker=f"tess:{speaker.upper()}", source="tess", text=word)
-            )
-    return rows
+    speaker, _, rest = path.stem.partition("_")
+    word, _, emotion = rest.partition("_")
+    if speaker.upper() not in {"OAF", "YAF"} or not word or not emotion:
+        raise DataError(f"{path}: TESS names look like OAF_back_angry.wav")
+    return TESS_EMOTIONS.get(emotion.lower()), speaker.upper(), word
 
 
 _RAVDESS_NAME = re.compile(r"^(\d\d)-(\d\d)-(\d\d)-(\d\d)-(\d\d)-(\d\d)-(\d\d)$")
 
 
-@IMPORTERS.register("ravdess")
-def import_ravdess(root: Path, feature: str) -> list[ManifestRow]:
+def _ravdess_name(path: Path) -> NamedClip | None:
     """RAVDESS audio-only speech and song (modality 03); the last code is the actor."""
-    _need_feature(feature, ("emotion",), "ravdess")
-    rows = []
-    for path in _audio_files(root):
-        match = _RAVDESS_NAME.match(path.stem)
-        if match is None:
-            raise DataError(f"{path}: RAVDESS names look like 03-01-05-01-01-01-12.wav")
-        modality, _channel, emotion, *_rest, actor = match.groups()
-        if modality != "03":
-            continue
-        label = RAVDESS_EMOTIONS.get(emotion)
-        if label is not None:
-            rows.append(describe(path, root, label=label, speaker=f"ravdess:{actor}", source="ravdess"))
-    return rows
+    match = _RAVDESS_NAME.match(path.stem)
+    if match is None:
+        raise DataError(f"{path}: RAVDESS names look like 03-01-05-01-01-01-12.wav")
+    modality, _channel, emotion, *_rest, actor = match.groups()
+    if modality != "03":
+        return None
+    return RAVDESS_EMOTIONS.get(emotion), actor, ""
 
 
 _SAVEE_NAME = re.compile(r"^(?:(DC|JE|JK|KL)_)?(sa|su|a|d|f|h|n)(\d\d)$")
 
 
-@IMPORTERS.register("savee")
-def import_savee(root: Path, feature: str) -> list[ManifestRow]:
+def _savee_name(path: Path) -> NamedClip | None:
     """SAVEE: four male speakers; per-speaker folders or ``<SPK>_`` prefixed flat files."""
-    _need_feature(feature, ("emotion",), "savee")
-    rows = []
-    for path in _audio_files(root):
-        match = _SAVEE_NAME.match(path.stem)
-        speaker = match.group(1) if match else None
-        if match is not None and speaker is None and path.parent.name in {"DC", "JE", "JK", "KL"}:
-            speaker = path.parent.name
-        if match is None or speaker is None:
-            raise DataError(f"{path}: SAVEE names look like DC/a01.wav or DC_a01.wav")
-        label = SAVEE_EMOTIONS.get(match.group(2))
-        if label is not None:
-            rows.append(describe(path, root, label=label, speaker=f"savee:{speaker}", source="savee"))
-    return rows
+    match = _SAVEE_NAME.match(path.stem)
+    speaker = match.group(1) if match else None
+    if match is not None and speaker is None and path.parent.name in {"DC", "JE", "JK", "KL"}:
+        speaker = path.parent.name
+    if match is None or speaker is None:
+        raise DataError(f"{path}: SAVEE names look like DC/a01.wav or DC_a01.wav")
+    return SAVEE_EMOTIONS.get(match.group(2)), speaker, ""
+
+
+def _emotion_importer(source: str, read_name: Callable[[Path], NamedClip | None]) -> Importer:
+    """The importer of an emotion corpus whose file names carry the emotion and the speaker.
+
+    The four emotion corpora differ only in how a name reads; walking the audio files, leaving out
+    emotions outside the label space and describing each kept clip is the same for all of them.
+    Speakers are prefixed with the corpus (``ravdess:12``) so that two corpora never share one.
+    """
+
+    def import_emotion_corpus(root: Path, feature: str) -> list[ManifestRow]:
+        _need_feature(feature, ("emotion",), source)
+        rows = []
+        for path in _audio_files(root):
+            named = read_name(path)
+            if named is None:
+                continue
+            label, speaker, text = named
+            if label is not None:
+                rows.append(
+                    describe(path, root, label=label, speaker=f"{source}:{speaker}", source=source, text=text)
+                )
+        return rows
+
+    return import_emotion_corpus
+
+
+for _source, _read_name in {
+    "crema_d": _crema_d_name,
+    "tess": _tess_name,
+    "ravdess": _ravdess_name,
+    "savee": _savee_name,
+}.items():
+    IMPORTERS.register(_source)(_emotion_importer(_source, _read_name))
 
 
 def _read_table(root: Path) -> list[dict[str, object]]:

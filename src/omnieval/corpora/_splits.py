@@ -156,14 +156,25 @@ def _cover_every_label(
             members[split].append(group)
 
 
-def leaking_rows(rows: Sequence[ManifestRow]) -> list[bool]:
-    """Per row: True when its speaker or its file hash also occurs in another split."""
+def _leak_index(rows: Sequence[ManifestRow]) -> tuple[dict[str, set[str]], dict[str, list[ManifestRow]]]:
+    """The splits each speaker occurs in, and the rows sharing each file hash (unhashed rows left out).
+
+    A leak is either kind seen in more than one split; the gate's per-row flags and the readable
+    problem list both read this one index, so they can never disagree about what leaks.
+    """
     speaker_splits: dict[str, set[str]] = defaultdict(set)
-    hash_splits: dict[str, set[str]] = defaultdict(set)
+    hash_rows: dict[str, list[ManifestRow]] = defaultdict(list)
     for row in rows:
         speaker_splits[row.speaker].add(row.split)
         if row.sha256:
-            hash_splits[row.sha256].add(row.split)
+            hash_rows[row.sha256].append(row)
+    return speaker_splits, hash_rows
+
+
+def leaking_rows(rows: Sequence[ManifestRow]) -> list[bool]:
+    """Per row: True when its speaker or its file hash also occurs in another split."""
+    speaker_splits, hash_rows = _leak_index(rows)
+    hash_splits = {digest: {r.split for r in same} for digest, same in hash_rows.items()}
     return [
         len(speaker_splits[row.speaker]) > 1 or (bool(row.sha256) and len(hash_splits[row.sha256]) > 1)
         for row in rows
@@ -172,12 +183,7 @@ def leaking_rows(rows: Sequence[ManifestRow]) -> list[bool]:
 
 def find_leaks(rows: Sequence[ManifestRow]) -> list[str]:
     """Readable problems: each speaker or file hash that occurs in more than one split."""
-    speaker_splits: dict[str, set[str]] = defaultdict(set)
-    hash_rows: dict[str, list[ManifestRow]] = defaultdict(list)
-    for row in rows:
-        speaker_splits[row.speaker].add(row.split)
-        if row.sha256:
-            hash_rows[row.sha256].append(row)
+    speaker_splits, hash_rows = _leak_index(rows)
     problems = [
         f"speaker {speaker!r} appears in splits {', '.join(sorted(splits))}"
         for speaker, splits in sorted(speaker_splits.items())

@@ -144,24 +144,12 @@ def ci_chart(rows: Sequence[Interval], *, xlabel: str) -> bytes:
                     capsize=4,
                     ms=6,
                 )
-                ax.annotate(
-                    f"{row.value:.2f} [{row.lo:.2f}, {row.hi:.2f}]",
-                    (row.hi, y),
-                    xytext=(6, 0),
-                    textcoords="offset points",
-                    va="center",
-                    fontsize=8,
-                )
+                text, anchor = f"{row.value:.2f} [{row.lo:.2f}, {row.hi:.2f}]", row.hi
             else:
                 ax.plot([row.value], [y], "o", color="#1f4e9c")
-                ax.annotate(
-                    f"{row.value:.2f}",
-                    (row.value, y),
-                    xytext=(6, 0),
-                    textcoords="offset points",
-                    va="center",
-                    fontsize=8,
-                )
+                text, anchor = f"{row.value:.2f}", row.value
+            # The value (with its interval when there is one) just right of the mark's right end.
+            ax.annotate(text, (anchor, y), xytext=(6, 0), textcoords="offset points", va="center", fontsize=8)
         ax.set_yticks(range(len(rows)), [r.label for r in reversed(rows)], fontsize=9)
         ax.set_xlabel(xlabel, fontsize=9)
         ax.grid(axis="x", alpha=0.3)

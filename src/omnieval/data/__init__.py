@@ -4,13 +4,17 @@ Each benchmark's own loader and validator live in its package under :mod:`omniev
 """
 
 from omnieval.data._files import (
+    FileCheck,
     Loaded,
     Resolved,
+    check_file,
+    clip,
     image_problem,
     parse_characters,
     read_json_file,
     read_text_file,
     resolve_in_root,
+    show_value,
 )
 from omnieval.data._fingerprint import (
     FileEntry,
@@ -24,11 +28,14 @@ from omnieval.data._fingerprint import (
 )
 
 __all__ = [
+    "FileCheck",
     "FileEntry",
     "Loaded",
     "Manifest",
     "Resolved",
     "TextEntry",
+    "check_file",
+    "clip",
     "file_entry",
     "image_problem",
     "manifest_digest",
@@ -38,5 +45,6 @@ __all__ = [
     "read_text_file",
     "resolve_in_root",
     "sha256_text",
+    "show_value",
     "write_manifest",
 ]

@@ -19,7 +19,7 @@ from omnieval.benchmarks.storybench._schema import (
     TEXT_PATH_COLUMNS,
     expected_id,
 )
-from omnieval.data._files import FileCheck, check_file, parse_characters
+from omnieval.data import FileCheck, check_file, parse_characters
 from omnieval.gates import FailedExpectation, GateResult, expectations_dir, validate_frame, write_result
 
 if TYPE_CHECKING:

@@ -327,6 +327,28 @@ class _Block:
         return out
 
 
+def _add_item(
+    cells: _Block, totals: _Block, gaps: Sequence[tuple[Cell, tuple[float, float] | None]], **keys: str
+) -> None:
+    """Tally one rated item (a system against the truth, or two systems): each cell, then the whole.
+
+    ``gaps`` holds each active cell's (human, judge) score difference, None where either side lacks
+    a score. The item's totals (sums over its active cells) count only when no cell lacks one, since
+    a partial sum would compare unlike quantities.
+    """
+    h_tot = j_tot = 0.0
+    whole = True
+    for cell, gap in gaps:
+        if gap is None:
+            whole = False
+            continue
+        cells.add(gap[0], gap[1], by_dimension=cell.dimension, **keys)
+        h_tot += gap[0]
+        j_tot += gap[1]
+    if whole:
+        totals.add(h_tot, j_tot, **keys)
+
+
 def _mean(values: Sequence[float]) -> float:
     return math.fsum(values) / len(values)
 
@@ -386,46 +408,28 @@ def preference_agreement(
         _Block(("by_subset", "by_system")),
     )
     for iid, system in rated:
-        subset = subset_of[iid]
-        h_tot = j_tot = 0.0
-        whole = True
+        gaps: list[tuple[Cell, tuple[float, float] | None]] = []
         for cell in export.active[iid]:
             h = human.get((iid, system, cell))
             js, jg = judge.get((iid, system, "system", cell)), judge.get((iid, system, GROUND_TRUTH, cell))
-            if h is None or js is None or jg is None:
-                whole = False
-                continue
-            gt_cells.add(
-                h[0] - h[1], js - jg, by_subset=subset, by_dimension=cell.dimension, by_system=system
-            )
-            h_tot += h[0] - h[1]
-            j_tot += js - jg
-        if whole:
-            gt_totals.add(h_tot, j_tot, by_subset=subset, by_system=system)
+            gaps.append((cell, None if h is None or js is None or jg is None else (h[0] - h[1], js - jg)))
+        _add_item(gt_cells, gt_totals, gaps, by_subset=subset_of[iid], by_system=system)
 
     mm_cells, mm_totals = _Block(("by_subset", "by_dimension", "by_pair")), _Block(("by_subset", "by_pair"))
     systems_of: dict[str, list[str]] = defaultdict(list)
     for iid, system in rated:
         systems_of[iid].append(system)
     for iid, systems in sorted(systems_of.items()):
-        subset = subset_of[iid]
         for a, b in combinations(sorted(systems), 2):
-            pair_name = f"{a} vs {b}"
-            h_tot = j_tot = 0.0
-            whole = True
+            gaps = []
             for cell in export.active[iid]:
                 ha, hb = human.get((iid, a, cell)), human.get((iid, b, cell))
                 ja, jb = judge.get((iid, a, "system", cell)), judge.get((iid, b, "system", cell))
                 if ha is None or hb is None or ja is None or jb is None:
-                    whole = False
-                    continue
-                mm_cells.add(
-                    ha[0] - hb[0], ja - jb, by_subset=subset, by_dimension=cell.dimension, by_pair=pair_name
-                )
-                h_tot += ha[0] - hb[0]
-                j_tot += ja - jb
-            if whole:
-                mm_totals.add(h_tot, j_tot, by_subset=subset, by_pair=pair_name)
+                    gaps.append((cell, None))
+                else:
+                    gaps.append((cell, (ha[0] - hb[0], ja - jb)))
+            _add_item(mm_cells, mm_totals, gaps, by_subset=subset_of[iid], by_pair=f"{a} vs {b}")
 
     gt_doc = {"cells": gt_cells.as_dict(orders), "totals": gt_totals.as_dict(orders)}
     dim_rates = [v["rate"] for v in gt_doc["cells"]["by_dimension"].values() if v["rate"] is not None]

@@ -7,11 +7,15 @@ import numpy as np
 import pytest
 
 from omnieval.errors import DataError, OmnievalError
-from omnieval.evaluators import SpeechAttributeClassifier, load_evaluator
-from omnieval.training import HeadConfig, ProsodyBackbone
-from omnieval.training._checkpoint import save_checkpoint
-from omnieval.training._frontends import PROSODY_VERSION
-from omnieval.training._model import build_classifier
+from omnieval.evaluators import (
+    HeadConfig,
+    ProsodyBackbone,
+    SpeechAttributeClassifier,
+    build_classifier,
+    load_evaluator,
+    save_checkpoint,
+)
+from omnieval.evaluators._frontends import PROSODY_VERSION
 
 
 def _checkpoint(folder: Path) -> Path:

@@ -3,8 +3,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from omnieval.training import ClipData, HeadConfig, OptimConfig, ProsodyBackbone, WhisperBackbone, train_point
-from omnieval.training._model import build_classifier, masked_mean, pool_frames
+from omnieval.evaluators import HeadConfig, ProsodyBackbone, WhisperBackbone, build_classifier
+from omnieval.evaluators._model import masked_mean, pool_frames
+from omnieval.training import ClipData, OptimConfig, train_point
 
 
 def _clusters(n: int, dim: int, seed: int, shift: float = 3.0) -> ClipData:

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from omnieval.errors import OmnievalError
-from omnieval.training import ClipData, HeadConfig, OptimConfig, WavLMBackbone, train_point
-from omnieval.training._model import build_classifier, build_wavlm
+from omnieval.evaluators import HeadConfig, WavLMBackbone, build_classifier
+from omnieval.evaluators._model import build_wavlm
+from omnieval.training import ClipData, OptimConfig, train_point
 
 TINY = {
     "hidden_size": 32,

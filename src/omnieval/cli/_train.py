@@ -153,7 +153,7 @@ def _train(args: argparse.Namespace) -> int:
 
 def _probe(args: argparse.Namespace) -> int:
     from omnieval.errors import DataError
-    from omnieval.training._probe import (
+    from omnieval.training import (
         ProbeSettings,
         read_hidden_states,
         read_label_table,

@@ -10,6 +10,10 @@ import numpy as np
 
 from omnieval.backends.evaluators import resolve_evaluator
 from omnieval.errors import DataError, OmnievalError
+from omnieval.evaluators._checkpoint import load_weights, read_card
+from omnieval.evaluators._frontends import make_frontend
+from omnieval.evaluators._model import build_classifier
+from omnieval.evaluators._network import HeadConfig, ProsodyBackbone, WavLMBackbone, WhisperBackbone
 
 
 class SpeechAttributeClassifier:
@@ -25,11 +29,6 @@ class SpeechAttributeClassifier:
     """
 
     def __init__(self, folder: Path, *, version: str | None = None, device: str = "cpu") -> None:
-        from omnieval.training._checkpoint import load_weights, read_card
-        from omnieval.training._config import HeadConfig, ProsodyBackbone, WavLMBackbone, WhisperBackbone
-        from omnieval.training._frontends import make_frontend
-        from omnieval.training._model import build_classifier
-
         self.folder = folder
         self.card = read_card(folder)
         self.name = self.card.name

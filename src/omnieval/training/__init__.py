@@ -7,12 +7,8 @@
 from omnieval.training._config import (
     FeatureConfig,
     GridConfig,
-    HeadConfig,
     OptimConfig,
-    ProsodyBackbone,
     TrainEvaluatorsConfig,
-    WavLMBackbone,
-    WhisperBackbone,
     load_training_config,
 )
 from omnieval.training._metrics import (
@@ -37,6 +33,13 @@ from omnieval.training._pipeline import (
     stage_grid_point,
     stage_prepare,
 )
+from omnieval.training._probe import (
+    ProbeSettings,
+    read_hidden_states,
+    read_label_table,
+    run_probes,
+    write_probe_report,
+)
 from omnieval.training._schedule import warmup_cosine_factor
 from omnieval.training._train import ClipData, EpochLog, PointOutcome, predict_proba, train_point
 
@@ -47,23 +50,23 @@ __all__ = [
     "FeatureResult",
     "GridConfig",
     "GridPointResult",
-    "HeadConfig",
     "HeldOutReport",
     "OptimConfig",
     "PointOutcome",
-    "ProsodyBackbone",
+    "ProbeSettings",
     "SplitData",
     "Steps",
     "TrainEvaluatorsConfig",
-    "WavLMBackbone",
-    "WhisperBackbone",
     "accuracy",
     "balanced_accuracy",
     "confusion_matrix",
     "held_out_report",
     "load_training_config",
     "predict_proba",
+    "read_hidden_states",
+    "read_label_table",
     "run_feature",
+    "run_probes",
     "run_training",
     "select_best",
     "stage_check",
@@ -74,4 +77,5 @@ __all__ = [
     "stage_prepare",
     "train_point",
     "warmup_cosine_factor",
+    "write_probe_report",
 ]

@@ -23,8 +23,9 @@ import numpy as np
 
 from omnieval.corpora import PreparedCorpus, corpus_gate_frame, load_audio_16k, prepare_corpus
 from omnieval.errors import DataError, GateFailed
+from omnieval.evaluators import ProsodyBackbone, WhisperBackbone
 from omnieval.progress import note
-from omnieval.training._config import FeatureConfig, ProsodyBackbone, TrainEvaluatorsConfig, WhisperBackbone
+from omnieval.training._config import FeatureConfig, TrainEvaluatorsConfig
 from omnieval.training._train import FRAMES_PER_SECOND, ClipData, EpochLog, PointOutcome
 
 if TYPE_CHECKING:
@@ -144,8 +145,8 @@ def stage_gate(feature: FeatureConfig, prepared: PreparedCorpus, out_json: Path)
 
 def stage_extract(feature: FeatureConfig, prepared: PreparedCorpus, cache_dir: Path) -> SplitData:
     """Frames for every clip: cached frontend output (Whisper) or lazily decoded audio (WavLM)."""
+    from omnieval.evaluators import cached_frames, make_frontend
     from omnieval.progress import progress_bar
-    from omnieval.training._frontends import cached_frames, make_frontend
 
     index = {label: i for i, label in enumerate(feature.labels)}
     frontend = make_frontend(feature.backbone)
@@ -188,7 +189,7 @@ def _loader(path: Path) -> Callable[[], np.ndarray]:
 
 
 def _model_factory(feature: FeatureConfig, frontend_dim: int) -> Callable[[], Any]:
-    from omnieval.training._model import build_classifier
+    from omnieval.evaluators import build_classifier
 
     return lambda: build_classifier(feature.backbone, frontend_dim, len(feature.labels), feature.head)
 
@@ -353,7 +354,7 @@ def stage_finalize(
     """Test the selected point, write the checkpoint folder, log figures, register the model."""
     from safetensors.torch import load_file
 
-    from omnieval.training._checkpoint import save_checkpoint
+    from omnieval.evaluators import save_checkpoint
     from omnieval.training._metrics import held_out_report
     from omnieval.training._plots import plot_confusion, plot_curves
     from omnieval.training._train import predict_proba, resolve_device

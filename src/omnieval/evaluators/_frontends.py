@@ -23,7 +23,8 @@ from typing import Any, Protocol
 import numpy as np
 
 from omnieval.errors import OmnievalError
-from omnieval.training._prosody import PROSODY_DIM, prosody_frames
+from omnieval.evaluators._network import ProsodyBackbone, WavLMBackbone, WhisperBackbone
+from omnieval.evaluators._prosody import PROSODY_DIM, prosody_frames
 
 SAMPLE_RATE = 16_000
 WHISPER_WINDOW = 30 * SAMPLE_RATE
@@ -190,10 +191,8 @@ class ProsodyFrontend:
         return prosody_frames(wave).astype(np.float16).astype(np.float32)
 
 
-def make_frontend(backbone: Any) -> Frontend:
+def make_frontend(backbone: WhisperBackbone | ProsodyBackbone | WavLMBackbone) -> Frontend:
     """The frontend a backbone config needs (``WhisperBackbone``, ``ProsodyBackbone`` or ``WavLMBackbone``)."""
-    from omnieval.training._config import ProsodyBackbone, WhisperBackbone
-
     if isinstance(backbone, ProsodyBackbone):
         return ProsodyFrontend()
     if isinstance(backbone, WhisperBackbone):

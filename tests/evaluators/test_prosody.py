@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from omnieval.training._prosody import prosody_frames
+from omnieval.evaluators._prosody import prosody_frames
 
 
 @pytest.mark.parametrize("f0", [90.0, 140.0, 220.0, 330.0])

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from omnieval.training._config import HeadConfig, ProsodyBackbone, WavLMBackbone, WhisperBackbone
+from omnieval.evaluators._network import HeadConfig, ProsodyBackbone, WavLMBackbone, WhisperBackbone
 
 if TYPE_CHECKING:
     import torch
@@ -175,7 +175,7 @@ def build_classifier(
             frontend_dim, backbone.adapter_dim, passthrough=frontend_dim, stride=backbone.frame_stride
         )
     elif isinstance(backbone, WhisperBackbone):
-        from omnieval.training._prosody import PROSODY_DIM
+        from omnieval.evaluators._prosody import PROSODY_DIM
 
         encoder = frame_adapter(
             frontend_dim,

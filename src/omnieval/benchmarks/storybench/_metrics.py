@@ -175,6 +175,16 @@ def compute_storybench_metrics(
     computed = hits = 0
     tick = _Progress(len(transitions), progress)
 
+    def unscored(
+        tr: Transition, track: str, components: tuple[str, ...], status: Status, problem: str
+    ) -> None:
+        # A candidate that cannot be scored still gets its rows (no value, the reason as status), so
+        # the table stays complete; the problem list says why.
+        for component in components:
+            rows.append(_row(system, tr, track, component, "value", None, status.value))
+        problems.append(f"{track} {tr.index} ({tr.id}): {problem}")
+        tick.advance()
+
     # -- text -------------------------------------------------------------------------------------
     scorer = BertScorer(config)
     text_ident = scorer.identity()
@@ -182,14 +192,7 @@ def compute_storybench_metrics(
     for tr in transitions:
         cand = read_candidate(root, Modality.TEXT, tr.index)
         if cand.path is None:
-            rows.append(
-                _row(system, tr, "text", BERTSCORE_F1.name, "value", None, Status.MISSING_OUTPUT.value)
-            )
-            rows.append(
-                _row(system, tr, "text", "narration_length", "value", None, Status.MISSING_OUTPUT.value)
-            )
-            problems.append(f"text {tr.index} ({tr.id}): {cand.problem}")
-            tick.advance()
+            unscored(tr, "text", (BERTSCORE_F1.name, "narration_length"), Status.MISSING_OUTPUT, cand.problem)
             continue
         pairs.append((tr, cand.path.read_text(encoding="utf-8")))
     if pairs:
@@ -212,18 +215,11 @@ def compute_storybench_metrics(
     for tr in transitions:
         cand = read_candidate(root, Modality.IMAGE, tr.index)
         if cand.path is None:
-            rows.append(
-                _row(system, tr, "image", IMAGE_SIMILARITY.name, "value", None, Status.MISSING_OUTPUT.value)
-            )
-            problems.append(f"image {tr.index} ({tr.id}): {cand.problem}")
-            tick.advance()
+            unscored(tr, "image", (IMAGE_SIMILARITY.name,), Status.MISSING_OUTPUT, cand.problem)
             continue
         if not Path(tr.next_image).is_file():
-            rows.append(
-                _row(system, tr, "image", IMAGE_SIMILARITY.name, "value", None, Status.INFERENCE_ERROR.value)
-            )
-            problems.append(f"image {tr.index} ({tr.id}): reference image {tr.next_image} is missing")
-            tick.advance()
+            missing = f"reference image {tr.next_image} is missing"
+            unscored(tr, "image", (IMAGE_SIMILARITY.name,), Status.INFERENCE_ERROR, missing)
             continue
         present.append((tr, cand.path))
     if present:

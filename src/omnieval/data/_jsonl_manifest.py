@@ -15,11 +15,12 @@ passes its record check to :func:`check_manifest_lines`. The containment rules f
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
+from omnieval.data._files import show_value
 from omnieval.data._fingerprint import Manifest, TextEntry, file_entry, manifest_digest
 from omnieval.errors import DataError
 from omnieval.jsonio import read_jsonl_objects
@@ -181,6 +182,24 @@ class LineProblems(list[tuple[str, str]]):
     def add(self, name: str, message: str) -> None:
         """Record that field ``name`` has ``message`` wrong with it."""
         self.append((name, message))
+
+    def nonblank_text(self, obj: Mapping[str, Any], name: str) -> str | None:
+        """``obj[name]`` when it is a string with more than white space, else None (reported here).
+
+        Every manifest's text fields (ids, scripts, captions) are checked alike and worded alike:
+        a non-string is ``expected a string, got ...``, a blank string ``empty``. An absent field
+        gives None without a report (the required-field check names missing fields).
+        """
+        if name not in obj:
+            return None
+        value = obj[name]
+        if not isinstance(value, str):
+            self.add(name, f"expected a string, got {show_value(value)}")
+            return None
+        if not value.strip():
+            self.add(name, "empty")
+            return None
+        return value
 
 
 class CheckCache(Generic[CheckT]):

@@ -274,13 +274,7 @@ def _check_record(
         if name not in obj:
             bad(name, "missing field")
     for name in ("id", "script", "instruction_text"):
-        value = obj.get(name)
-        if name not in obj:
-            continue
-        if not isinstance(value, str):
-            bad(name, f"expected a string, got {show_value(value)}")
-        elif not value.strip():
-            bad(name, "empty")
+        problems.nonblank_text(obj, name)
 
     feature = target = None
     if "feature" in obj:

@@ -275,13 +275,9 @@ def _check_record(
         if name not in obj:
             bad(name, "missing field")
 
-    rid = obj.get("id")
-    if "id" in obj:
-        if not isinstance(rid, str):
-            bad("id", f"expected a string, got {show_value(rid)}")
-        elif not rid.strip():
-            bad("id", "empty")
-        elif rid in first_line_of:
+    rid = problems.nonblank_text(obj, "id")
+    if rid is not None:
+        if rid in first_line_of:
             bad("id", f"duplicate of line {first_line_of[rid]}")
         else:
             first_line_of[rid] = number
@@ -315,11 +311,7 @@ def _check_record(
                         bad("active_tags", problem)
 
     caption = obj.get("caption")
-    if "caption" in obj:
-        if not isinstance(caption, str):
-            bad("caption", f"expected a string, got {show_value(caption)}")
-        elif not caption.strip():
-            bad("caption", "empty")
+    problems.nonblank_text(obj, "caption")
 
     for name in ("speaker", "notes"):
         if name in obj and not isinstance(obj[name], str):

@@ -26,6 +26,8 @@ from omnieval.data._fingerprint import (
     sha256_text,
     write_manifest,
 )
+from omnieval.data._generated import refuse_foreign, replace_owned
+from omnieval.data._jsonl_manifest import write_manifest_records
 
 __all__ = [
     "FileCheck",
@@ -43,8 +45,11 @@ __all__ = [
     "parse_characters",
     "read_json_file",
     "read_text_file",
+    "refuse_foreign",
+    "replace_owned",
     "resolve_in_root",
     "sha256_text",
     "show_value",
     "write_manifest",
+    "write_manifest_records",
 ]

@@ -15,6 +15,7 @@ passes its record check to :func:`check_manifest_lines`. The containment rules f
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,17 @@ from omnieval.jsonio import read_jsonl_objects
 
 #: The manifest's file name inside a dataset folder (also the benchmarks' layout marker).
 MANIFEST_NAME = "manifest.jsonl"
+
+
+def write_manifest_records(root: Path, records: Iterable[Mapping[str, Any]]) -> Path:
+    """Write ``records`` as ``root/manifest.jsonl``: one compact JSON object a line, UTF-8 as is.
+
+    The sample generators write their manifests through here so that every generated manifest is
+    byte-for-byte what the loaders expect (non-ASCII text kept, a final newline).
+    """
+    path = root / MANIFEST_NAME
+    path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in records) + "\n", encoding="utf-8")
+    return path
 
 
 class Identified(Protocol):

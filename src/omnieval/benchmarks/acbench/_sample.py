@@ -16,11 +16,8 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
 import math
-import shutil
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +26,14 @@ from typing import Any
 from PIL import Image, ImageDraw, ImageFont
 
 from omnieval.benchmarks.acbench._heteronyms import HETERONYMS, Heteronym
-from omnieval.benchmarks.acbench._manifest import FEATURES, MANIFEST_NAME, PRONUNCIATION, REQUIRED_FIELDS
+from omnieval.benchmarks.acbench._manifest import (
+    FEATURES,
+    MANIFEST_NAME,
+    PRONUNCIATION,
+    REQUIRED_FIELDS,
+    validate_acbench,
+)
+from omnieval.data import refuse_foreign, replace_owned, write_manifest_records
 from omnieval.errors import OmnievalError
 
 #: Top-level entries the generator owns inside its output folder.
@@ -323,35 +327,19 @@ def write_acbench_sample(out: Path, *, size: int = IMAGE_SIZE, validate: bool = 
         omnieval.backends.tts.SynthesisError: espeak-ng is missing or failed.
     """
     out = Path(out)
-    if out.exists():
-        foreign = sorted(p.name for p in out.iterdir() if p.name not in LAYOUT_ENTRIES)
-        if foreign:
-            raise OmnievalError(f"{out} holds files the sample generator does not own: {', '.join(foreign)}")
+    refuse_foreign(out, LAYOUT_ENTRIES)
     records = build_records()
     counts = count_targets(records)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    # Build next to ``out`` and check it there, so a failed run leaves an earlier sample untouched.
-    with tempfile.TemporaryDirectory(prefix=f".{out.name}.", dir=out.parent) as scratch:
-        tmp = Path(scratch)
+    check = (lambda folder: validate_acbench(folder).problems) if validate else None
+    with replace_owned(out, LAYOUT_ENTRIES, validate=check) as tmp:
         _write_media(tmp, records, size)
-        lines = [json.dumps(r, ensure_ascii=False) for r in records]
-        (tmp / MANIFEST_NAME).write_text("\n".join(lines) + "\n", encoding="utf-8")
+        write_manifest_records(tmp, records)
         table = "\n".join(
             f"- {feature}: " + ", ".join(f"{value} {n}" for value, n in values.items())
             for feature, values in counts.items()
         )
         readme = _README.format(n=len(records), size=size, counts=table)
         (tmp / "README.md").write_text(readme, encoding="utf-8")
-        if validate:
-            from omnieval.benchmarks.acbench._manifest import validate_acbench
-
-            report = validate_acbench(tmp)
-            if not report.ok:
-                raise OmnievalError("the generated sample fails validation:\n" + "\n".join(report.problems))
-        for name in LAYOUT_ENTRIES:
-            old = out / name
-            shutil.rmtree(old) if old.is_dir() else old.unlink(missing_ok=True)
-        shutil.copytree(tmp, out, dirs_exist_ok=True)
     return AcbenchSampleSummary(out, len(records), counts)
 
 

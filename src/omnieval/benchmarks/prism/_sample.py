@@ -23,8 +23,6 @@ drawing are deterministic, and :mod:`._media` encodes bit-exactly with one x264 
 from __future__ import annotations
 
 import argparse
-import json
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -38,9 +36,10 @@ import numpy as np
 import numpy.typing as npt
 from PIL import Image, ImageDraw
 
-from omnieval.benchmarks.prism._manifest import MANIFEST_NAME
+from omnieval.benchmarks.prism._manifest import MANIFEST_NAME, validate_prism
 from omnieval.benchmarks.prism._media import encode_clip
 from omnieval.benchmarks.prism._tags import SUBSETS, TAGS, valid_tag_sets
+from omnieval.data import refuse_foreign, replace_owned, write_manifest_records
 from omnieval.errors import OmnievalError
 
 FloatArray = npt.NDArray[np.float32]
@@ -805,10 +804,7 @@ def write_prism_sample(
         omnieval.benchmarks.prism._media.MediaError: ffmpeg is missing or failed.
     """
     out = Path(out)
-    if out.exists():
-        foreign = sorted(p.name for p in out.iterdir() if p.name not in LAYOUT_ENTRIES)
-        if foreign:
-            raise OmnievalError(f"{out} holds files the sample generator does not own: {', '.join(foreign)}")
+    refuse_foreign(out, LAYOUT_ENTRIES)
     plans = build_plans()
     if ids is not None:
         known = {p.id for p in plans}
@@ -816,13 +812,10 @@ def write_prism_sample(
         if unknown:
             raise OmnievalError(f"unknown sample id(s): {', '.join(unknown)}")
         plans = [p for p in plans if p.id in set(ids)]
-    out.parent.mkdir(parents=True, exist_ok=True)
-    # Build next to ``out`` and check it there, so a failed run leaves an earlier sample untouched.
-    with tempfile.TemporaryDirectory(prefix=f".{out.name}.", dir=out.parent) as scratch:
-        tmp = Path(scratch)
+    check = (lambda folder: validate_prism(folder).problems) if validate else None
+    with replace_owned(out, LAYOUT_ENTRIES, validate=check) as tmp:
         records = [render_clip(plan, tmp / video_path(plan)) for plan in plans]
-        lines = [json.dumps(r, ensure_ascii=False) for r in records]
-        (tmp / MANIFEST_NAME).write_text("\n".join(lines) + "\n", encoding="utf-8")
+        write_manifest_records(tmp, records)
         counts = {s: sum(p.subset == s for p in plans) for s in SUBSETS}
         readme = _README.format(
             n=len(plans),
@@ -834,16 +827,6 @@ def write_prism_sample(
             sr=SR,
         )
         (tmp / "README.md").write_text(readme, encoding="utf-8")
-        if validate:
-            from omnieval.benchmarks.prism._manifest import validate_prism
-
-            report = validate_prism(tmp)
-            if not report.ok:
-                raise OmnievalError("the generated sample fails validation:\n" + "\n".join(report.problems))
-        for name in LAYOUT_ENTRIES:
-            old = out / name
-            shutil.rmtree(old) if old.is_dir() else old.unlink(missing_ok=True)
-        shutil.copytree(tmp, out, dirs_exist_ok=True)
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     return PrismSampleSummary(out, len(plans), counts, size)
 

@@ -7,8 +7,6 @@ fixed key order, and a parquet written from an explicit all-string schema.
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +19,7 @@ from omnieval.benchmarks.storybench._schema import (
     expected_id,
     sample_object,
 )
-from omnieval.errors import OmnievalError
+from omnieval.data import refuse_foreign, replace_owned
 from omnieval.jsonio import write_json_atomic
 
 #: Top-level entries the generator owns inside its output folder.
@@ -104,13 +102,8 @@ def write_sample(out: Path, *, size: int = 256, books: tuple[Book, ...] = BOOKS)
         OmnievalError: ``out`` exists and holds files this generator did not write.
     """
     out = Path(out)
-    if out.exists():
-        foreign = sorted(p.name for p in out.iterdir() if p.name not in LAYOUT_ENTRIES)
-        if foreign:
-            raise OmnievalError(f"{out} holds files the sample generator does not own: {', '.join(foreign)}")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
+    refuse_foreign(out, LAYOUT_ENTRIES)
+    with replace_owned(out, LAYOUT_ENTRIES) as tmp:
         rows = build_rows(books)
         n_pages = _write_pages(tmp, books, size)
         for book in books:
@@ -119,21 +112,6 @@ def write_sample(out: Path, *, size: int = 256, books: tuple[Book, ...] = BOOKS)
             _write_json(tmp / row["sample_path"], sample_object(row))
         _write_parquet(tmp / PARQUET_RELPATH, rows)
         (tmp / "README.md").write_text(_README.format(n_rows=len(rows), n_books=len(books)), encoding="utf-8")
-        if out.exists():
-            for name in LAYOUT_ENTRIES:
-                target = out / name
-                if target.is_dir():
-                    shutil.rmtree(target)
-                elif target.exists():
-                    target.unlink()
-            for entry in sorted(tmp.iterdir()):
-                entry.rename(out / entry.name)
-            tmp.rmdir()
-        else:
-            tmp.rename(out)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp)
     return SampleSummary(out, len(books), n_pages, len(rows))
 
 

@@ -84,6 +84,7 @@ def sample_requests(rows: int = 4, *, workdir: Path | None = None) -> Sample:
     """The nightly's verdict requests for the first ``rows`` transitions (both tracks, three systems)."""
     import omnieval.benchmarks  # noqa: F401  (registers the storybench rubrics and systems)
     from omnieval.benchmarks.storybench._dataset import load_storybench
+    from omnieval.benchmarks.storybench._tracks import page_turn_inputs
     from omnieval.judges import load_panel
     from omnieval.judges._run import _Runner
     from omnieval.systems import SYSTEMS as REGISTRY
@@ -95,7 +96,7 @@ def sample_requests(rows: int = 4, *, workdir: Path | None = None) -> Sample:
         candidates[name] = root / name
         REGISTRY.get(name)(**kwargs).generate(transitions, candidates[name])
     panel = load_panel("cpu")
-    runner = _Runner(panel, root / "cache", _stand_in_describer(candidates), None)
+    runner = _Runner(panel, root / "cache", _stand_in_describer(candidates), None, page_turn_inputs)
     records = runner.build_records(list(transitions[:rows]), candidates)
     runner.prepare(records, candidates)
     ready = sorted((r for r in records if r.request is not None), key=lambda r: r.order)
@@ -106,7 +107,7 @@ def sample_requests(rows: int = 4, *, workdir: Path | None = None) -> Sample:
         raise RuntimeError(f"expected one cpu judge, found {sorted(judges)}")
     return Sample(
         requests=[r.request for r in ready],
-        labels=[f"{r.track}/{r.transition.index}/{r.system}" for r in ready],
+        labels=[f"{r.track}/{r.item.index}/{r.system}" for r in ready],
         judge=next(iter(judges.values())),
     )
 

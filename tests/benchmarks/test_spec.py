@@ -135,12 +135,15 @@ def test_acbench_declaration_matches_its_code() -> None:
 
 def test_storybench_declaration_matches_its_code() -> None:
     from omnieval.benchmarks.storybench._components import HEADLINE_COMPONENTS
+    from omnieval.benchmarks.storybench._names import RUBRICS
+    from omnieval.benchmarks.storybench._names import TRACKS as TABLE_TRACKS
     from omnieval.judges import TRACKS
 
     bench = BENCHMARKS.get("storybench")
     assert bench.headline_components == HEADLINE_COMPONENTS
-    assert dict(bench.judge_criteria) == {name: track.criteria for name, track in TRACKS.items()}
-    assert bench.judge_tracks == tuple(TRACKS)
+    # The judges' registered tracks are the declaration's, and the scores-table names repeat them.
+    assert dict(bench.judge_criteria) == {name: track.criteria for name, track in TRACKS.items()} == RUBRICS
+    assert bench.judge_tracks == tuple(TRACKS) == TABLE_TRACKS
 
 
 def test_prism_declaration_matches_its_code_and_criteria_file() -> None:

@@ -5,24 +5,32 @@ from __future__ import annotations
 import ast
 import dataclasses
 import doctest
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from judge_fixtures import NARRATIONS, Story
 
+from omnieval.candidates import Modality
 from omnieval.errors import ConfigError
 from omnieval.judges import (
+    TRACKS,
     PromptTemplate,
     Section,
+    TrackSpec,
     _render,
     _rubrics,
+    _tracks,
     register_templates,
+    register_tracks,
     run_judges,
     template,
+    track_names,
 )
 
 JUDGES = Path(_rubrics.__file__).parent
 NONE_REGISTERED = "no judge rubrics registered; import the benchmark package"
+BENCHMARK_NAMES = ("storybench", "acbench", "prism")
 
 
 def _tiny(tag: str = "story_so_far", version: str = "tiny/1") -> dict[tuple[str, str], PromptTemplate]:
@@ -39,10 +47,60 @@ def _tiny(tag: str = "story_so_far", version: str = "tiny/1") -> dict[tuple[str,
     return {("text", "native"): tpl}
 
 
+TINY_TRACK = TrackSpec("text", ("clarity", "fit"), (Modality.TEXT,))
+
+
 @pytest.fixture
-def unregistered(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No benchmark's rubrics registered, for this test only (the storybench ones come back after)."""
+def unregistered(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No benchmark's tracks or rubrics registered, for this test only (storybench's come back after)."""
     monkeypatch.setattr(_rubrics, "_registered", None)
+    saved = (dict(_tracks._tracks), list(_tracks._owner), list(_tracks._reference))
+    for state in (_tracks._tracks, _tracks._owner, _tracks._reference):
+        state.clear()
+    yield
+    _tracks._tracks.clear()
+    _tracks._tracks.update(saved[0])
+    _tracks._owner[:], _tracks._reference[:] = saved[1], saved[2]
+
+
+@pytest.mark.usefixtures("unregistered")
+def test_tracks_are_what_the_benchmark_registered() -> None:
+    assert dict(TRACKS) == {} and track_names() == ()
+    with pytest.raises(ValueError, match="none registered"):
+        _tracks.track("text")
+    register_tracks([TINY_TRACK], benchmark="tiny")
+    assert track_names() == ("text",) and _tracks.tracks_benchmark() == "tiny"
+    assert _tracks.verdict_schema("text")["required"] == ["clarity", "fit"]
+    assert _rubrics.schema_example("text").startswith('{"clarity": {"score": <integer 1-10>')
+    # A reload of the same benchmark replaces its tracks; another benchmark is refused.
+    register_tracks([dataclasses.replace(TINY_TRACK, criteria=("clarity",))], benchmark="tiny")
+    assert TRACKS["text"].criteria == ("clarity",)
+    with pytest.raises(ConfigError, match="'tiny' are registered; 'other' cannot"):
+        register_tracks([TINY_TRACK], benchmark="other")
+    assert _tracks.tracks_benchmark() == "tiny"
+
+
+@pytest.mark.usefixtures("unregistered")
+def test_inconsistent_tracks_are_refused() -> None:
+    cases = {
+        "no judge tracks": [],
+        "registered twice: text": [TINY_TRACK, TINY_TRACK],
+        "needs distinct criterion keys": [dataclasses.replace(TINY_TRACK, criteria=("a", "a"))],
+        "names no candidate output": [dataclasses.replace(TINY_TRACK, needs=())],
+    }
+    for message, specs in cases.items():
+        with pytest.raises(ConfigError, match=message):
+            register_tracks(specs, benchmark="tiny")
+    assert _tracks.tracks_benchmark() is None
+
+
+@pytest.mark.usefixtures("unregistered")
+def test_rubrics_need_the_same_benchmarks_tracks() -> None:
+    with pytest.raises(ConfigError, match="register the benchmark's judge tracks before its rubrics"):
+        register_templates(_tiny(), benchmark="tiny", prompt_version="tiny/1", repair_version="r/1")
+    register_tracks([TINY_TRACK], benchmark="other")
+    with pytest.raises(ConfigError, match="the registered tracks are 'other''s"):
+        register_templates(_tiny(), benchmark="tiny", prompt_version="tiny/1", repair_version="r/1")
 
 
 @pytest.mark.usefixtures("unregistered")
@@ -62,6 +120,7 @@ def test_without_registered_rubrics_every_reader_says_what_to_import() -> None:
 
 @pytest.mark.usefixtures("unregistered")
 def test_tags_registered_after_import_are_defused() -> None:
+    register_tracks([TINY_TRACK], benchmark="tiny")
     register_templates(_tiny(), benchmark="tiny", prompt_version="tiny/1", repair_version="tiny-repair/1")
     assert _rubrics.registered_benchmark() == "tiny"
     assert _rubrics.section_tags() == {"story_so_far", "candidate_next_narration"}
@@ -84,6 +143,7 @@ def test_a_second_benchmark_cannot_replace_the_registered_rubrics() -> None:
 
 @pytest.mark.usefixtures("unregistered")
 def test_inconsistent_templates_are_refused() -> None:
+    register_tracks([TINY_TRACK], benchmark="tiny")
     good = _tiny()[("text", "native")]
     cases = {
         "holds the text/native template": {("text", "cascade"): good},
@@ -104,8 +164,28 @@ def test_run_judges_refuses_another_benchmark_before_loading_a_model(story: Stor
     assert not (tmp_path / "c").exists()
 
 
+@pytest.mark.usefixtures("unregistered")
+def test_run_judges_needs_reference_inputs_from_the_caller_or_the_benchmark(
+    story: Story, tmp_path: Path
+) -> None:
+    register_tracks([TINY_TRACK], benchmark="tiny")
+    register_templates(_tiny(), benchmark="tiny", prompt_version="tiny/1", repair_version="r/1")
+    systems = {"oracle": story.candidates("oracle", [n for _, n in NARRATIONS])}
+    with pytest.raises(ConfigError, match="'tiny' registered no reference inputs for its judges"):
+        run_judges(story.transitions, systems, panel="cpu", cache_dir=tmp_path / "c")
+    assert not (tmp_path / "c").exists()
+
+
+def test_storybench_registers_its_page_turn_inputs(story: Story) -> None:
+    from omnieval.benchmarks.storybench._tracks import page_turn_inputs
+
+    assert _tracks.registered_reference() is page_turn_inputs
+    inputs = page_turn_inputs(story.transitions[0])
+    assert inputs.reference_text == story.transitions[0].next_text and inputs.candidate_text is None
+
+
 def _names_a_benchmark(path: Path) -> list[str]:
-    """Identifiers, non-docstring strings and imports of ``path`` that name storybench or benchmarks."""
+    """Identifiers, non-docstring strings and imports of ``path`` that name a benchmark or benchmarks."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     docstrings = {
         id(node.body[0].value)
@@ -137,7 +217,7 @@ def _names_a_benchmark(path: Path) -> list[str]:
             text = " ".join(alias.name for alias in node.names)
         else:
             continue
-        if "storybench" in text.lower() or "omnieval.benchmarks" in text:
+        if any(name in text.lower() for name in BENCHMARK_NAMES) or "omnieval.benchmarks" in text:
             hits.append(f"{path.name}:{getattr(node, 'lineno', 0)}: {text[:60]}")
     return hits
 

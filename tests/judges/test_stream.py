@@ -13,6 +13,7 @@ import pytest
 from judge_fixtures import NARRATIONS, Story, fake_describe
 
 from omnieval.backends.llm import ChatRequest, Completion, Decoding, ImagePart, Message, TextPart
+from omnieval.benchmarks.storybench._tracks import page_turn_inputs
 from omnieval.candidates import Modality, output_path
 from omnieval.judges import TRACKS, parse_verdict, run_judges, verdict_schema
 from omnieval.judges._cache import (
@@ -216,7 +217,7 @@ def test_runner_keys_equal_cache_key(story: Story, tmp_path: Path) -> None:
     from omnieval.judges import load_panel
 
     panel = load_panel(str(_panel(tmp_path)))
-    runner = _Runner(panel, tmp_path / "cache", None, None)
+    runner = _Runner(panel, tmp_path / "cache", None, None, page_turn_inputs)
     judge = panel.tracks["text"].judges[0]
     identity = ModelIdentity("simulated/a", "rev1", {"w.gguf": "ab" * 32})
     image = story.transitions[0].current_image

@@ -5,27 +5,53 @@ Public entry points:
 - :func:`run_judges` judges every system's candidates with one panel (model-major, cached).
 - :func:`panel_names` / :func:`load_panel` list and load the judge panels.
 - :func:`parse_verdict` reads one raw judge answer (what ``omnieval judge parse`` shows).
-- :func:`combine_judges` shows the protocol's panel rule (equal-weight mean of judge means) per
-  system and track, computed by :mod:`omnieval.analysis` (the one implementation of both policies).
 - :func:`merge_panel_tags` merges the MLflow tags of several panels' runs.
 - :func:`run_drift_check` re-judges the pinned drift anchors and compares; :func:`pin_anchors`
   (``omnieval judge pin-anchors``) pins them, to :func:`pinned_path`.
+- :func:`register_tracks` is how a benchmark hands its judge tracks (:class:`TrackSpec`: criterion
+  keys and the outputs judged) and its row -> :class:`JudgeInputs` function to the judges when its
+  package is imported; :data:`TRACKS` and :func:`track_names` read them.
 - :func:`register_templates` is how a benchmark hands its rubrics (:class:`PromptTemplate`) to the
-  judges when its package is imported; :func:`template` and :func:`template_catalog` read them.
+  judges, after its tracks; :func:`template` and :func:`template_catalog` read them.
 
-The rubric wording is the benchmark's (Omni-StoryBench's registers when ``omnieval.benchmarks`` is
-imported); this package names no benchmark. Importing it loads no model runtime; backends are
+A benchmark with its own prompts and answer shape (e.g. two clips judged in one answer) builds on
+the same parts: :class:`CallRunner` (cache, model groups, batches, retries), :func:`read_answer`
+(format fixes, strict content), :func:`invented_scores` / :func:`invented_rationales` (the repair
+rule), :func:`cache_key` and the judgment columns' shared tail :data:`LEDGER_TAIL`.
+
+Tracks and rubric wording are the benchmark's (registered when ``omnieval.benchmarks`` is imported);
+this package names no benchmark. Importing it loads no model runtime; backends are
 imported when a panel runs.
 """
 
 from __future__ import annotations
 
-from omnieval.judges._combine import combine_judges
+from omnieval.judges._cache import DiskCache, cache_key, canonical_json, request_material
+from omnieval.judges._calls import (
+    LEDGER_TAIL,
+    BackendPool,
+    CallCounters,
+    CallRunner,
+    CallState,
+    backend_group_key,
+    judge_lineage_entry,
+    judge_tags,
+    mlflow_tag_part,
+    role_lineage,
+)
 from omnieval.judges._drift import DriftSettings, DriftSuite, pin_anchors, pinned_path, run_drift_check
 from omnieval.judges._panels import JudgeConfig, PanelConfig, TrackConfig, load_panel, panel_names
-from omnieval.judges._parse import ParseResult, parse_verdict
+from omnieval.judges._parse import (
+    AnswerReading,
+    ParseResult,
+    find_keys,
+    normalize_key,
+    parse_verdict,
+    read_answer,
+    read_scored_leaf,
+)
 from omnieval.judges._render import Framing, JudgeInputs, render_messages
-from omnieval.judges._repair import RepairOutcome, judge_repair
+from omnieval.judges._repair import RepairOutcome, invented_rationales, invented_scores, judge_repair
 from omnieval.judges._rubrics import (
     PromptTemplate,
     Section,
@@ -39,12 +65,26 @@ from omnieval.judges._rubrics import (
 )
 from omnieval.judges._run import JUDGMENT_COLUMNS, JudgeResult, merge_panel_tags, run_judges
 from omnieval.judges._stream import StreamResult, read_stream, stream_judges
-from omnieval.judges._tracks import TRACK_NAMES, TRACKS, repair_schema, verdict_schema
+from omnieval.judges._tracks import (
+    TRACKS,
+    TrackSpec,
+    criteria_schema,
+    register_tracks,
+    repair_schema,
+    track_names,
+    verdict_schema,
+)
 
 __all__ = [
     "JUDGMENT_COLUMNS",
+    "LEDGER_TAIL",
     "TRACKS",
-    "TRACK_NAMES",
+    "AnswerReading",
+    "BackendPool",
+    "CallCounters",
+    "CallRunner",
+    "CallState",
+    "DiskCache",
     "DriftSettings",
     "DriftSuite",
     "Framing",
@@ -58,26 +98,43 @@ __all__ = [
     "Section",
     "StreamResult",
     "TrackConfig",
-    "combine_judges",
+    "TrackSpec",
+    "backend_group_key",
+    "cache_key",
+    "canonical_json",
     "criteria_list",
+    "criteria_schema",
+    "find_keys",
+    "invented_rationales",
+    "invented_scores",
+    "judge_lineage_entry",
     "judge_repair",
+    "judge_tags",
     "load_panel",
     "merge_panel_tags",
+    "mlflow_tag_part",
+    "normalize_key",
     "panel_names",
     "parse_verdict",
     "pin_anchors",
     "pinned_path",
+    "read_answer",
+    "read_scored_leaf",
     "read_stream",
     "register_templates",
+    "register_tracks",
     "registered_benchmark",
     "render_messages",
     "repair_prompt_sha256",
     "repair_schema",
+    "request_material",
+    "role_lineage",
     "run_drift_check",
     "run_judges",
     "schema_example",
     "stream_judges",
     "template",
     "template_catalog",
+    "track_names",
     "verdict_schema",
 ]

@@ -124,7 +124,7 @@ class BackendPool:
 
     Args:
         factory: Opens a judge's backend (tests pass scripted ones); default :func:`open_backend`.
-        what: How log lines name the models (``judge``, ``prism judge``).
+        what: How log lines name the models (``judge``, or a benchmark's own word for its judges).
     """
 
     def __init__(

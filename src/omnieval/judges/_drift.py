@@ -2,10 +2,10 @@
 
 A judge's scores can move without any change to the systems under test: a new model file, another
 runtime version, a prompt edit, a decoding change. The anchor set is a handful of fixed candidate
-outputs (``data/anchors/storybench-text/``: good, mixed and bad narrations copied from the
-sample's oracle, copy-current and shuffled systems) with the scores one *pinned* judge run gave
-them (``pinned.json``). Each night :func:`run_drift_check` judges the anchors again with real model
-calls and writes ``<judge_dir>/drift.json``:
+outputs (a folder under ``data/anchors/``, e.g. good, mixed and bad outputs copied from a sample's
+reference systems) with the scores one *pinned* judge run gave them (``pinned.json``). Each night
+:func:`run_drift_check` judges the anchors again with real model calls and writes
+``<judge_dir>/drift.json``:
 
 ``status``
     ``identity_changed`` when the judge's identity (model id, revision, weight hashes, decoding and

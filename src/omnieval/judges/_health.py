@@ -103,7 +103,7 @@ def _rationales(judgments: pd.DataFrame) -> tuple[list[int], int]:
     """Lengths of every rationale of the valid verdicts, and how many of them look cut."""
     lengths: list[int] = []
     cut = 0
-    # Storybench verdicts carry sentence rationales; PRISM-Bench answers carry short evidence
+    # A ``rationales`` column holds sentence rationales; an ``evidence`` column holds short quoted
     # phrases, which end without a full stop by design: only a token-budget stop counts as cut there.
     column = "rationales" if "rationales" in judgments.columns else "evidence"
     if column not in judgments.columns:

@@ -20,7 +20,8 @@ from omnieval.backends.llm._config import BackendConfig
 from omnieval.backends.llm._types import Decoding
 from omnieval.errors import ConfigError
 from omnieval.judges._render import Framing
-from omnieval.judges._tracks import TRACK_NAMES
+from omnieval.judges._rubrics import has_template
+from omnieval.judges._tracks import track_names
 from omnieval.registry import Registry
 
 
@@ -55,8 +56,8 @@ class TrackConfig(_Strict):
 
     judges: tuple[JudgeConfig, ...] = ()
     input: Literal["native", "cascade"] = "native"
-    """``native``: the judge gets the media; ``cascade`` (speech only): it gets an ASR transcript and
-    measured attributes of the candidate audio instead."""
+    """``native``: the judge gets the media; ``cascade`` (tracks with a registered cascade template):
+    it gets an ASR transcript and measured attributes of the candidate audio instead."""
     unavailable: str | None = None
     """Reason the track is not judged (its records become ``not_applicable``)."""
 
@@ -75,19 +76,20 @@ class PanelConfig(_Strict):
     include: tuple[str, ...] = ()
     """Other panels whose tracks' judges are added to this one (``paper`` = A + B + C)."""
     tracks: dict[str, TrackConfig] = Field(default_factory=dict)
-    """Track name (``text``, ``image``, ``speech``, ``integrated``) -> its judges or unavailability."""
+    """Track name (one of the registered benchmark's tracks) -> its judges or unavailability."""
     repair: JudgeConfig | None = None
     """Model that fixes the format of unreadable answers after judging; None = no repair stage."""
 
     @field_validator("tracks")
     @classmethod
     def _known_tracks(cls, value: dict[str, TrackConfig]) -> dict[str, TrackConfig]:
-        unknown = sorted(set(value) - set(TRACK_NAMES))
+        known = track_names()
+        unknown = sorted(set(value) - set(known))
         if unknown:
-            raise ValueError(f"unknown track(s) {', '.join(unknown)}; known: {', '.join(TRACK_NAMES)}")
+            raise ValueError(f"unknown track(s) {', '.join(unknown)}; known: {', '.join(known)}")
         for name, cfg in value.items():
-            if cfg.input == "cascade" and name != "speech":
-                raise ValueError(f"track {name}: only the speech track has a cascade input")
+            if cfg.input == "cascade" and not has_template(name, "cascade"):
+                raise ValueError(f"track {name}: the benchmark has no cascade input for it")
         return value
 
     def sha256(self) -> str:

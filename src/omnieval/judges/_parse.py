@@ -33,7 +33,7 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -135,42 +135,93 @@ def parse_score(value: object) -> int | str:
     return number
 
 
-def parse_verdict(raw: str | None, track_name: str) -> ParseResult:
-    """Read a judge's raw answer for ``track_name`` (``text``, ``image``, ``speech``, ``integrated``)."""
-    criteria = track(track_name).criteria
+Extract = Callable[[Any], tuple[dict[str, int], dict[str, str], Sequence[str]]]
+"""One loaded JSON value -> (scores, texts, problems): what a benchmark's answer shape holds."""
+
+
+@dataclass(frozen=True)
+class AnswerReading:
+    """What :func:`read_answer` made of one raw answer, in the shape-free form both readers share.
+
+    Attributes:
+        status: ``ok`` (exactly one complete reading) or ``parse_error``.
+        scores: field -> integer score; complete when ok, empty otherwise.
+        texts: field -> non-empty rationale or evidence text; likewise.
+        error: why the answer is not valid ('' when ok).
+        normalizations: format fixes that were needed, in order.
+        partial_scores: valid scores of the best failing candidate (diagnostics only, never scored).
+    """
+
+    status: str
+    scores: dict[str, int] = field(default_factory=dict)
+    texts: dict[str, str] = field(default_factory=dict)
+    error: str = ""
+    normalizations: tuple[str, ...] = ()
+    partial_scores: dict[str, int] = field(default_factory=dict)
+
+
+def read_answer(raw: str | None, extract: Extract, *, max_problems: int | None = None) -> AnswerReading:
+    """Read a judge's raw answer with ``extract``: format slips normalized, content never patched.
+
+    Every JSON candidate of the text (:func:`_candidates`, each loaded with the format fixes of
+    :func:`_load`) goes through ``extract``; the answer is ``ok`` when exactly one distinct complete
+    reading exists. Otherwise the error lists the problems of the candidate with the most valid
+    scores (at most ``max_problems`` of them). The answer's shape (flat criteria, nested per clip
+    and cell, ...) is entirely the ``extract`` function's, so every benchmark shares this reader.
+    """
     if raw is None or not raw.strip():
-        return ParseResult(PARSE_ERROR, error="empty response")
+        return AnswerReading(PARSE_ERROR, error="empty response")
     text, pre_steps = _strip_reasoning(raw[:_MAX_CHARS])
     if not text.strip():
-        return ParseResult(PARSE_ERROR, error="no answer after the reasoning block", normalizations=pre_steps)
+        return AnswerReading(
+            PARSE_ERROR, error="no answer after the reasoning block", normalizations=pre_steps
+        )
 
-    complete: list[tuple[_Extraction, tuple[str, ...]]] = []
-    best: _Extraction | None = None
+    complete: list[tuple[dict[str, int], dict[str, str], tuple[str, ...]]] = []
+    best: tuple[dict[str, int], Sequence[str]] | None = None
     for candidate in _candidates(text):
         loaded = _load(candidate.text)
         if loaded is None:
             continue
         obj, load_steps = loaded
-        extraction = _extract(obj, criteria)
+        scores, texts, problems = extract(obj)
         steps = pre_steps + candidate.steps + load_steps
-        if not extraction.problems:
-            if all(
-                extraction.scores != seen.scores or extraction.rationales != seen.rationales
-                for seen, _ in complete
-            ):
-                complete.append((extraction, steps))
-        elif best is None or len(extraction.scores) > len(best.scores):
-            best = extraction
+        if not problems:
+            if all(scores != seen_scores or texts != seen_texts for seen_scores, seen_texts, _ in complete):
+                complete.append((scores, texts, steps))
+        elif best is None or len(scores) > len(best[0]):
+            best = (scores, problems)
 
     if len(complete) == 1:
-        extraction, steps = complete[0]
-        return ParseResult(OK, extraction.scores, extraction.rationales, normalizations=_dedupe(steps))
+        scores, texts, steps = complete[0]
+        return AnswerReading(OK, scores, texts, normalizations=_dedupe(steps))
     if len(complete) > 1:
-        return ParseResult(PARSE_ERROR, error=f"{len(complete)} different verdicts in one answer")
+        return AnswerReading(PARSE_ERROR, error=f"{len(complete)} different verdicts in one answer")
     if best is None:
-        return ParseResult(PARSE_ERROR, error="no JSON object found", normalizations=pre_steps)
+        return AnswerReading(PARSE_ERROR, error="no JSON object found", normalizations=pre_steps)
+    partial, problems = best
+    shown = list(problems) if max_problems is None else list(problems)[:max_problems]
+    return AnswerReading(
+        PARSE_ERROR, error="; ".join(shown), normalizations=pre_steps, partial_scores=partial
+    )
+
+
+def parse_verdict(raw: str | None, track_name: str) -> ParseResult:
+    """Read a judge's raw answer for ``track_name`` (one of the registered benchmark's tracks)."""
+    criteria = track(track_name).criteria
+
+    def extract(obj: Any) -> tuple[dict[str, int], dict[str, str], tuple[str, ...]]:
+        found = _extract(obj, criteria)
+        return found.scores, found.rationales, found.problems
+
+    reading = read_answer(raw, extract)
     return ParseResult(
-        PARSE_ERROR, error="; ".join(best.problems), normalizations=pre_steps, partial_scores=best.scores
+        reading.status,
+        reading.scores,
+        reading.texts,
+        error=reading.error,
+        normalizations=reading.normalizations,
+        partial_scores=reading.partial_scores,
     )
 
 
@@ -397,7 +448,7 @@ def _close_truncated(text: str) -> str | None:
     return body + "".join(reversed(stack))
 
 
-def _find_keys(obj: Any, wanted: dict[str, str]) -> dict[str, Any]:
+def find_keys(obj: Any, wanted: dict[str, str]) -> dict[str, Any]:
     """Breadth-first search for each wanted (normalized) key anywhere in a JSON value."""
     found: dict[str, Any] = {}
     queue: list[Any] = [obj]
@@ -447,7 +498,7 @@ def read_scored_leaf(
 
 def _extract(obj: Any, criteria: tuple[str, ...]) -> _Extraction:
     wanted = {normalize_key(c): c for c in criteria}
-    found = _find_keys(obj, wanted)
+    found = find_keys(obj, wanted)
     scores: dict[str, int] = {}
     rationales: dict[str, str] = {}
     problems: list[str] = []

@@ -1,4 +1,4 @@
-"""Turn a prompt template, one transition's inputs and a judge's framing into chat messages.
+"""Turn a prompt template, one dataset row's inputs and a judge's framing into chat messages.
 
 The judge's framing carries the model-specific controls of the protocol (appendix E.4): a prefix
 on the system message (``/no_think``), chat-template switches (``enable_thinking: false``,
@@ -58,7 +58,12 @@ class Framing(BaseModel):
 
 @dataclass(frozen=True)
 class JudgeInputs:
-    """Everything a judge may see for one (transition, candidate) pair; None = not given to this track."""
+    """Everything a judge may see for one (row, candidate) pair; None = not given to this track.
+
+    The benchmark fills the row's side from its own record type (the ``reference`` function it
+    passes to :func:`~omnieval.judges.run_judges` or registers with its tracks); the runner adds the
+    candidate's outputs.
+    """
 
     metadata: Mapping[str, Any]
     condition: Mapping[str, Any]
@@ -71,25 +76,6 @@ class JudgeInputs:
     candidate_image: Path | None = None
     candidate_audio: Path | None = None
     candidate_audio_analysis: Mapping[str, object] | None = None
-
-
-def page_turn_inputs(item: Any) -> JudgeInputs:
-    """The reference side of :class:`JudgeInputs` for a page-turn row, read by attribute name.
-
-    A row is read structurally (``metadata``, ``condition`` and ``target_speech`` with ``as_dict()``,
-    ``current_text``, ``next_text``, ``current_image``, ``next_image``), so the judges package
-    names no benchmark's record type; a benchmark whose rows look different passes its own
-    function as ``reference`` to :func:`~._run.run_judges`. The candidate fields are left unset.
-    """
-    return JudgeInputs(
-        metadata=item.metadata.as_dict(),
-        condition=item.condition.as_dict(),
-        current_text=item.current_text,
-        reference_text=item.next_text,
-        reference_speech=item.target_speech.as_dict(),
-        current_image=item.current_image,
-        reference_image=item.next_image,
-    )
 
 
 def neutralize_tags(text: str) -> str:

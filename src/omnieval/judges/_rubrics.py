@@ -5,28 +5,28 @@ its sections, so any wording change changes the hash that goes into lineage and 
 Two input variants exist: ``native`` (the judge sees/hears the media) and ``cascade`` (speech track
 only: the judge reads an ASR transcript and measured delivery attributes instead of the audio).
 
-The rubric wording belongs to the benchmark that the judges score: its package calls
-:func:`register_templates` when imported (Omni-StoryBench's are in
-``omnieval/benchmarks/storybench/_rubrics.py``), and :func:`template`, :func:`template_catalog`,
+The rubric wording belongs to the benchmark that the judges score: its package registers its
+tracks (:func:`~omnieval.judges.register_tracks`), then calls :func:`register_templates` when
+imported (a ``_rubrics.py`` beside its hooks), and :func:`template`, :func:`template_catalog`,
 :func:`repair_prompt_sha256` and :func:`section_tags` read what it registered. Only the repair
 prompt, which is the same for every track, is worded here.
 
 Example:
-    >>> print(schema_example("text")[:84])
-    {"alignment_with_metadata": {"score": <integer 1-10>, "rationale": "<short reason>"}
+    >>> print(criteria_example(("clarity", "warmth")))
+    {"clarity": {"score": <integer 1-10>, "rationale": "<short reason>"}, "warmth": {"score": <integer 1-10>, "rationale": "<short reason>"}}
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from types import MappingProxyType
 from typing import Any, Literal
 
 from omnieval.errors import ConfigError
-from omnieval.judges._tracks import track
+from omnieval.judges._tracks import track, tracks_benchmark
 
 Source = Literal[
     "metadata",
@@ -98,20 +98,21 @@ class PromptTemplate:
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
-def schema_example(track_name: str, reason: str = "short reason") -> str:
-    """The answer shape shown to the judge, e.g. ``{"alignment_with_metadata": {"score": ...}}``."""
-    items = ", ".join(
-        f'"{k}": {{"score": <integer 1-10>, "rationale": "<{reason}>"}}' for k in track(track_name).criteria
-    )
+def criteria_example(criteria: Sequence[str], reason: str = "short reason") -> str:
+    """The answer shape over ``criteria`` shown to a judge: each key with a score and a reason."""
+    items = ", ".join(f'"{k}": {{"score": <integer 1-10>, "rationale": "<{reason}>"}}' for k in criteria)
     return "{" + items + "}"
 
 
-def criteria_list(track_name: str, meanings: tuple[str, str, str, str]) -> str:
+def schema_example(track_name: str, reason: str = "short reason") -> str:
+    """The answer shape of a registered track (:func:`criteria_example` over its keys)."""
+    return criteria_example(track(track_name).criteria, reason)
+
+
+def criteria_list(track_name: str, meanings: Sequence[str]) -> str:
     """The track's criterion keys as a numbered list, each followed by what it means.
 
-    Example:
-        >>> print(criteria_list("text", ("a.", "b.", "c.", "d."))[:30])
-        1. alignment_with_metadata: a.
+    ``meanings`` has one sentence per criterion, in the track's order (a count mismatch raises).
     """
     keys = track(track_name).criteria
     return "\n".join(
@@ -174,12 +175,23 @@ def register_templates(
         repair_version: the repair prompt's version id (part of :func:`repair_prompt_sha256`).
 
     Raises:
-        ConfigError: a key does not match its template, a track is unknown, a version differs, or
-            another benchmark registered its rubrics already (the judges score one at a time).
+        ConfigError: a key does not match its template, a track is unknown, a version differs, the
+            registered tracks are another benchmark's, or another benchmark registered its rubrics
+            already (the judges score one at a time).
     """
     global _registered
     if not templates:
         raise ConfigError(f"{benchmark}: no judge prompt templates to register")
+    if _registered is not None and _registered.benchmark != benchmark:
+        raise ConfigError(
+            f"judge rubrics of {_registered.benchmark!r} are registered; {benchmark!r} cannot add its own"
+        )
+    owner = tracks_benchmark()
+    if owner != benchmark:
+        raise ConfigError(
+            f"{benchmark}: register the benchmark's judge tracks before its rubrics "
+            f"(the registered tracks are {owner!r}'s)"
+        )
     for key, tpl in templates.items():
         if key != (tpl.track, tpl.variant):
             raise ConfigError(f"{benchmark}: template key {key} holds the {tpl.track}/{tpl.variant} template")
@@ -192,10 +204,6 @@ def register_templates(
                 f"{benchmark}: template {tpl.track}/{tpl.variant} has version {tpl.version!r}, "
                 f"not {prompt_version!r}"
             )
-    if _registered is not None and _registered.benchmark != benchmark:
-        raise ConfigError(
-            f"judge rubrics of {_registered.benchmark!r} are registered; {benchmark!r} cannot add its own"
-        )
     snapshot = dict(templates)
     _registered = _Registration(
         benchmark=benchmark,
@@ -220,6 +228,16 @@ def registered_benchmark() -> str:
 def section_tags() -> frozenset[str]:
     """Every block tag of the registered templates (defused when found inside user content)."""
     return _registration().section_tags
+
+
+def registered_templates() -> Mapping[tuple[str, str], PromptTemplate]:
+    """The registered rubrics' templates, ``(track, variant)`` -> template (read-only)."""
+    return _registration().templates
+
+
+def has_template(track_name: str, variant: str) -> bool:
+    """Whether the registered rubrics hold a ``track_name``/``variant`` template (False before any)."""
+    return _registered is not None and (track_name, variant) in _registered.templates
 
 
 def template(track_name: str, variant: str = "native") -> PromptTemplate:

@@ -62,15 +62,16 @@ from omnieval.judges._panels import JudgeConfig, PanelConfig, load_panel, pin_re
 from omnieval.judges._parse import OK as PARSE_OK
 from omnieval.judges._parse import ParseResult, expected_score, parse_verdict
 from omnieval.judges._registry import judge_registry, weights_verified
-from omnieval.judges._render import JudgeInputs, page_turn_inputs, render_messages, render_repair
+from omnieval.judges._render import JudgeInputs, render_messages, render_repair
 from omnieval.judges._repair import judge_repair
 from omnieval.judges._rubrics import registered_benchmark, repair_prompt_sha256, template
 from omnieval.judges._tracks import (
     SCORE_MAX,
     SCORE_MIN,
-    TRACK_NAMES,
-    TRACKS,
+    registered_reference,
     repair_schema,
+    track,
+    track_names,
     verdict_schema,
 )
 from omnieval.scores import Status
@@ -134,7 +135,7 @@ class _Record(CallState):
 
     @property
     def order(self) -> tuple[int, int, str, str]:
-        return (TRACK_NAMES.index(self.track), self.item.index, self.judge_id, self.system)
+        return (track_names().index(self.track), self.item.index, self.judge_id, self.system)
 
 
 @dataclass
@@ -189,7 +190,7 @@ def merge_panel_tags(per_panel: Mapping[str, Mapping[str, str]]) -> dict[str, st
         ...                   "paper": {"omnieval.prompt.text.sha256": "b", "omnieval.prompt.paper.text.sha256": "b"}})
         {'omnieval.prompt.cpu.text.sha256': 'a', 'omnieval.prompt.paper.text.sha256': 'b'}
     """
-    plain = {f"omnieval.prompt.{t}.sha256" for t in TRACK_NAMES}
+    plain = {f"omnieval.prompt.{t}.sha256" for t in track_names()}
     several = len(per_panel) > 1
     out: dict[str, str] = {}
     for tags in per_panel.values():
@@ -218,7 +219,7 @@ class _Runner(CallRunner):
         cache_dir: Path,
         describe_audio: DescribeAudio | None,
         progress: Progress | None,
-        reference: ReferenceInputs = page_turn_inputs,
+        reference: ReferenceInputs,
     ) -> None:
         super().__init__(cache_dir)
         self.panel = panel
@@ -260,7 +261,7 @@ class _Runner(CallRunner):
 
     def build_records(self, items: Sequence[JudgedItem], candidates: Mapping[str, Path]) -> list[_Record]:
         records: list[_Record] = []
-        for track_name in TRACK_NAMES:
+        for track_name in track_names():
             track_cfg = self.panel.tracks.get(track_name)
             if track_cfg is None:
                 continue
@@ -274,7 +275,7 @@ class _Runner(CallRunner):
     def _inputs(self, record: _Record, root: Path) -> JudgeInputs | str:
         """The judge inputs, or the reason an output the track needs is missing."""
         outputs: dict[Modality, Path] = {}
-        for modality in TRACKS[record.track].needs:
+        for modality in track(record.track).needs:
             found = read_candidate(root, modality, record.item.index)
             if found.path is None:
                 return f"{modality.value} output missing: {found.problem}"
@@ -568,7 +569,7 @@ def read_verdict(raw: str, track_name: str) -> ParseResult:
     only complete reading is the whole object, read without a normalization, so its result is
     the one built here; anything else goes to the ledger.
     """
-    criteria = TRACKS[track_name].criteria
+    criteria = track(track_name).criteria
     if (
         len(raw) > 100_000
         or raw.count("{") != len(criteria) + 1
@@ -619,7 +620,7 @@ def expected_scores(record_status: str, completion: Completion | None, track_nam
     if record_status != Status.OK or completion is None or not completion.value_probs:
         return {}
     out: dict[str, float] = {}
-    for criterion in TRACKS[track_name].criteria:
+    for criterion in track(track_name).criteria:
         dist = completion.value_probs.get(f"{criterion}/score")
         value = expected_score(dist) if dist else None
         if value is not None:
@@ -639,7 +640,7 @@ def _rows(
         scores = reading.scores if (valued and reading is not None) else {}
         with_expected = has_expected(record.judge)
         expected = expected_scores(record.status, record.completion, record.track) if with_expected else {}
-        for criterion in TRACKS[record.track].criteria:
+        for criterion in track(record.track).criteria:
             value = float(scores[criterion]) if valued else None
             base = {
                 "benchmark": benchmark,
@@ -734,6 +735,30 @@ def _lineage(runner: _Runner, records: list[_Record]) -> dict[str, Any]:
     }
 
 
+def checked_benchmark(benchmark: str | None) -> str:
+    """The benchmark whose rubrics are registered, checked against the caller's ``benchmark``.
+
+    Checked before any model loads: the registered rubrics are the only ones the judges can use.
+    """
+    scored = registered_benchmark()
+    if benchmark is not None and benchmark != scored:
+        raise ConfigError(f"judge rubrics are registered for {scored!r}, not for benchmark {benchmark!r}")
+    return scored
+
+
+def resolve_reference(reference: Callable[[ItemT], JudgeInputs] | None) -> ReferenceInputs:
+    """``reference``, else the registered benchmark's; a ``ConfigError`` when there is neither."""
+    if reference is not None:
+        return reference
+    registered = registered_reference()
+    if registered is None:
+        raise ConfigError(
+            f"benchmark {registered_benchmark()!r} registered no reference inputs for its judges; "
+            "pass reference= (row -> JudgeInputs)"
+        )
+    return registered
+
+
 def run_judges(
     items: Sequence[ItemT],
     candidates: Mapping[str, Path],
@@ -743,7 +768,7 @@ def run_judges(
     describe_audio: DescribeAudio | None = None,
     progress: Progress | None = None,
     benchmark: str | None = None,
-    reference: Callable[[ItemT], JudgeInputs] = page_turn_inputs,
+    reference: Callable[[ItemT], JudgeInputs] | None = None,
 ) -> JudgeResult:
     """Judge every system's candidates with one panel.
 
@@ -760,26 +785,26 @@ def run_judges(
         benchmark: the scores rows' ``benchmark`` column: the benchmark whose rubrics are registered
             (:func:`~omnieval.judges.registered_benchmark`, the default); another name is refused.
         reference: item -> what the judge is shown of it besides the candidate (the benchmark's
-            adapter from its own record type); by default :func:`~._render.page_turn_inputs`.
+            adapter from its own record type); by default the one the benchmark registered with
+            its tracks (:func:`~omnieval.judges.register_tracks`).
 
     Returns:
         The scores rows (``panel`` = the panel's name, so two panels of one suite never collide), the
         judgment records, call and cache counts and the lineage.
 
     Raises:
-        ConfigError: no benchmark registered its rubrics, or ``benchmark`` is not the one that did.
+        ConfigError: no benchmark registered its rubrics, ``benchmark`` is not the one that did, or
+            no ``reference`` is given and the benchmark registered none.
     """
     import pandas as pd
 
     from omnieval.scores import SCORE_COLUMNS, coerce_scores
 
-    # Checked before any model loads: the registered rubrics are the only ones the judges can use.
-    scored = registered_benchmark()
-    if benchmark is not None and benchmark != scored:
-        raise ConfigError(f"judge rubrics are registered for {scored!r}, not for benchmark {benchmark!r}")
+    scored = checked_benchmark(benchmark)
+    inputs_of = resolve_reference(reference)
     registry = judge_registry()
     config = pin_revisions(load_panel(panel), {k: v.revision for k, v in registry.items() if v.revision})
-    runner = _Runner(config, Path(cache_dir), describe_audio, progress, reference)
+    runner = _Runner(config, Path(cache_dir), describe_audio, progress, inputs_of)
     started = time.perf_counter()
     records = runner.build_records(items, candidates)
     try:

@@ -15,7 +15,7 @@ import re
 
 from omnieval.backends.llm import ChatRequest
 from omnieval.backends.llm._faults import request_digest
-from omnieval.judges._rubrics import REPAIR_SYSTEM
+from omnieval.judges._rubrics import REPAIR_SYSTEM, registered_templates
 from omnieval.judges._tracks import TRACKS
 
 CALLS: list[tuple[str, str]] = []
@@ -26,11 +26,20 @@ _PAIR = re.compile(r"(\w+): score: (\d+), rationale: ([^,]*)")
 
 
 def request_track(request: ChatRequest) -> str:
-    """The track a judge or repair request is about (repair requests name the track's criteria)."""
+    """The track a judge or repair request is about, read from the registered tracks and rubrics.
+
+    A repair request quotes the track's verdict schema, so it names the track's criterion keys; a
+    judge request carries its template's rubric word for word (the longest match wins, should one
+    rubric contain another).
+    """
     text = request.messages[-1].text
     if request.messages[0].text == REPAIR_SYSTEM:
         return next(name for name, spec in TRACKS.items() if spec.criteria[1] in text)
-    return "speech" if "<candidate_speech_analysis>" in text else "text"
+    whole = "\n".join(m.text for m in request.messages)
+    matches = [tpl for tpl in registered_templates().values() if tpl.rubric in whole]
+    if not matches:
+        raise ValueError("the request carries none of the registered rubrics")
+    return max(matches, key=lambda tpl: len(tpl.rubric)).track
 
 
 def hash_judge(request: ChatRequest) -> str:

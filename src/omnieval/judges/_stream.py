@@ -32,7 +32,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,18 +43,22 @@ from omnieval.judges._cache import MediaHasher, canonical_json, fsync_dir
 from omnieval.judges._calls import BackendPool, backend_group_key
 from omnieval.judges._panels import load_panel, pin_revisions
 from omnieval.judges._registry import judge_registry
-from omnieval.judges._rubrics import registered_benchmark
+from omnieval.judges._render import JudgeInputs
 from omnieval.judges._run import (
     JUDGMENT_COLUMNS,
     DescribeAudio,
+    ItemT,
     JudgedItem,
     Progress,
+    ReferenceInputs,
     _Counters,
     _lineage,
     _rows,
     _Runner,
+    checked_benchmark,
+    resolve_reference,
 )
-from omnieval.judges._tracks import TRACKS
+from omnieval.judges._tracks import track
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -147,31 +151,42 @@ def _file_digest(path: Path) -> str:
 
 
 class _Keys:
-    """Content keys of shards: shared material once, each transition and candidate output per shard."""
+    """Content keys of shards: shared material once, each row and candidate output per shard."""
 
-    def __init__(self, base: Mapping[str, Any], needs: Sequence[Modality]) -> None:
+    def __init__(
+        self, base: Mapping[str, Any], needs: Sequence[Modality], reference: ReferenceInputs
+    ) -> None:
         self.base = canonical_json(base)
         self.needs = tuple(needs)
-        self.hasher = MediaHasher()  # the transitions' media: bounded by the dataset, not the calls
+        self.reference = reference
+        self.hasher = MediaHasher()  # the rows' media: bounded by the dataset, not the calls
         self._transition: dict[int, str] = {}
 
-    def transition(self, t: Any) -> str:
-        """The content key of one page-turn row (read by attribute name, as
-        :func:`~._render.page_turn_inputs` reads it)."""
+    def _media(self, path: Path | None) -> str | None:
+        return None if path is None else self.hasher(Path(path))
+
+    def transition(self, t: JudgedItem) -> str:
+        """The content key of one row: its id, index and everything the judge is shown of it.
+
+        The row is read through the benchmark's ``reference`` function, so what keys a shard is
+        what its prompts are built from. The key names are those of the first stream format (the
+        reference text and image were the next page's), kept so that committed shards stay valid.
+        """
         known = self._transition.get(t.index)
         if known is None:
+            inputs = self.reference(t)
             known = hashlib.sha256(
                 canonical_json(
                     {
                         "id": t.id,
                         "index": t.index,
-                        "current_text": t.current_text,
-                        "next_text": t.next_text,
-                        "metadata": t.metadata.as_dict(),
-                        "condition": t.condition.as_dict(),
-                        "target_speech": t.target_speech.as_dict(),
-                        "current_image": self.hasher(Path(t.current_image)),
-                        "next_image": self.hasher(Path(t.next_image)),
+                        "current_text": inputs.current_text,
+                        "next_text": inputs.reference_text,
+                        "metadata": dict(inputs.metadata),
+                        "condition": dict(inputs.condition),
+                        "target_speech": dict(inputs.reference_speech),
+                        "current_image": self._media(inputs.current_image),
+                        "next_image": self._media(inputs.reference_image),
                     }
                 ).encode()
             ).hexdigest()
@@ -226,7 +241,7 @@ def _committed(parts: Path, key: str, redo_errors: bool) -> dict[str, Any] | Non
 
 
 def stream_judges(
-    transitions: Sequence[JudgedItem],
+    transitions: Sequence[ItemT],
     candidates: Mapping[str, Path],
     *,
     panel: str,
@@ -239,6 +254,7 @@ def stream_judges(
     redo_errors: bool = True,
     keep_models_loaded: bool = True,
     commit_every: int = 512,
+    reference: Callable[[ItemT], JudgeInputs] | None = None,
 ) -> StreamResult:
     """Judge every system's candidates with one panel, shard by shard, writing parquet parts.
 
@@ -253,6 +269,7 @@ def stream_judges(
         keep_models_loaded: keep each judge model loaded from shard to shard; False loads it per
             shard (for panels whose models cannot all be resident at once).
         commit_every: answers per group commit of the response cache (also committed per shard).
+        reference: as in :func:`~omnieval.judges.run_judges` (default: the registered one).
 
     Returns:
         Counts over the run's shards; the rows are in the part files (:func:`read_stream`).
@@ -267,9 +284,8 @@ def stream_judges(
 
     if shard_size < 1:
         raise ConfigError(f"shard_size must be at least 1, got {shard_size}")
-    scored = registered_benchmark()
-    if benchmark is not None and benchmark != scored:
-        raise ConfigError(f"judge rubrics are registered for {scored!r}, not for benchmark {benchmark!r}")
+    scored = checked_benchmark(benchmark)
+    inputs_of = resolve_reference(reference)
     registry = judge_registry()
     config = pin_revisions(load_panel(panel), {k: v.revision for k, v in registry.items() if v.revision})
     out_dir = Path(out_dir)
@@ -278,7 +294,7 @@ def stream_judges(
     for stale in parts.glob(".*.tmp"):  # a killed run's unfinished part: never read, removed here
         stale.unlink(missing_ok=True)
 
-    runner = _Runner(config, Path(cache_dir), describe_audio, progress)
+    runner = _Runner(config, Path(cache_dir), describe_audio, progress, inputs_of)
     runner.cache.group_commit = commit_every
     if keep_models_loaded:
         runner.pool = _KeepLoaded()
@@ -297,7 +313,7 @@ def stream_judges(
         else ""
     )
     needs = sorted(
-        {m for name, cfg in config.tracks.items() if cfg.judges for m in TRACKS[name].needs},
+        {m for name, cfg in config.tracks.items() if cfg.judges for m in track(name).needs},
         key=lambda m: m.value,
     )
     keys = _Keys(
@@ -309,6 +325,7 @@ def stream_judges(
             "describer": describer,
         },
         needs,
+        inputs_of,
     )
 
     result = StreamResult(out_dir=out_dir, shards=[])

@@ -62,29 +62,29 @@ from omnieval.benchmarks.prism._prompts import (
 )
 from omnieval.benchmarks.prism._tags import GROUND_TRUTH, STAGE_DIMENSIONS, Cell, stage_cells
 from omnieval.errors import ConfigError, DataError, OmnievalError
-from omnieval.judges._cache import DiskCache, cache_key, canonical_json, request_material
-from omnieval.judges._calls import (
+from omnieval.judges import (
     LEDGER_TAIL,
     BackendPool,
     CallCounters,
     CallRunner,
     CallState,
+    DiskCache,
+    JudgeConfig,
     backend_group_key,
+    cache_key,
+    canonical_json,
+    find_keys,
+    invented_rationales,
+    invented_scores,
     judge_lineage_entry,
     judge_tags,
     mlflow_tag_part,
+    normalize_key,
+    read_answer,
+    read_scored_leaf,
+    request_material,
     role_lineage,
 )
-from omnieval.judges._panels import JudgeConfig
-from omnieval.judges._parse import (
-    _candidates,
-    _find_keys,
-    _load,
-    _strip_reasoning,
-    normalize_key,
-    read_scored_leaf,
-)
-from omnieval.judges._repair import invented_rationales, invented_scores
 from omnieval.scores import Status
 
 if TYPE_CHECKING:
@@ -313,7 +313,7 @@ def _expand_dotted(obj: Any) -> Any:
 
 
 def _lookup(obj: Any, aliases: Sequence[str], canonical: str) -> Any:
-    found = _find_keys(obj, {normalize_key(a): canonical for a in aliases})
+    found = find_keys(obj, {normalize_key(a): canonical for a in aliases})
     return found.get(canonical)
 
 
@@ -354,38 +354,16 @@ def read_stage(raw: str | None, cells: Sequence[Cell]) -> StageReading:
         >>> r.status, r.scores
         ('ok', {'candidate_1.audio_quality.speech': 7, 'candidate_2.audio_quality.speech': 3})
     """
-    if raw is None or not raw.strip():
-        return StageReading(Status.PARSE_ERROR.value, error="empty response")
-    text, pre_steps = _strip_reasoning(raw[:200_000])
-    if not text.strip():
-        return StageReading(
-            Status.PARSE_ERROR.value, error="no answer after the reasoning block", normalizations=pre_steps
-        )
-    complete: list[tuple[dict[str, int], dict[str, str], tuple[str, ...]]] = []
-    best: list[str] | None = None
-    best_found = -1
-    for candidate in _candidates(text):
-        loaded = _load(candidate.text)
-        if loaded is None:
-            continue
-        obj, load_steps = loaded
-        scores, evidence, problems = _extract(obj, cells)
-        steps = pre_steps + candidate.steps + load_steps
-        if not problems:
-            if all(scores != s or evidence != e for s, e, _ in complete):
-                complete.append((scores, evidence, steps))
-        elif len(scores) > best_found:
-            best, best_found = problems, len(scores)
-    if len(complete) == 1:
-        scores, evidence, steps = complete[0]
-        return StageReading(Status.OK.value, scores, evidence, normalizations=tuple(dict.fromkeys(steps)))
-    if len(complete) > 1:
-        return StageReading(
-            Status.PARSE_ERROR.value, error=f"{len(complete)} different verdicts in one answer"
-        )
-    if best is None:
-        return StageReading(Status.PARSE_ERROR.value, error="no JSON object found", normalizations=pre_steps)
-    return StageReading(Status.PARSE_ERROR.value, error="; ".join(best[:8]), normalizations=pre_steps)
+    # The shared reader (format fixes, one complete reading or a parse error); the nested
+    # candidate -> dimension -> audio type shape is _extract's. At most eight problems are named.
+    reading = read_answer(raw, lambda obj: _extract(obj, cells), max_problems=8)
+    return StageReading(
+        reading.status,
+        reading.scores,
+        reading.texts,
+        error=reading.error,
+        normalizations=reading.normalizations,
+    )
 
 
 def _is_unrecoverable_marker(text: str) -> bool:

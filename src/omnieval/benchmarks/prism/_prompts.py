@@ -36,7 +36,7 @@ from omnieval.backends.llm._types import AudioPart, Message, Part, TextPart, Vid
 from omnieval.benchmarks.prism._criteria import criteria_for, dimension_info, load_criteria
 from omnieval.benchmarks.prism._facts import FACTS_VERSION, ClipFacts, cell_reading
 from omnieval.benchmarks.prism._tags import AUDIO_TYPES, DIMENSIONS, STAGE_DIMENSIONS, Cell, parse_tag
-from omnieval.judges._render import Framing
+from omnieval.judges import Framing
 
 PromptKind = Literal["native", "cascade"]
 PROMPT_VERSION = "prism-prompts-1"

@@ -18,6 +18,7 @@ from omnieval.benchmarks.storybench import (
     _drawn,  # noqa: F401  (registers the ``drawn`` image expert)
     _rubrics,  # noqa: F401  (registers the judge rubrics)
     _systems,  # noqa: F401  (registers the reference systems)
+    _tracks,  # noqa: F401  (registers the judge tracks and the judges' view of a transition)
 )
 from omnieval.metrics._config import MetricsConfig
 
@@ -131,6 +132,7 @@ class StoryBench(api.Benchmark):
         return api.MetricsOutput(result.scores, result.lineage, result.computed, result.cache_hits)
 
     def judge(self, job: api.JudgeJob) -> api.JudgeOutput:
+        from omnieval.benchmarks.storybench._tracks import page_turn_inputs
         from omnieval.judges import run_judges
 
         assert isinstance(job.metrics_config, MetricsConfig)
@@ -142,6 +144,7 @@ class StoryBench(api.Benchmark):
             describe_audio=_AudioDescriber(job.metrics_config),
             progress=job.progress,
             benchmark=self.name,
+            reference=page_turn_inputs,
         )
         return api.JudgeOutput(
             result.scores,

@@ -23,9 +23,9 @@ Example:
 
 from __future__ import annotations
 
+from omnieval.benchmarks.storybench._tracks import BENCHMARK  # registers the tracks the wording keys
 from omnieval.judges import PromptTemplate, Section, criteria_list, register_templates, schema_example
 
-BENCHMARK = "storybench"
 PROMPT_VERSION = "storybench-judge/1"
 REPAIR_PROMPT_VERSION = "storybench-repair/1"
 

@@ -93,6 +93,11 @@ def _row(
     return ScoreRow(BENCHMARK, system, tr.id, tr.index, track, component, "", criterion, value, status)
 
 
+def _missing_reference_image(tr: Transition) -> str:
+    """Why the transition's reference image cannot be compared with ('' when it can)."""
+    return "" if Path(tr.next_image).is_file() else f"reference image {tr.next_image} is missing"
+
+
 class _Progress:
     """Reports progress in transitions across the three modality passes."""
 
@@ -185,16 +190,31 @@ def compute_storybench_metrics(
         problems.append(f"{track} {tr.index} ({tr.id}): {problem}")
         tick.advance()
 
+    def scorable(
+        modality: Modality,
+        components: tuple[str, ...],
+        reference_problem: Callable[[Transition], str] | None = None,
+    ) -> list[tuple[Transition, Path]]:
+        # The candidates of one modality that exist (and whose reference does, when asked), in
+        # dataset order; every other transition gets its unscored rows here.
+        found: list[tuple[Transition, Path]] = []
+        for tr in transitions:
+            cand = read_candidate(root, modality, tr.index)
+            if cand.path is None:
+                unscored(tr, modality.value, components, Status.MISSING_OUTPUT, cand.problem)
+            elif reference_problem is not None and (why := reference_problem(tr)):
+                unscored(tr, modality.value, components, Status.INFERENCE_ERROR, why)
+            else:
+                found.append((tr, cand.path))
+        return found
+
     # -- text -------------------------------------------------------------------------------------
     scorer = BertScorer(config)
     text_ident = scorer.identity()
-    pairs: list[tuple[Transition, str]] = []
-    for tr in transitions:
-        cand = read_candidate(root, Modality.TEXT, tr.index)
-        if cand.path is None:
-            unscored(tr, "text", (BERTSCORE_F1.name, "narration_length"), Status.MISSING_OUTPUT, cand.problem)
-            continue
-        pairs.append((tr, cand.path.read_text(encoding="utf-8")))
+    pairs = [
+        (tr, path.read_text(encoding="utf-8"))
+        for tr, path in scorable(Modality.TEXT, (BERTSCORE_F1.name, "narration_length"))
+    ]
     if pairs:
         prfs, n_new, n_hit = scorer.score_cached(
             [c for _, c in pairs], [tr.next_text for tr, _ in pairs], cache
@@ -211,17 +231,7 @@ def compute_storybench_metrics(
     # -- image ------------------------------------------------------------------------------------
     similarity = ImageSimilarity(config)
     image_ident = similarity.identity()
-    present: list[tuple[Transition, Path]] = []
-    for tr in transitions:
-        cand = read_candidate(root, Modality.IMAGE, tr.index)
-        if cand.path is None:
-            unscored(tr, "image", (IMAGE_SIMILARITY.name,), Status.MISSING_OUTPUT, cand.problem)
-            continue
-        if not Path(tr.next_image).is_file():
-            missing = f"reference image {tr.next_image} is missing"
-            unscored(tr, "image", (IMAGE_SIMILARITY.name,), Status.INFERENCE_ERROR, missing)
-            continue
-        present.append((tr, cand.path))
+    present = scorable(Modality.IMAGE, (IMAGE_SIMILARITY.name,), _missing_reference_image)
     if present:
         files = [p for _, p in present] + [Path(tr.next_image) for tr, _ in present]
         embedded, n_new, n_hit = similarity.embed_files(files, cache)

@@ -38,6 +38,26 @@ class Canvas:
     rect: tuple[float, float, float, float] = (0.0, 0.0, 1.0, 1.0)
     """Area (figure fractions) the axes are laid out in; less than 1 on top leaves room for a legend."""
 
+    def panels(self, n: int) -> Iterator[tuple[int, Any]]:
+        """The first ``n`` axes of a small-multiples grid in reading order, with their index.
+
+        The grid's spare cells (a last row not filled) are blanked once the panels are drawn, so
+        they show nothing rather than an empty frame with ticks.
+        """
+        nrows, ncols = len(self.axes), len(self.axes[0])
+        for k in range(nrows * ncols):
+            ax = self.axes[k // ncols][k % ncols]
+            if k < n:
+                yield k, ax
+            else:
+                ax.axis("off")
+
+
+def _grid(n: int, ncols: int) -> tuple[int, int]:
+    """Columns and rows of a small-multiples grid for ``n`` panels, at most ``ncols`` a row."""
+    ncols = max(1, min(ncols, n))
+    return ncols, max(1, math.ceil(n / ncols))
+
 
 @contextmanager
 def plot(*, size: tuple[float, float], ncols: int = 1, nrows: int = 1, dpi: int = 100) -> Iterator[Canvas]:
@@ -186,15 +206,10 @@ def panel_bars(
     ncols: int = 4,
 ) -> bytes:
     """Small multiples of horizontal bars: one panel per component, one bar per row (system)."""
-    ncols = max(1, min(ncols, len(panels)))
-    nrows = max(1, math.ceil(len(panels) / ncols))
+    ncols, nrows = _grid(len(panels), ncols)
     height = nrows * max(1.8, 0.26 * len(rows) + 1.0)
     with plot(size=(2.9 * ncols + 1.0, height), ncols=ncols, nrows=nrows) as c:
-        for k in range(nrows * ncols):
-            ax = c.axes[k // ncols][k % ncols]
-            if k >= len(panels):
-                ax.axis("off")
-                continue
+        for k, ax in c.panels(len(panels)):
             p = panels[k]
             ys = list(range(len(rows)))[::-1]
             vals = [p.values.get(r) for r in rows]
@@ -236,16 +251,11 @@ def panel_bars(
 def delta_chart(panels: Mapping[str, Sequence[Interval]], *, ncols: int = 4) -> bytes:
     """Diverging deltas with CIs, one panel per component, rows = systems; highlighted = significant."""
     names = list(panels)
-    ncols = max(1, min(ncols, len(names)))
-    nrows = max(1, math.ceil(len(names) / ncols))
+    ncols, nrows = _grid(len(names), ncols)
     n_rows = max((len(v) for v in panels.values()), default=1)
     height = nrows * max(1.8, 0.3 * n_rows + 1.0)
     with plot(size=(3.0 * ncols + 1.0, height), ncols=ncols, nrows=nrows) as c:
-        for k in range(nrows * ncols):
-            ax = c.axes[k // ncols][k % ncols]
-            if k >= len(names):
-                ax.axis("off")
-                continue
+        for k, ax in c.panels(len(names)):
             rows = panels[names[k]]
             ys = list(range(len(rows)))[::-1]
             for y, row in zip(ys, rows, strict=True):
@@ -312,14 +322,9 @@ def histograms(
     hists: Sequence[tuple[str, Sequence[int], bool]], *, bins: Sequence[str], ncols: int = 4
 ) -> bytes:
     """Small bar histograms, one per entry ``(title, counts per bin, flagged)``; flagged ones in red."""
-    ncols = max(1, min(ncols, len(hists)))
-    nrows = max(1, math.ceil(len(hists) / ncols))
+    ncols, nrows = _grid(len(hists), ncols)
     with plot(size=(3.0 * ncols, 2.3 * nrows), ncols=ncols, nrows=nrows) as c:
-        for k in range(nrows * ncols):
-            ax = c.axes[k // ncols][k % ncols]
-            if k >= len(hists):
-                ax.axis("off")
-                continue
+        for k, ax in c.panels(len(hists)):
             title, counts, flagged = hists[k]
             ax.bar(list(bins), list(counts), color="#b3261e" if flagged else "#4c72b0")
             ax.set_title(

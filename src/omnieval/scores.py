@@ -9,6 +9,7 @@ without them reads as if they held ``""``.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -117,6 +118,25 @@ def coerce_scores(frame: pd.DataFrame) -> pd.DataFrame:
     out["index"] = out["index"].astype("int64")
     out["value"] = out["value"].astype("float64")
     return out.reset_index(drop=True)
+
+
+def duplicate_rows_problem(
+    frame: pd.DataFrame, key: Sequence[str], detail: Callable[[pd.Series], str]
+) -> list[str]:
+    """The problem line for rows that share ``key`` (none when there are none), naming the first.
+
+    Benchmarks key their rows differently (a condition, a panel and a pairing), so ``detail``
+    describes the first duplicate by the key columns beyond system and instance; the count and the
+    wording are the same for every benchmark's aggregation check.
+    """
+    dup = frame[frame.duplicated(list(key), keep=False)]
+    if not len(dup):
+        return []
+    first = dup.iloc[0]
+    return [
+        f"{len(dup)} duplicate rows, e.g. system {first['system']!r} instance {first['instance_id']!r} "
+        + detail(first)
+    ]
 
 
 def read_scores(path: Path) -> pd.DataFrame:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from omnieval.benchmarks.acbench._conditions import CONDITIONS
 from omnieval.errors import DataError
 from omnieval.metrics.functional.acoustic import delta_wpm, vfr_at
-from omnieval.scores import ALL_STATUSES, ROW_KEY, VALUED_STATUSES
+from omnieval.scores import ALL_STATUSES, ROW_KEY, VALUED_STATUSES, duplicate_rows_problem
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -95,13 +95,9 @@ def _check(scores: pd.DataFrame) -> pd.DataFrame:
     no_value = frame[valued & ~frame["value"].map(lambda v: math.isfinite(v))]
     if len(no_value):
         problems.append(f"{len(no_value)} ok/repaired rows without a finite value")
-    dup = frame[frame.duplicated(list(ROW_KEY), keep=False)]
-    if len(dup):
-        first = dup.iloc[0]
-        problems.append(
-            f"{len(dup)} duplicate rows, e.g. system {first['system']!r} instance {first['instance_id']!r} "
-            f"{first['component']!r} condition {first['condition']!r}"
-        )
+    problems += duplicate_rows_problem(
+        frame, ROW_KEY, lambda first: f"{first['component']!r} condition {first['condition']!r}"
+    )
     if problems:
         raise DataError("invalid acbench scores table", problems)
     return frame

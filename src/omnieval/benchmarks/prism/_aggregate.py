@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from omnieval.benchmarks.prism._tags import AUDIO_TYPES, DIMENSIONS, GROUND_TRUTH, SUBSETS
 from omnieval.errors import DataError
-from omnieval.scores import ALL_STATUSES, ROW_KEY, VALUED_STATUSES
+from omnieval.scores import ALL_STATUSES, ROW_KEY, VALUED_STATUSES, duplicate_rows_problem
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -128,14 +128,14 @@ def prism_scores(scores: pd.DataFrame, *, panel: str | None = None) -> pd.DataFr
     for iid in list(subsets_per_instance[subsets_per_instance > 1].index)[:_MAX_SHOWN]:
         found = sorted(set(frame.loc[frame["instance_id"] == iid, "subset"]))
         problems.append(f"instance {iid!r} appears in several subsets {found}")
-    dup = frame[frame.duplicated(list(ROW_KEY), keep=False)]
-    if len(dup):
-        first = dup.iloc[0]
-        problems.append(
-            f"{len(dup)} duplicate rows, e.g. system {first['system']!r} instance {first['instance_id']!r} "
-            f"{first['track']}/{first['criterion']} panel {first['panel']!r} judge {first['judge']!r} "
-            f"paired_with {first['paired_with']!r}"
-        )
+    problems += duplicate_rows_problem(
+        frame,
+        ROW_KEY,
+        lambda first: (
+            f"{first['track']}/{first['criterion']} panel {first['panel']!r} "
+            f"judge {first['judge']!r} paired_with {first['paired_with']!r}"
+        ),
+    )
     if problems:
         raise DataError("invalid prism scores table", problems)
     if panel is not None:

@@ -1,6 +1,6 @@
 """kill -9 anywhere, in full: four rounds of the harness (a SIGKILL aimed at each of the six stages per
 round, 24 kills), printing records lost, duplicates and whether the final scores match an
-uninterrupted run (omnieval.chaos)."""
+uninterrupted run (bench/chaos.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 
 
 def run(rounds: int = 4) -> dict[str, Any]:
-    from omnieval.chaos import run_harness
+    from bench.chaos import run_harness
 
     with tempfile.TemporaryDirectory(prefix="omnieval-kill-") as tmp:
         report = run_harness(

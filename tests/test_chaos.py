@@ -8,8 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from omnieval.chaos import STAGES, ChaosReport, Kill, _stage_durations, half_written, run_harness
+from bench.chaos import STAGES, ChaosReport, Kill, _stage_durations, half_written, run_harness
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -104,8 +103,7 @@ def test_sigterm_stops_the_run_and_every_process_it_started(
     import time
 
     import psutil
-
-    from omnieval.chaos import CALL_LOG_ENV, DELAY_ENV, _start, write_suite
+    from bench.chaos import CALL_LOG_ENV, DELAY_ENV, _start, write_suite
 
     monkeypatch.chdir(ROOT)
     suite = write_suite(tmp_path, "sigterm", limit=2, dataset=ROOT / "data" / "storybench-sample")

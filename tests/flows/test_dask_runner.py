@@ -22,8 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-
-from omnieval.chaos import CALL_LOG_ENV, write_suite
+from bench.chaos import CALL_LOG_ENV, write_suite
 
 ROOT = Path(__file__).resolve().parents[2]
 # A whole flow runs in the first test's setup: 30 min, not the suite's 15, on a loaded 2-core machine.

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from bench.chaos import write_suite
 
-from omnieval.chaos import write_suite
 from omnieval.config import load_suite
 from omnieval.stages.judge import order_dependent_judges, shard_plan
 

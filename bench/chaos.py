@@ -21,6 +21,10 @@ The judge is :func:`judge`, a deterministic scripted model (``kind: scripted``) 
 judge stage lasts long enough to be hit; the metrics are the suite's real ones.
 ``make test`` runs one round (6 kills, tests/test_chaos.py); ``python -m bench kill`` runs four
 (24 kills).
+
+The harness is not part of the library: it lives with the benchmarks, and the tests import it as
+``bench.chaos`` (the repository root is on pytest's path). The runs it starts find its judge
+(``bench.chaos:judge``) because it puts the repository root on their ``PYTHONPATH``.
 """
 
 from __future__ import annotations
@@ -44,6 +48,8 @@ from typing import Any
 STAGES = ("validate", "generate", "metrics", "judge", "report", "track")
 CALL_LOG_ENV = "OMNIEVAL_CHAOS_CALL_LOG"
 DELAY_ENV = "OMNIEVAL_CHAOS_JUDGE_DELAY_S"
+#: The repository root: the folder that holds the ``bench`` package, so ``bench.chaos`` imports.
+REPO_ROOT = Path(__file__).resolve().parents[1]
 _MARKER = re.compile(r"^\[(validate|generate|metrics|judge|report|track)\] started")
 _DIGEST = re.compile(r"call ([0-9a-f]{12})")
 
@@ -171,7 +177,7 @@ def _panel_yaml(delay_note: str) -> str:
     judge_block = (
         "id: chaos-judge\n"
         "        model: scripted/chaos\n"
-        '        backend: {kind: scripted, script: "omnieval.chaos:judge"}\n'
+        '        backend: {kind: scripted, script: "bench.chaos:judge"}\n'
         "        decoding: {temperature: 0.0, max_tokens: 256}\n"
         "        framing: {schema_constrained: true}\n"
         "        retries: 0\n"
@@ -220,13 +226,20 @@ class _Run:
     reader: threading.Thread
 
 
+def _with_repo_on_path(env: dict[str, str]) -> dict[str, str]:
+    """``env`` with the repository root first on ``PYTHONPATH``, so a run started from any folder
+    (and every worker it starts) can import the harness's judge ``bench.chaos:judge``."""
+    inherited = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    return {**env, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), *inherited])}
+
+
 def _start(suite: Path, env: dict[str, str]) -> _Run:
     process = subprocess.Popen(
         [sys.executable, "-m", "omnieval", "run", str(suite)],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-        env=env,
+        env=_with_repo_on_path(env),
         start_new_session=True,  # its own process group: the kill takes every child with it
     )
     markers: list[tuple[float, str]] = []

@@ -25,7 +25,7 @@ from omnieval.stages._common import (
     write_json,
     write_stamp,
 )
-from omnieval.stages._main import stage_main
+from omnieval.stages._main import handoff_stage_main
 
 
 @dataclass(frozen=True)
@@ -453,13 +453,9 @@ def _drift(config: SuiteConfig, instances: Sequence[Any]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    def body(cfg: SuiteConfig, _args: object) -> None:
-        from omnieval.stages._handoff import dataset_digest
-        from omnieval.stages.validate import load_instances
+    from omnieval.stages.validate import load_instances
 
-        run(cfg, load_instances(cfg), dataset_digest(state_paths(cfg)))
-
-    return stage_main("judge", body, argv)
+    return handoff_stage_main("judge", run, argv, load_instances=load_instances)
 
 
 if __name__ == "__main__":

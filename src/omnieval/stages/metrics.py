@@ -24,7 +24,7 @@ from omnieval.stages._common import (
     write_json,
     write_stamp,
 )
-from omnieval.stages._main import stage_main
+from omnieval.stages._main import handoff_stage_main
 
 
 @dataclass(frozen=True)
@@ -71,13 +71,9 @@ def run(config: SuiteConfig, system_id: str, instances: Sequence[Any], dataset_d
 
 
 def main(argv: list[str] | None = None) -> int:
-    def body(cfg: SuiteConfig, args: object) -> None:
-        from omnieval.stages._handoff import dataset_digest
-        from omnieval.stages.validate import load_instances
+    from omnieval.stages.validate import load_instances
 
-        run(cfg, args.system, load_instances(cfg), dataset_digest(state_paths(cfg)))  # type: ignore[attr-defined]
-
-    return stage_main("metrics", body, argv, needs_system=True)
+    return handoff_stage_main("metrics", run, argv, per_system=True, load_instances=load_instances)
 
 
 if __name__ == "__main__":

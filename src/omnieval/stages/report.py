@@ -24,8 +24,8 @@ from omnieval.stages._common import (
     write_json,
     write_stamp,
 )
-from omnieval.stages._handoff import MLFLOW_METRICS_KEY, dataset_digest, leaderboard_document
-from omnieval.stages._main import stage_main
+from omnieval.stages._handoff import MLFLOW_METRICS_KEY, leaderboard_document
+from omnieval.stages._main import handoff_stage_main
 
 
 @dataclass(frozen=True)
@@ -195,11 +195,7 @@ def run(config: SuiteConfig, dataset_digest: str) -> ReportOutcome:
 
 
 def main(argv: list[str] | None = None) -> int:
-    def body(cfg: SuiteConfig, _args: object) -> None:
-
-        run(cfg, dataset_digest(state_paths(cfg)))
-
-    return stage_main("report", body, argv)
+    return handoff_stage_main("report", run, argv)
 
 
 if __name__ == "__main__":

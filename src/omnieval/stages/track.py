@@ -19,11 +19,10 @@ from omnieval.stages._common import StatePaths, code_digest, read_json, state_pa
 from omnieval.stages._handoff import (
     MLFLOW_METRICS_KEY,
     STARTED_FILE,
-    dataset_digest,
     leaderboard_document,
     recorded_start,
 )
-from omnieval.stages._main import stage_main
+from omnieval.stages._main import handoff_stage_main
 from omnieval.systems import SystemConfig, SystemSpec
 
 
@@ -267,11 +266,7 @@ def _sweep_interrupted(suite_runs: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    def body(cfg: SuiteConfig, _args: object) -> None:
-
-        run(cfg, dataset_digest(state_paths(cfg)))
-
-    return stage_main("track", body, argv)
+    return handoff_stage_main("track", run, argv)
 
 
 if __name__ == "__main__":

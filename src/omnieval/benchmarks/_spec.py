@@ -75,6 +75,15 @@ def _unique(values: tuple[str, ...], what: str) -> tuple[str, ...]:
     return values
 
 
+def _names(values: tuple[str, ...], what: str) -> tuple[str, ...]:
+    """``values`` when each is a distinct lower-case identifier (they end up in column values and
+    MLflow keys, where anything else would need quoting)."""
+    bad = [v for v in values if not re.match(_NAME, v)]
+    if bad:
+        raise ValueError(f"{what} names must match {_NAME}: {', '.join(bad)}")
+    return _unique(values, what)
+
+
 class DatasetSpec(_Strict):
     """Where a benchmark's data lives and how a folder is recognised as its layout."""
 
@@ -109,10 +118,7 @@ class JudgeSpec(_Strict):
     @field_validator("tracks")
     @classmethod
     def _track_names(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        bad = [t for t in value if not re.match(_NAME, t)]
-        if bad:
-            raise ValueError(f"track names must match {_NAME}: {', '.join(bad)}")
-        return _unique(value, "track")
+        return _names(value, "track")
 
     @model_validator(mode="after")
     def _criteria_name_tracks(self) -> JudgeSpec:
@@ -171,10 +177,7 @@ class BenchmarkSpec(_Strict):
     @field_validator("conditions")
     @classmethod
     def _condition_names(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        bad = [c for c in value if not re.match(_NAME, c)]
-        if bad:
-            raise ValueError(f"condition names must match {_NAME}: {', '.join(bad)}")
-        return _unique(value, "condition")
+        return _names(value, "condition")
 
     @field_validator("system_kinds")
     @classmethod

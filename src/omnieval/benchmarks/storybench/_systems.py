@@ -7,7 +7,7 @@ bound the scale. ``copy-current`` sees only the task inputs, like a real system.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from omnieval.backends.tts import EspeakProsody, SpeechRequest, SynthesisError, synthesize
@@ -48,6 +48,35 @@ def _tts_lineage(controlled: bool) -> dict[str, object]:
     }
 
 
+def _write_candidates(
+    transitions: Sequence[Transition],
+    out_root: Path,
+    progress: Progress | None,
+    pick: Callable[[Transition], tuple[str, Path, TargetSpeech]],
+    *,
+    controlled: bool,
+) -> dict[str, int]:
+    """Write each transition's narration, picture and spoken line as ``pick`` chooses them.
+
+    The reference systems differ only in where the three outputs come from (the targets, the
+    current page, another transition); clearing the index first, speaking through espeak-ng and
+    recording a failed synthesis as missing are the same for all of them.
+
+    Returns:
+        Missing outputs per modality (what :class:`GenerationSummary` reports).
+    """
+    counts: dict[str, int] = {}
+    for done, tr in enumerate(transitions, start=1):
+        text, image, speech = pick(tr)
+        clear_index(out_root, tr.index)
+        write_text(out_root, tr.index, text)
+        write_image(out_root, tr.index, image)
+        _speak(out_root, tr.index, speech, controlled=controlled, counts=counts)
+        if progress:
+            progress(done, len(transitions))
+    return counts
+
+
 class OracleSystem:
     """Ground-truth narration and image; the target line spoken with the target attributes."""
 
@@ -56,14 +85,13 @@ class OracleSystem:
     def generate(
         self, transitions: Sequence[Transition], out_root: Path, *, progress: Progress | None = None
     ) -> GenerationSummary:
-        counts: dict[str, int] = {}
-        for done, tr in enumerate(transitions, start=1):
-            clear_index(out_root, tr.index)
-            write_text(out_root, tr.index, tr.next_text)
-            write_image(out_root, tr.index, tr.next_image)
-            _speak(out_root, tr.index, tr.target_speech, controlled=True, counts=counts)
-            if progress:
-                progress(done, len(transitions))
+        counts = _write_candidates(
+            transitions,
+            out_root,
+            progress,
+            lambda tr: (tr.next_text, tr.next_image, tr.target_speech),
+            controlled=True,
+        )
         return GenerationSummary("oracle", "oracle", out_root, len(transitions), counts, _tts_lineage(True))
 
 
@@ -82,20 +110,17 @@ class CopyCurrentSystem:
     def generate(
         self, transitions: Sequence[Transition], out_root: Path, *, progress: Progress | None = None
     ) -> GenerationSummary:
-        counts: dict[str, int] = {}
-        for done, tr in enumerate(transitions, start=1):
+
+        def current_page(tr: Transition) -> tuple[str, Path, TargetSpeech]:
             inputs = tr.task_inputs()
-            clear_index(out_root, inputs.index)
-            write_text(out_root, inputs.index, inputs.current_text)
-            write_image(out_root, inputs.index, inputs.current_image)
             # The target line is ground truth, not a task input: say the current page's first sentence.
             line = _first_sentence(inputs.current_text)
             speech = TargetSpeech(
                 name="narrator", line=line, emotion="neutral", speed="normal", pitch="normal", gender="female"
             )
-            _speak(out_root, inputs.index, speech, controlled=False, counts=counts)
-            if progress:
-                progress(done, len(transitions))
+            return inputs.current_text, inputs.current_image, speech
+
+        counts = _write_candidates(transitions, out_root, progress, current_page, controlled=False)
         return GenerationSummary(
             "copy-current", "copy-current", out_root, len(transitions), counts, _tts_lineage(False)
         )
@@ -127,16 +152,13 @@ class ShuffledSystem:
     def generate(
         self, transitions: Sequence[Transition], out_root: Path, *, progress: Progress | None = None
     ) -> GenerationSummary:
-        counts: dict[str, int] = {}
         donors = derangement(transitions, self.seed)
-        for done, tr in enumerate(transitions, start=1):
+
+        def donor_targets(tr: Transition) -> tuple[str, Path, TargetSpeech]:
             donor = donors[tr.index]
-            clear_index(out_root, tr.index)
-            write_text(out_root, tr.index, donor.next_text)
-            write_image(out_root, tr.index, donor.next_image)
-            _speak(out_root, tr.index, donor.target_speech, controlled=True, counts=counts)
-            if progress:
-                progress(done, len(transitions))
+            return donor.next_text, donor.next_image, donor.target_speech
+
+        counts = _write_candidates(transitions, out_root, progress, donor_targets, controlled=True)
         lineage = {
             **_tts_lineage(True),
             "seed": self.seed,

@@ -27,11 +27,12 @@ from omnieval.data._fingerprint import (
     write_manifest,
 )
 from omnieval.data._generated import refuse_foreign, replace_owned
-from omnieval.data._jsonl_manifest import write_manifest_records
+from omnieval.data._jsonl_manifest import InstanceDataset, write_manifest_records
 
 __all__ = [
     "FileCheck",
     "FileEntry",
+    "InstanceDataset",
     "Loaded",
     "Manifest",
     "Resolved",

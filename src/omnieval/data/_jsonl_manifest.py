@@ -58,12 +58,15 @@ ReportT = TypeVar("ReportT")
 
 
 @dataclass(frozen=True)
-class ManifestDataset(Generic[InstT]):
-    """A validated JSONL dataset folder. ``instances[i].index == i`` (manifest line order).
+class InstanceDataset(Generic[InstT]):
+    """A validated dataset folder as the sequence of its typed records, whatever the file format.
+
+    Every benchmark's loaded dataset is one of these, so the stages and tools iterate, index and
+    look up ids the same way on all of them.
 
     Attributes:
         root: The dataset folder (absolute, resolved).
-        instances: The typed records in manifest line order.
+        instances: The typed records in dataset order (``instances[i].index == i``).
     """
 
     root: Path
@@ -79,13 +82,8 @@ class ManifestDataset(Generic[InstT]):
         return self.instances[index]
 
     @property
-    def manifest_path(self) -> Path:
-        """The dataset's ``manifest.jsonl``."""
-        return self.root / MANIFEST_NAME
-
-    @property
     def ids(self) -> tuple[str, ...]:
-        """Dataset ids in manifest order."""
+        """Dataset ids in dataset order."""
         return tuple(i.id for i in self.instances)
 
     def by_id(self, instance_id: str) -> InstT:
@@ -94,6 +92,16 @@ class ManifestDataset(Generic[InstT]):
             if inst.id == instance_id:
                 return inst
         raise KeyError(instance_id)
+
+
+@dataclass(frozen=True)
+class ManifestDataset(InstanceDataset[InstT]):
+    """A validated JSONL dataset folder: its records in manifest line order."""
+
+    @property
+    def manifest_path(self) -> Path:
+        """The dataset's ``manifest.jsonl``."""
+        return self.root / MANIFEST_NAME
 
 
 @dataclass(frozen=True)

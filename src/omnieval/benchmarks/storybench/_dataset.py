@@ -9,7 +9,7 @@ records.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -34,43 +34,26 @@ from omnieval.benchmarks.storybench._schema import (
     TEXT_FILE_OF,
     expected_id,
 )
+from omnieval.data import InstanceDataset
 from omnieval.data._files import FileCheck, check_file, clip, parse_characters, show_value
 from omnieval.errors import DataError
 
 
 @dataclass(frozen=True)
-class StoryBenchDataset:
-    """A validated Omni-StoryBench folder. ``transitions[i].index == i`` (parquet row order)."""
+class StoryBenchDataset(InstanceDataset[Transition]):
+    """A validated Omni-StoryBench folder: its transitions in parquet row order."""
 
-    root: Path
     parquet_path: Path
-    transitions: tuple[Transition, ...]
-
-    def __len__(self) -> int:
-        return len(self.transitions)
-
-    def __iter__(self) -> Iterator[Transition]:
-        return iter(self.transitions)
-
-    def __getitem__(self, index: int) -> Transition:
-        return self.transitions[index]
 
     @property
-    def ids(self) -> tuple[str, ...]:
-        """Dataset ids in row order."""
-        return tuple(t.id for t in self.transitions)
+    def transitions(self) -> tuple[Transition, ...]:
+        """The instances under their storybench name (one per page transition)."""
+        return self.instances
 
     @property
     def books(self) -> tuple[tuple[str, str], ...]:
         """Distinct ``(source, book)`` pairs in order of first appearance."""
         return tuple(dict.fromkeys((t.source, t.book) for t in self.transitions))
-
-    def by_id(self, instance_id: str) -> Transition:
-        """The transition with this id; KeyError when absent."""
-        for t in self.transitions:
-            if t.id == instance_id:
-                return t
-        raise KeyError(instance_id)
 
 
 @dataclass(frozen=True)
@@ -138,7 +121,7 @@ def validate_storybench(root: Path) -> ValidationReport:
 
     dataset = None
     if not problems:
-        dataset = StoryBenchDataset(root.resolve(), parquet_path.resolve(), tuple(transitions))
+        dataset = StoryBenchDataset(root.resolve(), tuple(transitions), parquet_path=parquet_path.resolve())
     return ValidationReport(root, len(rows), problems, dataset)
 
 

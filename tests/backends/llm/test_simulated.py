@@ -8,6 +8,7 @@ import statistics
 
 import pytest
 
+import omnieval.benchmarks  # noqa: F401  (storybench registers the judge tracks these verdicts use)
 from omnieval.backends.llm import BackendError, ChatRequest, Completion, Message
 from omnieval.backends.llm._config import SimulatedConfig
 from omnieval.backends.llm._factory import backend_identity, open_backend

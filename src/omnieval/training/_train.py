@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -162,6 +163,24 @@ def _dev_figures(
     return loss, accuracy
 
 
+@contextmanager
+def _torch_threads(n: int | None) -> Iterator[None]:
+    """Run the block on ``n`` torch CPU threads (the current count when None), restoring it after.
+
+    A grid point may ask for fewer threads than the process has (several points run side by side);
+    the count is process-wide in torch, so it is put back however the point ends.
+    """
+    import torch
+
+    previous = torch.get_num_threads()
+    if n is not None:
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
 def train_point(
     build_model: Callable[[], nn.Module],
     train: ClipData,
@@ -181,103 +200,79 @@ def train_point(
     epoch's figures as they come (the tracker logs them live).
     """
     import torch
+    from torch.utils.data import DataLoader
 
     if len(train) == 0 or len(dev) == 0:
         from omnieval.errors import DataError
 
         raise DataError("training needs at least one train clip and one dev clip")
-    previous_threads = torch.get_num_threads()
-    if device == "cpu" and optim.cpu_threads is not None:
-        torch.set_num_threads(optim.cpu_threads)
-    try:
-        return _train(
-            build_model, train, dev, optim, head_lr, backbone_lr, seed, device, max_train_frames, on_epoch
+    with _torch_threads(optim.cpu_threads if device == "cpu" else None):
+        torch.manual_seed(seed)
+        model = build_model().to(device)
+        loader = DataLoader(
+            _dataset(train, max_frames=max_train_frames, seed=seed),
+            batch_size=optim.batch_size,
+            shuffle=True,
+            generator=torch.Generator().manual_seed(seed),
+            collate_fn=_collate,
+            num_workers=optim.num_workers,
         )
-    finally:
-        torch.set_num_threads(previous_threads)
-
-
-def _train(
-    build_model: Callable[[], nn.Module],
-    train: ClipData,
-    dev: ClipData,
-    optim: OptimConfig,
-    head_lr: float,
-    backbone_lr: float,
-    seed: int,
-    device: str,
-    max_train_frames: int | None,
-    on_epoch: Callable[[EpochLog], None] | None,
-) -> PointOutcome:
-    import torch
-    from torch.utils.data import DataLoader
-
-    torch.manual_seed(seed)
-    model = build_model().to(device)
-    loader = DataLoader(
-        _dataset(train, max_frames=max_train_frames, seed=seed),
-        batch_size=optim.batch_size,
-        shuffle=True,
-        generator=torch.Generator().manual_seed(seed),
-        collate_fn=_collate,
-        num_workers=optim.num_workers,
-    )
-    groups = model.parameter_groups(head_lr, backbone_lr)  # type: ignore[operator]
-    optimizer = torch.optim.AdamW(groups, betas=optim.betas, weight_decay=optim.weight_decay)
-    steps_per_epoch = math.ceil(len(train) / optim.batch_size)
-    total = steps_per_epoch * optim.epochs
-    warmup = round(optim.warmup_epochs * steps_per_epoch)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda step: warmup_cosine_factor(step, warmup_steps=warmup, total_steps=total)
-    )
-    loss_fn = torch.nn.CrossEntropyLoss(label_smoothing=optim.label_smoothing)
-    dev_loss_fn = torch.nn.NLLLoss()
-    best: tuple[float, int, float, dict[str, Any]] | None = None
-    history: list[EpochLog] = []
-    for epoch in range(1, optim.epochs + 1):
-        started = time.perf_counter()
-        model.train()
-        lrs = {g.get("name", str(i)): float(g["lr"]) for i, g in enumerate(optimizer.param_groups)}
-        total_loss, correct, seen = 0.0, 0, 0
-        for x, mask, y in loader:
-            x, mask, y = x.to(device), mask.to(device), y.to(device)
-            with _autocast(device, optim.precision):
-                logits = model(x, mask)
-            loss = loss_fn(logits.float(), y)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), optim.grad_clip_norm)
-            optimizer.step()
-            scheduler.step()
-            total_loss += float(loss.detach()) * y.shape[0]
-            correct += int((logits.argmax(dim=-1) == y).sum())
-            seen += int(y.shape[0])
-        dev_loss, dev_accuracy = _dev_figures(
-            model, dev, dev_loss_fn, device, optim.batch_size, optim.precision
+        groups = model.parameter_groups(head_lr, backbone_lr)  # type: ignore[operator]
+        optimizer = torch.optim.AdamW(groups, betas=optim.betas, weight_decay=optim.weight_decay)
+        steps_per_epoch = math.ceil(len(train) / optim.batch_size)
+        total = steps_per_epoch * optim.epochs
+        warmup = round(optim.warmup_epochs * steps_per_epoch)
+        scheduler = torch.optim.lr_scheduler.LambdaLR(
+            optimizer, lambda step: warmup_cosine_factor(step, warmup_steps=warmup, total_steps=total)
         )
-        log = EpochLog(
-            epoch=epoch,
-            train_loss=total_loss / seen,
-            train_accuracy=correct / seen,
-            dev_loss=dev_loss,
-            dev_accuracy=dev_accuracy,
-            lr_head=lrs.get("head", float("nan")),
-            lr_backbone=lrs.get("backbone", float("nan")),
-            seconds=time.perf_counter() - started,
+        loss_fn = torch.nn.CrossEntropyLoss(label_smoothing=optim.label_smoothing)
+        dev_loss_fn = torch.nn.NLLLoss()
+        best: tuple[float, int, float, dict[str, Any]] | None = None
+        history: list[EpochLog] = []
+        for epoch in range(1, optim.epochs + 1):
+            started = time.perf_counter()
+            model.train()
+            lrs = {g.get("name", str(i)): float(g["lr"]) for i, g in enumerate(optimizer.param_groups)}
+            total_loss, correct, seen = 0.0, 0, 0
+            for x, mask, y in loader:
+                x, mask, y = x.to(device), mask.to(device), y.to(device)
+                with _autocast(device, optim.precision):
+                    logits = model(x, mask)
+                loss = loss_fn(logits.float(), y)
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(model.parameters(), optim.grad_clip_norm)
+                optimizer.step()
+                scheduler.step()
+                total_loss += float(loss.detach()) * y.shape[0]
+                correct += int((logits.argmax(dim=-1) == y).sum())
+                seen += int(y.shape[0])
+            dev_loss, dev_accuracy = _dev_figures(
+                model, dev, dev_loss_fn, device, optim.batch_size, optim.precision
+            )
+            log = EpochLog(
+                epoch=epoch,
+                train_loss=total_loss / seen,
+                train_accuracy=correct / seen,
+                dev_loss=dev_loss,
+                dev_accuracy=dev_accuracy,
+                lr_head=lrs.get("head", float("nan")),
+                lr_backbone=lrs.get("backbone", float("nan")),
+                seconds=time.perf_counter() - started,
+            )
+            history.append(log)
+            if on_epoch is not None:
+                on_epoch(log)
+            if best is None or dev_accuracy > best[0]:
+                state = {k: v.detach().to("cpu").clone() for k, v in model.state_dict().items()}
+                best = (dev_accuracy, epoch, dev_loss, state)
+        assert best is not None
+        return PointOutcome(
+            head_lr=head_lr,
+            backbone_lr=backbone_lr,
+            best_epoch=best[1],
+            best_dev_accuracy=best[0],
+            best_dev_loss=best[2],
+            history=history,
+            state=best[3],
         )
-        history.append(log)
-        if on_epoch is not None:
-            on_epoch(log)
-        if best is None or dev_accuracy > best[0]:
-            state = {k: v.detach().to("cpu").clone() for k, v in model.state_dict().items()}
-            best = (dev_accuracy, epoch, dev_loss, state)
-    assert best is not None
-    return PointOutcome(
-        head_lr=head_lr,
-        backbone_lr=backbone_lr,
-        best_epoch=best[1],
-        best_dev_accuracy=best[0],
-        best_dev_loss=best[2],
-        history=history,
-        state=best[3],
-    )

@@ -42,12 +42,13 @@ from omnieval.reporting._figures import (
     stacked_bars,
 )
 from omnieval.reporting._ledger import LEDGER_STATUSES, LedgerRow, read_ledger, validity_ledger
-from omnieval.reporting._page import Section, esc, render_page, table, write_page
+from omnieval.reporting._page import RUN_FOOTER, Section, esc, render_page, table, write_page, write_run_page
 from omnieval.reporting._readings import analysis_reading, analysis_summary
 from omnieval.reporting._templates import render, trusted
 
 __all__ = [
     "LEDGER_STATUSES",
+    "RUN_FOOTER",
     "Artifact",
     "Delta",
     "Interval",
@@ -87,4 +88,5 @@ __all__ = [
     "verdict_banner",
     "what_moved",
     "write_page",
+    "write_run_page",
 ]

@@ -83,6 +83,31 @@ def render_page(
     )
 
 
+#: The footer of a run's report: where its numbers come from.
+RUN_FOOTER = "Written by omnieval's report stage; numbers come from the linked JSON files."
+
+
+def write_run_page(
+    path: Path,
+    *,
+    suite: str,
+    benchmark: str,
+    facts: str,
+    sections: Sequence[Section],
+    footer: str = RUN_FOOTER,
+) -> None:
+    """Write a run's ``report.html``: every benchmark's page is titled by its suite, and the heading
+    names the benchmark after it, so runs of several benchmarks read alike side by side."""
+    page = render_page(
+        title=f"omnieval {suite}",
+        heading=f"omnieval — suite {suite} ({benchmark})",
+        facts=facts,
+        sections=sections,
+        footer=footer,
+    )
+    write_page(path, page)
+
+
 def write_page(path: Path, document: str) -> None:
     """Write ``document`` to ``path`` atomically (a reader never sees half a page)."""
     path.parent.mkdir(parents=True, exist_ok=True)

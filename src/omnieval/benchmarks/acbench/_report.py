@@ -91,11 +91,10 @@ def write_acbench_report(job: ReportJob, *, deviations: list[str]) -> None:
         artifact_links,
         generation_block,
         render,
-        render_page,
         trusted,
         verdict_banner,
         what_moved,
-        write_page,
+        write_run_page,
     )
 
     path, config, document, run_id = job.path, job.config, job.document, job.run_id
@@ -145,11 +144,4 @@ def write_acbench_report(job: ReportJob, *, deviations: list[str]) -> None:
         ),
         Section("artifacts", "Raw artifacts", artifact_links(path.parent, artifacts)),
     ]
-    page = render_page(
-        title=f"omnieval {config.suite}",
-        heading=f"omnieval — suite {config.suite} (acbench)",
-        facts=facts,
-        sections=sections,
-        footer="Written by omnieval's report stage; numbers come from the linked JSON files.",
-    )
-    write_page(path, page)
+    write_run_page(path, suite=config.suite, benchmark="acbench", facts=facts, sections=sections)

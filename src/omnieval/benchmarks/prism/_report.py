@@ -370,11 +370,10 @@ def write_prism_report(
         figure,
         generation_block,
         judge_health_block,
-        render_page,
         trusted,
         validity_ledger_block,
         verdict_banner,
-        write_page,
+        write_run_page,
     )
 
     path, config, document = job.path, job.config, dict(job.document)
@@ -457,13 +456,7 @@ def write_prism_report(
         run_id=job.run_id,
         experiment=config.experiment,
     )
-    write_page(
-        path,
-        render_page(
-            title=f"omnieval {config.suite}",
-            heading=f"omnieval — suite {config.suite} (PRISM-Bench)",
-            facts=facts,
-            sections=sections,
-        ),
+    write_run_page(
+        path, suite=config.suite, benchmark="PRISM-Bench", facts=facts, sections=sections, footer=""
     )
     return radar_path

@@ -651,12 +651,11 @@ def write_report_html(job: ReportJob, *, deviations: list[str]) -> None:
         artifact_links,
         judge_health_block,
         leaderboard_ci,
-        render_page,
         trusted,
         validity_ledger_block,
         verdict_banner,
         what_moved,
-        write_page,
+        write_run_page,
     )
 
     path, config, analyses_dir = job.path, job.config, job.analyses_dir
@@ -737,14 +736,8 @@ def write_report_html(job: ReportJob, *, deviations: list[str]) -> None:
         run_id=run_id,
         experiment=config.experiment,
     )
-    document = render_page(
-        title=f"omnieval {config.suite}",
-        heading=f"omnieval — suite {config.suite} ({board.get('benchmark', '')})",
-        facts=facts,
-        sections=sections,
-        footer="Written by omnieval's report stage; numbers come from the linked JSON files.",
-    )
-    write_page(path, document)
+    benchmark = board.get("benchmark", "")
+    write_run_page(path, suite=config.suite, benchmark=benchmark, facts=facts, sections=sections)
 
 
 def aggregate_table(doc: dict[str, Any]) -> str:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import functools
 import math
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import Any
 
 from PIL import Image, ImageDraw, ImageFont
 
+from omnieval.benchmarks._sample_command import run_sample_command
 from omnieval.benchmarks.acbench._heteronyms import HETERONYMS, Heteronym
 from omnieval.benchmarks.acbench._manifest import (
     FEATURES,
@@ -1073,12 +1073,11 @@ def sample_main(argv: Sequence[str], prog: str) -> int:
     parser.add_argument("out", type=Path, help="output folder (e.g. data/acbench-sample)")
     parser.add_argument("--size", type=int, default=IMAGE_SIZE, help="picture side in pixels")
     args = parser.parse_args(argv)
-    try:
-        summary = write_acbench_sample(args.out, size=args.size)
-    except OmnievalError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    print(f"wrote {summary.n_instances} instances to {summary.root}")
-    for feature, values in summary.counts.items():
-        print(f"  {feature}: " + ", ".join(f"{value} {n}" for value, n in values.items()))
-    return 0
+
+    def report(summary: AcbenchSampleSummary) -> int:
+        print(f"wrote {summary.n_instances} instances to {summary.root}")
+        for feature, values in summary.counts.items():
+            print(f"  {feature}: " + ", ".join(f"{value} {n}" for value, n in values.items()))
+        return 0
+
+    return run_sample_command(lambda: write_acbench_sample(args.out, size=args.size), report)

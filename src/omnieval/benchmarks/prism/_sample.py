@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -36,6 +35,7 @@ import numpy as np
 import numpy.typing as npt
 from PIL import Image, ImageDraw
 
+from omnieval.benchmarks._sample_command import run_sample_command
 from omnieval.benchmarks.prism._manifest import MANIFEST_NAME, validate_prism
 from omnieval.benchmarks.prism._media import encode_clip
 from omnieval.benchmarks.prism._tags import SUBSETS, TAGS, valid_tag_sets
@@ -842,15 +842,14 @@ def sample_main(argv: Sequence[str], prog: str) -> int:
     parser.add_argument("--ids", nargs="+", default=None, help="write only these clips (e.g. on-01 mix-03)")
     args = parser.parse_args(argv)
     start = time.perf_counter()
-    try:
-        summary = write_prism_sample(args.out, ids=args.ids)
-    except OmnievalError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    seconds = time.perf_counter() - start
-    print(
-        f"wrote {summary.n_instances} clips to {summary.root} ({summary.size_bytes / 1e6:.2f} MB, {seconds:.1f} s)"
-    )
-    for subset, n in summary.counts.items():
-        print(f"  {subset}: {n}")
-    return 0
+
+    def report(summary: PrismSampleSummary) -> int:
+        seconds = time.perf_counter() - start
+        print(
+            f"wrote {summary.n_instances} clips to {summary.root} ({summary.size_bytes / 1e6:.2f} MB, {seconds:.1f} s)"
+        )
+        for subset, n in summary.counts.items():
+            print(f"  {subset}: {n}")
+        return 0
+
+    return run_sample_command(lambda: write_prism_sample(args.out, ids=args.ids), report)

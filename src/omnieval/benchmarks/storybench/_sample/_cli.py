@@ -7,7 +7,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from omnieval.benchmarks.storybench._sample._write import write_sample
+from omnieval.benchmarks._sample_command import run_sample_command
+from omnieval.benchmarks.storybench._sample._write import SampleSummary, write_sample
 
 
 def sample_main(argv: Sequence[str], prog: str) -> int:
@@ -21,20 +22,17 @@ def sample_main(argv: Sequence[str], prog: str) -> int:
     args = parser.parse_args(argv)
 
     from omnieval.benchmarks.storybench._dataset import validate_storybench
-    from omnieval.errors import OmnievalError
 
-    try:
-        summary = write_sample(args.out, size=args.size)
-    except OmnievalError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    report = validate_storybench(summary.root)
-    if not report.ok:
-        for problem in report.problems:
-            print(f"  - {problem}", file=sys.stderr)
-        return 2
-    print(
-        f"wrote {summary.n_rows} transitions, {summary.n_pages} pages, {summary.n_books} books to "
-        f"{summary.root}"
-    )
-    return 0
+    def report(summary: SampleSummary) -> int:
+        validation = validate_storybench(summary.root)
+        if not validation.ok:
+            for problem in validation.problems:
+                print(f"  - {problem}", file=sys.stderr)
+            return 2
+        print(
+            f"wrote {summary.n_rows} transitions, {summary.n_pages} pages, {summary.n_books} books to "
+            f"{summary.root}"
+        )
+        return 0
+
+    return run_sample_command(lambda: write_sample(args.out, size=args.size), report)

@@ -1,0 +1,34 @@
+"""How a benchmark's ``omnieval make-sample <benchmark> OUT`` reports what its generator did.
+
+Each benchmark parses its own generator options and prints its own summary; writing the sample and
+turning a refusal (a folder holding foreign files, a sample failing validation, a missing tool) into
+an ``error:`` line with the error's exit code is the same for all of them, and lives here.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import TypeVar
+
+from omnieval.errors import OmnievalError
+
+SummaryT = TypeVar("SummaryT")
+
+
+def run_sample_command(write: Callable[[], SummaryT], report: Callable[[SummaryT], int]) -> int:
+    """Run ``write`` and return ``report``'s exit code for its summary.
+
+    Args:
+        write: Writes the sample; raises :class:`~omnieval.errors.OmnievalError` when it cannot.
+        report: Prints the summary (and may check the written folder); returns the exit code.
+
+    Returns:
+        ``report``'s code, or the error's exit code after printing ``error: <message>`` to stderr.
+    """
+    try:
+        summary = write()
+    except OmnievalError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    return report(summary)

@@ -71,7 +71,7 @@ def run_suite(suite_path: Path, *, sync_dvc: bool = True, runner: str | None = N
     """
     from omnieval.config import load_suite
     from omnieval.errors import DataError, GateFailed
-    from omnieval.flows._early import EarlyPrefectServer
+    from omnieval.flows import EarlyPrefectServer
 
     prepare_prefect_env()
     # The temporary Prefect server starts while the suite and the flow load (a bad config stops it).
@@ -83,7 +83,7 @@ def run_suite(suite_path: Path, *, sync_dvc: bool = True, runner: str | None = N
         module = load_flow_module("nightly")
         try:
             if chosen == "dask":
-                from omnieval.flows._dask import dask_task_runner, shared_prefect_api
+                from omnieval.flows import dask_task_runner, shared_prefect_api
 
                 server.wait()
                 with shared_prefect_api(), prefect_api(os.environ.get("PREFECT_API_URL")):
@@ -143,7 +143,7 @@ def sync_dvc_lock(suite_path: Path = Path("pipelines/nightly.yaml")) -> None:
 
 def _record_gate_failure(config: Any, reason: str) -> None:
     """Save the failed gate results as a FAILED MLflow run, so nothing looks like a successful run."""
-    from omnieval.stages._common import state_paths
+    from omnieval.stages import state_paths
     from omnieval.tracking import log_failed_run
 
     gates = state_paths(config).gates

@@ -91,7 +91,7 @@ def _read_raw(path: Path) -> str:
 
 
 def _parse(args: argparse.Namespace) -> int:
-    from omnieval.judges._parse import parse_verdict
+    from omnieval.judges import parse_verdict
 
     result = parse_verdict(_read_raw(args.file), args.track)
     if args.json:
@@ -111,7 +111,7 @@ def _parse(args: argparse.Namespace) -> int:
 
 
 def _panels(args: argparse.Namespace) -> int:
-    from omnieval.judges._panels import describe_panels
+    from omnieval.judges import describe_panels
 
     described = describe_panels()
     if args.json:

@@ -147,8 +147,7 @@ def _fmt(value: Any) -> str:
 
 def _speech(args: argparse.Namespace) -> int:
     from omnieval.audio import AudioStatus
-    from omnieval.metrics import SpeechAnalyzer
-    from omnieval.metrics._speech import NO_SPEECH
+    from omnieval.metrics import NO_SPEECH, SpeechAnalyzer
 
     config = _config(
         asr_model=args.asr_model,
@@ -192,8 +191,7 @@ def _speech(args: argparse.Namespace) -> int:
 
 def _text(args: argparse.Namespace) -> int:
     from omnieval.errors import DataError
-    from omnieval.metrics import bertscore
-    from omnieval.metrics._text_image import EmptyTextError
+    from omnieval.metrics import EmptyTextError, bertscore
 
     flags = {"reference": "--ref", "candidate": "--hyp"}
     problems = [
@@ -227,9 +225,7 @@ def _text(args: argparse.Namespace) -> int:
 
 def _image(args: argparse.Namespace) -> int:
     from omnieval.errors import DataError
-    from omnieval.metrics import ImageSimilarity
-    from omnieval.metrics._cache import MetricCache
-    from omnieval.metrics._text_image import image_file_problem
+    from omnieval.metrics import ImageSimilarity, MetricCache, image_file_problem
 
     # Checked before the embedding model loads, so a typo in a path fails fast.
     problems = [p for p in (image_file_problem(args.a), image_file_problem(args.b)) if p]
@@ -246,9 +242,12 @@ def _image(args: argparse.Namespace) -> int:
 
 
 def _acbench(args: argparse.Namespace) -> int:
-    from omnieval.benchmarks.acbench._aggregate import aggregate_acbench
-    from omnieval.benchmarks.acbench._manifest import load_acbench
-    from omnieval.benchmarks.acbench._metrics import AcbenchMetricsConfig, compute_acbench_metrics
+    from omnieval.benchmarks.acbench import (
+        AcbenchMetricsConfig,
+        aggregate_acbench,
+        compute_acbench_metrics,
+        load_acbench,
+    )
     from omnieval.errors import ConfigError
 
     evaluators: dict[str, str] = {}

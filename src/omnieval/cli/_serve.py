@@ -54,7 +54,7 @@ def _handle(args: argparse.Namespace) -> int:
         api_url = os.environ["PREFECT_API_URL"]
         print(f"Prefect server: {api_url} (PREFECT_API_URL)", flush=True)
     else:
-        from omnieval.flows._server import acquire_server, server_folder
+        from omnieval.flows import acquire_server, server_folder
 
         folder = server_folder()
         print(f"Prefect server: looking for a running one in {folder} ...", flush=True)
@@ -98,7 +98,7 @@ def _serve(suites: list[tuple[SuiteConfig, Path]], api_url: str) -> None:
 
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
-    from omnieval.flows._serving import serve_suites
+    from omnieval.flows import serve_suites
 
     def announce(line: str) -> None:
         print(line, flush=True)

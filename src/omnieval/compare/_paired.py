@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from omnieval.analysis._stats import holm as _holm_array
+from omnieval.analysis import holm as _holm_array
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]

@@ -32,7 +32,7 @@ from omnieval.gates._core import GateResult, expectations_dir, validate_frame
 if TYPE_CHECKING:
     import pandas as pd
 
-    from omnieval.metrics._config import MetricsConfig
+    from omnieval.metrics import MetricsConfig
 
 log = logging.getLogger("omnieval.gates")
 
@@ -157,8 +157,7 @@ def gate_candidates(
 
 def _no_speech_notes(frame: pd.DataFrame, root: Path, n_rows: int, check: SpeechCheck) -> list[str]:
     """Notes for decodable speech outputs in which Whisper heard no speech."""
-    from omnieval.metrics._cache import MetricCache
-    from omnieval.metrics._speech import default_analyzer, describe_cached
+    from omnieval.metrics import MetricCache, default_analyzer, describe_cached
 
     rows = frame[(frame["modality"] == Modality.SPEECH.value) & (frame["status"] == "ok")]
     if rows.empty:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from omnieval.data._files import clip
+from omnieval.data import clip
 from omnieval.errors import ConfigError, GateFailed
 from omnieval.jsonio import write_json_atomic
 

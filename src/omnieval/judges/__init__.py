@@ -40,7 +40,15 @@ from omnieval.judges._calls import (
     role_lineage,
 )
 from omnieval.judges._drift import DriftSettings, DriftSuite, pin_anchors, pinned_path, run_drift_check
-from omnieval.judges._panels import JudgeConfig, PanelConfig, TrackConfig, load_panel, panel_names
+from omnieval.judges._health import judge_health
+from omnieval.judges._panels import (
+    JudgeConfig,
+    PanelConfig,
+    TrackConfig,
+    describe_panels,
+    load_panel,
+    panel_names,
+)
 from omnieval.judges._parse import (
     AnswerReading,
     ParseResult,
@@ -104,9 +112,11 @@ __all__ = [
     "canonical_json",
     "criteria_list",
     "criteria_schema",
+    "describe_panels",
     "find_keys",
     "invented_rationales",
     "invented_scores",
+    "judge_health",
     "judge_lineage_entry",
     "judge_repair",
     "judge_tags",

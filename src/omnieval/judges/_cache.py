@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from omnieval.backends.llm._types import ChatRequest, Completion, ImagePart, TextPart, VideoPart
+from omnieval.backends.llm import ChatRequest, Completion, ImagePart, TextPart, VideoPart
 
 log = logging.getLogger(__name__)
 

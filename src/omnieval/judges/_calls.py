@@ -29,13 +29,14 @@ from typing import Any, Protocol, TypeVar
 
 from tenacity import RetryCallState, Retrying, retry_if_result, wait_exponential_jitter
 
-from omnieval.backends.llm._factory import backend_identity, open_backend
-from omnieval.backends.llm._types import (
+from omnieval.backends.llm import (
     BackendError,
     ChatBackend,
     ChatRequest,
     Completion,
     ModelIdentity,
+    backend_identity,
+    open_backend,
 )
 from omnieval.judges._cache import MediaHasher, ResponseCache, canonical_json
 from omnieval.judges._panels import JudgeConfig

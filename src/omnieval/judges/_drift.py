@@ -406,7 +406,7 @@ def run_drift_check(
         "mean_shift_expected", "n_anchors", "reasons", "anchors", "judge", "pinned", "date",
         "model_calls", "cache_hits"}``.
     """
-    from omnieval.backends.llm._types import BackendError
+    from omnieval.backends.llm import BackendError
     from omnieval.jsonio import write_json_atomic
 
     day = today or dt.date.today()

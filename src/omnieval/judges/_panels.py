@@ -16,8 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from omnieval.backends.llm._config import BackendConfig
-from omnieval.backends.llm._types import Decoding
+from omnieval.backends.llm import BackendConfig, Decoding
 from omnieval.errors import ConfigError
 from omnieval.judges._render import Framing
 from omnieval.judges._rubrics import has_template

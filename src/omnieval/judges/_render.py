@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from omnieval.backends.llm._types import AudioPart, ImagePart, Message, Part, TextPart
+from omnieval.backends.llm import AudioPart, ImagePart, Message, Part, TextPart
 from omnieval.judges._rubrics import REPAIR_SYSTEM, REPAIR_USER, PromptTemplate, Section, section_tags
 
 

@@ -28,13 +28,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from omnieval.backends.llm._factory import output_fingerprint, reports_value_probs
-from omnieval.backends.llm._types import (
+from omnieval.backends.llm import (
     BackendError,
     ChatRequest,
     Completion,
     Message,
     ModelIdentity,
+    output_fingerprint,
+    reports_value_probs,
 )
 from omnieval.candidates import Modality, read_candidate
 from omnieval.errors import ConfigError

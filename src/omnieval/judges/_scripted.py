@@ -13,8 +13,7 @@ import hashlib
 import json
 import re
 
-from omnieval.backends.llm import ChatRequest
-from omnieval.backends.llm._faults import request_digest
+from omnieval.backends.llm import ChatRequest, request_digest
 from omnieval.judges._rubrics import REPAIR_SYSTEM, registered_templates
 from omnieval.judges._tracks import TRACKS
 

@@ -1,0 +1,5 @@
+from omnieval.stages._common import state_paths
+
+__all__ = [
+    "state_paths",
+]

@@ -404,7 +404,7 @@ EXPECTED_CAVEAT = (
 
 def _write_health(config: SuiteConfig, out_dir: Path, scores: Any, judgments: Any) -> None:
     """``health.json``: per (panel, judge) scale use, criteria spread, rationale cuts (docs/judges.md)."""
-    from omnieval.judges._health import judge_health
+    from omnieval.judges import judge_health
 
     health = judge_health(judgments, scores)
     held = order_dependent_judges(config) if config.panels else []
@@ -436,7 +436,7 @@ def _drift(config: SuiteConfig, instances: Sequence[Any]) -> int:
     """Run the drift check when the suite asks for it; the model calls it made."""
     if not config.drift.enabled:
         return 0
-    from omnieval.judges._drift import run_drift_check
+    from omnieval.judges import run_drift_check
 
     with progress_bar("judge drift anchors: model calls", 0) as update:
 

@@ -8,7 +8,16 @@ subpackage, registered where it is defined).
 """
 
 from omnieval.systems import _import  # noqa: F401  (registration side effect)
-from omnieval.systems._base import SYSTEMS, GenerationSummary, Progress, System, clear_index
+from omnieval.systems._base import (
+    SYSTEMS,
+    GenerationSummary,
+    Progress,
+    System,
+    clear_index,
+    record_missing,
+    write_image,
+    write_text,
+)
 from omnieval.systems._generating import (
     EXAMPLE_FILES,
     PLANNING_CODE,
@@ -66,7 +75,10 @@ __all__ = [
     "clear_index",
     "config_model",
     "describe",
+    "record_missing",
     "resolve_candidates_root",
     "system_kinds_for",
     "timed",
+    "write_image",
+    "write_text",
 ]

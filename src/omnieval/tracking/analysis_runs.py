@@ -113,7 +113,7 @@ def log_analysis_runs(
     import mlflow
     from mlflow.entities import Metric, Param, RunTag
 
-    from omnieval.analysis._headline import headline_metrics
+    from omnieval.analysis import headline_metrics
     from omnieval.tracking._store import configure_mlflow
 
     if mlflow.active_run() is None:

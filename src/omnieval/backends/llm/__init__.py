@@ -28,6 +28,9 @@ from omnieval.backends.llm._factory import (
     output_fingerprint,
     reports_value_probs,
 )
+from omnieval.backends.llm._faults import request_digest
+from omnieval.backends.llm._identity import local_identity
+from omnieval.backends.llm._llamacpp import resolve_model_path
 from omnieval.backends.llm._openai import message_payload, redact_url
 from omnieval.backends.llm._types import (
     AudioPart,
@@ -40,9 +43,11 @@ from omnieval.backends.llm._types import (
     ImagePart,
     Message,
     ModelIdentity,
+    Part,
     TextPart,
     TransientBackendError,
     UnsupportedInput,
+    VideoPart,
 )
 
 __all__ = [
@@ -64,17 +69,22 @@ __all__ = [
     "Message",
     "ModelIdentity",
     "OpenAIBackendConfig",
+    "Part",
     "ScriptedConfig",
     "SimulatedConfig",
     "TextPart",
     "TransformersConfig",
     "TransientBackendError",
     "UnsupportedInput",
+    "VideoPart",
     "VllmServerConfig",
     "backend_identity",
+    "local_identity",
     "message_payload",
     "open_backend",
     "output_fingerprint",
     "redact_url",
     "reports_value_probs",
+    "request_digest",
+    "resolve_model_path",
 ]

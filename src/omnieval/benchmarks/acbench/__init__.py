@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from omnieval.benchmarks import _base as api
 from omnieval.benchmarks.acbench import _cascade  # noqa: F401  (registers the ``cascade`` kind)
+from omnieval.benchmarks.acbench._aggregate import aggregate_acbench
 from omnieval.benchmarks.acbench._conditions import CONDITIONS, TaskInputs
 from omnieval.benchmarks.acbench._heteronyms import (
     HETERONYMS,
@@ -23,7 +24,8 @@ from omnieval.benchmarks.acbench._heteronyms import (
     espeak_markup,
     find_heteronym,
 )
-from omnieval.benchmarks.acbench._metrics import SCORE_RANGE, AcbenchMetricsConfig
+from omnieval.benchmarks.acbench._manifest import load_acbench
+from omnieval.benchmarks.acbench._metrics import SCORE_RANGE, AcbenchMetricsConfig, compute_acbench_metrics
 from omnieval.benchmarks.acbench._systems import (
     ACBENCH_PROSODY,
     ACCENT_VOICES,
@@ -176,11 +178,15 @@ __all__ = [
     "HETERONYMS",
     "NOT_EVALUATED",
     "AcBench",
+    "AcbenchMetricsConfig",
     "Delivery",
     "Heteronym",
     "Reading",
     "TaskInputs",
+    "aggregate_acbench",
+    "compute_acbench_metrics",
     "espeak_markup",
     "find_heteronym",
+    "load_acbench",
     "render_delivery",
 ]

@@ -483,7 +483,7 @@ def _bar_chart(agg: Mapping[str, Any], facts: MetricFacts) -> str:
     """One metric, grouped bars (conditions x systems), as an ``<img>`` with an embedded PNG."""
     import numpy as np
 
-    from omnieval.analysis._plots import figure
+    from omnieval.analysis import figure
 
     systems = list(agg["systems"])
     x = np.arange(len(CONDITIONS), dtype=np.float64)

@@ -27,21 +27,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from omnieval.audio import AudioError, load_audio
-from omnieval.data._files import check_file, resolve_in_root, show_value
-from omnieval.data._fingerprint import Manifest, TextEntry, sha256_text
-from omnieval.data._jsonl_manifest import (
-    MANIFEST_NAME as MANIFEST_NAME,  # the benchmark's layout marker, importable from here
-)
-from omnieval.data._jsonl_manifest import (
+from omnieval.data import MANIFEST_NAME as MANIFEST_NAME
+from omnieval.data import (
     CheckCache,
     LineProblems,
+    Manifest,
     ManifestDataset,
     ManifestLineCheck,
     ManifestReport,
+    TextEntry,
+    check_file,
     check_manifest_lines,
     fingerprint_manifest,
     load_manifest,
     relative_posix,
+    resolve_in_root,
+    sha256_text,
+    show_value,
     validate_manifest,
 )
 

@@ -40,10 +40,20 @@ from omnieval.benchmarks._base import MetricsOutput
 from omnieval.candidates import Modality, output_path, read_candidate
 from omnieval.errors import ConfigError
 from omnieval.hashing import sha256_file
-from omnieval.metrics._cache import MetricCache, cache_key
-from omnieval.metrics._classifiers import AttributeClassifier, check_classifier_ref, classifier_identity
-from omnieval.metrics._config import SpeechAnalysisConfig
-from omnieval.metrics._spec import METRICS, PER, VFR, WER, WPM, MetricSpec
+from omnieval.metrics import (
+    METRICS,
+    PER,
+    VFR,
+    WER,
+    WPM,
+    AttributeClassifier,
+    MetricCache,
+    MetricSpec,
+    SpeechAnalysisConfig,
+    cache_key,
+    check_classifier_ref,
+    classifier_identity,
+)
 from omnieval.metrics.functional.labels import normalize_label
 from omnieval.metrics.functional.text import edit_counts, normalize_words
 from omnieval.scores import ScoreRow, Status
@@ -313,7 +323,7 @@ def load_asr(config: SpeechAnalysisConfig) -> Transcriber:
 
 def load_evaluator(ref: str) -> AttributeClassifier:
     """Load an evaluator by classifier reference (a seam for tests)."""
-    from omnieval.metrics._classifiers import load_classifier
+    from omnieval.metrics import load_classifier
 
     return load_classifier(ref)
 

@@ -28,7 +28,7 @@ from omnieval.backends.tts import EspeakProsody, SpeechRequest, SynthesisError, 
 from omnieval.benchmarks.acbench._conditions import task_inputs
 from omnieval.benchmarks.acbench._manifest import AcbenchInstance, HeteronymRef
 from omnieval.candidates import Modality, output_path
-from omnieval.systems._base import GenerationSummary, Progress, clear_index, record_missing
+from omnieval.systems import GenerationSummary, Progress, clear_index, record_missing
 
 #: espeak-ng settings shared by both systems; only the labels a target needs differ from ``normal``.
 ACBENCH_PROSODY = EspeakProsody(

@@ -4,7 +4,7 @@ benchmark's table the runner skips them with that reason. Importing this module 
 
 from __future__ import annotations
 
-from omnieval.analysis._runner import AnalysisContext, AnalysisResult, Skip, analysis
+from omnieval.analysis import AnalysisContext, AnalysisResult, Skip, analysis
 from omnieval.benchmarks.prism._aggregate import BENCHMARK, prism_scores
 from omnieval.benchmarks.prism._tags import GROUND_TRUTH
 

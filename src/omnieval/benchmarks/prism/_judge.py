@@ -33,14 +33,15 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from omnieval.backends.llm._config import LlamaCppConfig, OpenAIBackendConfig
-from omnieval.backends.llm._factory import output_fingerprint
-from omnieval.backends.llm._types import (
+from omnieval.backends.llm import (
     BackendError,
     ChatBackend,
     ChatRequest,
     Completion,
+    LlamaCppConfig,
     ModelIdentity,
+    OpenAIBackendConfig,
+    output_fingerprint,
 )
 from omnieval.benchmarks.prism._compose import ComposeSpec, PairOrder, compose_clips, compose_pair, pair_order
 from omnieval.benchmarks.prism._criteria import criteria_count, load_criteria
@@ -459,7 +460,7 @@ def _quick_unavailable(judge: JudgeConfig) -> str | None:
         if backend.api_key_env and not os.environ.get(backend.api_key_env):
             return f"the API key variable ${backend.api_key_env} is not set"
     if isinstance(backend, LlamaCppConfig):
-        from omnieval.backends.llm._llamacpp import resolve_model_path
+        from omnieval.backends.llm import resolve_model_path
 
         try:
             resolve_model_path(backend.model_path)

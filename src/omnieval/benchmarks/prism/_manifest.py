@@ -43,21 +43,22 @@ from typing import TYPE_CHECKING, Any
 from omnieval.benchmarks.prism._media import MediaError, MediaInfo, probe
 from omnieval.benchmarks.prism._tags import SUBSETS, TAGS, Cell, active_cells, parse_tag, tag_set_problem
 from omnieval.candidates import Modality, output_path
-from omnieval.data._files import resolve_in_root, show_value
-from omnieval.data._fingerprint import Manifest, TextEntry, sha256_text
-from omnieval.data._jsonl_manifest import (
-    MANIFEST_NAME as MANIFEST_NAME,  # the benchmark's layout marker, importable from here
-)
-from omnieval.data._jsonl_manifest import (
+from omnieval.data import MANIFEST_NAME as MANIFEST_NAME
+from omnieval.data import (
     CheckCache,
     LineProblems,
+    Manifest,
     ManifestDataset,
     ManifestLineCheck,
     ManifestReport,
+    TextEntry,
     check_manifest_lines,
     fingerprint_manifest,
     load_manifest,
     relative_posix,
+    resolve_in_root,
+    sha256_text,
+    show_value,
     validate_manifest,
 )
 from omnieval.jsonio import read_jsonl_objects

@@ -31,7 +31,7 @@ import numpy as np
 from omnieval.benchmarks.prism._manifest import PrismInstance, candidate_video
 from omnieval.benchmarks.prism._media import MediaError, decode_audio, probe, replace_audio
 from omnieval.candidates import Modality
-from omnieval.systems._base import GenerationSummary, Progress, clear_index, record_missing
+from omnieval.systems import GenerationSummary, Progress, clear_index, record_missing
 
 #: Sample rate used when a reference has no audio stream to copy the rate from (Hz).
 DEFAULT_AUDIO_RATE = 48000

@@ -20,7 +20,7 @@ from omnieval.benchmarks.storybench import (
     _systems,  # noqa: F401  (registers the reference systems)
     _tracks,  # noqa: F401  (registers the judge tracks and the judges' view of a transition)
 )
-from omnieval.metrics._config import MetricsConfig
+from omnieval.metrics import MetricsConfig
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -44,7 +44,7 @@ class _AudioDescriber:
         import json
 
         from omnieval.hashing import sha256_bytes
-        from omnieval.metrics._spec import SPEECH_META
+        from omnieval.metrics import SPEECH_META
 
         settings = json.dumps(
             {"config": self.config.model_dump(mode="json")}, sort_keys=True, separators=(",", ":")

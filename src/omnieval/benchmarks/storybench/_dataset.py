@@ -34,8 +34,7 @@ from omnieval.benchmarks.storybench._schema import (
     TEXT_FILE_OF,
     expected_id,
 )
-from omnieval.data import InstanceDataset
-from omnieval.data._files import FileCheck, check_file, clip, parse_characters, show_value
+from omnieval.data import FileCheck, InstanceDataset, check_file, clip, parse_characters, show_value
 from omnieval.errors import DataError
 
 

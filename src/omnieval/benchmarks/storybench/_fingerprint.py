@@ -7,14 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from omnieval.benchmarks.storybench._dataset import StoryBenchDataset
-from omnieval.data._fingerprint import (
-    TEXT_FIELDS,
-    Manifest,
-    TextEntry,
-    file_entry,
-    manifest_digest,
-    sha256_text,
-)
+from omnieval.data import TEXT_FIELDS, Manifest, TextEntry, file_entry, manifest_digest, sha256_text
 
 
 def fingerprint_storybench(dataset: StoryBenchDataset) -> Manifest:

@@ -31,13 +31,17 @@ from omnieval.audio import AudioStatus
 from omnieval.benchmarks.storybench._speech_summary import SpeechMetaSummary, summarize_speech_meta
 from omnieval.candidates import Modality, read_candidate
 from omnieval.hashing import sha256_file
-from omnieval.metrics._cache import MetricCache, cache_key
-from omnieval.metrics._config import MetricsConfig
-from omnieval.metrics._spec import BERTSCORE_F1, DREAMSIM_DISTANCE, IMAGE_SIMILARITY, SPEECH_META
-from omnieval.metrics._speech import (
+from omnieval.metrics import (
+    BERTSCORE_F1,
+    DREAMSIM_DISTANCE,
+    IMAGE_SIMILARITY,
     NO_SPEECH,
+    SPEECH_META,
+    MetricCache,
+    MetricsConfig,
     SpeechAnalyzer,
     SpeechAttributes,
+    cache_key,
     default_analyzer,
     describe_cached,
 )
@@ -169,7 +173,7 @@ def compute_storybench_metrics(
     Returns:
         Rows, lineage and cache statistics.
     """
-    from omnieval.metrics._text_image import BertScorer, DreamSimDistance, ImageSimilarity, dreamsim_status
+    from omnieval.metrics import BertScorer, DreamSimDistance, ImageSimilarity, dreamsim_status
     from omnieval.scores import scores_frame
 
     config = config or MetricsConfig()

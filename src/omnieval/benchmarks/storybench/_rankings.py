@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from omnieval.analysis._stats import FloatArray, kendall_tau_b, rank_desc, spearman
+from omnieval.analysis import FloatArray, kendall_tau_b, rank_desc, spearman
 from omnieval.benchmarks.storybench._names import COMPONENTS
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from omnieval.backends.tts import EspeakProsody, SpeechRequest, SynthesisError, synthesize
 from omnieval.benchmarks.storybench._records import TargetSpeech, Transition
 from omnieval.candidates import Modality, output_path
-from omnieval.systems._base import (
+from omnieval.systems import (
     SYSTEMS,
     GenerationSummary,
     Progress,

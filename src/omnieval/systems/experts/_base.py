@@ -142,7 +142,7 @@ def release_accelerator_memory() -> None:
 
 def folder_weights(folder: str | Path) -> dict[str, str]:
     """SHA-256 of every weight file under a local checkpoint folder (memoized beside big files)."""
-    from omnieval.backends.llm._identity import local_identity
+    from omnieval.backends.llm import local_identity
 
     return dict(local_identity("", "", folder).weights_sha256)
 

@@ -17,10 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from omnieval.analysis import AnalysisResult, Skip
-from omnieval.analysis._plots import figure
-from omnieval.analysis._stats import (
+from omnieval.analysis import (
+    AnalysisResult,
     FloatArray,
+    Skip,
+    figure,
     holm,
     normal_two_sided,
     partial_rows,

@@ -20,9 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from omnieval.analysis import AnalysisResult, Skip
-from omnieval.analysis._stats import (
+from omnieval.analysis import (
+    AnalysisResult,
     FloatArray,
+    Skip,
     kendall_tau_b,
     krippendorff_alpha_ordinal,
     pearson,

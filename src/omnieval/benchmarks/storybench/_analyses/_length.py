@@ -12,9 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from omnieval.analysis import AnalysisResult, Skip
-from omnieval.analysis._plots import figure
-from omnieval.analysis._stats import FloatArray, pearson, spearman
+from omnieval.analysis import AnalysisResult, FloatArray, Skip, figure, pearson, spearman
 from omnieval.benchmarks.storybench._analyses._context import StoryContext, story_analysis
 from omnieval.benchmarks.storybench._names import NARRATION_LENGTH
 from omnieval.benchmarks.storybench._rankings import compare_rankings

@@ -13,9 +13,16 @@ from typing import Any
 
 import numpy as np
 
-from omnieval.analysis import AnalysisResult, Skip
-from omnieval.analysis._plots import figure
-from omnieval.analysis._stats import FloatArray, partial_correlation, pearson, rankdata, spearman
+from omnieval.analysis import (
+    AnalysisResult,
+    FloatArray,
+    Skip,
+    figure,
+    partial_correlation,
+    pearson,
+    rankdata,
+    spearman,
+)
 from omnieval.benchmarks.storybench._analyses._context import StoryContext, story_analysis
 from omnieval.benchmarks.storybench._names import MODALITIES, POLICIES, Policy
 

@@ -10,9 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from omnieval.analysis import AnalysisResult, Skip
-from omnieval.analysis._plots import figure
-from omnieval.analysis._stats import FloatArray, pearson_rows, rank_desc, rankdata
+from omnieval.analysis import AnalysisResult, FloatArray, Skip, figure, pearson_rows, rank_desc, rankdata
 from omnieval.benchmarks.storybench._aggregate import policy_scores
 from omnieval.benchmarks.storybench._analyses._context import StoryContext, story_analysis
 from omnieval.benchmarks.storybench._names import AUTOMATIC, JUDGE, MODALITY_COMPONENTS, POLICIES

@@ -14,7 +14,7 @@ same cache. Printed, all computed from the data:
   every status and score.
 
 Run: ``python -m bench faults`` (from the repository root). The scripted judge and repair models
-(``bench.faults:judge`` and ``:repair``) are :mod:`omnieval.judges._scripted`'s, shared with the test.
+(``bench.faults:judge`` and ``:repair``) are :mod:`bench.scripted`'s, shared with the test.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from omnieval.judges._scripted import CALLS, faithful_repair, hash_judge
+from bench.scripted import CALLS, faithful_repair, hash_judge
 
 SYSTEMS = 32
 TRANSITIONS = 30

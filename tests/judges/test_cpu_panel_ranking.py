@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from omnieval.benchmarks.storybench._dataset import load_storybench
+from omnieval.benchmarks.storybench._loader import load_storybench
 from omnieval.judges import run_judges
 from omnieval.systems import SYSTEMS
 

@@ -13,11 +13,11 @@ from collections import Counter
 from pathlib import Path
 
 import pandas as pd
+from bench.scripted import CALLS, faithful_repair, hash_judge
 from judge_fixtures import Story, _tone, fake_describe
 
 from omnieval.candidates import Modality, output_path
 from omnieval.judges import run_judges
-from omnieval.judges._scripted import CALLS, faithful_repair, hash_judge
 from omnieval.scores import ALL_STATUSES
 
 SYSTEMS = 40

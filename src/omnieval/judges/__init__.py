@@ -61,11 +61,13 @@ from omnieval.judges._parse import (
 from omnieval.judges._render import Framing, JudgeInputs, render_messages
 from omnieval.judges._repair import RepairOutcome, invented_rationales, invented_scores, judge_repair
 from omnieval.judges._rubrics import (
+    REPAIR_SYSTEM,
     PromptTemplate,
     Section,
     criteria_list,
     register_templates,
     registered_benchmark,
+    registered_templates,
     repair_prompt_sha256,
     schema_example,
     template,
@@ -86,6 +88,7 @@ from omnieval.judges._tracks import (
 __all__ = [
     "JUDGMENT_COLUMNS",
     "LEDGER_TAIL",
+    "REPAIR_SYSTEM",
     "TRACKS",
     "AnswerReading",
     "BackendPool",
@@ -134,6 +137,7 @@ __all__ = [
     "register_templates",
     "register_tracks",
     "registered_benchmark",
+    "registered_templates",
     "render_messages",
     "repair_prompt_sha256",
     "repair_schema",

@@ -18,7 +18,7 @@ import pytest
 from omnieval.backends.llm import ChatRequest, TextPart
 from omnieval.benchmarks.acbench import NOT_EVALUATED, AcBench
 from omnieval.benchmarks.acbench._cascade import IMAGE_NOT_SEEN, CascadeConfig, CascadeSystem
-from omnieval.benchmarks.acbench._manifest import AcbenchInstance, load_acbench
+from omnieval.benchmarks.acbench._loader import AcbenchInstance, load_acbench
 from omnieval.systems import SYSTEMS, PlanningFailure, SystemSpec, config_model
 
 ROOT = Path(__file__).resolve().parents[3]

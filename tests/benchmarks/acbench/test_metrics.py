@@ -18,7 +18,7 @@ from omnieval.backends import phones
 from omnieval.backends.asr import ModelIdentity, Transcript
 from omnieval.backends.phones import PronunciationDecision
 from omnieval.benchmarks.acbench import _metrics
-from omnieval.benchmarks.acbench._manifest import AcbenchInstance, HeteronymRef
+from omnieval.benchmarks.acbench._loader import AcbenchInstance, HeteronymRef
 from omnieval.benchmarks.acbench._metrics import (
     AcbenchMetricsConfig,
     compute_acbench_metrics,

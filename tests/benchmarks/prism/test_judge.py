@@ -27,7 +27,7 @@ from omnieval.benchmarks.prism._judge import (
     load_prism_panel,
     read_stage,
 )
-from omnieval.benchmarks.prism._manifest import candidate_video
+from omnieval.benchmarks.prism._loader import candidate_video
 from omnieval.benchmarks.prism._tags import GROUND_TRUTH, Cell, stage_cells
 from omnieval.judges._panels import JudgeConfig
 from omnieval.judges._render import Framing
@@ -414,7 +414,7 @@ def test_read_stage_is_strict_on_content() -> None:
 
 @pytest.mark.slow
 def test_cascade_with_the_packaged_model_on_one_sample_instance(prism_sample: Path, tmp_path: Path) -> None:
-    from omnieval.benchmarks.prism._manifest import load_prism
+    from omnieval.benchmarks.prism._loader import load_prism
 
     inst = next(i for i in load_prism(prism_sample).instances if i.id == "on-03")
     root = tmp_path / "gt"

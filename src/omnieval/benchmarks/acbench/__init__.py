@@ -24,7 +24,7 @@ from omnieval.benchmarks.acbench._heteronyms import (
     espeak_markup,
     find_heteronym,
 )
-from omnieval.benchmarks.acbench._manifest import load_acbench
+from omnieval.benchmarks.acbench._loader import load_acbench
 from omnieval.benchmarks.acbench._metrics import SCORE_RANGE, AcbenchMetricsConfig, compute_acbench_metrics
 from omnieval.benchmarks.acbench._systems import (
     ACBENCH_PROSODY,
@@ -67,7 +67,7 @@ class AcBench(api.Benchmark):
         return not keys or bool(keys & {"feature", "target_value", "script"})
 
     def validate(self, root: Path) -> api.DatasetReport:
-        from omnieval.benchmarks.acbench._manifest import validate_acbench
+        from omnieval.benchmarks.acbench._loader import validate_acbench
 
         report = validate_acbench(root)
         return api.DatasetReport(report.ok, list(report.problems), report.n_rows, report.dataset)
@@ -81,12 +81,12 @@ class AcBench(api.Benchmark):
         return tuple(dataset.instances)
 
     def fingerprint(self, dataset: Any) -> Manifest:
-        from omnieval.benchmarks.acbench._manifest import fingerprint_acbench
+        from omnieval.benchmarks.acbench._loader import fingerprint_acbench
 
         return fingerprint_acbench(dataset)
 
     def dataset_frame(self, root: Path) -> pd.DataFrame:
-        from omnieval.benchmarks.acbench._manifest import acbench_frame
+        from omnieval.benchmarks.acbench._loader import acbench_frame
 
         return acbench_frame(self.load(root))
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from omnieval.benchmarks.acbench._manifest import PRONUNCIATION, AcbenchInstance
+from omnieval.benchmarks.acbench._loader import PRONUNCIATION, AcbenchInstance
 
 #: Condition names in the paper's order (the scores table's ``condition`` column).
 CONDITIONS: tuple[str, ...] = ("original", "s_to_t", "i_to_t", "all_to_t", "oracle")
@@ -95,7 +95,7 @@ def task_inputs(instance: AcbenchInstance, condition: str) -> TaskInputs:
         ValueError: ``condition`` is not one of :data:`CONDITIONS`.
 
     Example:
-        >>> from omnieval.benchmarks.acbench._manifest import AcbenchInstance
+        >>> from omnieval.benchmarks.acbench._loader import AcbenchInstance
         >>> inst = AcbenchInstance(0, "ac-1", "speech_rate", "fast", "The bus is here.", Path("a.wav"),
         ...                        "Read it at a fitting pace.", Path("b.png"), ("falling brick",))
         >>> task_inputs(inst, "i_to_t").image, task_inputs(inst, "i_to_t").image_keywords

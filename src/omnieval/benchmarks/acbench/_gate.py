@@ -5,7 +5,7 @@ features and (feature, target value) pairs are known, scripts and instruction te
 keywords and heteronym objects are well formed, and (through helper columns computed here, since GX
 only sees the table) that every media file is inside the folder, present and decodable.
 
-The per-line checks are :func:`~omnieval.benchmarks.acbench._manifest.check_lines`, the same the
+The per-line checks are :func:`~omnieval.benchmarks.acbench._loader.check_lines`, the same the
 loader runs; ``<field>__problem`` and ``problem`` columns hold their messages so that the report
 names the failing line, id and field.
 """
@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from omnieval.benchmarks.acbench._manifest import (
+from omnieval.benchmarks.acbench._loader import (
     MEDIA_FIELDS,
     REQUIRED_FIELDS,
     LineCheck,

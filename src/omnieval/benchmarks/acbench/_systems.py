@@ -26,7 +26,7 @@ import numpy.typing as npt
 
 from omnieval.backends.tts import EspeakProsody, SpeechRequest, SynthesisError, synthesize
 from omnieval.benchmarks.acbench._conditions import task_inputs
-from omnieval.benchmarks.acbench._manifest import AcbenchInstance, HeteronymRef
+from omnieval.benchmarks.acbench._loader import AcbenchInstance, HeteronymRef
 from omnieval.candidates import Modality, output_path
 from omnieval.systems import GenerationSummary, Progress, clear_index, record_missing
 

@@ -99,7 +99,7 @@ class Prism(api.Benchmark):
 
     # -- data ---------------------------------------------------------------------------------
     def validate(self, root: Path) -> api.DatasetReport:
-        from omnieval.benchmarks.prism._manifest import validate_prism
+        from omnieval.benchmarks.prism._loader import validate_prism
 
         report = validate_prism(root)
         return api.DatasetReport(report.ok, list(report.problems), report.n_rows, report.dataset)
@@ -113,12 +113,12 @@ class Prism(api.Benchmark):
         return tuple(dataset.instances)
 
     def fingerprint(self, dataset: Any) -> Manifest:
-        from omnieval.benchmarks.prism._manifest import fingerprint_prism
+        from omnieval.benchmarks.prism._loader import fingerprint_prism
 
         return fingerprint_prism(dataset)
 
     def dataset_frame(self, root: Path) -> pd.DataFrame:
-        from omnieval.benchmarks.prism._manifest import prism_frame
+        from omnieval.benchmarks.prism._loader import prism_frame
 
         return prism_frame(self.load(root))
 
@@ -142,7 +142,7 @@ class Prism(api.Benchmark):
         )
 
     def visible_task(self, instance: Any, condition: str = "") -> Any:
-        from omnieval.benchmarks.prism._manifest import PrismTaskInputs
+        from omnieval.benchmarks.prism._loader import PrismTaskInputs
         from omnieval.systems import Task
 
         # A text-to-audio-video generator gets the caption only: the reference clip is the target.

@@ -7,7 +7,7 @@ helper columns computed here, since GX only sees the table) that every reference
 the folder, present, decodable, has an audio stream, and has a duration and frame rate within
 the loader's bounds (``duration_s`` and ``fps`` columns, checked with ``between`` expectations).
 
-The per-line checks are :func:`~omnieval.benchmarks.prism._manifest.check_lines`, the same the
+The per-line checks are :func:`~omnieval.benchmarks.prism._loader.check_lines`, the same the
 loader runs; ``<field>__problem`` and ``problem`` columns hold their messages so that the report
 names the failing line, id and field.
 """
@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from omnieval.benchmarks.prism._manifest import (
+from omnieval.benchmarks.prism._loader import (
     DURATION_RANGE_S,
     FPS_RANGE,
     REQUIRED_FIELDS,

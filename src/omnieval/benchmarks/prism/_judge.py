@@ -44,7 +44,6 @@ from omnieval.backends.llm import (
     output_fingerprint,
 )
 from omnieval.benchmarks.prism._compose import ComposeSpec, PairOrder, compose_clips, compose_pair, pair_order
-from omnieval.benchmarks.prism._criteria import criteria_count, load_criteria
 from omnieval.benchmarks.prism._facts import FACTS_VERSION, ClipFacts, measure_clip
 from omnieval.benchmarks.prism._prompts import (
     PROMPT_VERSION,
@@ -62,6 +61,7 @@ from omnieval.benchmarks.prism._prompts import (
     verdict_schema,
 )
 from omnieval.benchmarks.prism._tags import GROUND_TRUTH, STAGE_DIMENSIONS, Cell, stage_cells
+from omnieval.benchmarks.prism._tracks import criteria_count, load_criteria
 from omnieval.errors import ConfigError, DataError, OmnievalError
 from omnieval.judges import (
     LEDGER_TAIL,
@@ -601,7 +601,7 @@ class _Runner(CallRunner):
     # -- preparing ------------------------------------------------------------------------------------
 
     def prepare(self, calls: list[_Call], candidates: Mapping[str, Path]) -> None:
-        from omnieval.benchmarks.prism._manifest import candidate_video
+        from omnieval.benchmarks.prism._loader import candidate_video
 
         for call in calls:
             judge = call.judge

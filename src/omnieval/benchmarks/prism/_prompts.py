@@ -33,9 +33,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from omnieval.backends.llm import AudioPart, Message, Part, TextPart, VideoPart
-from omnieval.benchmarks.prism._criteria import criteria_for, dimension_info, load_criteria
 from omnieval.benchmarks.prism._facts import FACTS_VERSION, ClipFacts, cell_reading
 from omnieval.benchmarks.prism._tags import AUDIO_TYPES, DIMENSIONS, STAGE_DIMENSIONS, Cell, parse_tag
+from omnieval.benchmarks.prism._tracks import criteria_for, dimension_info, load_criteria
 from omnieval.judges import Framing
 
 PromptKind = Literal["native", "cascade"]

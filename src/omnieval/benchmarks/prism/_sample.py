@@ -36,7 +36,7 @@ import numpy.typing as npt
 from PIL import Image, ImageDraw
 
 from omnieval.benchmarks._sample_command import run_sample_command
-from omnieval.benchmarks.prism._manifest import MANIFEST_NAME, validate_prism
+from omnieval.benchmarks.prism._loader import MANIFEST_NAME, validate_prism
 from omnieval.benchmarks.prism._media import encode_clip
 from omnieval.benchmarks.prism._tags import SUBSETS, TAGS, valid_tag_sets
 from omnieval.data import refuse_foreign, replace_owned, write_manifest_records
@@ -795,7 +795,7 @@ def write_prism_sample(
     Args:
         out: Target folder; if it exists it may only contain what this function writes.
         ids: Write only these clips (in sample order; tests use a few); all when None.
-        validate: Check the written folder with :func:`~._manifest.validate_prism` before it
+        validate: Check the written folder with :func:`~._loader.validate_prism` before it
             replaces ``out``.
 
     Raises:

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from omnieval.benchmarks.prism._manifest import PrismInstance, candidate_video
+from omnieval.benchmarks.prism._loader import PrismInstance, candidate_video
 from omnieval.benchmarks.prism._media import MediaError, decode_audio, probe, replace_audio
 from omnieval.candidates import Modality
 from omnieval.systems import GenerationSummary, Progress, clear_index, record_missing

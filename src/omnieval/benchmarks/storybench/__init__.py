@@ -82,7 +82,7 @@ class StoryBench(api.Benchmark):
         return tuple(dataset.transitions)
 
     def validate(self, root: Path) -> api.DatasetReport:
-        from omnieval.benchmarks.storybench._dataset import validate_storybench
+        from omnieval.benchmarks.storybench._loader import validate_storybench
 
         report = validate_storybench(root)
         return api.DatasetReport(report.ok, list(report.problems), report.n_rows, report.dataset)

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from omnieval.benchmarks.storybench._dataset import StoryBenchDataset
+from omnieval.benchmarks.storybench._loader import StoryBenchDataset
 from omnieval.data import TEXT_FIELDS, Manifest, TextEntry, file_entry, manifest_digest, sha256_text
 
 

@@ -7,13 +7,6 @@ from typing import Any
 import pytest
 import yaml
 
-from omnieval.benchmarks.prism._criteria import (
-    all_criteria,
-    criteria_count,
-    criteria_for,
-    load_criteria,
-    parse_criteria,
-)
 from omnieval.benchmarks.prism._tags import (
     AUDIO_TYPES,
     DIMENSIONS,
@@ -22,6 +15,13 @@ from omnieval.benchmarks.prism._tags import (
     active_cells,
     parse_tag,
     valid_tag_sets,
+)
+from omnieval.benchmarks.prism._tracks import (
+    all_criteria,
+    criteria_count,
+    criteria_for,
+    load_criteria,
+    parse_criteria,
 )
 from omnieval.errors import ConfigError
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.prism._corrupt import CASES, Case, edit_line
-from omnieval.benchmarks.prism._manifest import (
+from omnieval.benchmarks.prism._loader import (
     FRAME_COLUMNS,
     PrismInstance,
     candidate_video,
@@ -169,7 +169,7 @@ def test_candidate_video_path(tmp_path: Path) -> None:
 
 
 def test_is_prism_folder(prism_small: Path, tmp_path: Path) -> None:
-    from omnieval.benchmarks.prism._manifest import is_prism_folder
+    from omnieval.benchmarks.prism._loader import is_prism_folder
 
     assert is_prism_folder(prism_small)
     assert not is_prism_folder(tmp_path)

@@ -14,8 +14,7 @@ import json
 import re
 
 from omnieval.backends.llm import ChatRequest, request_digest
-from omnieval.judges._rubrics import REPAIR_SYSTEM, registered_templates
-from omnieval.judges._tracks import TRACKS
+from omnieval.judges import REPAIR_SYSTEM, TRACKS, registered_templates
 
 CALLS: list[tuple[str, str]] = []
 """(role, request digest) of every request the scripted models answered, in order."""

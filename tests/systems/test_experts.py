@@ -20,6 +20,7 @@ import pytest
 
 from omnieval.backends.llm import ChatRequest
 from omnieval.candidates import Modality, read_candidate
+from omnieval.systems import PLANNING_CODE
 from omnieval.systems.experts import (
     DiffusersConfig,
     EspeakConfig,
@@ -329,3 +330,18 @@ def test_orchestration_with_gpu_class_experts_passes_the_candidates_gate(
     experts = summary.lineage["experts"]
     assert experts["image"]["runs_on"] == "gpu" and experts["speech"]["name"] == "parler"
     assert set(summary.lineage["generation"]["seconds"]) == {"plan", "text", "image", "speech"}
+
+
+def test_an_expert_registered_outside_the_systems_package_keys_the_examples_by_its_own_code() -> None:
+    # storybench registers ``drawn`` from its own package; the planning kinds' code digest must
+    # follow that file without the systems package naming it.
+    import omnieval
+    import omnieval.benchmarks  # registers the benchmarks' experts
+    from omnieval.systems.experts import IMAGE_EXPERTS, expert_code
+
+    root = Path(omnieval.__file__).resolve().parent
+    code = expert_code()
+    drawn = Path(IMAGE_EXPERTS.get("drawn").__module__.replace(".", "/") + ".py")
+    assert drawn.relative_to("omnieval").as_posix() in code
+    assert code == tuple(sorted(code)) and all((root / path).is_file() for path in code)
+    assert not any(path.startswith("benchmarks/") for path in PLANNING_CODE)

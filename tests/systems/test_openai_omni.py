@@ -131,6 +131,18 @@ def test_prism_suites_refuse_it(tmp_path: Path) -> None:
     assert isinstance(load_suite(path).systems["omni"], OpenAIOmniConfig)
 
 
+def test_a_task_asking_for_neither_text_nor_speech_gets_nothing_and_no_request(tmp_path: Path) -> None:
+    # The kind picks its work from the modalities the task asks for, not from the benchmark's name:
+    # video alone is nothing it can write, so every asked modality is missing and no call is made.
+    from omnieval.systems import Task
+
+    system = OpenAIOmniSystem(OpenAIOmniConfig(model="m", base_url="http://127.0.0.1:9/v1"), system_id="o")
+    result = system.run_example(Task("clips", 0, "c0", "", None, modalities=("video",)), tmp_path)
+    assert result.written == {}
+    assert result.missing == {"video": "unavailable: openai-omni does not serve clips"}
+    assert system._client is None
+
+
 def test_storybench_narration_then_spoken_line(
     tmp_path: Path, server: StubServer, storybench_instances: tuple[Any, ...]
 ) -> None:

@@ -167,7 +167,8 @@ class BenchmarkSpec(_Strict):
     default_conditions: tuple[str, ...] | None = None
     """Conditions a suite gets when it names none; None = all of ``conditions``."""
     system_kinds: tuple[str, ...] = Field(min_length=1)
-    """Kinds of the benchmark's own systems (generating systems that serve it add themselves)."""
+    """Every system kind a suite of this benchmark may use: its own reference systems, ``import``
+    and the generating kinds that serve it (a generating kind names no benchmark)."""
     modalities: tuple[Modality, ...] = Field(min_length=1)
     """Candidate modalities a system writes (FORMATS.md section 2)."""
     judge: JudgeSpec | None = None

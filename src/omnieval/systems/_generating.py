@@ -79,6 +79,11 @@ class Task:
         condition: The input condition ('' for benchmarks without conditions).
         inputs: The benchmark's visible inputs (a frozen dataclass without target fields, e.g.
             storybench's :class:`~omnieval.data.TaskInputs`).
+        modalities: The modalities the benchmark asks for (its ``modalities``), filled in by
+            :meth:`GeneratingSystem.generate`. A kind decides what to write from these and from
+            ``inputs``, never from the benchmark's name. They are not part of :meth:`fields` (the
+            ``command`` protocol's ``task.json`` lists them apart) nor of the example key: a
+            benchmark always asks for the same ones.
     """
 
     benchmark: str
@@ -86,6 +91,7 @@ class Task:
     id: str
     condition: str
     inputs: Any
+    modalities: tuple[str, ...] = ()
 
     def fields(self) -> dict[str, Any]:
         """The task as JSON-able fields; media files as their paths (see :func:`describe`)."""
@@ -154,14 +160,17 @@ def _content_fields(value: Any) -> Any:
 #: Code every generating kind's examples depend on (paths relative to the ``omnieval`` package).
 SHARED_CODE: tuple[str, ...] = ("systems/_generating.py", "systems/_base.py", "candidates.py")
 
-#: Code of the planning kinds' shared parts: planner, experts and model backends. The ``drawn``
-#: image expert's code lives in storybench's package (it paints with the sample's drawing code).
+#: Code of the planning kinds' shared parts: planner, experts and model backends. An expert
+#: registered from elsewhere (storybench's ``drawn``, which paints with that benchmark's sample
+#: drawing code) adds its own module to the key: see :func:`~omnieval.systems.experts.expert_code`.
 PLANNING_CODE: tuple[str, ...] = (
     "systems/_planner.py",
     "systems/experts",
-    "benchmarks/storybench/_drawn.py",
     "backends",
 )
+
+#: The folder whose presence in :attr:`GeneratingSystem.depends_on` means "uses experts".
+_EXPERTS_CODE = "systems/experts"
 
 
 @lru_cache(maxsize=64)
@@ -268,14 +277,14 @@ class GeneratingSystem(ABC):
     Class attributes:
         kind: The registered name (``systems.<id>.kind`` in a suite).
         config_model: The kind's typed config (frozen, no extra keys), validated when the suite loads.
-        benchmarks: Benchmarks the kind can serve.
-        modalities: Modalities it writes, per benchmark (``{"storybench": ("text", "image", "speech")}``).
+
+    Which benchmarks a kind serves is the benchmark's to say (``system_kinds`` in its
+    ``benchmark.yaml``); what to write for an example comes from the :class:`Task` (its inputs and
+    the modalities the benchmark asks for).
     """
 
     kind: ClassVar[str]
     config_model: ClassVar[type[SystemSpec]]
-    benchmarks: ClassVar[frozenset[str]]
-    modalities: ClassVar[Mapping[str, tuple[str, ...]]]
     uses_ground_truth: bool = False
     depends_on: ClassVar[tuple[str, ...]] = PLANNING_CODE
     """Code outside the kind's own package that its outputs depend on (see :func:`code_digest_of`);
@@ -316,10 +325,15 @@ class GeneratingSystem(ABC):
 
     # -- the shared driver --------------------------------------------------------------------
     def code_digest(self) -> str:
-        """Digest of the kind's own package, :data:`SHARED_CODE` and :attr:`depends_on`."""
+        """Digest of the kind's own package, :data:`SHARED_CODE` and :attr:`depends_on`; a kind that
+        depends on the experts also gets the module of every registered expert, wherever it lives."""
+        from omnieval.systems.experts import expert_code
+
         package = type(self).__module__.split(".")
         own = "/".join(package[1:3]) if len(package) >= 3 and package[1] == "systems" else ""
-        return code_digest_of(tuple(sorted({*SHARED_CODE, *self.depends_on, *([own] if own else [])})))
+        experts = expert_code() if _EXPERTS_CODE in self.depends_on else ()
+        paths = {*SHARED_CODE, *self.depends_on, *experts, *([own] if own else [])}
+        return code_digest_of(tuple(sorted(paths)))
 
     def example_key(self, task: Task) -> str:
         blob = json.dumps(
@@ -363,9 +377,10 @@ class GeneratingSystem(ABC):
         missing: dict[str, int] = {}
         reused = generated = 0
         opened = self._opened
+        asked = tuple(m.value for m in wanted)
         try:
             for done, instance in enumerate(instances, start=1):
-                task = visible(instance, condition)
+                task = dataclasses.replace(visible(instance, condition), modalities=asked)
                 key = self.example_key(task)
                 stored = self._load(key)
                 if stored is None:

@@ -48,12 +48,6 @@ class CommandSystem(GeneratingSystem):
 
     kind: ClassVar[str] = "command"
     config_model: ClassVar[type[CommandConfig]] = CommandConfig
-    benchmarks: ClassVar[frozenset[str]] = frozenset({"storybench", "acbench", "prism"})
-    modalities: ClassVar[dict[str, tuple[str, ...]]] = {
-        "storybench": ("text", "image", "speech"),
-        "acbench": ("speech",),
-        "prism": ("video",),
-    }
     depends_on: ClassVar[
         tuple[str, ...]
     ] = ()  # runs no model of ours: the script and interpreter are in identity()
@@ -110,8 +104,9 @@ class CommandSystem(GeneratingSystem):
         return self._env
 
     def wanted(self, task: Task) -> tuple[str, ...]:
-        """The modalities the task's benchmark asks this kind for."""
-        return self.modalities.get(task.benchmark, tuple(m.value for m in Modality))
+        """The modalities the task's benchmark asks for (every modality when the task names none:
+        a caller that runs one example by hand)."""
+        return task.modalities or tuple(m.value for m in Modality)
 
     def run_example(self, task: Task, workdir: Path) -> ExampleResult:
         env = self._resolved_env()

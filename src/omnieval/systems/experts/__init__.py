@@ -24,6 +24,7 @@ from omnieval.systems.experts._base import (
     SpeechExpert,
     SpeechPlan,
     build_expert,
+    expert_code,
     release_accelerator_memory,
 )
 from omnieval.systems.experts._diffusers import DiffusersConfig, DiffusersImageExpert
@@ -69,6 +70,7 @@ __all__ = [
     "SpeechExpert",
     "SpeechExpertConfig",
     "SpeechPlan",
+    "expert_code",
     "image_expert",
     "release_accelerator_memory",
     "speech_expert",

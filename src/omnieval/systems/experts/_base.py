@@ -132,6 +132,24 @@ SPEECH_EXPERTS: Registry[type[SpeechExpert[Any]]] = Registry("speech expert")
 E = TypeVar("E", bound=Expert[Any])
 
 
+def expert_code() -> tuple[str, ...]:
+    """The module of every registered expert, as a path relative to the ``omnieval`` package.
+
+    The generating kinds that use experts key their examples by this code (see
+    :meth:`~omnieval.systems.GeneratingSystem.code_digest`). An expert registered from outside
+    ``systems/experts`` (storybench's ``drawn`` paints with that benchmark's sample drawing code)
+    thereby brings its own file into the key without the systems package naming it.
+    """
+    root = Path(__file__).resolve().parents[2]
+    paths: set[str] = set()
+    for registry in (IMAGE_EXPERTS, SPEECH_EXPERTS):
+        for name in registry.names():
+            source = getattr(sys.modules.get(registry.get(name).__module__), "__file__", None)
+            if source is not None and Path(source).resolve().is_relative_to(root):
+                paths.add(Path(source).resolve().relative_to(root).as_posix())
+    return tuple(sorted(paths))
+
+
 def release_accelerator_memory() -> None:
     """Collect garbage and, when torch is loaded and CUDA present, return cached GPU memory."""
     gc.collect()
@@ -164,6 +182,7 @@ __all__ = [
     "SpeechExpert",
     "SpeechPlan",
     "build_expert",
+    "expert_code",
     "folder_weights",
     "release_accelerator_memory",
 ]

@@ -50,11 +50,15 @@ class CallOutcome:
 class OpenAIOmniSystem(GeneratingSystem):
     """Generates through chat completions with audio output (e.g. Qwen2.5-Omni on vLLM-Omni).
 
-    - storybench: one text-only call writes the next page's narration (``text``); a second call,
-      given that narration, speaks the line a character says on the page (``speech``, the answer's
-      audio). The image is missing with :data:`IMAGE_UNAVAILABLE`.
-    - acbench: the script with the condition's context (spoken instruction as ``input_audio``,
-      picture as ``image_url``, or their text stand-ins) in one call; the answer's audio is ``speech``.
+    What it writes follows from the modalities the task asks for (benchmarks list ``openai-omni``
+    in their ``system_kinds``):
+
+    - text asked (storybench's page turn): one text-only call writes the next page's narration
+      (``text``); a second call, given that narration, speaks the line a character says on the page
+      (``speech``, the answer's audio). An image is missing with :data:`IMAGE_UNAVAILABLE`.
+    - speech only (acbench's delivery): the script with the condition's context (spoken instruction
+      as ``input_audio``, picture as ``image_url``, or their text stand-ins) in one call; the
+      answer's audio is ``speech``.
 
     A failed request makes its modality missing with ``request failed: ...``. Failures that may pass
     (timeouts, connection errors, HTTP 429/5xx) are retried ``retries`` times at once and, when they
@@ -64,11 +68,6 @@ class OpenAIOmniSystem(GeneratingSystem):
 
     kind: ClassVar[str] = "openai-omni"
     config_model: ClassVar[type[OpenAIOmniConfig]] = OpenAIOmniConfig
-    benchmarks: ClassVar[frozenset[str]] = frozenset({"storybench", "acbench"})
-    modalities: ClassVar[dict[str, tuple[str, ...]]] = {
-        "storybench": ("text", "image", "speech"),
-        "acbench": ("speech",),
-    }
     depends_on: ClassVar[tuple[str, ...]] = ("backends/llm",)
     retries: ClassVar[int] = 2
     retry_wait_s: ClassVar[float] = 2.0
@@ -169,13 +168,16 @@ class OpenAIOmniSystem(GeneratingSystem):
 
     # -- generation ---------------------------------------------------------------------------------
     def run_example(self, task: Task, workdir: Path) -> ExampleResult:
-        if task.benchmark == "storybench":
+        # What to write follows from what the benchmark asks for: a narration (with its page's
+        # spoken line) when it wants text, else the given script spoken when it wants speech only.
+        if Modality.TEXT.value in task.modalities:
             return self._story_page(task, workdir)
-        if task.benchmark == "acbench":
+        if Modality.SPEECH.value in task.modalities:
             return self._delivery(task, workdir)
-        wanted = self.modalities.get(task.benchmark, ())
         return ExampleResult(
-            missing=dict.fromkeys(wanted, f"unavailable: openai-omni does not serve {task.benchmark}")
+            missing=dict.fromkeys(
+                task.modalities, f"unavailable: openai-omni does not serve {task.benchmark}"
+            )
         )
 
     def _story_page(self, task: Task, workdir: Path) -> ExampleResult:

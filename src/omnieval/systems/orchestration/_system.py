@@ -11,7 +11,7 @@ the cause. An expert that fails costs only its own modality. Seconds are recorde
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -43,7 +43,9 @@ from omnieval.systems.orchestration._prompt import (
     user_prompt,
 )
 
-STORYBENCH_MODALITIES: tuple[str, ...] = ("text", "image", "speech")
+#: What the planning kinds write for an example: a planning failure marks each of these missing
+#: unless the task names the modalities its benchmark asks for.
+PAGE_MODALITIES: tuple[str, ...] = ("text", "image", "speech")
 
 
 class OrchestrationConfig(SystemSpec):
@@ -159,8 +161,6 @@ class OrchestrationSystem(GeneratingSystem):
 
     kind: ClassVar[str] = "orchestration"
     config_model: ClassVar[type[SystemSpec]] = OrchestrationConfig
-    benchmarks: ClassVar[frozenset[str]] = frozenset({"storybench"})
-    modalities: ClassVar[Mapping[str, tuple[str, ...]]] = {"storybench": STORYBENCH_MODALITIES}
 
     def __init__(self, config: SystemSpec, *, system_id: str = "", cache_dir: Path | None = None) -> None:
         super().__init__(config, system_id=system_id, cache_dir=cache_dir)
@@ -211,7 +211,8 @@ class OrchestrationSystem(GeneratingSystem):
         if plan.failure is not None or plan.fields is None:
             cause = plan.failure.value if plan.failure else "unparseable_json"
             result.planning_failure = plan.failure
-            return fail_all(result, STORYBENCH_MODALITIES, f"planning failure: {cause}: {plan.error}")
+            reason = f"planning failure: {cause}: {plan.error}"
+            return fail_all(result, task.modalities or PAGE_MODALITIES, reason)
         fields = plan.fields
         write_text(result, workdir, str(fields["narration"]))
         self.experts.draw(

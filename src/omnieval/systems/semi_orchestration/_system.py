@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -52,7 +51,7 @@ from omnieval.systems.experts import (
     SpeechPlan,
 )
 from omnieval.systems.orchestration import SPEECH_LABELS, ExpertPair, fail_all, user_prompt, write_text
-from omnieval.systems.orchestration._system import STORYBENCH_MODALITIES
+from omnieval.systems.orchestration._system import PAGE_MODALITIES
 
 MIN_WORDS = 5
 _QUOTED = re.compile(r"[\"“]([^\"”]{2,200})[\"”]")
@@ -127,8 +126,6 @@ class SemiOrchestrationSystem(GeneratingSystem):
 
     kind: ClassVar[str] = "semi-orchestration"
     config_model: ClassVar[type[SystemSpec]] = SemiOrchestrationConfig
-    benchmarks: ClassVar[frozenset[str]] = frozenset({"storybench"})
-    modalities: ClassVar[Mapping[str, tuple[str, ...]]] = {"storybench": STORYBENCH_MODALITIES}
 
     def __init__(self, config: SystemSpec, *, system_id: str = "", cache_dir: Path | None = None) -> None:
         super().__init__(config, system_id=system_id, cache_dir=cache_dir)
@@ -211,7 +208,8 @@ class SemiOrchestrationSystem(GeneratingSystem):
         if failure is not None:
             result.planning_failure = failure
             result.raw["planning_error"] = error
-            return fail_all(result, STORYBENCH_MODALITIES, f"planning failure: {failure.value}: {error}")
+            reason = f"planning failure: {failure.value}: {error}"
+            return fail_all(result, task.modalities or PAGE_MODALITIES, reason)
         write_text(result, workdir, narration)
         prompt = f"{task.inputs.condition.scene.strip().rstrip('.')}. {first_sentence(narration)}"
         result.raw["image_prompt"] = prompt

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from omnieval.backends.llm import ChatRequest, TextPart
+from omnieval.benchmarks import get_benchmark
 from omnieval.benchmarks.acbench import NOT_EVALUATED, AcBench
 from omnieval.benchmarks.acbench._cascade import IMAGE_NOT_SEEN, CascadeConfig, CascadeSystem
 from omnieval.benchmarks.acbench._loader import AcbenchInstance, load_acbench
@@ -106,7 +107,7 @@ def speech_span_s(path: Path) -> float:
 def test_registered_with_a_typed_config() -> None:
     assert SYSTEMS.get("cascade") is CascadeSystem
     assert config_model("cascade") is CascadeConfig
-    assert CascadeSystem.benchmarks == frozenset({"acbench"})
+    assert "cascade" in get_benchmark("acbench").system_kinds
     with pytest.raises(ValueError, match="planer"):
         CascadeConfig.model_validate({"kind": "cascade", "planer": {}})
     spec = scripted_config()

@@ -26,7 +26,7 @@ import dataclasses
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -98,8 +98,6 @@ class CascadeSystem(GeneratingSystem):
 
     kind: ClassVar[str] = "cascade"
     config_model: ClassVar[type[SystemSpec]] = CascadeConfig
-    benchmarks: ClassVar[frozenset[str]] = frozenset({"acbench"})
-    modalities: ClassVar[Mapping[str, tuple[str, ...]]] = {"acbench": ("speech",)}
     # The kind's own package is listed: the shared driver adds a kind's own package to its code
     # digest only for kinds under ``systems/``. The rendering (rates, voices, whisper resynthesis),
     # the heteronym list and the conditions' inputs are acbench's: editing them changes the clips,

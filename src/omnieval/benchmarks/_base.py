@@ -318,6 +318,10 @@ class Benchmark(ABC):
 
         raise ConfigError(f"benchmark {self.name} has no judge tracks (panel {job.panel})")
 
+    def leaderboard_model(self) -> type[BaseModel] | None:
+        """The pydantic model of this benchmark's ``leaderboard.json`` document (None: untyped)."""
+        return None
+
     @abstractmethod
     def leaderboard(self, scores: pd.DataFrame, facts: RunFacts | None = None) -> Leaderboard:
         """Aggregate a scores table into the leaderboard document and MLflow metrics."""

@@ -1,4 +1,4 @@
-"""JSON schemas of the three benchmarks' ``leaderboard.json`` documents, as committed under docs/.
+"""JSON schemas of the registered benchmarks' ``leaderboard.json`` documents, as committed under docs/.
 
 The schema files are generated from the pydantic models, never edited by hand; a test regenerates
 them and compares them with the committed copies, so a model change that forgets to refresh them
@@ -12,18 +12,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from omnieval.benchmarks._leaderboard import LeaderboardDocument
-from omnieval.benchmarks.acbench._leaderboard import AcbenchLeaderboard
-from omnieval.benchmarks.prism._leaderboard import PrismLeaderboard
-from omnieval.benchmarks.storybench._leaderboard import StorybenchLeaderboard
+from pydantic import BaseModel
+
+from omnieval.benchmarks._base import BENCHMARKS
 from omnieval.jsonio import write_json_atomic
 
-LEADERBOARD_MODELS: dict[str, type[LeaderboardDocument]] = {
-    "acbench": AcbenchLeaderboard,
-    "prism": PrismLeaderboard,
-    "storybench": StorybenchLeaderboard,
-}
-"""Benchmark name -> the model of its ``leaderboard.json`` document."""
+
+def leaderboard_models() -> dict[str, type[BaseModel]]:
+    """Benchmark name -> the model of its ``leaderboard.json`` document (typed benchmarks only).
+
+    Benchmarks register when ``omnieval.benchmarks`` is imported, which importing this module does.
+    """
+    models = {name: BENCHMARKS.get(name).leaderboard_model() for name in BENCHMARKS.names()}
+    return {name: model for name, model in sorted(models.items()) if model is not None}
+
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 """The dialect pydantic generates."""
@@ -44,7 +46,7 @@ def leaderboard_schema(benchmark: str) -> dict[str, Any]:
         >>> leaderboard_schema("acbench")["properties"]["benchmark"]
         {'const': 'acbench', 'title': 'Benchmark', 'type': 'string'}
     """
-    schema = LEADERBOARD_MODELS[benchmark].model_json_schema(by_alias=True)
+    schema = leaderboard_models()[benchmark].model_json_schema(by_alias=True)
     return {"$schema": JSON_SCHEMA_DIALECT, **schema}
 
 
@@ -53,13 +55,13 @@ def export_leaderboard_schemas(out_dir: Path | str) -> list[Path]:
     out = Path(out_dir)
     return [
         write_json_atomic(out / schema_file_name(name), leaderboard_schema(name))
-        for name in sorted(LEADERBOARD_MODELS)
+        for name in leaderboard_models()
     ]
 
 
 __all__ = [
-    "LEADERBOARD_MODELS",
     "export_leaderboard_schemas",
+    "leaderboard_models",
     "leaderboard_schema",
     "schema_file_name",
 ]

@@ -136,6 +136,11 @@ class AcBench(api.Benchmark):
             hits += result.cache_hits
         return api.MetricsOutput(pd.concat(frames, ignore_index=True), lineage, computed, hits)
 
+    def leaderboard_model(self) -> type[BaseModel]:
+        from omnieval.benchmarks.acbench._leaderboard import AcbenchLeaderboard
+
+        return AcbenchLeaderboard
+
     def leaderboard(self, scores: pd.DataFrame, facts: api.RunFacts | None = None) -> api.Leaderboard:
         from omnieval.benchmarks.acbench._aggregate import aggregate_acbench, mlflow_metrics
         from omnieval.benchmarks.acbench._leaderboard import AcbenchLeaderboard

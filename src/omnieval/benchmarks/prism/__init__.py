@@ -186,6 +186,11 @@ class Prism(api.Benchmark):
             result.cache_hits,
         )
 
+    def leaderboard_model(self) -> type[BaseModel]:
+        from omnieval.benchmarks.prism._leaderboard import PrismLeaderboard
+
+        return PrismLeaderboard
+
     def leaderboard(self, scores: pd.DataFrame, facts: api.RunFacts | None = None) -> api.Leaderboard:
         from omnieval.benchmarks.prism._aggregate import aggregate_prism, mlflow_metrics
         from omnieval.benchmarks.prism._leaderboard import PrismLeaderboard

@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from pydantic import BaseModel
+
 from omnieval.benchmarks import _base as api
 from omnieval.benchmarks.storybench import (
     _analyses,  # noqa: F401  (registers the appendix analyses)
@@ -154,6 +156,11 @@ class StoryBench(api.Benchmark):
             result.model_calls,
             result.cache_hits,
         )
+
+    def leaderboard_model(self) -> type[BaseModel]:
+        from omnieval.benchmarks.storybench._leaderboard import StorybenchLeaderboard
+
+        return StorybenchLeaderboard
 
     def leaderboard(self, scores: pd.DataFrame, facts: api.RunFacts | None = None) -> api.Leaderboard:
         from omnieval.benchmarks.storybench._aggregate import aggregate

@@ -17,7 +17,7 @@ from omnieval.benchmarks.storybench._loader import load_storybench
 from omnieval.judges import run_judges
 from omnieval.systems import SYSTEMS
 
-CPU_PANEL = Path(__file__).resolve().parents[2] / "src" / "omnieval" / "judges" / "panels" / "cpu.yaml"
+CPU_PANEL = Path(__file__).resolve().parents[2] / "src/omnieval/benchmarks/storybench/panels/cpu.yaml"
 pytestmark = pytest.mark.slow
 
 

@@ -39,7 +39,7 @@ def test_every_panel_judge_is_in_the_registry() -> None:
 
 
 def test_typos_fail_with_the_key_path(tmp_path: Path) -> None:
-    data = yaml.safe_load((ROOT / "src/omnieval/judges/panels/paper-a.yaml").read_text())
+    data = yaml.safe_load((ROOT / "src/omnieval/benchmarks/storybench/panels/paper-a.yaml").read_text())
     data["tracks"]["text"]["judges"][0]["decoding"]["temprature"] = 0
     path = tmp_path / "typo.yaml"
     path.write_text(yaml.safe_dump(data))
@@ -51,6 +51,44 @@ def test_typos_fail_with_the_key_path(tmp_path: Path) -> None:
         load_panel(str(path))
     with pytest.raises(ConfigError, match="unknown judge panel 'paper-d'"):
         load_panel("paper-d")
+
+
+def test_panels_are_the_benchmarks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from omnieval.benchmarks.storybench import _tracks
+    from omnieval.judges import _panels, register_panels
+
+    assert not (ROOT / "src/omnieval/judges/panels").exists()
+    shipped = _panels.PANELS.get("paper")
+    assert (shipped.benchmark, shipped.file) == ("storybench", "paper.yaml")
+    # Registering the same files again (a re-imported module) changes nothing.
+    register_panels(Path(_tracks.__file__).with_name("panels"), _tracks.PANELS, benchmark="storybench")
+    assert panel_names() == ["cpu", "paper", "paper-a", "paper-b", "paper-c"]
+    with pytest.raises(ConfigError, match="judge panel 'cpu' is already registered"):
+        register_panels(tmp_path, ["cpu"], benchmark="other")
+    with pytest.raises(ConfigError, match="no judge panels to register"):
+        register_panels(tmp_path, [], benchmark="other")
+    monkeypatch.setattr(_panels, "PANELS", type(_panels.PANELS)("judge panel"))
+    with pytest.raises(ConfigError, match=r"known: none registered \(import the benchmark's package\)"):
+        load_panel("cpu")
+    (tmp_path / "mine.yaml").write_text(
+        yaml.safe_dump({"name": "mine", "tracks": {"text": {"unavailable": "no"}}})
+    )
+    register_panels(tmp_path, ["mine"], benchmark="other")
+    assert panel_names() == ["mine"] and load_panel("mine").tracks["text"].unavailable == "no"
+
+
+def test_cli_parse_tracks_come_from_the_registry(capsys: pytest.CaptureFixture[str]) -> None:
+    from omnieval.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["judge", "parse", "--help"])
+    assert "--track {" + ",".join(TRACKS) + "}" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["judge", "parse", "--track", "txt", "-"])
+    assert (
+        "invalid choice: 'txt' (choose from 'text', 'image', 'speech', 'integrated')"
+        in capsys.readouterr().err
+    )
 
 
 def test_templates_are_hashed_and_versioned() -> None:

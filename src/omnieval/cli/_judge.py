@@ -6,11 +6,43 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import overload
 
 from omnieval.errors import DataError
 
-_TRACKS = ("text", "image", "speech", "integrated")
+
+class _RegisteredTracks(Sequence[str]):
+    """The judge tracks the benchmarks register, read only when argparse first needs them.
+
+    The track names are the benchmark's (``omnieval.judges.track_names()``), registered when
+    ``omnieval.benchmarks`` is imported. That import takes seconds, and every ``omnieval`` command
+    builds this parser, so the lookup waits until ``judge parse`` checks ``--track`` or prints its
+    help.
+    """
+
+    def _names(self) -> tuple[str, ...]:
+        import omnieval.benchmarks  # noqa: F401  (the benchmarks register their judge tracks)
+        from omnieval.judges import track_names
+
+        return track_names()
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[str]: ...
+    def __getitem__(self, index: int | slice) -> str | Sequence[str]:
+        return self._names()[index]
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+    def __contains__(self, value: object) -> bool:
+        return value in self._names()
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -36,7 +68,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
             "The repair model is not called."
         ),
     )
-    parse.add_argument("--track", required=True, choices=_TRACKS, help="judge track whose criteria to expect")
+    track = parse.add_argument("--track", required=True, help="judge track whose criteria to expect")
+    # Set after add_argument, which formats the argument once to check it: the names are read only
+    # when ``judge parse`` is used, not whenever the parser is built.
+    track.choices = _RegisteredTracks()
     parse.add_argument("file", type=Path, metavar="FILE", help="file holding the raw answer ('-' for stdin)")
     parse.add_argument(
         "--json",
@@ -91,6 +126,7 @@ def _read_raw(path: Path) -> str:
 
 
 def _parse(args: argparse.Namespace) -> int:
+    import omnieval.benchmarks  # noqa: F401  (the benchmarks register their judge tracks)
     from omnieval.judges import parse_verdict
 
     result = parse_verdict(_read_raw(args.file), args.track)
@@ -111,6 +147,7 @@ def _parse(args: argparse.Namespace) -> int:
 
 
 def _panels(args: argparse.Namespace) -> int:
+    import omnieval.benchmarks  # noqa: F401  (the benchmarks register their tracks and judge panels)
     from omnieval.judges import describe_panels
 
     described = describe_panels()

@@ -3,7 +3,8 @@
 Public entry points:
 
 - :func:`run_judges` judges every system's candidates with one panel (model-major, cached).
-- :func:`panel_names` / :func:`load_panel` list and load the judge panels.
+- :func:`panel_names` / :func:`load_panel` list and load the judge panels; a benchmark's package
+  ships its panels' YAML files and names them with :func:`register_panels` when imported.
 - :func:`parse_verdict` reads one raw judge answer (what ``omnieval judge parse`` shows).
 - :func:`merge_panel_tags` merges the MLflow tags of several panels' runs.
 - :func:`run_drift_check` re-judges the pinned drift anchors and compares; :func:`pin_anchors`
@@ -48,6 +49,7 @@ from omnieval.judges._panels import (
     describe_panels,
     load_panel,
     panel_names,
+    register_panels,
 )
 from omnieval.judges._parse import (
     AnswerReading,
@@ -134,6 +136,7 @@ __all__ = [
     "read_answer",
     "read_scored_leaf",
     "read_stream",
+    "register_panels",
     "register_templates",
     "register_tracks",
     "registered_benchmark",

@@ -1,16 +1,20 @@
 """Judge panels as configuration: which judge scores which track, with which backend and settings.
 
-Panels are YAML files shipped in ``omnieval/judges/panels/`` and registered by name below (the
-name is the suite config's key). A suite may also name a YAML file path for a custom panel. Files
-are validated strictly (frozen pydantic models, unknown keys rejected) when loaded, before any
-model starts.
+Panels are YAML files a benchmark ships in its own package and registers by name with
+:func:`register_panels` when it is imported (the name is the suite config's key), the same way it
+registers its tracks: a panel names tracks, so it belongs to the benchmark that declares them, and
+this package ships none. A suite may also name a YAML file path for a custom panel. Files are
+validated strictly (frozen pydantic models, unknown keys rejected) when loaded, before any model
+starts.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from importlib import resources
+from collections.abc import Iterable
+from dataclasses import dataclass
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -99,13 +103,50 @@ class PanelConfig(_Strict):
         return [(t, j) for t, cfg in self.tracks.items() for j in cfg.judges]
 
 
-PANELS: Registry[str] = Registry("judge panel")
-for _name in ("paper-a", "paper-b", "paper-c", "paper", "cpu"):
-    PANELS.register(_name)(f"{_name}.yaml")
+@dataclass(frozen=True)
+class ShippedPanel:
+    """Where a registered panel's YAML lives, and which benchmark shipped it."""
+
+    benchmark: str
+    folder: Traversable
+    file: str
+
+    @property
+    def source(self) -> str:
+        """The file named in error messages: the benchmark's folder and the file name."""
+        return str(self.folder.joinpath(self.file))
+
+
+PANELS: Registry[ShippedPanel] = Registry("judge panel")
+"""Shipped panels by name: empty until a benchmark's package is imported and registers its own."""
+
+
+def register_panels(folder: Traversable, names: Iterable[str], *, benchmark: str) -> None:
+    """Register the panels ``<folder>/<name>.yaml`` under their names; a benchmark's package calls this.
+
+    The files are read only when a panel is loaded. Registering the same file again under the same
+    name (a module imported twice) is a no-op; a name another file already holds is refused, so two
+    benchmarks cannot silently shadow each other's panels.
+
+    Raises:
+        ConfigError: ``names`` is empty, or a name is already registered for another file.
+    """
+    names = tuple(names)
+    if not names:
+        raise ConfigError(f"{benchmark}: no judge panels to register")
+    for name in names:
+        entry = ShippedPanel(benchmark, folder, f"{name}.yaml")
+        if name in PANELS:
+            if PANELS.get(name) == entry:
+                continue
+            raise ConfigError(
+                f"{benchmark}: judge panel {name!r} is already registered ({PANELS.get(name).source})"
+            )
+        PANELS.register(name)(entry)
 
 
 def panel_names() -> list[str]:
-    """Names of the shipped judge panels."""
+    """Names of the shipped judge panels (those the imported benchmarks registered), sorted."""
     return PANELS.names()
 
 
@@ -113,16 +154,13 @@ def _read_yaml(name: str) -> tuple[dict[str, Any], str]:
     import yaml
 
     if name in PANELS:
-        source = f"omnieval/judges/panels/{PANELS.get(name)}"
-        text = (
-            resources.files("omnieval.judges")
-            .joinpath("panels", PANELS.get(name))
-            .read_text(encoding="utf-8")
-        )
+        shipped = PANELS.get(name)
+        source = shipped.source
+        text = shipped.folder.joinpath(shipped.file).read_text(encoding="utf-8")
     else:
         path = Path(name)
         if path.suffix not in (".yaml", ".yml") or not path.is_file():
-            known = ", ".join(panel_names())
+            known = ", ".join(panel_names()) or "none registered (import the benchmark's package)"
             raise ConfigError(
                 f"unknown judge panel {name!r}; known: {known} (or a path to a panel YAML file)"
             )

@@ -4,7 +4,8 @@ The criterion keys are read from ``benchmark.yaml`` (``judge.criteria``, PROTOCO
 E.3-E.4), the one place they are written; this module adds what the declaration does not say:
 which candidate outputs each track judges, and :func:`page_turn_inputs`, the reference side of a
 judge's inputs for one transition. Importing it registers both with the judges
-(:func:`omnieval.judges.register_tracks`), before :mod:`._rubrics` registers the wording.
+(:func:`omnieval.judges.register_tracks`), before :mod:`._rubrics` registers the wording, and
+registers the judge panels in ``panels/`` (:func:`omnieval.judges.register_panels`).
 
 Example:
     >>> TRACKS["text"].criteria[1]
@@ -15,13 +16,14 @@ Example:
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Final
 
 from omnieval.benchmarks._spec import SPEC_FILE, load_spec, spec_beside
 from omnieval.benchmarks.storybench._records import Transition
 from omnieval.candidates import Modality
 from omnieval.errors import ConfigError
-from omnieval.judges import JudgeInputs, TrackSpec, register_tracks
+from omnieval.judges import JudgeInputs, TrackSpec, register_panels, register_tracks
 
 NEEDS: Final[dict[str, tuple[Modality, ...]]] = {
     "text": (Modality.TEXT,),
@@ -66,3 +68,9 @@ BENCHMARK, TRACKS = _declared()
 TRACK_NAMES: Final[tuple[str, ...]] = tuple(TRACKS)
 
 register_tracks(TRACKS.values(), benchmark=BENCHMARK, reference=page_turn_inputs)
+
+PANELS: Final[tuple[str, ...]] = ("paper-a", "paper-b", "paper-c", "paper", "cpu")
+"""The judge panels shipped in ``panels/`` beside this module (the paper's three judges, ``paper``
+= all three, and ``cpu``, the small local default), registered with the judges on import."""
+
+register_panels(Path(__file__).with_name("panels"), PANELS, benchmark=BENCHMARK)

@@ -21,7 +21,7 @@ from pydantic import (
     model_validator,
 )
 
-from omnieval.errors import ConfigError
+from omnieval.errors import ConfigError, validation_problems
 from omnieval.systems import SystemConfig, SystemSpec
 
 if TYPE_CHECKING:
@@ -334,14 +334,6 @@ class SuiteConfig(_Strict):
         return self.tracking.experiment or f"omnieval/{self.suite}"
 
 
-def _format_validation_error(path: Path, exc: ValidationError) -> str:
-    lines = [f"{path}: invalid suite config"]
-    for err in exc.errors():
-        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        lines.append(f"  - {where}: {err['msg']}")
-    return "\n".join(lines)
-
-
 def check_components(config: SuiteConfig, source: Path | str = "config") -> None:
     """Check every named component against its registry; raise ConfigError listing all problems."""
     from omnieval.systems import SYSTEMS, system_kinds_for
@@ -395,7 +387,7 @@ def load_suite(path: Path | str, *, check: bool = True) -> SuiteConfig:
     try:
         config = SuiteConfig.model_validate(raw)
     except ValidationError as exc:
-        raise ConfigError(_format_validation_error(path, exc)) from None
+        raise ConfigError(validation_problems(f"{path}: invalid suite config", exc)) from None
     if check:
         check_components(config, path)
     return config

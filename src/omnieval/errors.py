@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
 
 class OmnievalError(Exception):
     """A user-facing failure. ``exit_code`` 2 means bad input data or config; 1 anything else."""
@@ -40,3 +45,24 @@ class GateFailed(OmnievalError):
     """A Great Expectations gate rejected an artifact; the stage must not continue."""
 
     exit_code = 2
+
+
+def validation_problems(header: str, exc: ValidationError) -> str:
+    """``header``, then one ``  - <dotted field>: <message>`` line per pydantic error (a ConfigError text).
+
+    Example:
+        >>> from pydantic import BaseModel
+        >>> class Cfg(BaseModel):
+        ...     n: int
+        >>> try:
+        ...     Cfg.model_validate({"n": "x"})
+        ... except Exception as exc:
+        ...     print(validation_problems("cfg.yaml: invalid config", exc))
+        cfg.yaml: invalid config
+          - n: Input should be a valid integer, unable to parse string as an integer
+    """
+    lines = [header]
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        lines.append(f"  - {where}: {err['msg']}")
+    return "\n".join(lines)

@@ -35,7 +35,7 @@ from typing import Any, Final
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from omnieval.candidates import Modality
-from omnieval.errors import ConfigError
+from omnieval.errors import ConfigError, validation_problems
 
 SPEC_FILE: Final = "benchmark.yaml"
 """The file name a benchmark package's declaration has, beside its hooks module."""
@@ -236,14 +236,6 @@ class BenchmarkSpec(_Strict):
         }
 
 
-def _problems(path: Path, exc: ValidationError) -> str:
-    lines = [f"{path}: invalid benchmark declaration"]
-    for err in exc.errors():
-        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        lines.append(f"  - {where}: {err['msg']}")
-    return "\n".join(lines)
-
-
 def load_spec(path: Path) -> BenchmarkSpec:
     """Read and validate one ``benchmark.yaml``.
 
@@ -267,7 +259,7 @@ def load_spec(path: Path) -> BenchmarkSpec:
     try:
         spec = BenchmarkSpec.model_validate(raw)
     except ValidationError as exc:
-        raise ConfigError(_problems(path, exc)) from None
+        raise ConfigError(validation_problems(f"{path}: invalid benchmark declaration", exc)) from None
     if spec.judge and spec.judge.criteria_file and not (path.parent / spec.judge.criteria_file).is_file():
         raise ConfigError(
             f"{path}: invalid benchmark declaration\n"

@@ -21,7 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from omnieval.backends.llm import BackendConfig, Decoding
-from omnieval.errors import ConfigError
+from omnieval.errors import ConfigError, validation_problems
 from omnieval.judges._render import Framing
 from omnieval.judges._rubrics import has_template
 from omnieval.judges._tracks import track_names
@@ -178,11 +178,7 @@ def _validate(raw: dict[str, Any], source: str) -> PanelConfig:
     try:
         return PanelConfig.model_validate(raw)
     except ValidationError as exc:
-        lines = [f"{source}: invalid judge panel"]
-        for err in exc.errors():
-            where = ".".join(str(p) for p in err["loc"]) or "(top level)"
-            lines.append(f"  - {where}: {err['msg']}")
-        raise ConfigError("\n".join(lines)) from None
+        raise ConfigError(validation_problems(f"{source}: invalid judge panel", exc)) from None
 
 
 def load_panel(name: str, _seen: tuple[str, ...] = ()) -> PanelConfig:

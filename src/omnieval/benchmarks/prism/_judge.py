@@ -62,7 +62,7 @@ from omnieval.benchmarks.prism._prompts import (
 )
 from omnieval.benchmarks.prism._tags import GROUND_TRUTH, STAGE_DIMENSIONS, Cell, stage_cells
 from omnieval.benchmarks.prism._tracks import criteria_count, load_criteria
-from omnieval.errors import ConfigError, DataError, OmnievalError
+from omnieval.errors import ConfigError, DataError, OmnievalError, validation_problems
 from omnieval.judges import (
     LEDGER_TAIL,
     BackendPool,
@@ -218,11 +218,7 @@ def load_prism_panel(name: str | Path) -> PrismPanelConfig:
     try:
         return PrismPanelConfig.model_validate(raw)
     except ValidationError as exc:
-        lines = [f"{source}: invalid prism judge panel"]
-        for err in exc.errors():
-            where = ".".join(str(p) for p in err["loc"]) or "(top level)"
-            lines.append(f"  - {where}: {err['msg']}")
-        raise ConfigError("\n".join(lines)) from None
+        raise ConfigError(validation_problems(f"{source}: invalid prism judge panel", exc)) from None
 
 
 # -- reading answers ---------------------------------------------------------------------------

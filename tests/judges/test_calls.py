@@ -207,3 +207,62 @@ def test_run_jobs_settles_a_group_whose_model_cannot_open(tmp_path: Path) -> Non
     runner.run_jobs(jobs)
     assert jobs[0].outcome == ["unavailable no such model here"]
     assert runner.counters.calls == 0
+
+
+# -- usage ---------------------------------------------------------------------------------------
+
+
+def test_run_jobs_counts_tokens_and_seconds_per_judge_from_an_http_server(tmp_path: Path) -> None:
+    """Tokens come from the server's ``usage``; a rerun answers from the cache at no token cost,
+    with the cache keys (and so the cached entries) unchanged."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "backends" / "llm"))
+    from llm_stub_server import StubServer
+
+    from omnieval.backends.llm._openai import OpenAIChatBackend
+
+    judge_a, judge_b = _judge("a", retries=0), _judge("b", retries=0)
+    with StubServer() as server:
+
+        def factory(judge: JudgeConfig) -> ChatBackend:
+            return OpenAIChatBackend(server.url, model="stub")
+
+        jobs = [_Job(judge_a, "x", (0,)), _Job(judge_a, "y", (1,)), _Job(judge_b, "z", (2,))]
+        runner = CallRunner(tmp_path / "cache", BackendPool(factory))
+        runner.run_jobs(jobs)
+        usage = runner.usage_json()
+        # The stub reports 11 prompt and 7 completion tokens per answer.
+        assert usage["a"]["calls"] == 2 and usage["a"]["cached_calls"] == 0
+        assert (usage["a"]["prompt_tokens"], usage["a"]["completion_tokens"]) == (22, 14)
+        assert (usage["b"]["prompt_tokens"], usage["b"]["completion_tokens"]) == (11, 7)
+        assert usage["a"]["seconds"] > 0 and usage["a"]["calls_with_tokens"] == 2
+        sent = len(server.state.requests)
+
+        again = [_Job(j.judge, j.text, j.order) for j in jobs]
+        rerun = CallRunner(tmp_path / "cache", BackendPool(factory))
+        rerun.run_jobs(again)
+        assert len(server.state.requests) == sent  # every answer came from the cache
+    cached = rerun.usage_json()
+    assert cached["a"] == {
+        "calls": 0,
+        "cached_calls": 2,
+        "prompt_tokens": 0,
+        "completion_tokens": 0,
+        "calls_with_tokens": 0,
+        "seconds": 0.0,
+    }
+    # The cache entry still holds the original call's usage (the value is not part of the key).
+    entry = runner.cache.get(jobs[0].key)
+    assert entry is not None and (entry.prompt_tokens, entry.completion_tokens) == (11, 7)
+
+
+def test_usage_of_a_backend_that_reports_no_tokens_is_unknown_not_zero(tmp_path: Path) -> None:
+    backend = _Backend({"f": 1})
+    jobs = [_Job(_judge("j", retries=0), "ok", (0,)), _Job(_judge("j", retries=0), "f", (1,))]
+    runner = _runner(tmp_path, backend)
+    runner.run_jobs(jobs)
+    entry = runner.usage_json()["j"]
+    # Two calls (the failed one took time too), no token counts reported by this backend.
+    assert entry["calls"] == 2 and entry["calls_with_tokens"] == 0
+    assert entry["prompt_tokens"] is None and entry["completion_tokens"] is None

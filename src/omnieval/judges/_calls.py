@@ -21,6 +21,7 @@ import json
 import logging
 import math
 import re
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -35,8 +36,10 @@ from omnieval.backends.llm import (
     ChatRequest,
     Completion,
     ModelIdentity,
+    Usage,
     backend_identity,
     open_backend,
+    usage_table,
 )
 from omnieval.judges._cache import MediaHasher, ResponseCache, canonical_json
 from omnieval.judges._panels import JudgeConfig
@@ -292,6 +295,16 @@ class CallRunner:
         self.counters = CallCounters()
         self.identities: dict[str, ModelIdentity] = {}
         self.identity_errors: dict[str, str] = {}
+        self.usage: dict[str, Usage] = {}
+        """What each judge (by id, repair models included) spent in this runner: calls, cache hits,
+        tokens, seconds (:meth:`usage_json`)."""
+
+    def _usage(self, judge: JudgeConfig) -> Usage:
+        return self.usage.setdefault(judge.id, Usage())
+
+    def usage_json(self) -> dict[str, Any]:
+        """``{judge id: usage entry}`` for the benchmark's lineage (the judge stage sums it)."""
+        return usage_table(self.usage)
 
     def identity(self, judge: JudgeConfig) -> ModelIdentity | None:
         """The judge's model as it will be loaded (None, with the reason in :attr:`identity_errors`,
@@ -327,6 +340,8 @@ class CallRunner:
                 misses.append(job)
             else:
                 self.counters.hits += 1
+                # A cache hit costs nothing now; the entry keeps the original call's usage.
+                self._usage(job.judge).add_cached()
                 job.on_done(cached, True)
         self._misses(len(misses))
         groups: dict[str, list[JobT]] = {}
@@ -354,10 +369,16 @@ class CallRunner:
 
     def _send(self, backend: ChatBackend, pending: list[JobT], attempt: int) -> list[JobT]:
         """One batch to the model; every answer is cached at once. Returns the jobs to resend."""
+        started = time.perf_counter()
         results = backend.chat_many([job.request for job in pending])
+        # A batch is answered together (concurrently on a server, in lockstep in llama.cpp): each
+        # request gets an equal share of its wall time, so per-judge seconds add up to the time
+        # the model was busy, not to the sum of overlapping latencies.
+        share = (time.perf_counter() - started) / max(1, len(pending))
         self._sent(len(pending), attempt > 0)
         resend: list[JobT] = []
         for job, result in zip(pending, results, strict=True):
+            self._usage(job.judge).add_call(result if isinstance(result, Completion) else None, share)
             if isinstance(result, Completion):
                 self.cache.put(job.key, result, job.meta)
                 job.on_done(result, False)

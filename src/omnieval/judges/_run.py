@@ -733,6 +733,7 @@ def _lineage(runner: _Runner, records: list[_Record]) -> dict[str, Any]:
         "model_calls": runner.counters.calls,
         "cache_hits": runner.counters.hits,
         "audio_descriptions_computed": runner.counters.descriptions,
+        "usage": runner.usage_json(),
     }
 
 

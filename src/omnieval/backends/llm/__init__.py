@@ -49,9 +49,17 @@ from omnieval.backends.llm._types import (
     UnsupportedInput,
     VideoPart,
 )
+from omnieval.backends.llm._usage import (
+    USAGE_FIELDS,
+    TokenPrice,
+    Usage,
+    merge_usage_json,
+    usage_table,
+)
 
 __all__ = [
     "LLM_BACKENDS",
+    "USAGE_FIELDS",
     "AudioPart",
     "BackendConfig",
     "BackendError",
@@ -73,13 +81,16 @@ __all__ = [
     "ScriptedConfig",
     "SimulatedConfig",
     "TextPart",
+    "TokenPrice",
     "TransformersConfig",
     "TransientBackendError",
     "UnsupportedInput",
+    "Usage",
     "VideoPart",
     "VllmServerConfig",
     "backend_identity",
     "local_identity",
+    "merge_usage_json",
     "message_payload",
     "open_backend",
     "output_fingerprint",
@@ -87,4 +98,5 @@ __all__ = [
     "reports_value_probs",
     "request_digest",
     "resolve_model_path",
+    "usage_table",
 ]

@@ -176,8 +176,10 @@ class SimulatedChatBackend:
                 Completion(
                     text=text,
                     finish_reason="stop",
-                    prompt_tokens=sum(len(m.text) for m in request.messages) // 4,
-                    completion_tokens=len(text) // 4,
+                    # No tokenizer stands behind a simulated answer: its token counts are unknown,
+                    # and usage totals must not count invented numbers as spent tokens.
+                    prompt_tokens=None,
+                    completion_tokens=None,
                     latency_s=latency,
                 )
             )

@@ -948,6 +948,7 @@ def _lineage(
         "model_calls": runner.counters.calls,
         "cache_hits": runner.counters.hits,
         "seconds_per_call": (sum(lat) / len(lat)) if lat else None,
+        "usage": runner.usage_json(),
         "unavailable": unavailable,
     }
     if panel.judge_kind == "cascade":

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 from pydantic import BaseModel
 
 from omnieval.benchmarks._leaderboard import dump_document
-from omnieval.benchmarks._spec import SPEC_ATTRIBUTES, SPEC_FILE, BenchmarkSpec, load_spec, spec_beside
+from omnieval.benchmarks._spec import SPEC_ATTRIBUTES, SPEC_FILE, BenchmarkSpec, cached_spec, spec_beside
 from omnieval.registry import Registry
 
 if TYPE_CHECKING:
@@ -366,6 +366,16 @@ class Benchmark(ABC):
         print(f"error: {self.name} has no sample generator", file=sys.stderr)
         return 2
 
+    def metrics_command(self, argv: Sequence[str], prog: str) -> int:
+        """Run ``omnieval metrics <benchmark>`` with command-line ``argv``: this benchmark's metrics of
+        one candidate folder, outside a suite. The CLI offers the command for a benchmark package
+        holding a ``_metrics_cli.py`` (whose docstring's first line is the help).
+
+        Returns the exit status; a benchmark without such a command says so and returns 2.
+        """
+        print(f"error: {self.name} has no metrics command", file=sys.stderr)
+        return 2
+
 
 def first_record_keys(path: Path, *, max_lines: int = 50) -> frozenset[str]:
     """Keys of the first JSONL line of ``path`` that parses as an object (empty when none does).
@@ -431,7 +441,7 @@ def benchmark(
         path = spec_beside(getattr(module, "__file__", None))
         key = name
         if path is not None:
-            spec = load_spec(path)
+            spec = cached_spec(path)  # the same object the package's constants were read from
             if name is not None and name != spec.name:
                 raise ConfigError(f"{path}: name {spec.name!r} but {cls.__qualname__} registers {name!r}")
             doubled = sorted(a for a in SPEC_ATTRIBUTES if a in vars(cls))

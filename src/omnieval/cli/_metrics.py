@@ -1,4 +1,5 @@
-"""``omnieval metrics``: run the automatic metrics on individual files or an OmniACBench manifest."""
+"""``omnieval metrics``: run the automatic metrics on individual files, or a benchmark's metrics on one
+candidate folder (``omnieval metrics <benchmark>``, for benchmarks that ship the command)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser(
         "metrics",
-        help="automatic metrics on single files (speech attributes, BERTScore, image similarity) or an acbench run",
+        help="automatic metrics on single files (speech attributes, BERTScore, image similarity) or a benchmark's candidate folder",
         description=(
             "Run omnieval's automatic metrics outside a suite. Models are the packaged offline ones unless "
             "an option names another. An unusable input (missing, a directory, empty, undecodable) gets a "
@@ -84,35 +85,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     image.add_argument("--json", action="store_true", help="print a JSON object")
     image.set_defaults(func=_image)
 
-    acb = msub.add_parser(
-        "acbench",
-        help="OmniACBench acoustic metrics of a candidate folder against a dataset",
-        description=(
-            "WER, WPM/delta-WPM, PER, VFR/VFR@0.3 and evaluator accuracy for <candidates>/speech/<index>/"
-            "generated.wav against an OmniACBench dataset folder (its manifest.jsonl), under one input "
-            "condition. Writes the scores table and prints the aggregate (WER and PER in percent)."
-        ),
-    )
-    acb.add_argument("dataset", type=Path, help="dataset folder (or its manifest.jsonl)")
-    acb.add_argument("candidates", type=Path, help="candidate folder of that system and condition")
-    acb.add_argument("--system", default="candidate", help="system id written into the rows")
-    acb.add_argument(
-        "--condition",
-        default="original",
-        help="input condition the candidates were generated under: original, s_to_t, i_to_t, all_to_t, oracle",
-    )
-    acb.add_argument("--out", type=Path, help="write the scores table (parquet) here")
-    acb.add_argument("--cache-dir", type=Path, default=Path(".cache/omnieval/metrics"), help="result cache")
-    acb.add_argument("--asr-model", default="whisper-tiny.en", help="ASR for WER and WPM")
-    acb.add_argument(
-        "--evaluator",
-        action="append",
-        default=[],
-        metavar="FEATURE=REF",
-        help="evaluator for emotion/accent/timbre, e.g. emotion=evaluator:<ref> (repeatable)",
-    )
-    acb.add_argument("--json", action="store_true", help="print the aggregate as JSON")
-    acb.set_defaults(func=_acbench)
+    for name, about in _benchmark_commands():
+        # prefix_chars no option can start with: every argument after the name, --help included,
+        # goes to the benchmark's own parser (which is only imported when the command runs).
+        command = msub.add_parser(name, help=about, add_help=False, prefix_chars="\x00")
+        command.add_argument("args", nargs="*", help=argparse.SUPPRESS)
+        command.set_defaults(func=_benchmark_metrics, metrics_benchmark=name)
 
     parser.set_defaults(func=lambda args: (parser.print_help(), 0)[1])
 
@@ -241,46 +219,25 @@ def _image(args: argparse.Namespace) -> int:
     return 0
 
 
-def _acbench(args: argparse.Namespace) -> int:
-    from omnieval.benchmarks.acbench import (
-        AcbenchMetricsConfig,
-        aggregate_acbench,
-        compute_acbench_metrics,
-        load_acbench,
-    )
-    from omnieval.errors import ConfigError
+def _benchmark_commands() -> list[tuple[str, str]]:
+    """(benchmark, help line) for each benchmark package shipping a ``_metrics_cli.py``.
 
-    evaluators: dict[str, str] = {}
-    for item in args.evaluator:
-        feature, sep, ref = item.partition("=")
-        if not sep or not feature or not ref:
-            raise ConfigError(f"--evaluator {item!r}: expected FEATURE=REF")
-        evaluators[feature.strip()] = ref.strip()
-    config = _validated(AcbenchMetricsConfig, asr_model=args.asr_model, evaluators=evaluators)
-    root = args.dataset.parent if args.dataset.is_file() else args.dataset
-    dataset = load_acbench(root)
+    Found on disk rather than through the registry: importing the benchmarks costs seconds, and
+    ``omnieval --help`` should not pay them. The help line is the module docstring's first line.
+    """
+    import ast
 
-    def report(done: int, total: int) -> None:
-        print(f"\r  {done}/{total}", end="", file=sys.stderr, flush=True)
+    root = Path(__file__).resolve().parent.parent / "benchmarks"
+    found: list[tuple[str, str]] = []
+    for module in sorted(root.glob("*/_metrics_cli.py")):
+        doc = ast.get_docstring(ast.parse(module.read_text(encoding="utf-8"))) or ""
+        about = doc.strip().splitlines()[0] if doc.strip() else f"{module.parent.name} metrics"
+        found.append((module.parent.name, about))
+    return found
 
-    result = compute_acbench_metrics(
-        dataset.instances,
-        args.system,
-        args.candidates,
-        condition=args.condition,
-        cache_dir=args.cache_dir,
-        config=config,
-        progress=report,
-    )
-    print(file=sys.stderr)
-    if args.out:
-        from omnieval.scores import write_scores
 
-        write_scores(result.scores, args.out)
-    summary = aggregate_acbench(result.scores)["systems"][args.system]["conditions"][args.condition]
-    if args.json:
-        print(json.dumps(summary, indent=2))
-    else:
-        for key, value in summary.items():
-            print(f"{key:>24s}  {_fmt(value)}")
-    return 0
+def _benchmark_metrics(args: argparse.Namespace) -> int:
+    from omnieval.benchmarks import get_benchmark
+
+    name = args.metrics_benchmark
+    return get_benchmark(name).metrics_command(list(args.args), prog=f"omnieval metrics {name}")

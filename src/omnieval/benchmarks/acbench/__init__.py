@@ -169,6 +169,11 @@ class AcBench(api.Benchmark):
 
         return sample_main(argv, prog)
 
+    def metrics_command(self, argv: Sequence[str], prog: str) -> int:
+        from omnieval.benchmarks.acbench._metrics_cli import metrics_main
+
+        return metrics_main(argv, prog)
+
     def deviations(self, metrics_config: BaseModel) -> list[str]:
         from omnieval.benchmarks.acbench._metrics import deviations
 

@@ -27,6 +27,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -207,6 +208,10 @@ class BenchmarkSpec(_Strict):
         """The components as ``omnieval compare`` names them (conditions expanded)."""
         return tuple(self._expand(self.headline.components))
 
+    def headline_lower_is_better(self) -> frozenset[str]:
+        """The lower-is-better components as ``omnieval compare`` names them (conditions expanded)."""
+        return frozenset(self._expand(self.headline.lower_is_better))
+
     def _expand(self, names: tuple[str, ...]) -> list[str]:
         if not self.headline.per_condition:
             return list(names)
@@ -231,7 +236,7 @@ class BenchmarkSpec(_Strict):
             "default_panels": judge.default_panels if judge else (),
             "judge_shards_by_system": judge.shards_by_system if judge else False,
             "headline_components": self.headline_components(),
-            "lower_is_better": frozenset(self._expand(self.headline.lower_is_better)),
+            "lower_is_better": self.headline_lower_is_better(),
             "headline_metric_patterns": self.headline.mlflow_patterns,
         }
 
@@ -276,6 +281,44 @@ def spec_beside(module_file: str | None) -> Path | None:
     return candidate if candidate.is_file() else None
 
 
+@functools.cache
+def cached_spec(path: Path) -> BenchmarkSpec:
+    """:func:`load_spec`, once per file and process.
+
+    The registering decorator and the package modules whose constants are read from the
+    declaration (``CONDITIONS``, ``RUBRICS``, ``HEADLINE_COMPONENTS``, ...) all get this same
+    object, so a value cannot differ between the class attribute and the constant, and the file is
+    parsed and validated once. A failed load is not cached (it raises every time).
+    """
+    return load_spec(path)
+
+
+def package_spec(module_file: str) -> BenchmarkSpec:
+    """The validated ``benchmark.yaml`` of the package that holds ``module_file`` (its ``__file__``).
+
+    A benchmark's modules call this at import to read facts the declaration owns, e.g.
+    ``CONDITIONS = package_spec(__file__).conditions``, instead of writing them a second time.
+
+    Raises:
+        ConfigError: there is no declaration beside the module, or it is invalid (file and field named).
+    """
+    path = spec_beside(module_file)
+    if path is None:
+        raise ConfigError(f"{Path(module_file).parent / SPEC_FILE}: benchmark declaration not found")
+    return cached_spec(path)
+
+
+def declaration_error(module_file: str, field: str, problem: str) -> ConfigError:
+    """A :class:`ConfigError` for a declared value that the code of ``module_file`` cannot work with.
+
+    Some facts are code (which conditions speak the instruction, which judge stage scores which
+    track) but must agree with the declaration; a module checks that at import and raises this, worded
+    like a schema error: the ``benchmark.yaml`` path, then ``field: problem``.
+    """
+    path = spec_beside(module_file) or Path(module_file).resolve().parent / SPEC_FILE
+    return ConfigError(f"{path}: invalid benchmark declaration\n  - {field}: {problem}")
+
+
 __all__ = [
     "SPEC_ATTRIBUTES",
     "SPEC_FILE",
@@ -283,6 +326,9 @@ __all__ = [
     "DatasetSpec",
     "HeadlineSpec",
     "JudgeSpec",
+    "cached_spec",
+    "declaration_error",
     "load_spec",
+    "package_spec",
     "spec_beside",
 ]

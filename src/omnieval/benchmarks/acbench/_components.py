@@ -17,35 +17,41 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
+from omnieval.benchmarks._spec import declaration_error, package_spec
 from omnieval.benchmarks.acbench._conditions import CONDITIONS
 
 if TYPE_CHECKING:
     import pandas as pd
 
-INSTANCE_METRICS: Final[tuple[str, ...]] = (
-    "wer",
-    "per",
-    "vfr_at_0_3",
-    "emotion_accuracy",
-    "accent_accuracy",
-    "timbre_accuracy",
-)
-"""The aggregate metrics that are means of per-instance values, in the paper's column order."""
+_SPEC = package_spec(__file__)
 
-LOWER_IS_BETTER_METRICS: Final[frozenset[str]] = frozenset({"wer", "per"})
+INSTANCE_METRICS: Final[tuple[str, ...]] = _SPEC.headline.components
+"""The aggregate metrics that are means of per-instance values, in the paper's column order
+(``benchmark.yaml``: ``headline.components``)."""
 
-HEADLINE_COMPONENTS: Final[tuple[str, ...]] = tuple(
-    f"{condition}.{metric}" for condition in CONDITIONS for metric in INSTANCE_METRICS
-)
-LOWER_IS_BETTER: Final[frozenset[str]] = frozenset(
-    f"{condition}.{metric}" for condition in CONDITIONS for metric in LOWER_IS_BETTER_METRICS
-)
+LOWER_IS_BETTER_METRICS: Final[frozenset[str]] = frozenset(_SPEC.headline.lower_is_better)
+
+HEADLINE_COMPONENTS: Final[tuple[str, ...]] = _SPEC.headline_components()
+"""``<condition>.<metric>``, condition-major (``headline.per_condition``)."""
+LOWER_IS_BETTER: Final[frozenset[str]] = _SPEC.headline_lower_is_better()
 
 _ACCURACY_FEATURES: Final[dict[str, str]] = {
     "emotion": "emotion_accuracy",
     "accent": "accent_accuracy",
     "timbre": "timbre_accuracy",
 }
+
+# What :func:`acbench_instance_components` computes is code; the declaration must name exactly
+# those metrics, per condition, or compare would miss a component or meet one it cannot place.
+_COMPUTED: Final[frozenset[str]] = frozenset({"wer", "per", "vfr_at_0_3", *_ACCURACY_FEATURES.values()})
+if not _SPEC.headline.per_condition:
+    raise declaration_error(__file__, "headline.per_condition", f"{__name__} needs it true")
+if set(INSTANCE_METRICS) != _COMPUTED:
+    raise declaration_error(
+        __file__,
+        "headline.components",
+        f"{__name__} computes exactly {', '.join(sorted(_COMPUTED))}; got {', '.join(INSTANCE_METRICS)}",
+    )
 
 
 def acbench_instance_components(scores: pd.DataFrame) -> pd.DataFrame:

@@ -20,15 +20,27 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from omnieval.benchmarks._spec import declaration_error, package_spec
 from omnieval.benchmarks.acbench._loader import PRONUNCIATION, AcbenchInstance
 
-#: Condition names in the paper's order (the scores table's ``condition`` column).
-CONDITIONS: tuple[str, ...] = ("original", "s_to_t", "i_to_t", "all_to_t", "oracle")
+#: Condition names in the paper's order (the scores table's ``condition`` column), read from
+#: ``benchmark.yaml`` (``conditions``), their one home.
+CONDITIONS: tuple[str, ...] = package_spec(__file__).conditions
 
 #: Conditions whose instruction is spoken (the others give its text).
 _SPOKEN = frozenset({"original", "i_to_t"})
 #: Conditions that show the picture (the others give its keywords).
 _PICTURED = frozenset({"original", "s_to_t"})
+#: The condition that states the target.
+_ORACLE = "oracle"
+
+# Which inputs a condition withholds is code; the names it uses must be declared conditions, or a
+# renamed condition would silently fall back to text and keywords.
+_UNDECLARED = sorted((_SPOKEN | _PICTURED | {_ORACLE}) - set(CONDITIONS))
+if _UNDECLARED:
+    raise declaration_error(
+        __file__, "conditions", f"{__name__} gives inputs to undeclared conditions: {', '.join(_UNDECLARED)}"
+    )
 
 #: How each feature is named in an Oracle target statement.
 _FEATURE_WORDS: dict[str, str] = {
@@ -115,5 +127,5 @@ def task_inputs(instance: AcbenchInstance, condition: str) -> TaskInputs:
         instruction_text=None if spoken else instance.instruction_text,
         image=instance.image if pictured else None,
         image_keywords=None if pictured else instance.image_keywords,
-        target_statement=target_statement(instance) if name == "oracle" else None,
+        target_statement=target_statement(instance) if name == _ORACLE else None,
     )

@@ -26,7 +26,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from omnieval.benchmarks.prism._tags import AUDIO_TYPES, DIMENSIONS, GROUND_TRUTH, SUBSETS
+from omnieval.benchmarks._spec import declaration_error, package_spec
+from omnieval.benchmarks.prism._tags import AUDIO_TYPES, DIMENSIONS, GROUND_TRUTH, ON_SCREEN_ONLY, SUBSETS
 from omnieval.errors import DataError
 from omnieval.scores import ALL_STATUSES, ROW_KEY, VALUED_STATUSES, duplicate_rows_problem
 
@@ -401,13 +402,22 @@ def aggregate_prism(scores: pd.DataFrame, facts: Any = None, *, panel: str | Non
 
 # -- per-instance components ------------------------------------------------------------------------
 
-HEADLINE_COMPONENTS: tuple[str, ...] = tuple(
+HEADLINE_COMPONENTS: tuple[str, ...] = package_spec(__file__).headline_components()
+"""Components :func:`instance_components` can report, in display order (all higher-is-better;
+``benchmark.yaml``: ``headline.components``)."""
+
+# What instance_components reports is code: per subset each dimension total, then final, with no
+# on-screen-only dimension off screen. The declaration must list exactly those, in that order.
+_REPORTED: tuple[str, ...] = tuple(
     f"{subset}.{part}"
     for subset in SUBSETS
     for part in (*DIMENSIONS, "final")
-    if not (subset == "off_screen" and part == "av_coherence")
+    if not (subset == "off_screen" and part in ON_SCREEN_ONLY)
 )
-"""Components :func:`instance_components` can report, in display order (all higher-is-better)."""
+if HEADLINE_COMPONENTS != _REPORTED:
+    raise declaration_error(
+        __file__, "headline.components", f"{__name__} reports {', '.join(_REPORTED)} in this order"
+    )
 
 
 def instance_components(scores: pd.DataFrame, *, panel: str | None = None) -> pd.DataFrame:

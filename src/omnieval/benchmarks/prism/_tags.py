@@ -22,11 +22,23 @@ from dataclasses import dataclass
 from functools import cache
 from itertools import combinations
 
+from omnieval.benchmarks._spec import declaration_error, package_spec
+
 SUBSETS: tuple[str, ...] = ("on_screen", "off_screen", "mixed")
 AUDIO_TYPES: tuple[str, ...] = ("speech", "music", "sound")
 """The scores table's ``criterion`` values for prism rows (FORMATS.md section 3)."""
-DIMENSIONS: tuple[str, ...] = ("av_coherence", "audio_quality", "expressiveness", "prompt_following")
-"""The scores table's ``track`` values for prism rows, in the paper's order."""
+
+
+def _dimensions() -> tuple[str, ...]:
+    judge = package_spec(__file__).judge
+    if judge is None:
+        raise declaration_error(__file__, "judge", f"{__name__} needs the judge tracks declared")
+    return judge.tracks
+
+
+DIMENSIONS: tuple[str, ...] = _dimensions()
+"""The scores table's ``track`` values for prism rows, in the paper's order (``benchmark.yaml``:
+``judge.tracks``)."""
 STAGE_DIMENSIONS: dict[int, tuple[str, ...]] = {
     1: ("av_coherence", "audio_quality"),
     2: ("expressiveness", "prompt_following"),
@@ -34,6 +46,17 @@ STAGE_DIMENSIONS: dict[int, tuple[str, ...]] = {
 """Stage 1 is judged without the caption, stage 2 with it."""
 ON_SCREEN_ONLY: frozenset[str] = frozenset({"av_coherence"})
 """Dimensions scored only for audio types whose source is on screen."""
+
+# Which stage judges a dimension, and which are on screen only, is code; it must cover exactly the
+# declared dimensions, each once, or a declared dimension would never be judged.
+_STAGED: list[str] = [d for dims in STAGE_DIMENSIONS.values() for d in dims]
+if sorted(_STAGED) != sorted(DIMENSIONS) or not ON_SCREEN_ONLY.issubset(DIMENSIONS):
+    raise declaration_error(
+        __file__,
+        "judge.tracks",
+        f"{__name__} judges {', '.join(_STAGED)} (on screen only: {', '.join(sorted(ON_SCREEN_ONLY))}); "
+        f"declared: {', '.join(DIMENSIONS)}",
+    )
 TAGS: tuple[str, ...] = tuple(f"{t.upper()}_{side}" for side in ("A", "B") for t in AUDIO_TYPES)
 GROUND_TRUTH = "ground_truth"
 """``system`` of ground-truth rows and ``paired_with`` of system rows."""

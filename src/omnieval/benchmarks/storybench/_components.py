@@ -24,20 +24,24 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
+from omnieval.benchmarks._spec import declaration_error, package_spec
+from omnieval.benchmarks.storybench._names import COMPONENTS
+
 if TYPE_CHECKING:
     import pandas as pd
 
-HEADLINE_COMPONENTS: Final[tuple[str, ...]] = (
-    "bertscore_f1",
-    "image_similarity",
-    "speech_meta_accuracy",
-    "judge.text",
-    "judge.image",
-    "judge.speech",
-    "judge.integrated",
-    "total_average",
-)
-"""The seven Total Average components in the paper's order, then the Total Average itself."""
+HEADLINE_COMPONENTS: Final[tuple[str, ...]] = package_spec(__file__).headline_components()
+"""The seven Total Average components in the paper's order, then the Total Average itself
+(``benchmark.yaml``: ``headline.components``)."""
+
+# What :func:`storybench_instance_components` computes is code: the Total Average's components,
+# then the Total Average; the declaration must list exactly those.
+if set(HEADLINE_COMPONENTS) != {*COMPONENTS, "total_average"}:
+    raise declaration_error(
+        __file__,
+        "headline.components",
+        f"{__name__} computes {', '.join((*COMPONENTS, 'total_average'))}; got {', '.join(HEADLINE_COMPONENTS)}",
+    )
 
 COLUMNS: Final[tuple[str, ...]] = ("system", "instance_id", "component", "value")
 

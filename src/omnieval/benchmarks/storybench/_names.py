@@ -1,8 +1,9 @@
 """Names and facts of Omni-StoryBench aggregation (FORMATS.md section 3, PROTOCOLS.md).
 
 Kept as data so every analysis agrees on component names, scales and which components make up a
-modality. The rubric keys repeat :mod:`omnieval.judges._tracks` (a test checks they match) so that
-reading a scores table never imports the judging code. The benchmark's *name* is deliberately not
+modality. The judge tracks and their rubric keys are read from ``benchmark.yaml`` (``judge.tracks``,
+``judge.criteria``), where the judge tracks (:mod:`._tracks`) read them too, so reading a scores
+table never imports the judging code and the keys are written once. The benchmark's *name* is deliberately not
 here: it comes from the table's ``benchmark`` column or from the caller, so this module describes a
 table shape and never decides which benchmark a table belongs to.
 """
@@ -11,35 +12,28 @@ from __future__ import annotations
 
 from typing import Final, Literal
 
-TRACKS: Final[tuple[str, ...]] = ("text", "image", "speech", "integrated")
+from omnieval.benchmarks._spec import JudgeSpec, declaration_error, package_spec
+
+
+def _judge() -> JudgeSpec:
+    """The declared judge block; every track must have its criterion keys (the table reads them)."""
+    judge = package_spec(__file__).judge
+    if judge is None:
+        raise declaration_error(__file__, "judge", f"{__name__} needs the judge tracks declared")
+    bare = [track for track in judge.tracks if track not in judge.criteria]
+    if bare:
+        raise declaration_error(__file__, "judge.criteria", f"no criterion keys for {', '.join(bare)}")
+    return judge
+
+
+_JUDGE: Final = _judge()
+
+TRACKS: Final[tuple[str, ...]] = _JUDGE.tracks
+"""The judge tracks in display order (``benchmark.yaml``: ``judge.tracks``)."""
 MODALITIES: Final[tuple[str, ...]] = ("text", "image", "speech")
 
-RUBRICS: Final[dict[str, tuple[str, str, str, str]]] = {
-    "text": (
-        "alignment_with_metadata",
-        "natural_flow_from_current_narration",
-        "satisfaction_of_generation_conditions",
-        "semantic_consistency_with_ground_truth",
-    ),
-    "image": (
-        "alignment_with_metadata",
-        "visual_narrative_continuity_from_current_scene",
-        "satisfaction_of_generation_conditions",
-        "semantic_consistency_with_ground_truth",
-    ),
-    "speech": (
-        "alignment_with_metadata",
-        "naturalness_and_conversational_relevance",
-        "satisfaction_of_generation_conditions",
-        "semantic_consistency_and_persona_match_with_ground_truth",
-    ),
-    "integrated": (
-        "alignment_with_metadata",
-        "natural_multimodal_continuity_from_current_page",
-        "satisfaction_of_generation_conditions",
-        "multimodal_semantic_consistency_with_ground_truth",
-    ),
-}
+RUBRICS: Final[dict[str, tuple[str, ...]]] = {track: _JUDGE.criteria[track] for track in TRACKS}
+"""Track -> its criterion keys in verdict-schema order (``benchmark.yaml``: ``judge.criteria``)."""
 
 SPEECH_FIELDS: Final[tuple[str, ...]] = ("emotion", "speed", "pitch", "gender")
 
@@ -66,6 +60,16 @@ MODALITY_COMPONENTS: Final[dict[str, tuple[str, str]]] = {
     "image": ("image_similarity", "judge.image"),
     "speech": ("speech_meta_accuracy", "judge.speech"),
 }
+
+# The automatic metrics and modality scores above are code; the judge tracks they name must be declared.
+_NEEDED: Final = (
+    {track for _, track in AUTOMATIC.values()}
+    | set(MODALITIES)
+    | {judged.removeprefix("judge.") for _, judged in MODALITY_COMPONENTS.values()}
+)
+_UNDECLARED: Final = sorted(_NEEDED - set(TRACKS))
+if _UNDECLARED:
+    raise declaration_error(__file__, "judge.tracks", f"{__name__} needs the tracks {', '.join(_UNDECLARED)}")
 
 # The automatic row carrying the generated narration's length (Unicode characters after trimming);
 # the narration-length controls (appendix F.8) need it.

@@ -1,8 +1,10 @@
 """``benchmark.yaml``: the schema refuses bad declarations by file and field, the three benchmarks'
-declared values are the ones their code uses, and the registering decorator keeps one home per fact."""
+constants are read from their declaration (a changed file changes them; one the code cannot use fails
+at import), and the registering decorator keeps one home per fact."""
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import sys
 import textwrap
@@ -14,7 +16,7 @@ import pytest
 import yaml
 
 from omnieval.benchmarks import BENCHMARKS, Benchmark
-from omnieval.benchmarks._spec import SPEC_ATTRIBUTES, SPEC_FILE, load_spec
+from omnieval.benchmarks._spec import SPEC_ATTRIBUTES, SPEC_FILE, load_spec, package_spec
 from omnieval.errors import ConfigError
 from omnieval.registry import Registry
 
@@ -114,51 +116,179 @@ def test_a_missing_declaration_is_named(tmp_path: Path) -> None:
         load_spec(tmp_path / SPEC_FILE)
 
 
-# -- the three benchmarks: declared values are the values their code computes with --------------------
+# -- the three benchmarks: their constants are read from the declaration, not written twice ----------
+def _package_file(name: str) -> str:
+    bench = BENCHMARKS.get(name)
+    return sys.modules[type(bench).__module__].__file__ or ""
+
+
 @pytest.mark.parametrize("name", ["storybench", "acbench", "prism"])
 def test_registered_benchmarks_carry_their_declaration(name: str) -> None:
     bench = BENCHMARKS.get(name)
     assert bench.spec is not None and bench.spec.name == bench.name == name
+    # Registration and the package's constants share one validated object, read once.
+    assert bench.spec is package_spec(_package_file(name))
     for attribute, value in bench.spec.class_attributes().items():
         assert getattr(bench, attribute) == value, attribute
 
 
-def test_acbench_declaration_matches_its_code() -> None:
-    from omnieval.benchmarks.acbench._components import HEADLINE_COMPONENTS, LOWER_IS_BETTER
-    from omnieval.benchmarks.acbench._conditions import CONDITIONS
+def test_the_constants_are_the_declared_values() -> None:
+    """Identity, not equality: a constant that is the spec's own tuple cannot be a second copy."""
+    from omnieval.benchmarks.acbench import _components as acbench_components
+    from omnieval.benchmarks.acbench import _conditions as acbench_conditions
+    from omnieval.benchmarks.prism import _tags as prism_tags
+    from omnieval.benchmarks.storybench import _names as storybench_names
 
-    bench = BENCHMARKS.get("acbench")
-    assert bench.conditions == bench.default_conditions == CONDITIONS
-    assert bench.headline_components == HEADLINE_COMPONENTS
-    assert bench.lower_is_better == LOWER_IS_BETTER
-
-
-def test_storybench_declaration_matches_its_code() -> None:
-    from omnieval.benchmarks.storybench._components import HEADLINE_COMPONENTS
-    from omnieval.benchmarks.storybench._names import RUBRICS
-    from omnieval.benchmarks.storybench._names import TRACKS as TABLE_TRACKS
-    from omnieval.judges import TRACKS
-
-    bench = BENCHMARKS.get("storybench")
-    assert bench.headline_components == HEADLINE_COMPONENTS
-    # The judges' registered tracks are the declaration's, and the scores-table names repeat them.
-    assert dict(bench.judge_criteria) == {name: track.criteria for name, track in TRACKS.items()} == RUBRICS
-    assert bench.judge_tracks == tuple(TRACKS) == TABLE_TRACKS
+    acbench = package_spec(acbench_conditions.__file__)
+    assert acbench_conditions.CONDITIONS is acbench.conditions
+    assert acbench_components.INSTANCE_METRICS is acbench.headline.components
+    storybench = package_spec(storybench_names.__file__)
+    assert storybench.judge is not None
+    assert storybench_names.TRACKS is storybench.judge.tracks
+    assert all(storybench_names.RUBRICS[t] is storybench.judge.criteria[t] for t in storybench.judge.tracks)
+    prism = package_spec(prism_tags.__file__)
+    assert prism.judge is not None and prism_tags.DIMENSIONS is prism.judge.tracks
 
 
-def test_prism_declaration_matches_its_code_and_criteria_file() -> None:
-    from omnieval.benchmarks.prism._aggregate import HEADLINE_COMPONENTS
-    from omnieval.benchmarks.prism._tags import DIMENSIONS
+def _declared(package: str) -> dict[str, Any]:
+    """The package's ``benchmark.yaml`` as a plain mapping, to be altered and written elsewhere."""
+    path = Path(_package_file(package)).with_name(SPEC_FILE)
+    data: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if data.get("judge", {}).get("criteria_file"):
+        del data["judge"]["criteria_file"]  # the copy has no criteria file beside it
+    return data
+
+
+def _import_copy(folder: Path, module: str, declaration: dict[str, Any]) -> ModuleType:
+    """Import a copy of the benchmark module ``module`` from ``folder``, beside ``declaration``."""
+    original = importlib.import_module(module)
+    source = folder / Path(original.__file__ or "").name
+    source.write_text(Path(original.__file__ or "").read_text(encoding="utf-8"), encoding="utf-8")
+    _write(folder, declaration)
+    module_name = f"_spec_copy_{abs(hash(folder))}"
+    spec = importlib.util.spec_from_file_location(module_name, source)
+    assert spec is not None and spec.loader is not None
+    copy = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = copy
+    try:
+        spec.loader.exec_module(copy)
+    finally:
+        del sys.modules[module_name]
+    return copy
+
+
+def test_a_changed_declaration_changes_the_constants(tmp_path: Path) -> None:
+    acbench = _declared("acbench")
+    acbench["conditions"] = ["original", "oracle", "s_to_t", "i_to_t"]  # reordered, one dropped
+    acbench["headline"]["components"] = ["per", "wer", *acbench["headline"]["components"][2:]]
+    (tmp_path / "conditions").mkdir()
+    conditions = _import_copy(tmp_path / "conditions", "omnieval.benchmarks.acbench._conditions", acbench)
+    assert conditions.CONDITIONS == ("original", "oracle", "s_to_t", "i_to_t")
+    (tmp_path / "components").mkdir()
+    components = _import_copy(tmp_path / "components", "omnieval.benchmarks.acbench._components", acbench)
+    assert components.INSTANCE_METRICS[:2] == ("per", "wer")
+    assert components.HEADLINE_COMPONENTS[:3] == ("original.per", "original.wer", "original.vfr_at_0_3")
+    assert "i_to_t.per" in components.LOWER_IS_BETTER and "all_to_t.per" not in components.LOWER_IS_BETTER
+
+    storybench = _declared("storybench")
+    storybench["judge"]["criteria"]["text"][1] = "flows_on"
+    (tmp_path / "names").mkdir()
+    names = _import_copy(tmp_path / "names", "omnieval.benchmarks.storybench._names", storybench)
+    assert names.RUBRICS["text"][1] == "flows_on" and tuple(names.RUBRICS) == names.TRACKS
+
+    prism = _declared("prism")
+    prism["judge"]["tracks"] = ["audio_quality", "av_coherence", "prompt_following", "expressiveness"]
+    (tmp_path / "tags").mkdir()
+    tags = _import_copy(tmp_path / "tags", "omnieval.benchmarks.prism._tags", prism)
+    assert tags.DIMENSIONS == ("audio_quality", "av_coherence", "prompt_following", "expressiveness")
+
+
+def _set(data: dict[str, Any], path: tuple[str, ...], value: object) -> dict[str, Any]:
+    node = data
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    return data
+
+
+DISAGREES: dict[str, tuple[str, str, tuple[str, ...], object, str]] = {
+    # case: (package, module, yaml field, new value, what the error says after the field)
+    "acbench without the oracle condition": (
+        "acbench",
+        "omnieval.benchmarks.acbench._conditions",
+        ("conditions",),
+        ["original", "s_to_t", "i_to_t", "all_to_t"],
+        "gives inputs to undeclared conditions: oracle",
+    ),
+    "acbench metric it does not compute": (
+        "acbench",
+        "omnieval.benchmarks.acbench._components",
+        ("headline", "components"),
+        ["wer", "per", "mos"],
+        "computes exactly accent_accuracy, emotion_accuracy",
+    ),
+    "acbench components not per condition": (
+        "acbench",
+        "omnieval.benchmarks.acbench._components",
+        ("headline", "per_condition"),
+        False,
+        "needs it true",
+    ),
+    "storybench without the total average": (
+        "storybench",
+        "omnieval.benchmarks.storybench._components",
+        ("headline", "components"),
+        ["bertscore_f1", "judge.text"],
+        "; got bertscore_f1, judge.text",
+    ),
+    "storybench without the speech track": (
+        "storybench",
+        "omnieval.benchmarks.storybench._names",
+        ("judge", "tracks"),
+        ["text", "image", "integrated"],
+        "needs the tracks speech",
+    ),
+    "prism track no stage judges": (
+        "prism",
+        "omnieval.benchmarks.prism._tags",
+        ("judge", "tracks"),
+        ["av_coherence", "audio_quality", "expressiveness", "prompt_following", "timing"],
+        "declared: av_coherence, audio_quality, expressiveness, prompt_following, timing",
+    ),
+    "prism headline out of the reported order": (
+        "prism",
+        "omnieval.benchmarks.prism._aggregate",
+        ("headline", "components"),
+        ["mixed.final", "on_screen.final", "off_screen.final"],
+        "reports on_screen.av_coherence, ",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DISAGREES))
+def test_a_declaration_the_code_cannot_use_fails_naming_file_and_field(case: str, tmp_path: Path) -> None:
+    package, module, field, value, detail = DISAGREES[case]
+    declaration = _set(_declared(package), field, value)
+    if package == "storybench" and field == ("judge", "tracks"):  # the schema wants criteria of listed tracks
+        criteria = declaration["judge"]["criteria"]
+        declaration["judge"]["criteria"] = {
+            t: c for t, c in criteria.items() if t in declaration["judge"]["tracks"]
+        }
+    with pytest.raises(ConfigError) as raised:
+        _import_copy(tmp_path, module, declaration)
+    message = str(raised.value)
+    assert message.startswith(f"{tmp_path / SPEC_FILE}: invalid benchmark declaration"), message
+    assert f"  - {'.'.join(field)}: " in message and detail in message, message
+
+
+def test_prism_criteria_file_names_the_declared_tracks() -> None:
+    """Two files, one set of dimensions: ``criteria.yaml`` must follow ``benchmark.yaml``'s tracks."""
+    from omnieval.benchmarks.prism._tracks import load_criteria
 
     bench = BENCHMARKS.get("prism")
-    assert bench.judge_tracks == DIMENSIONS
-    assert bench.headline_components == HEADLINE_COMPONENTS
     assert bench.spec is not None and bench.spec.judge is not None
-    criteria_file = bench.spec.judge.criteria_file
-    assert criteria_file is not None
-    folder = Path(sys.modules[type(bench).__module__].__file__ or "").parent
-    criteria = yaml.safe_load((folder / criteria_file).read_text(encoding="utf-8"))
-    assert tuple(criteria["dimensions"]) == DIMENSIONS
+    assert bench.spec.judge.criteria_file is not None
+    assert tuple(load_criteria().dimensions) == bench.judge_tracks
 
 
 # -- the decorator --------------------------------------------------------------------------------

@@ -248,3 +248,17 @@ def test_judgments_without_reasons_fail() -> None:
     [failure] = result.failed
     assert failure.expectation_type == "expect_table_columns_to_match_set"
     assert "missing columns: rationales" in failure.detail and "rationales or evidence" in failure.meaning
+
+
+def test_judgments_checked_against_the_benchmarks_schema() -> None:
+    from omnieval.benchmarks.prism._judge import JUDGMENT_SCHEMA
+
+    judgments, scores = _prism_tables()
+    # The test tables carry only the columns the gate links by; the schema asks for the rest.
+    complete = judgments.assign(**{c: "" for c in JUDGMENT_SCHEMA.columns if c not in judgments.columns})
+    assert gate_judgments(complete, scores, out_json=None, schema=JUDGMENT_SCHEMA).success
+    result = gate_judgments(complete.drop(columns=["order"]), scores, out_json=None, schema=JUDGMENT_SCHEMA)
+    [failure] = result.failed
+    assert failure.expectation_type == "expect_table_columns_to_match_set"
+    assert "missing columns: order" in failure.detail
+    assert "judgment schema" in failure.meaning

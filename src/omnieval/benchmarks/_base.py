@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
     from omnieval.data import Manifest
     from omnieval.gates import GateResult
+    from omnieval.judgments import JudgmentSchema
     from omnieval.systems import SystemSpec
 
 Progress = Callable[[int, int], None]
@@ -311,6 +312,11 @@ class Benchmark(ABC):
         from omnieval.judges import panel_names
 
         return panel_names()
+
+    def judgment_schema(self) -> JudgmentSchema | None:
+        """The layout of this benchmark's ``judgments.parquet`` (None: it has no judges); the
+        judgments gate checks the judge stage's table against it."""
+        return None
 
     def judge(self, job: JudgeJob) -> JudgeOutput:
         """Run one judge panel over every system."""

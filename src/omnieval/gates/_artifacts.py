@@ -36,6 +36,7 @@ from omnieval.gates._core import (
     validate_frame,
     write_result,
 )
+from omnieval.judgments import REASON_COLUMNS, JudgmentSchema
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -60,8 +61,8 @@ JUDGMENT_KEY_OPTIONAL: tuple[str, ...] = ("track", "stage", "swapped", "conditio
 ``stage`` and ``swapped``)."""
 LINK_OPTIONAL: tuple[str, ...] = ("track", "condition", "paired_with")
 """Key columns shared with the scores table: a judgment links to the score rows that agree on these."""
-RATIONALE_COLUMNS: tuple[str, ...] = ("rationales", "evidence")
-"""Where a benchmark's judgments keep the judge's reasons (storybench: rationales; prism: evidence)."""
+RATIONALE_COLUMNS: tuple[str, ...] = REASON_COLUMNS
+"""Where a benchmark's judgments keep the judge's reasons (:class:`~omnieval.judgments.JudgmentSchema`)."""
 
 _LABEL_COLUMNS = ("system", "instance_id", "track", "component", "criterion")
 _LABEL_OPTIONAL = ("judge", "panel", "condition", "paired_with", "status")
@@ -452,10 +453,21 @@ def judge_rows_gate_frame(scores: pd.DataFrame, judgments: pd.DataFrame) -> pd.D
     return frame
 
 
-def judgments_expectations(judgments: pd.DataFrame) -> list[dict[str, Any]]:
+def judgments_expectations(
+    judgments: pd.DataFrame, schema: JudgmentSchema | None = None
+) -> list[dict[str, Any]]:
     """The judgments gate's expectations that depend on the benchmark's judgment columns."""
     key = _record_key(judgments)
-    out = [
+    out = []
+    if schema is not None:
+        out.append(
+            _expect(
+                "expect_table_columns_to_match_set",
+                {"column_set": list(schema.columns), "exact_match": False},
+                "the judgments have every column of the benchmark's judgment schema",
+            )
+        )
+    out += [
         _expect(
             "expect_compound_columns_to_be_unique",
             {"column_list": list(key)},
@@ -498,6 +510,7 @@ def gate_judgments(
     artifact: str = "judgments",
     suite_file: Path | None = None,
     rows_suite_file: Path | None = None,
+    schema: JudgmentSchema | None = None,
 ) -> GateResult:
     """Run the judgments gate on one judge stage's output.
 
@@ -508,6 +521,8 @@ def gate_judgments(
         artifact: what the tables are, for the report.
         suite_file: another suite instead of ``expectations/judgments.json``.
         rows_suite_file: another suite instead of ``expectations/judge_rows.json``.
+        schema: the benchmark's judgments layout; when given, every column it declares must be
+            present (a runner that dropped or renamed one fails here, not in a later reader).
 
     Returns:
         One result over both validations (the judgments and the judge score rows).
@@ -523,7 +538,7 @@ def gate_judgments(
         suite_file or expectations_dir() / JUDGMENTS_SUITE,
         artifact=artifact,
         id_column="row",
-        extra_expectations=judgments_expectations(judgments),
+        extra_expectations=judgments_expectations(judgments, schema),
     )
     rows = validate_frame(
         judge_rows_gate_frame(scores, judgments),

@@ -75,7 +75,7 @@ from omnieval.judges._rubrics import (
     template,
     template_catalog,
 )
-from omnieval.judges._run import JUDGMENT_COLUMNS, JudgeResult, merge_panel_tags, run_judges
+from omnieval.judges._run import JUDGMENT_COLUMNS, JUDGMENT_SCHEMA, JudgeResult, merge_panel_tags, run_judges
 from omnieval.judges._stream import StreamResult, read_stream, stream_judges
 from omnieval.judges._tracks import (
     TRACKS,
@@ -89,6 +89,7 @@ from omnieval.judges._tracks import (
 
 __all__ = [
     "JUDGMENT_COLUMNS",
+    "JUDGMENT_SCHEMA",
     "LEDGER_TAIL",
     "REPAIR_SYSTEM",
     "TRACKS",

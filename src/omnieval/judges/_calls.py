@@ -43,6 +43,7 @@ from omnieval.backends.llm import (
 )
 from omnieval.judges._cache import MediaHasher, ResponseCache, canonical_json
 from omnieval.judges._panels import JudgeConfig
+from omnieval.judgments import LEDGER_TAIL
 
 log = logging.getLogger(__name__)
 
@@ -50,17 +51,6 @@ UNAVAILABLE_JUDGE = "unavailable"
 """The ``judge`` column of a call whose track or panel has no judge that can run here."""
 RETRY_WAIT_MAX_S = 300.0
 """The longest wait before a resend, however many attempts came before."""
-LEDGER_TAIL: tuple[str, ...] = (
-    "error",
-    "normalizations",
-    "repair_history",
-    "cache_key",
-    "cache_hit",
-    "latency_s",
-    "finish_reason",
-    "note",
-)
-"""The last columns of every judgments table, in this order (:meth:`CallState.ledger_columns`)."""
 
 
 # -- retries ---------------------------------------------------------------------------------------

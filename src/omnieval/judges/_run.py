@@ -49,7 +49,6 @@ from omnieval.judges._cache import (
     sha256_text,
 )
 from omnieval.judges._calls import (
-    LEDGER_TAIL,
     CallCounters,
     CallRunner,
     CallState,
@@ -75,6 +74,7 @@ from omnieval.judges._tracks import (
     track_names,
     verdict_schema,
 )
+from omnieval.judgments import JudgmentSchema
 from omnieval.scores import Status
 
 if TYPE_CHECKING:
@@ -87,22 +87,10 @@ NO_SPEECH_STATUSES = frozenset({"no_speech", "silent"})
 """Audio-analysis statuses of a speech candidate that holds no speech (scored as missing output)."""
 EXPECTED_COMPONENT = "judge_expected"
 """Companion of each greedy ``judge`` row: the judge's probability-weighted score (1-10, float)."""
-JUDGMENT_COLUMNS: tuple[str, ...] = (
-    "system",
-    "instance_id",
-    "index",
-    "track",
-    "judge",
-    "model",
-    "revision",
-    "prompt_sha256",
-    "status",
-    "raw_response",
-    "scores",
-    "rationales",
-    *LEDGER_TAIL,
-    "expected_scores",
-)
+JUDGMENT_SCHEMA = JudgmentSchema(keys=("track",), reasons="rationales", extra=("expected_scores",))
+"""Judgments of track panels: one record per (system, instance, track, judge), rationales per criterion,
+and the probability-weighted scores beside the greedy ones."""
+JUDGMENT_COLUMNS: tuple[str, ...] = JUDGMENT_SCHEMA.columns
 
 DescribeAudio = Callable[[Path], Mapping[str, object]]
 Progress = Callable[[str, int, int], None]

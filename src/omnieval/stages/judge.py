@@ -310,7 +310,8 @@ def run(
     from omnieval.gates import enforce, gate_judgments
 
     # Before the stamp: a failed gate leaves the stage incomplete, so a retry gates again.
-    enforce(gate_judgments(judgments, scores, out_json=paths.gates / "judgments.json"))
+    schema = config.bench.judgment_schema()
+    enforce(gate_judgments(judgments, scores, out_json=paths.gates / "judgments.json", schema=schema))
     _write_health(config, out_dir, scores, judgments)
     drift_calls = _drift(config, instances)
     # Shards reused from a killed run made none of their calls in this one.

@@ -68,12 +68,9 @@ def metrics_main(argv: Sequence[str], prog: str) -> int:
         ConfigError: a malformed ``--evaluator`` or an invalid metric option (exit code 2).
         DataError: the dataset or candidates cannot be read.
     """
-    from omnieval.benchmarks.acbench import (
-        AcbenchMetricsConfig,
-        aggregate_acbench,
-        compute_acbench_metrics,
-        load_acbench,
-    )
+    from omnieval.benchmarks.acbench._aggregate import aggregate_acbench
+    from omnieval.benchmarks.acbench._loader import load_acbench
+    from omnieval.benchmarks.acbench._metrics import AcbenchMetricsConfig, compute_acbench_metrics
 
     args = _parser(prog).parse_args(list(argv))
     evaluators: dict[str, str] = {}

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
     from omnieval.data import Manifest
     from omnieval.gates import GateResult
+    from omnieval.judgments import JudgmentSchema
 
 
 class PrismMetricsConfig(BaseModel):
@@ -157,6 +158,11 @@ class Prism(api.Benchmark):
 
         empty = pd.DataFrame(columns=list(SCORE_COLUMNS))
         return api.MetricsOutput(empty, {"note": "prism has no automatic metrics"}, 0, 0)
+
+    def judgment_schema(self) -> JudgmentSchema:
+        from omnieval.benchmarks.prism._judge import JUDGMENT_SCHEMA
+
+        return JUDGMENT_SCHEMA
 
     def judge(self, job: api.JudgeJob) -> api.JudgeOutput:
         from omnieval.benchmarks.prism._judge import judge_prism

@@ -64,7 +64,6 @@ from omnieval.benchmarks.prism._tags import GROUND_TRUTH, STAGE_DIMENSIONS, Cell
 from omnieval.benchmarks.prism._tracks import criteria_count, load_criteria
 from omnieval.errors import ConfigError, DataError, OmnievalError, validation_problems
 from omnieval.judges import (
-    LEDGER_TAIL,
     BackendPool,
     CallCounters,
     CallRunner,
@@ -86,6 +85,7 @@ from omnieval.judges import (
     request_material,
     role_lineage,
 )
+from omnieval.judgments import JudgmentSchema
 from omnieval.scores import Status
 
 if TYPE_CHECKING:
@@ -98,27 +98,14 @@ COMPONENT = "judge"
 Progress = Callable[[str, int, int], None]
 BackendFactory = Callable[[JudgeConfig], ChatBackend]
 
-JUDGMENT_COLUMNS: tuple[str, ...] = (
-    "system",
-    "instance_id",
-    "index",
-    "subset",
-    "stage",
-    "swapped",
-    "judge",
-    "model",
-    "revision",
-    "panel",
-    "order_first",
-    "order",
-    "cells",
-    "prompt_sha256",
-    "status",
-    "raw_response",
-    "scores",
-    "evidence",
-    *LEDGER_TAIL,
+JUDGMENT_SCHEMA = JudgmentSchema(
+    keys=("subset", "stage", "swapped"),
+    call=("panel", "order_first", "order", "cells"),
+    reasons="evidence",
 )
+"""PRISM's judgments: one row per call (stage, and the swap-check call beside the first), with the
+blind order the judge saw and the cells it was asked, and cited evidence for its reasons."""
+JUDGMENT_COLUMNS: tuple[str, ...] = JUDGMENT_SCHEMA.columns
 LEDGER_STATUSES: tuple[str, ...] = ("ok", "repaired", "parse_error", "inference_error", "unrecoverable")
 
 

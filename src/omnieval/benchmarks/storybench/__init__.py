@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
     from omnieval.data import Manifest
     from omnieval.gates import GateResult
+    from omnieval.judgments import JudgmentSchema
 
 
 class _AudioDescriber:
@@ -132,6 +133,11 @@ class StoryBench(api.Benchmark):
             progress=job.progress,
         )
         return api.MetricsOutput(result.scores, result.lineage, result.computed, result.cache_hits)
+
+    def judgment_schema(self) -> JudgmentSchema:
+        from omnieval.judges import JUDGMENT_SCHEMA
+
+        return JUDGMENT_SCHEMA
 
     def judge(self, job: api.JudgeJob) -> api.JudgeOutput:
         from omnieval.benchmarks.storybench._tracks import page_turn_inputs

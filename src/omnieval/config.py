@@ -21,6 +21,7 @@ from pydantic import (
     model_validator,
 )
 
+from omnieval.backends.llm import TokenPrice
 from omnieval.errors import ConfigError, validation_problems
 from omnieval.systems import SystemConfig, SystemSpec
 
@@ -213,6 +214,10 @@ class SuiteConfig(_Strict):
     """Judge-drift check on a pinned anchor set (docs/judges.md)."""
     execution: ExecutionConfig = ExecutionConfig()
     """Task runner for the flow's shards: in process (default) or Dask (docs/scale.md)."""
+    costs: dict[str, TokenPrice] = Field(default_factory=dict)
+    """Optional price table: judge id, system id or model name -> its price per million prompt and
+    completion tokens; turns the run's token totals into cost in ``usage.json``, MLflow and the
+    report (docs/judges.md, "Tokens, time and cost"). Unpriced models show tokens only."""
 
     @field_validator("benchmark")
     @classmethod

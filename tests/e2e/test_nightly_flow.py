@@ -130,6 +130,13 @@ def test_mlflow_holds_parent_and_child_runs_with_the_contract_metrics(flow_env: 
     parent = runs.set_index("run_id").loc[first_parent]
     assert parent["tags.omnieval.dataset.version"]
     assert parent["tags.omnieval.git_sha"]
+    # Tokens and time per judge on the parent run (docs/judges.md, "Tokens, time and cost").
+    calls = [c for c in runs.columns if c.startswith("metrics.usage.judge.") and c.endswith(".calls")]
+    assert calls and parent[calls].fillna(0).sum() > 0, calls
+    tokens = [
+        c for c in runs.columns if c.startswith("metrics.usage.judge.") and c.endswith(".prompt_tokens")
+    ]
+    assert tokens and parent[tokens].fillna(0).sum() > 0, tokens
 
 
 def test_text_judge_scores_both_systems_and_never_prefers_the_floor(flow_env: dict[str, Any]) -> None:

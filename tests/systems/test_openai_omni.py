@@ -297,3 +297,37 @@ def test_parse_answer_rejects_bad_audio() -> None:
         parse_answer({"choices": [{"message": {"content": "x", "audio": {"data": "!!not base64!!"}}}]})
     with pytest.raises(ValueError, match="no choices"):
         parse_answer({"choices": []})
+
+
+def test_usage_counts_the_servers_tokens_and_each_request(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, storybench_instances: tuple[Any, ...]
+) -> None:
+    """The generation summary's ``usage`` (the run's ``usage.json``) sums the server's ``usage``
+    per request; a server that reports none leaves the tokens unknown."""
+
+    def with_usage(recorded: Recorded) -> Reply:
+        code, payload = omni_like(recorded)
+        audio = "audio" in recorded.body.get("modalities", [])
+        payload["usage"] = {"prompt_tokens": 40 if audio else 30, "completion_tokens": 9 if audio else 5}
+        return code, payload
+
+    monkeypatch.setenv("OMNI_TEST_KEY", KEY)
+    bench = get_benchmark("storybench")
+    with StubServer(respond=with_usage) as stub:
+        monkeypatch.setenv("OMNI_TEST_URL", stub.url)
+        summary = _system(tmp_path).generate(
+            storybench_instances[:1],
+            tmp_path / "cand",
+            visible=bench.visible_task,
+            modalities=bench.modalities,
+        )
+    usage = summary.lineage["usage"]
+    assert (usage["calls"], usage["prompt_tokens"], usage["completion_tokens"]) == (2, 70, 14)
+    assert usage["model"] == "Qwen/Qwen2.5-Omni-7B" and usage["seconds"] > 0
+
+    with StubServer(respond=omni_like) as stub:  # answers without ``usage``
+        monkeypatch.setenv("OMNI_TEST_URL", stub.url)
+        quiet = _system(tmp_path / "quiet").generate(
+            storybench_instances[:1], tmp_path / "q", visible=bench.visible_task, modalities=bench.modalities
+        )
+    assert quiet.lineage["usage"]["calls"] == 2 and quiet.lineage["usage"]["prompt_tokens"] is None

@@ -225,6 +225,11 @@ def test_rerun_with_nothing_changed_calls_no_planner(generated: dict[str, Any]) 
     assert generated["rerun_calls"] == []
     block = generated["rerun"].lineage["generation"]
     assert block["examples_reused"] == N and block["planning_failures"] == EXPECTED_CAUSES
+    # Usage counts the planner calls made (one per example, none on the rerun); the scripted planner
+    # reports no tokens, so they are unknown rather than 0.
+    first, rerun = generated["summary"].lineage["usage"], generated["rerun"].lineage["usage"]
+    assert first["calls"] == N and first["prompt_tokens"] is None and first["seconds"] >= 0
+    assert rerun["calls"] == 0
 
 
 def _scores_from_candidates(out: Path, instances: tuple[Any, ...]) -> tuple[Any, dict[str, dict[int, float]]]:

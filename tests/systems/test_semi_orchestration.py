@@ -92,3 +92,5 @@ def test_backbone_failures_remove_all_outputs_and_are_counted(run: dict[str, Any
     assert set(block["seconds"]) == {"backbone", "text", "image", "speech"}
     lineage = run["summary"].lineage
     assert lineage["paradigm"] == "semi-orchestration" and lineage["backbone"]["produces"] == ["text"]
+    # One backbone call per example; the scripted backbone reports no tokens (unknown, not 0).
+    assert lineage["usage"]["calls"] == len(run["instances"]) and lineage["usage"]["prompt_tokens"] is None

@@ -94,6 +94,54 @@ class LeaderboardDocument(DocumentModel):
     """SHA-256 of the dataset manifest the run scored (set by the report stage)."""
 
 
+class UsageEntry(DocumentModel):
+    """What one judge or generating system spent (``usage.json`` entry, docs/judges.md)."""
+
+    calls: int
+    """Requests sent to a model (resends and failures included)."""
+    cached_calls: int
+    """Requests answered from a response cache (no tokens, no time)."""
+    prompt_tokens: int | None
+    """Prompt tokens the backend reported; null when it reported none."""
+    completion_tokens: int | None
+    """Generated tokens the backend reported; null when it reported none."""
+    calls_with_tokens: int
+    """How many of ``calls`` reported token counts."""
+    seconds: float
+    """Wall time waiting for the model."""
+    cost: float | None = None
+    """Price of the tokens, when the suite's ``costs:`` lists the judge, system or model."""
+    currency: str | None = None
+    """Currency of ``cost``."""
+    model: str | None = None
+    """The model behind the judge or system, when known."""
+
+
+class UsageTotal(DocumentModel):
+    """Sums over every judge and system of a run; ``cost`` per currency."""
+
+    calls: int
+    cached_calls: int
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    calls_with_tokens: int
+    seconds: float
+    cost: dict[str, float] | None = None
+
+
+class RunUsage(DocumentModel):
+    """``leaderboard.json``'s optional ``usage`` block (set by the track stage in the run folder):
+    tokens, seconds and cost per judge and per generating system."""
+
+    judges: dict[str, UsageEntry]
+    """Judge id -> usage, summed over the panels the judge sits on."""
+    systems: dict[str, UsageEntry]
+    """Generating system id -> usage (systems that call a language model)."""
+    judge_output_reused: bool
+    """The run reused the judge output whole: the judges' figures are what producing it cost."""
+    total: UsageTotal
+
+
 __all__ = [
     "DocumentModel",
     "GenerationBlock",
@@ -101,5 +149,8 @@ __all__ = [
     "GenerationFacts",
     "LeaderboardDocument",
     "MlflowMetrics",
+    "RunUsage",
+    "UsageEntry",
+    "UsageTotal",
     "dump_document",
 ]

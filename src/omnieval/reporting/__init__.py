@@ -45,6 +45,7 @@ from omnieval.reporting._ledger import LEDGER_STATUSES, LedgerRow, read_ledger, 
 from omnieval.reporting._page import RUN_FOOTER, Section, esc, render_page, table, write_page, write_run_page
 from omnieval.reporting._readings import analysis_reading, analysis_summary
 from omnieval.reporting._templates import render, trusted
+from omnieval.reporting._usage import usage_block
 
 __all__ = [
     "LEDGER_STATUSES",
@@ -83,6 +84,7 @@ __all__ = [
     "stacked_bars",
     "table",
     "trusted",
+    "usage_block",
     "validity_ledger",
     "validity_ledger_block",
     "verdict_banner",

@@ -82,6 +82,22 @@ def _lineage_parts(
     return metrics, judges, systems
 
 
+def _run_usage(config: SuiteConfig, paths: StatePaths, systems: dict[str, Any]) -> dict[str, Any]:
+    """The run's ``usage.json``: the judge stage's per-judge usage and each generating system's
+    (from its generation summary), priced with the suite's ``costs:``."""
+    from omnieval.stages._usage import USAGE_FILE, read_usage, run_usage, system_usage
+
+    judges = read_usage(paths.judge_dir / USAGE_FILE) if config.panels else None
+    return run_usage(judges, system_usage(systems, config.costs))
+
+
+def _with_usage(document: dict[str, Any], usage: dict[str, Any]) -> dict[str, Any]:
+    """``leaderboard.json`` with its optional ``usage`` block, when the run has anything to show."""
+    if not usage["judges"] and not usage["systems"]:
+        return document
+    return {**document, "usage": usage}
+
+
 def _resolved_config(config: SuiteConfig, metrics: dict[str, Any], judges: dict[str, Any]) -> dict[str, Any]:
     resolved = config.model_dump(mode="json")
     resolved["resolved"] = {
@@ -106,6 +122,7 @@ def run(config: SuiteConfig, dataset_digest: str, started_at: datetime | None = 
     _sweep_interrupted(config.runs_dir / config.suite)
     system_metrics: dict[str, dict[str, float]] = board.get(MLFLOW_METRICS_KEY, {})
     metrics_lineage, judge_lineage, systems = _lineage_parts(config, paths)
+    usage = _run_usage(config, paths, systems)
     lineage = build_lineage(
         suite=config.suite,
         dataset_name=config.dataset_name,
@@ -151,7 +168,8 @@ def run(config: SuiteConfig, dataset_digest: str, started_at: datetime | None = 
                 else:
                     _copy_tree(source, target)
         shutil.copyfile(report / "scores.parquet", folder / "scores.parquet")
-        write_json(folder / "leaderboard.json", leaderboard_document(board))
+        write_json(folder / "leaderboard.json", _with_usage(leaderboard_document(board), usage))
+        write_json(folder / "usage.json", usage)
         judgments = paths.judge_dir / "judgments.parquet"
         if judgments.is_file():
             shutil.copyfile(judgments, folder / "judgments.parquet")
@@ -171,7 +189,7 @@ def run(config: SuiteConfig, dataset_digest: str, started_at: datetime | None = 
         # -- end regression verdict --
         regression, health = folder / "regression.json", paths.judge_dir / "health.json"
         # Re-render the report now that the analysis runs exist, so it links each one.
-        document = leaderboard_document(board)
+        document = _with_usage(leaderboard_document(board), usage)
         bench.write_report(
             ReportJob(
                 folder / "report.html",
@@ -206,6 +224,7 @@ def run(config: SuiteConfig, dataset_digest: str, started_at: datetime | None = 
         panels=config.panels,
         headline_patterns=bench.headline_metric_patterns,
         git_dirty=bool(lineage["code"]["git_dirty"]),
+        usage=usage,
     )
     folder = folder_holder["folder"]
     from omnieval.tracking.gates_log import log_gate_results

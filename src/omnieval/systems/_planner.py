@@ -30,6 +30,7 @@ from omnieval.backends.llm import (
     TextPart,
     TransientBackendError,
     UnsupportedInput,
+    Usage,
     backend_identity,
     open_backend,
 )
@@ -150,6 +151,8 @@ class Planner:
     def __init__(self, config: PlannerConfig) -> None:
         self.config = config
         self._backend: ChatBackend | None = None
+        self.usage = Usage()
+        """Calls, tokens and seconds of every plan asked in this process (the run's ``usage.json``)."""
 
     def identity(self) -> dict[str, Any]:
         ident = backend_identity(self.config.backend, model=self.config.model, revision=self.config.revision)
@@ -200,6 +203,7 @@ class Planner:
             completion = self._backend.chat(request)
         except TransientBackendError as exc:
             seconds = time.perf_counter() - start
+            self.usage.add_call(None, seconds)
             failure = (
                 PlanningFailure.TIMEOUT
                 if "timeout" in str(exc).lower() or "timed out" in str(exc).lower()
@@ -212,8 +216,10 @@ class Planner:
             raise
         except BackendError as exc:
             seconds = time.perf_counter() - start
+            self.usage.add_call(None, seconds)
             return Plan(None, PlanningFailure.UNPARSEABLE_JSON, "", f"planner error: {exc}", seconds)
         seconds = time.perf_counter() - start
+        self.usage.add_call(completion, seconds)
         text = completion.text
         tokens = {"prompt": completion.prompt_tokens, "completion": completion.completion_tokens}
         if seconds > self.config.timeout_s:

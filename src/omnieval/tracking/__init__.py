@@ -16,6 +16,7 @@ from omnieval.tracking._mlflow import (
     short_sha,
     suite_run_name,
     system_run_name,
+    usage_metrics,
 )
 from omnieval.tracking._store import (
     DEFAULT_STORE,
@@ -41,4 +42,5 @@ __all__ = [
     "suite_run_name",
     "system_run_name",
     "tracking_uri",
+    "usage_metrics",
 ]

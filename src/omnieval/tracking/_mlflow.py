@@ -13,6 +13,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import json
+import re
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -114,6 +115,41 @@ def headline_metrics(
     }
 
 
+USAGE_METRIC_FIELDS: tuple[str, ...] = (
+    "calls",
+    "cached_calls",
+    "prompt_tokens",
+    "completion_tokens",
+    "seconds",
+    "cost",
+)
+"""The figures of a ``usage.json`` entry logged as ``usage.<judge|system>.<name>.<field>``."""
+
+_METRIC_UNSAFE = re.compile(r"[^A-Za-z0-9_\-. /]")
+
+
+def usage_metrics(usage: Mapping[str, Any]) -> dict[str, float]:
+    """The parent run's usage metrics from a run's ``usage.json``.
+
+    ``usage.judge.<judge>.<field>`` for each entry of ``judges`` and ``usage.system.<system>.<field>``
+    for each of ``systems`` (:data:`USAGE_METRIC_FIELDS`; ``cost`` only where the suite priced the
+    model). A token count the backend did not report (null) is left out, never logged as 0.
+
+    Example:
+        >>> usage_metrics({"judges": {"j": {"calls": 2, "prompt_tokens": None, "seconds": 1.5}}})
+        {'usage.judge.j.calls': 2.0, 'usage.judge.j.seconds': 1.5}
+    """
+    out: dict[str, float] = {}
+    for kind, group in (("judge", "judges"), ("system", "systems")):
+        for name, entry in (usage.get(group) or {}).items():
+            safe = _METRIC_UNSAFE.sub("_", str(name))
+            for key in USAGE_METRIC_FIELDS:
+                value = entry.get(key)
+                if isinstance(value, int | float) and not isinstance(value, bool):
+                    out[f"usage.{kind}.{safe}.{key}"] = float(value)
+    return out
+
+
 def candidate_table(folder: Path) -> CandidateTable:
     """Table of ``folder``'s files with their size (bytes) and SHA-256, and the folder's tree hash."""
     import pandas as pd
@@ -180,7 +216,7 @@ def _note(
         f"- dataset version: `{tags.get('omnieval.dataset.version', '?')}`",
         f"- git: `{tags.get('omnieval.git_sha', '?')}`",
         "",
-        "Artifacts: `report.html` (the report), `leaderboard.json`, `scores.parquet`, `regression.json` "
+        "Artifacts: `report.html` (the report), `instances.html` (every instance), `leaderboard.json`, `scores.parquet`, `regression.json` "
         "and the report's figures; `run/` holds the"
         " whole run folder (config, lineage, gates, candidates).",
     ]
@@ -208,6 +244,7 @@ def log_suite_run(
     panels: Sequence[str] = (),
     git_dirty: bool = False,
     headline_patterns: Iterable[str] = DEFAULT_HEADLINE_PATTERNS,
+    usage: Mapping[str, Any] | None = None,
 ) -> SuiteRunIds:
     """Log one suite execution: parent run, a child run per system, analysis child runs.
 
@@ -226,6 +263,8 @@ def log_suite_run(
         panels: judge panels the suite ran (tag ``omnieval.panel``, param ``panels``).
         git_dirty: the working tree had changes (marks the short sha in the run name).
         headline_patterns: which child metric keys the parent repeats as ``<system>/<key>``.
+        usage: the run's ``usage.json`` (tokens, seconds, cost per judge and system), logged on the
+            parent as :func:`usage_metrics`; None logs none.
     """
     import mlflow
     from mlflow.entities import Metric, Param
@@ -336,13 +375,26 @@ def log_suite_run(
         headline = headline_metrics(system_metrics, headline_patterns)
         client.log_batch(parent_id, metrics=[Metric(k, v, stamp, 0) for k, v in headline.items()])
         client.set_tag(parent_id, "omnieval.headline_metrics", ",".join(headline)[:5000])
+        spent = usage_metrics(usage or {})
+        if spent:
+            client.log_batch(parent_id, metrics=[Metric(k, v, stamp, 0) for k, v in spent.items()])
 
         for path in artifacts:
             if path.is_file():
                 client.log_artifact(parent_id, str(path))
-        for top in ("report.html", "leaderboard.json", "scores.parquet", "regression.json"):
+        for top in (
+            "report.html",
+            "instances.html",
+            "leaderboard.json",
+            "scores.parquet",
+            "regression.json",
+            "usage.json",
+        ):
             if (folder / top).is_file():
                 client.log_artifact(parent_id, str(folder / top))
+        # The instance viewer's detail chunks, when too large to embed, sit beside it.
+        if (folder / "instances_data").is_dir():
+            client.log_artifacts(parent_id, str(folder / "instances_data"), artifact_path="instances_data")
         # Figures the report draws beside itself (e.g. the prism radar) are worth a glance in the UI.
         for figure in sorted(folder.glob("report_*.png")):
             client.log_artifact(parent_id, str(figure))

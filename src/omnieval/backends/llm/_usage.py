@@ -70,14 +70,19 @@ class Usage:
 
     def add_call(self, completion: Completion | None, seconds: float) -> None:
         """One request sent to a model: its answer (None when it failed) and the time it took."""
+        if completion is None:
+            self.add_counts(None, None, seconds)
+        else:
+            self.add_counts(completion.prompt_tokens, completion.completion_tokens, seconds)
+
+    def add_counts(self, prompt_tokens: int | None, completion_tokens: int | None, seconds: float) -> None:
+        """One request from counts a caller read itself (e.g. a response's ``usage``)."""
         self.calls += 1
         self.seconds += max(0.0, seconds)
-        if completion is None:
-            return
-        if completion.prompt_tokens is not None or completion.completion_tokens is not None:
+        if prompt_tokens is not None or completion_tokens is not None:
             self.calls_with_tokens += 1
-            self.prompt_tokens += int(completion.prompt_tokens or 0)
-            self.completion_tokens += int(completion.completion_tokens or 0)
+            self.prompt_tokens += int(prompt_tokens or 0)
+            self.completion_tokens += int(completion_tokens or 0)
 
     def add_cached(self, count: int = 1) -> None:
         self.cached_calls += count

@@ -14,6 +14,7 @@ from omnieval.benchmarks._leaderboard import (
     GenerationFacts,
     LeaderboardDocument,
     MlflowMetrics,
+    RunUsage,
 )
 
 
@@ -60,6 +61,8 @@ class AcbenchLeaderboard(LeaderboardDocument):
     """System id -> entry."""
     mlflow_metrics: MlflowMetrics | None = None
     """System -> MLflow metrics (set by the report stage in ``leaderboard.json``)."""
+    usage: RunUsage | None = None
+    """Tokens, seconds and cost per judge and generating system (set by the track stage)."""
 
 
 __all__ = ["AcbenchLeaderboard", "AcbenchSystem", "ConditionMetrics"]

@@ -92,6 +92,7 @@ def write_acbench_report(job: ReportJob, *, deviations: list[str]) -> None:
         generation_block,
         render,
         trusted,
+        usage_block,
         verdict_banner,
         what_moved,
         write_run_page,
@@ -142,6 +143,7 @@ def write_acbench_report(job: ReportJob, *, deviations: list[str]) -> None:
             "Deviations from the paper's protocol",
             render("deviations.html.j2", package=package, deviations=deviations),
         ),
+        Section("usage", "Tokens, time and cost", usage_block(job.document.get("usage"))),
         Section("artifacts", "Raw artifacts", artifact_links(path.parent, artifacts)),
     ]
     write_run_page(path, suite=config.suite, benchmark="acbench", facts=facts, sections=sections)

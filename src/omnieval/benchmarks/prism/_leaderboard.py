@@ -16,6 +16,7 @@ from omnieval.benchmarks._leaderboard import (
     GenerationFacts,
     LeaderboardDocument,
     MlflowMetrics,
+    RunUsage,
 )
 
 CellValues = dict[str, dict[str, float | None]]
@@ -95,6 +96,8 @@ class PrismLeaderboard(LeaderboardDocument):
     """Panel -> ``stage_<n>`` -> swap statistics; present only when a panel ran the check."""
     mlflow_metrics: MlflowMetrics | None = None
     """System -> MLflow metrics (set by the report stage in ``leaderboard.json``)."""
+    usage: RunUsage | None = None
+    """Tokens, seconds and cost per judge and generating system (set by the track stage)."""
 
 
 __all__ = [

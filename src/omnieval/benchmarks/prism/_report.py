@@ -371,6 +371,7 @@ def write_prism_report(
         generation_block,
         judge_health_block,
         trusted,
+        usage_block,
         validity_ledger_block,
         verdict_banner,
         write_run_page,
@@ -446,6 +447,7 @@ def write_prism_report(
         Artifact(radar_path.name, "the radar chart"),
     ]
     artifacts += analysis_artifacts(analyses_dir, page_dir)
+    sections.append(Section("usage", "Tokens, time and cost", usage_block(job.document.get("usage"))))
     sections.append(Section("artifacts", "Raw data", artifact_links(page_dir, artifacts)))
     facts = _render(
         "facts.html.j2",

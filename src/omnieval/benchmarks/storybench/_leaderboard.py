@@ -18,6 +18,7 @@ from omnieval.benchmarks._leaderboard import (
     GenerationFacts,
     LeaderboardDocument,
     MlflowMetrics,
+    RunUsage,
 )
 
 PerJudge = dict[str, dict[str, float | None]]
@@ -117,6 +118,8 @@ class StorybenchLeaderboard(LeaderboardDocument):
     notes: list[str]
     mlflow_metrics: MlflowMetrics | None = None
     """System -> MLflow metrics (set by the report stage in ``leaderboard.json``)."""
+    usage: RunUsage | None = None
+    """Tokens, seconds and cost per judge and generating system (set by the track stage)."""
 
 
 __all__ = [

@@ -652,6 +652,7 @@ def write_report_html(job: ReportJob, *, deviations: list[str]) -> None:
         judge_health_block,
         leaderboard_ci,
         trusted,
+        usage_block,
         validity_ledger_block,
         verdict_banner,
         what_moved,
@@ -724,6 +725,7 @@ def write_report_html(job: ReportJob, *, deviations: list[str]) -> None:
             else _render("blocks/paragraph.html.j2", text="No analyses were run."),
         ),
         Section("coverage", "Not computed, unavailable, deviations", gaps),
+        Section("usage", "Tokens, time and cost", usage_block(job.document.get("usage"))),
         Section("artifacts", "Raw artifacts", artifact_links(page_dir, artifacts)),
     ]
     facts = _render(

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from omnieval.backends.llm import Message, redact_url
+from omnieval.backends.llm import Message, Usage, redact_url
 from omnieval.candidates import Modality
 from omnieval.errors import ConfigError
 from omnieval.security import redact, register_secret_env
@@ -81,6 +81,8 @@ class OpenAIOmniSystem(GeneratingSystem):
         self.spec: OpenAIOmniConfig = config
         self._client: Any = None
         self._base_url = ""
+        self.usage = Usage()
+        """Requests, tokens (the server's ``usage``) and seconds of this process's calls."""
         # The key's variable may have any name: log redaction must know it.
         register_secret_env(config.api_key_env)
 
@@ -93,6 +95,7 @@ class OpenAIOmniSystem(GeneratingSystem):
             "voice": self.spec.voice,
             "server": server,
             "image": IMAGE_UNAVAILABLE,
+            "usage": {**self.usage.to_json(), "model": self.spec.model},
         }
 
     # -- connection ---------------------------------------------------------------------------------
@@ -138,8 +141,16 @@ class OpenAIOmniSystem(GeneratingSystem):
         return CallOutcome(outcome.answer, outcome.error, outcome.transient, time.perf_counter() - started)
 
     def _post(self, body: dict[str, Any]) -> CallOutcome:
+        """One request; its time and the server's reported tokens go to :attr:`usage`."""
+        started = time.perf_counter()
+        outcome, tokens = self._post_once(body)
+        self.usage.add_counts(*tokens, time.perf_counter() - started)
+        return outcome
+
+    def _post_once(self, body: dict[str, Any]) -> tuple[CallOutcome, tuple[int | None, int | None]]:
         import httpx
 
+        unknown: tuple[int | None, int | None] = (None, None)
         where = redact_url(self._base_url)
         try:
             response = self._client.post(
@@ -148,11 +159,11 @@ class OpenAIOmniSystem(GeneratingSystem):
         except httpx.TimeoutException:
             return CallOutcome(
                 None, f"request failed: timeout after {self.spec.timeout_s:g}s", transient=True
-            )
+            ), unknown
         except httpx.TransportError as exc:
             return CallOutcome(
                 None, f"request failed: {type(exc).__name__} talking to {where}", transient=True
-            )
+            ), unknown
         if response.status_code != 200:
             # A proxy may echo request headers back: the body is masked before it is kept anywhere.
             detail = redact(response.text[:300].replace("\n", " "))
@@ -160,11 +171,13 @@ class OpenAIOmniSystem(GeneratingSystem):
                 None,
                 f"request failed: HTTP {response.status_code}: {detail}",
                 transient=response.status_code in TRANSIENT_STATUS,
-            )
+            ), unknown
         try:
-            return CallOutcome(parse_answer(response.json()))
+            data = response.json()
+            answer = parse_answer(data)
         except ValueError as exc:
-            return CallOutcome(None, f"request failed: malformed answer: {exc}")
+            return CallOutcome(None, f"request failed: malformed answer: {exc}"), unknown
+        return CallOutcome(answer), _reported_tokens(data)
 
     # -- generation ---------------------------------------------------------------------------------
     def run_example(self, task: Task, workdir: Path) -> ExampleResult:
@@ -228,6 +241,19 @@ class OpenAIOmniSystem(GeneratingSystem):
         if stored is not None and stored[0].raw.get("openai_omni", {}).get("transient"):
             return None
         return stored
+
+
+def _reported_tokens(data: Any) -> tuple[int | None, int | None]:
+    """Prompt and completion tokens from a response's ``usage`` (None where it has none)."""
+    usage = data.get("usage") if isinstance(data, dict) else None
+    if not isinstance(usage, dict):
+        return None, None
+
+    def count(key: str) -> int | None:
+        value = usage.get(key)
+        return int(value) if isinstance(value, int) and not isinstance(value, bool) else None
+
+    return count("prompt_tokens"), count("completion_tokens")
 
 
 def _record(outcome: CallOutcome) -> dict[str, Any]:

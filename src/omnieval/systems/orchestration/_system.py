@@ -190,6 +190,8 @@ class OrchestrationSystem(GeneratingSystem):
                 "schema_constrained": planner.schema_constrained,
             },
             "experts": self.experts.lineage(),
+            # What the planner spent in this generation (the examples it planned, cache hits aside).
+            "usage": {**self.planner.usage.to_json(), "model": planner.model},
         }
 
     def close(self) -> None:

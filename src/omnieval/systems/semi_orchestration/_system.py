@@ -35,6 +35,7 @@ from omnieval.backends.llm import (
     Message,
     TextPart,
     TransientBackendError,
+    Usage,
     backend_identity,
     open_backend,
 )
@@ -134,6 +135,8 @@ class SemiOrchestrationSystem(GeneratingSystem):
         self.experts = ExpertPair(config.image, config.speech)
         self._backend: ChatBackend | None = None
         self._identity: dict[str, Any] | None = None
+        self.usage = Usage()
+        """Calls, tokens and seconds of the backbone in this process (the run's ``usage.json``)."""
 
     def identity(self) -> dict[str, Any]:
         if self._identity is None:
@@ -159,6 +162,7 @@ class SemiOrchestrationSystem(GeneratingSystem):
             "label": f"{b.model} backbone text ({b.backend.kind}), {self.experts.label()}",
             "backbone": {"model": b.model, "backend": b.backend.kind, "produces": ["text"]},
             "experts": self.experts.lineage(),
+            "usage": {**self.usage.to_json(), "model": b.model},
         }
 
     def close(self) -> None:
@@ -182,15 +186,19 @@ class SemiOrchestrationSystem(GeneratingSystem):
         )
         start = time.perf_counter()
         try:
-            text = self._backend.chat(request).text
+            completion = self._backend.chat(request)
+            text = completion.text
         except TransientBackendError as exc:
             seconds = time.perf_counter() - start
+            self.usage.add_call(None, seconds)
             if "timeout" in str(exc).lower() or "timed out" in str(exc).lower():
                 return "", PlanningFailure.TIMEOUT, str(exc), seconds
             raise
         except BackendError as exc:
+            self.usage.add_call(None, time.perf_counter() - start)
             return "", PlanningFailure.MISSING_FIELD, f"backbone error: {exc}", time.perf_counter() - start
         seconds = time.perf_counter() - start
+        self.usage.add_call(completion, seconds)
         if seconds > b.timeout_s:
             return text, PlanningFailure.TIMEOUT, f"answer took {seconds:.1f} s", seconds
         narration = " ".join(text.split())

@@ -207,6 +207,10 @@ def _merge_lineage(into: dict[str, Any], more: dict[str, Any]) -> dict[str, Any]
     for counter in ("model_calls", "cache_hits", "audio_descriptions_computed"):
         if counter in more:
             into[counter] = into.get(counter, 0) + more[counter]
+    if "usage" in more:  # per judge, summed over the shards
+        from omnieval.backends.llm import merge_usage_json, usage_table
+
+        into["usage"] = usage_table(merge_usage_json(into.get("usage") or {}, more["usage"]))
     statuses = into.setdefault("statuses", {})
     for group, counts in (more.get("statuses") or {}).items():
         merged = statuses.setdefault(group, {})
@@ -248,6 +252,7 @@ def run(
         note("[judge] unchanged, reusing judge outputs (0 model calls)")
         if not (out_dir / "health.json").is_file():
             _write_health(config, out_dir, pd.read_parquet(scores_path), pd.read_parquet(judgments_path))
+        _write_usage(config, out_dir, reused=True)
         # The judges' outputs are reused, but the drift check re-judges its anchors once a day.
         drift_calls = _drift(config, instances)
         _record_this_run(
@@ -313,6 +318,7 @@ def run(
     schema = config.bench.judgment_schema()
     enforce(gate_judgments(judgments, scores, out_json=paths.gates / "judgments.json", schema=schema))
     _write_health(config, out_dir, scores, judgments)
+    _write_usage(config, out_dir, reused=False)
     drift_calls = _drift(config, instances)
     # Shards reused from a killed run made none of their calls in this one.
     made = sum(s.model_calls for s in shards if not s.reused)
@@ -417,6 +423,31 @@ def _write_health(config: SuiteConfig, out_dir: Path, scores: Any, judgments: An
     for name in health["degenerate"]:
         reasons = "; ".join(health["judges"][name]["reasons"])
         note(f"[judge] {name} looks degenerate: {reasons}")
+
+
+def _write_usage(config: SuiteConfig, out_dir: Path, *, reused: bool) -> None:
+    """``usage.json``: calls, cache hits, tokens, seconds (and cost, with ``costs:``) per judge.
+
+    Read from the panels' lineage, so it describes the calls that produced the judge output; when
+    this run reused that output whole (``output_reused``), it made none of them.
+    """
+    from omnieval.stages._usage import USAGE_FILE, judge_usage
+
+    lineage = out_dir / "lineage.json"
+    panels = read_json(lineage).get("panels", {}) if lineage.is_file() else {}
+    document = judge_usage(panels, config.costs, output_reused=reused)
+    write_json(out_dir / USAGE_FILE, document)
+    total = document["total"]
+    if total["calls"] or total["cached_calls"]:
+        tokens = (
+            f"{total['prompt_tokens']} prompt + {total['completion_tokens']} completion tokens"
+            if total["prompt_tokens"] is not None
+            else "tokens not reported"
+        )
+        note(
+            f"[judge] usage: {total['calls']} model calls, {total['cached_calls']} cached, {tokens}, "
+            f"{total['seconds']:.1f} s" + (" (output reused: none of it spent now)" if reused else "")
+        )
 
 
 def _drift_panel(config: SuiteConfig) -> str | None:

@@ -58,6 +58,17 @@ def storybench_scores(seed: int = 0, n: int = N) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def noisy_scores(n: int = N, seed: int = 5, sd: float = 0.03) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A baseline and a rerun whose BERTScores carry zero-mean noise: no real change, a GO."""
+    before = storybench_scores(n=n)
+    after = before.copy()
+    mask = after.component == "bertscore_f1"
+    after.loc[mask, "value"] = (
+        after.loc[mask, "value"] + np.random.default_rng(seed).normal(0.0, sd, int(mask.sum()))
+    ).clip(0.0, 1.0)
+    return before, after
+
+
 LINEAGE: dict[str, Any] = {
     "suite": "demo",
     "dataset": {"name": "demo", "path": "data/demo", "version": "v1", "dvc_md5": "md5a", "git_rev": "g1"},

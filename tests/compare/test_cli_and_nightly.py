@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import threading
 from collections.abc import Callable, Iterator
@@ -15,7 +16,7 @@ from omnieval.cli import main
 from omnieval.compare import nightly_regression, notify_regression, regression_verdict
 from omnieval.config import SuiteConfig
 
-from .conftest import storybench_scores
+from .conftest import noisy_scores, storybench_scores
 
 
 def test_cli_json_shape_and_exit_codes(
@@ -32,7 +33,7 @@ def test_cli_json_shape_and_exit_codes(
     assert set(doc["changed"]) == {"dataset", "code", "judges", "prompts", "metric_models", "candidates"}
     for per in doc["systems"].values():
         for cell in per.values():
-            assert set(cell) == {"a", "b", "delta", "ci95", "p_holm"}
+            assert set(cell) == {"a", "b", "delta", "ci95", "p_holm", "mde"}
 
     # run ids (and unique prefixes) resolve to folders; the text summary leads with the verdict
     assert main(["compare", "aaaa0001", "bbbb00", "--runs-dir", runs]) == 0
@@ -149,6 +150,60 @@ def test_nightly_regression_writes_verdict_tags_and_notifies(
     assert posted["auth"] == "s3cret"
     assert posted["body"]["verdict"] == "NO-GO" and posted["body"]["subject"] == "omnieval demo: NO-GO"
     assert "NO-GO" in posted["body"]["text"]
+
+
+def test_a_go_notification_and_report_state_what_the_go_rules_out(
+    make_run: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("omnieval.compare._mlflow.set_run_tags", lambda run_id, tags: None)
+    log = tmp_path / "verdicts.jsonl"
+    config = _suite(tmp_path, [{"kind": "file", "path": str(log)}])
+    before, after = noisy_scores()
+    nightly_regression(config, make_run("r1", before), run_id="r1")
+    second = make_run("r2", after)
+    doc = nightly_regression(config, second, run_id="r2")
+    assert doc["verdict"] == "GO" and doc["mde_power"] == 0.8
+    (line,) = [r for r in doc["reasons"] if r.startswith("GO: no bertscore_f1 drop >= ")]
+    assert all(c["mde"] is not None for cells in doc["systems"].values() for c in cells.values())
+
+    (outcome,) = notify_regression(config, second)
+    assert outcome.ok
+    sent = json.loads(log.read_text().splitlines()[-1])
+    assert line in sent["text"] and line in sent["reasons"]
+
+    from omnieval.reporting import verdict_banner
+
+    assert html.escape(line) in verdict_banner(doc)
+
+
+def test_mde_metrics_are_logged_on_the_mlflow_run(make_run: Callable[..., Path], mlflow_uri: str) -> None:
+    """One real (sqlite) store: MLflow itself must accept the metric names."""
+    from mlflow.tracking import MlflowClient
+
+    from omnieval.compare import compare_runs, log_regression_metrics, read_run, regression_metrics
+    from omnieval.config import RegressionConfig
+
+    before, after = noisy_scores()
+    doc = compare_runs(
+        read_run(make_run("r1", before)),
+        read_run(make_run("r2", after)),
+        RegressionConfig(bootstrap_draws=200),
+    )
+    expected = {
+        f"regression.{system}.{component}.mde": cell["mde"]
+        for system, cells in doc["systems"].items()
+        for component, cell in cells.items()
+    }
+    assert regression_metrics(doc) == expected and len(expected) == 6
+    # names MLflow would refuse are made safe; cells without a value are not logged
+    odd = {"systems": {"sys:1": {"judge.text": {"mde": 0.25}, "wer": {"mde": None}}}}
+    assert regression_metrics(odd) == {"regression.sys_1.judge.text.mde": 0.25}
+
+    client = MlflowClient(mlflow_uri)
+    run = client.create_run(client.create_experiment("demo"))
+    assert log_regression_metrics(run.info.run_id, doc) == expected
+    logged = client.get_run(run.info.run_id).data.metrics
+    assert {k: v for k, v in logged.items() if k.startswith("regression.")} == pytest.approx(expected)
 
 
 def test_failing_notifier_does_not_raise(make_run: Callable[..., Path], tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ import pytest
 from omnieval.compare import compare_runs, read_run
 from omnieval.config import RegressionConfig
 
-from .conftest import LINEAGE, N, storybench_scores
+from .conftest import LINEAGE, N, noisy_scores, storybench_scores
 
 CONFIG = RegressionConfig(bootstrap_draws=1000, seed=0)
 CHANGED_KEYS = {"dataset", "code", "judges", "prompts", "metric_models", "candidates"}
@@ -31,7 +31,7 @@ def test_identical_runs_go_and_nothing_changed(make_run: Callable[..., Path]) ->
     assert all(not v for v in doc["changed"].values())
     assert doc["top_movers"] == []
     cell = doc["systems"]["alpha"]["bertscore_f1"]
-    assert set(cell) == {"a", "b", "delta", "ci95", "p_holm"}
+    assert set(cell) == {"a", "b", "delta", "ci95", "p_holm", "mde"}
     assert cell["delta"] == 0.0 and cell["ci95"] == [0.0, 0.0] and cell["p_holm"] == 1.0
     scores = storybench_scores()
     expected = scores[(scores.system == "alpha") & (scores.component == "bertscore_f1")]["value"].mean() * 10
@@ -216,3 +216,88 @@ def test_acbench_lower_is_better(make_run: Callable[..., Path]) -> None:
     better = _compare(a, make_run("ac3", lower_wer, lineage=lineage, candidates={"tts": "x"}))
     assert better["verdict"] == "GO"
     assert not any("drift" in r for r in better["reasons"])  # acbench has no judges to drift
+
+
+def test_every_component_carries_its_mde_and_a_go_says_what_it_rules_out(
+    make_run: Callable[..., Path],
+) -> None:
+    from scipy.stats import norm
+
+    from omnieval.compare import verdict_lines
+
+    before, after = noisy_scores()
+    doc = _compare(make_run("run1", before), make_run("run2", after))
+    assert doc["verdict"] == "GO"
+    assert doc["mde_power"] == 0.8
+    factor = norm.ppf(0.975) + norm.ppf(0.8)
+    tests = {(t["system"], t["component"]): t for t in doc["tests"]}
+    for system, cells in doc["systems"].items():
+        for component, cell in cells.items():
+            test = tests[(system, component)]
+            assert cell["mde"] == pytest.approx(factor * test["se"]) and cell["mde"] >= 0
+            assert test["mde"] == cell["mde"] and test["rules_out"] == pytest.approx(cell["mde"])
+    assert doc["systems"]["beta"]["bertscore_f1"]["mde"] > 0  # the noisy component has a real SE
+    (line,) = [r for r in doc["reasons"] if r.startswith("GO: ")]
+    worst = {
+        c: max(doc["systems"][s][c]["mde"] for s in doc["systems"])
+        for c in ("bertscore_f1", "judge.text", "total_average")
+    }
+    assert line == (
+        f"GO: no bertscore_f1 drop >= {worst['bertscore_f1']:.2g}, no judge.text drop >= "
+        f"{worst['judge.text']:.2g}, no total_average drop >= {worst['total_average']:.2g} points "
+        "(any of 2 systems; 80% power at alpha 0.05)"
+    )
+    text = "\n".join(verdict_lines(doc))
+    assert line in text and " mde" in text.splitlines()[text.splitlines().index("") + 1]
+
+
+def test_mde_shrinks_with_more_instances_and_grows_with_power(make_run: Callable[..., Path]) -> None:
+    folders: dict[int, tuple[Path, Path]] = {}
+    for n in (20, 80, 320):
+        before, after = noisy_scores(n=n)
+        folders[n] = (make_run(f"a{n}", before), make_run(f"b{n}", after))
+
+    def mde(n: int, config: RegressionConfig = CONFIG) -> float:
+        doc = _compare(folders[n][0], folders[n][1], config)
+        return float(doc["systems"]["alpha"]["bertscore_f1"]["mde"])
+
+    at_80 = mde(80)
+    assert mde(20) > at_80 > mde(320)
+    assert mde(80, RegressionConfig(bootstrap_draws=1000, power=0.95)) > at_80
+
+
+def test_power_must_lie_strictly_between_0_and_1() -> None:
+    from pydantic import ValidationError
+
+    assert RegressionConfig().power == 0.8
+    for bad in (0.0, 1.0, 1.5):
+        with pytest.raises(ValidationError, match="power"):
+            RegressionConfig(power=bad)
+
+
+def test_mde_accounts_for_holm_and_tolerance_and_no_go_claims_nothing(
+    make_run: Callable[..., Path],
+) -> None:
+    from scipy.stats import norm
+
+    before, after = noisy_scores()
+    a, b = make_run("run1", before), make_run("run2", after)
+    holm = _compare(a, b, RegressionConfig(bootstrap_draws=1000, require_holm=True))
+    m = sum(t["p"] is not None for t in holm["tests"])
+    cell = holm["systems"]["alpha"]["bertscore_f1"]
+    se = next(t["se"] for t in holm["tests"] if (t["system"], t["component"]) == ("alpha", "bertscore_f1"))
+    assert cell["mde"] == pytest.approx((norm.ppf(1 - 0.05 / m / 2) + norm.ppf(0.8)) * se)
+
+    tolerant = _compare(
+        a, b, RegressionConfig(bootstrap_draws=1000, component_tolerance={"bertscore_f1": 0.5})
+    )
+    (test,) = [t for t in tolerant["tests"] if (t["system"], t["component"]) == ("alpha", "bertscore_f1")]
+    assert (
+        test["rules_out"] == pytest.approx(0.5 + norm.ppf(0.8) * test["se"])
+        and test["rules_out"] > test["mde"]
+    )
+    assert "no bertscore_f1 drop >= 0.5" in next(r for r in tolerant["reasons"] if r.startswith("GO: "))
+
+    worse = _compare(a, make_run("run3", _worse(before, "beta", list(range(N)), 0.3)))
+    assert worse["verdict"] == "NO-GO" and not any(r.startswith("GO: ") for r in worse["reasons"])
+    assert all(c["mde"] is not None for cells in worse["systems"].values() for c in cells.values())

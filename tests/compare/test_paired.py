@@ -7,7 +7,13 @@ import math
 import numpy as np
 import pytest
 
-from omnieval.compare import bootstrap_indices, holm, normal_p_value, paired_bootstrap
+from omnieval.compare import (
+    bootstrap_indices,
+    holm,
+    minimum_detectable_effect,
+    normal_p_value,
+    paired_bootstrap,
+)
 
 
 def _percentile(sorted_values: list[float], q: float) -> float:
@@ -102,3 +108,41 @@ def test_holm_hand_example_and_former_loop() -> None:
         with_nan[0] == pytest.approx(0.02) and math.isnan(with_nan[1]) and with_nan[2] == pytest.approx(0.02)
     )
     assert holm([]) == [] and all(math.isnan(x) for x in holm([math.nan, math.nan]))
+
+
+def test_mde_from_a_known_se_matches_scipy() -> None:
+    """MDE = (z_(1-alpha/2) + z_power) * SE, the SE taken from a fixed sample's paired bootstrap."""
+    from scipy.stats import norm
+
+    rng = np.random.default_rng(7)
+    a = rng.normal(5.0, 1.0, 40)
+    b = a + rng.normal(-0.1, 0.5, 40)
+    indices = bootstrap_indices(40, 2000, seed=3)
+    (result,) = paired_bootstrap(a[None, :], b[None, :], indices)
+    _, _, _, se = _loop_bootstrap(list(a), list(b), indices)
+    assert result.se == pytest.approx(se, rel=1e-12)
+    for alpha, power in [(0.05, 0.8), (0.01, 0.9), (0.05 / 6, 0.8)]:
+        expected = (norm.ppf(1 - alpha / 2) + norm.ppf(power)) * se
+        assert minimum_detectable_effect(result.se, alpha=alpha, power=power) == pytest.approx(expected)
+    # 1.96 + 0.8416 at the defaults
+    assert minimum_detectable_effect(se) == pytest.approx(2.8016 * se, rel=1e-4)
+    # a tolerance larger than the critical value moves what the verdict catches, never below the MDE
+    z_a, z_b = norm.ppf(0.975), norm.ppf(0.8)
+    big = 3 * z_a * se
+    assert minimum_detectable_effect(se, tolerance=big) == pytest.approx(big + z_b * se)
+    assert minimum_detectable_effect(se, tolerance=0.1 * se) == pytest.approx(minimum_detectable_effect(se))
+    assert math.isnan(minimum_detectable_effect(math.nan))
+    with pytest.raises(ValueError, match="strictly between 0 and 1"):
+        minimum_detectable_effect(se, power=1.0)
+
+
+def test_mde_shrinks_with_more_instances() -> None:
+    """The same per-instance noise over 4x the instances halves the SE, so it halves the MDE."""
+    rng = np.random.default_rng(11)
+    mdes = []
+    for n in (25, 100, 400):
+        diff = rng.normal(0.0, 1.0, n)
+        (result,) = paired_bootstrap(np.zeros((1, n)), diff[None, :], bootstrap_indices(n, 4000, seed=n))
+        mdes.append(minimum_detectable_effect(result.se))
+    assert mdes[0] > mdes[1] > mdes[2]
+    assert mdes[0] / mdes[2] == pytest.approx(4.0, rel=0.25)

@@ -13,9 +13,17 @@ The procedure, the verdict's rules and the exit codes are described in ``docs/ni
 
 from omnieval.compare._changes import lineage_changes, tree_digest
 from omnieval.compare._load import RunFolder, is_successful, read_run, resolve_run, suite_runs
+from omnieval.compare._mlflow import log_regression_metrics, regression_metrics
 from omnieval.compare._nightly import find_baseline, nightly_regression, notify_regression, regression_verdict
 from omnieval.compare._notify import SendOutcome, build_block, send_notifications, verdict_message
-from omnieval.compare._paired import PairedResult, bootstrap_indices, holm, normal_p_value, paired_bootstrap
+from omnieval.compare._paired import (
+    PairedResult,
+    bootstrap_indices,
+    holm,
+    minimum_detectable_effect,
+    normal_p_value,
+    paired_bootstrap,
+)
 from omnieval.compare._verdict import GO, INCONCLUSIVE, NO_GO, VERDICTS, compare_runs, verdict_lines
 
 __all__ = [
@@ -35,11 +43,14 @@ __all__ = [
     "holm",
     "is_successful",
     "lineage_changes",
+    "log_regression_metrics",
+    "minimum_detectable_effect",
     "nightly_regression",
     "normal_p_value",
     "notify_regression",
     "paired_bootstrap",
     "read_run",
+    "regression_metrics",
     "regression_verdict",
     "resolve_run",
     "send_notifications",

@@ -16,6 +16,12 @@ value) and P the instances valid in both:
 - ``p``: two-sided normal approximation, ``erfc(|delta| / (se * sqrt 2))``; with ``se == 0`` every
   draw equals ``delta``, so ``p`` is 1 when ``delta`` is 0 and 0 otherwise.
 
+The minimum detectable effect (:func:`minimum_detectable_effect`) turns the same ``se`` into the
+smallest true change a test finds with a given power: ``(z_{1-alpha/2} + z_power) * se``. The
+critical value is the two-sided one because a drop is called significant when the two-sided CI
+lies entirely below zero, i.e. (in the normal approximation) when the drop exceeds
+``z_{1-alpha/2} * se``; only the bad side counts, so the power term is one-sided.
+
 The bootstrap stays written out in numpy: one matrix product per comparison over every draw is
 what keeps a nightly comparison of many (system, component) tests fast. Holm is not ours: it is
 ``omnieval.analysis``' adjustment (statsmodels' ``multipletests``), shared with the analyses.
@@ -26,6 +32,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 import numpy.typing as npt
@@ -78,6 +85,38 @@ def normal_p_value(delta: float, se: float) -> float:
     if se == 0.0:
         return 1.0 if delta == 0.0 else 0.0
     return math.erfc(abs(delta) / (se * math.sqrt(2.0)))
+
+
+def minimum_detectable_effect(
+    se: float, *, alpha: float = 0.05, power: float = 0.8, tolerance: float = 0.0
+) -> float:
+    """Smallest true change in the bad direction a paired test detects with probability ``power``.
+
+    With ``tolerance`` 0 this is ``(z_{1-alpha/2} + z_power) * se``, in the units of ``se`` (the
+    component's own scale): the test rejects when the observed change exceeds ``z_{1-alpha/2} * se``
+    (two-sided level ``alpha``, only the bad side counted), and a true change of that size lands
+    beyond the critical value with probability ``power`` under the normal approximation.
+
+    A verdict that also lets drops up to ``tolerance`` pass flags an observed drop only beyond
+    ``max(tolerance, z_{1-alpha/2} * se)``, so what it catches with that power is
+    ``max(tolerance, z_{1-alpha/2} * se) + z_power * se``: never less than the plain MDE.
+
+    NaN when ``se`` is not finite (no paired instance, or fewer than two usable draws).
+
+    Example:
+        >>> round(minimum_detectable_effect(1.0), 4)
+        2.8016
+        >>> round(minimum_detectable_effect(1.0, tolerance=3.0), 4)
+        3.8416
+        >>> minimum_detectable_effect(0.0)
+        0.0
+    """
+    if not 0.0 < alpha < 1.0 or not 0.0 < power < 1.0:
+        raise ValueError(f"alpha and power must lie strictly between 0 and 1; got {alpha} and {power}")
+    if not math.isfinite(se):
+        return math.nan
+    unit = NormalDist()
+    return max(tolerance, unit.inv_cdf(1.0 - alpha / 2.0) * se) + unit.inv_cdf(power) * se
 
 
 def paired_bootstrap(a: FloatArray, b: FloatArray, indices: IntArray) -> list[PairedResult]:

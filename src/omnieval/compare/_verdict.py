@@ -17,6 +17,13 @@ when any test is unsafe (a worse-and-significant but unsafe test is listed as a 
 regression); otherwise ``GO``. So a drop of an automatic metric is a NO-GO even when a judge prompt
 changed the same night, while a judge score's drop under a new prompt is only INCONCLUSIVE.
 
+Each paired test also reports its minimum detectable effect ``mde``: the true change in the bad
+direction that the significance rule catches with ``regression.power`` (default 0.8), from the
+bootstrap SE at two-sided alpha 0.05 (``alpha / m`` over the comparison's m paired tests with
+``regression.require_holm``: Bonferroni, the first step of Holm, so a conservative figure). Its
+``rules_out`` adds the tolerance (see :func:`~omnieval.compare._paired.minimum_detectable_effect`).
+A GO names, per component, the largest ``rules_out`` over the systems: the drop it excludes.
+
 Which components come from judge rows and which from automatic rows is found, benchmark-agnostically,
 by recomputing the per-instance components on the scores table without judge rows (``judge == ""``
 only) and without automatic rows: a component whose values survive unchanged does not depend on
@@ -37,7 +44,7 @@ from omnieval.compare._changes import (
     lineage_changes,
 )
 from omnieval.compare._load import RunFolder
-from omnieval.compare._paired import bootstrap_indices, holm, paired_bootstrap
+from omnieval.compare._paired import bootstrap_indices, holm, minimum_detectable_effect, paired_bootstrap
 from omnieval.errors import DataError
 
 if TYPE_CHECKING:
@@ -50,6 +57,8 @@ GO, NO_GO, INCONCLUSIVE = "GO", "NO-GO", "INCONCLUSIVE"
 VERDICTS: tuple[str, ...] = (GO, NO_GO, INCONCLUSIVE)
 TOP_MOVERS = 10
 ALPHA = 0.05
+GO_LINE_COMPONENTS = 8
+"""At most this many components are named in a GO's "no drop >= ..." line (the rest: regression.json)."""
 
 
 @dataclass
@@ -67,6 +76,8 @@ class _Test:
     p_holm: float = math.nan
     n_paired: int = 0
     tolerance: float = 0.0
+    mde: float = math.nan
+    rules_out: float = math.nan
     worse: bool = False
     significant: bool = False
     unsafe: list[str] = field(default_factory=list)
@@ -308,6 +319,13 @@ def compare_runs(
         test.significant = bool(math.isfinite(lo) and math.isfinite(hi) and bad_side)
         if config.require_holm:
             test.significant = test.significant and math.isfinite(test.p_holm) and test.p_holm < ALPHA
+    n_tests = sum(1 for t in paired_tests if math.isfinite(t.p))
+    mde_alpha = ALPHA / max(n_tests, 1) if config.require_holm else ALPHA
+    for test in paired_tests:
+        test.mde = minimum_detectable_effect(test.se, alpha=mde_alpha, power=config.power)
+        test.rules_out = minimum_detectable_effect(
+            test.se, alpha=mde_alpha, power=config.power, tolerance=test.tolerance
+        )
 
     # -- verdict --------------------------------------------------------------------------------
     def describe(t: _Test) -> str:
@@ -334,6 +352,9 @@ def compare_runs(
             f"no headline component got worse beyond its tolerance with a 95% CI excluding zero "
             f"({len(paired_tests)} paired tests over {len(shared)} shared instances)"
         ]
+        ruled_out = _go_line(paired_tests, components, lower, power=config.power, alpha=mde_alpha)
+        if ruled_out:
+            reasons.append(ruled_out)
     if drift is None and judge_dependent & set(components):
         reasons.append("judge drift not checked (no drift.json in run B)")
 
@@ -367,6 +388,7 @@ def compare_runs(
             "delta": _num(test.delta),
             "ci95": None if not math.isfinite(test.ci95[0]) else [float(test.ci95[0]), float(test.ci95[1])],
             "p_holm": _num(test.p_holm),
+            "mde": _num(test.mde),
         }
     return {
         "verdict": verdict,
@@ -385,6 +407,7 @@ def compare_runs(
         else {"status": drift.get("status"), "reasons": drift.get("reasons", [])},
         "possible_regressions": [f"{t.system} / {t.component}" for t in possible],
         "tolerance": {"default": config.tolerance, "components": dict(config.component_tolerance)},
+        "mde_power": config.power,
         "tests": [
             {
                 "system": t.system,
@@ -397,6 +420,8 @@ def compare_runs(
                 "p_holm": _num(t.p_holm),
                 "lower_is_better": t.component in lower,
                 "tolerance": t.tolerance,
+                "mde": _num(t.mde),
+                "rules_out": _num(t.rules_out),
                 "worse": t.worse,
                 "significant": t.significant,
                 "unsafe": t.unsafe,
@@ -410,8 +435,47 @@ def compare_runs(
             "p": "two-sided normal approximation with the bootstrap SE; Holm over all paired tests",
             "require_holm": config.require_holm,
             "coverage_share": config.coverage_share,
+            "mde": (
+                f"(z_(1-alpha/2) + z_power) * se, power {config.power:g}, alpha {mde_alpha:.3g}"
+                + (f" (0.05 / {n_tests} tests, Bonferroni bound of Holm)" if config.require_holm else "")
+                + "; rules_out = max(tolerance, z_(1-alpha/2) * se) + z_power * se"
+            ),
         },
     }
+
+
+def _go_line(
+    tests: Sequence[_Test],
+    components: Sequence[str],
+    lower: frozenset[str] | set[str],
+    *,
+    power: float,
+    alpha: float,
+) -> str | None:
+    """What a GO rules out: per component, the largest ``rules_out`` over the systems.
+
+    The largest, because the sentence must hold for every system: a drop of that size in any one
+    of them would have been caught with probability ``power``.
+    """
+    worst: dict[str, float] = {}
+    systems: set[str] = set()
+    for t in tests:
+        if math.isfinite(t.rules_out):
+            worst[t.component] = max(worst.get(t.component, 0.0), t.rules_out)
+            systems.add(t.system)
+    named = [c for c in components if c in worst]
+    if not named:
+        return None
+    parts = [
+        f"no {component} {'rise' if component in lower else 'drop'} >= {worst[component]:.2g}"
+        for component in named[:GO_LINE_COMPONENTS]
+    ]
+    more = len(named) - GO_LINE_COMPONENTS
+    tail = f", {more} more components in regression.json" if more > 0 else ""
+    return (
+        f"GO: {', '.join(parts)} points{tail} (any of {len(systems)} systems; "
+        f"{power:.0%} power at alpha {alpha:.3g})"
+    )
 
 
 def _mean_or_none(values: Mapping[str, float] | None) -> float | None:
@@ -473,6 +537,7 @@ def verdict_lines(document: Mapping[str, Any]) -> Sequence[str]:
         lines.append("")
         lines.append(
             f"{'system / component'.ljust(width + 20)} {'A':>9} {'B':>9} {'delta':>9}  {'95% CI':>21} {'p_holm':>7}"
+            f" {'mde':>7}"
         )
         for system, per in systems.items():
             for component, cell in per.items():
@@ -485,7 +550,13 @@ def verdict_lines(document: Mapping[str, Any]) -> Sequence[str]:
                 lines.append(
                     f"{label.ljust(width + 20)} {fmt(cell['a']):>9} {fmt(cell['b']):>9} "
                     f"{fmt(cell['delta'], '+.3f'):>9}  {ci:>21} {fmt(cell['p_holm'], '.3g'):>7}"
+                    f" {fmt(cell.get('mde'), '.3g'):>7}"
                 )
+        if document.get("mde_power") is not None:
+            lines.append(
+                f"mde: the smallest true worsening the test catches with {document['mde_power']:.0%} power "
+                "(component units; bootstrap SE, normal approximation)"
+            )
     changed = document.get("changed") or {}
     lines.append("")
     if not any(changed.values()):

@@ -180,9 +180,10 @@ def compare_runs(
             None = not checked.
 
     Returns:
-        ``{"verdict", "reasons", "systems": {S: {C: {"a", "b", "delta", "ci95", "p_holm"}}},
+        ``{"verdict", "reasons", "systems": {S: {C: {"a", "b", "delta", "ci95", "p_holm", "mde"}}},
         "changed", "top_movers", "run_a", "run_b", "benchmark", "tolerance", "n_shared_instances",
-        "systems_only_in_a", "systems_only_in_b", "drift", "possible_regressions", "tests", "method"}``.
+        "systems_only_in_a", "systems_only_in_b", "drift", "possible_regressions", "mde_power",
+        "tests", "method"}``.
         ``a``/``b`` are means over the instances valid in both runs (so ``delta = b - a``); a
         component present in one run only has ``null`` where the other run has nothing.
 

@@ -109,3 +109,24 @@ def test_the_full_nightly_is_the_default_without_its_limit() -> None:
     # Everything else that decides the scores is the same suite.
     for field in ("benchmark", "systems", "metrics", "judges", "drift", "analyses"):
         assert getattr(full, field) == getattr(short, field), field
+
+
+def test_drift_defaults_come_from_the_benchmark(tmp_path: Path) -> None:
+    story = tmp_path / "story.yaml"
+    story.write_text("suite: s\nsystems:\n  a: {kind: oracle}\ndrift: {enabled: true}\n")
+    config = load_suite(story, check=False)
+    # storybench's benchmark.yaml declares its anchors; its first default panel re-judges them.
+    assert config.drift.anchors == Path("data/anchors/storybench-text") and config.drift.panel == "cpu"
+    own = tmp_path / "own.yaml"
+    own.write_text(
+        "suite: s\nsystems:\n  a: {kind: oracle}\ndrift: {enabled: true, anchors: mine, panel: p.yaml}\n"
+    )
+    assert load_suite(own, check=False).drift.anchors == Path("mine")
+    acb = tmp_path / "acb.yaml"
+    acb.write_text(
+        "suite: s\nbenchmark: acbench\nsystems:\n  a: {kind: oracle-control}\ndrift: {enabled: true}\n"
+    )
+    with pytest.raises(ConfigError, match=r"drift.*'acbench' declares no drift anchors"):
+        load_suite(acb, check=False)
+    acb.write_text("suite: s\nbenchmark: acbench\nsystems:\n  a: {kind: oracle-control}\n")
+    assert load_suite(acb, check=False).drift.anchors is None  # off, so nothing to fill

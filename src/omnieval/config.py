@@ -141,9 +141,6 @@ class RegressionConfig(_Strict):
     as the same coverage."""
     bootstrap_draws: int = Field(default=2000, ge=100)
     seed: int = 0
-    power: float = Field(default=0.8, gt=0, lt=1)
-    """Power of the minimum detectable effect each test reports (``mde`` in ``regression.json``):
-    the true drop the verdict would catch with this probability, so a GO can say what it rules out."""
     baseline: str = "previous"
     """``previous`` (the newest earlier successful run of the suite), or a run folder / MLflow run id."""
     notify: tuple[NotifierConfig, ...] = ()
@@ -159,12 +156,14 @@ class DriftConfig(_Strict):
     (``<state>/judge/drift.json``; docs/judges.md)."""
 
     enabled: bool = False
-    anchors: Path = Path("data/anchors/storybench-text")
-    """Anchor folder: ``manifest.json``, the candidates and ``pinned.json``."""
+    anchors: Path | None = None
+    """Anchor folder: ``manifest.json``, the candidates and ``pinned.json``; None = the benchmark's
+    declared anchors (``judge.drift_anchors`` in its benchmark.yaml)."""
     threshold: float = Field(default=1.0, gt=0)
     """Largest mean absolute shift of the anchors' scores (1-10 scale) that is not drift."""
-    panel: str = "cpu"
-    """Panel whose judges re-judge the anchors (a shipped panel name or a panel YAML path)."""
+    panel: str | None = None
+    """Panel whose judges re-judge the anchors (a shipped panel name or a panel YAML path); None =
+    the benchmark's first default panel."""
 
 
 class ExecutionConfig(_Strict):
@@ -261,6 +260,25 @@ class SuiteConfig(_Strict):
         if problems:
             raise ValueError("; ".join(problems))
         return typed
+
+    @field_validator("drift")
+    @classmethod
+    def _drift_defaults(cls, value: DriftConfig, info: ValidationInfo) -> DriftConfig:
+        """Fill the anchors and panel a suite leaves unset from its benchmark, so the check reads
+        concrete values and the benchmark, not this module, says which anchors are its own."""
+        from omnieval.benchmarks import BENCHMARKS
+
+        name = info.data.get("benchmark")
+        if name is None or name not in BENCHMARKS:
+            return value  # the benchmark's own error is reported
+        bench = BENCHMARKS.get(name)
+        anchors = value.anchors if value.anchors is not None else bench.drift_anchors
+        panel = value.panel if value.panel is not None else next(iter(bench.default_panels), None)
+        if value.enabled and anchors is None:
+            raise ValueError(f"anchors: benchmark {name!r} declares no drift anchors; name a folder")
+        if value.enabled and panel is None:
+            raise ValueError(f"panel: benchmark {name!r} has no default judge panel; name one")
+        return value.model_copy(update={"anchors": anchors, "panel": panel})
 
     @field_validator("metrics", mode="before")
     @classmethod

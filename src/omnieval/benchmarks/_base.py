@@ -233,6 +233,7 @@ class Benchmark(ABC):
     judge_criteria: ClassVar[Mapping[str, tuple[str, ...]]] = {}
     """Track -> its criterion keys, where the benchmark declares them as flat keys."""
     default_panels: ClassVar[tuple[str, ...]] = ()
+    drift_anchors: ClassVar[Path | None] = None
     judge_shards_by_system: ClassVar[bool] = False
     """Whether the judge stage may judge each system in its own shard (the Dask runner's unit):
     true when a system's judge rows depend on that system's candidates alone and its lineage

@@ -56,6 +56,7 @@ SPEC_ATTRIBUTES: Final[tuple[str, ...]] = (
     "judge_tracks",
     "judge_criteria",
     "default_panels",
+    "drift_anchors",
     "judge_shards_by_system",
     "headline_components",
     "lower_is_better",
@@ -112,6 +113,10 @@ class JudgeSpec(_Strict):
     """A YAML file beside ``benchmark.yaml`` holding richer criteria (e.g. per audio type)."""
     default_panels: tuple[str, ...] = ()
     """Panels a suite gets when it names none."""
+    drift_anchors: str | None = None
+    """The pinned anchor set a suite's judge-drift check re-judges when its ``drift.anchors`` is
+    unset (a folder relative to the working directory, like the sample); None = the suite must
+    name one."""
     shards_by_system: bool = False
     """Whether one system's judge rows depend on that system's candidates alone (so the judge
     stage may run one shard per system); false when a system is judged beside another."""
@@ -234,6 +239,7 @@ class BenchmarkSpec(_Strict):
             "judge_tracks": judge.tracks if judge else (),
             "judge_criteria": dict(judge.criteria) if judge else {},
             "default_panels": judge.default_panels if judge else (),
+            "drift_anchors": Path(judge.drift_anchors) if judge and judge.drift_anchors else None,
             "judge_shards_by_system": judge.shards_by_system if judge else False,
             "headline_components": self.headline_components(),
             "lower_is_better": self.headline_lower_is_better(),

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from omnieval.errors import DataError
+from omnieval.errors import ConfigError, DataError
 from omnieval.judges._tracks import TRACKS
 from omnieval.paths import StatePaths
 
@@ -57,8 +57,8 @@ class DriftSettings(Protocol):
     """The suite's ``drift:`` block as the check reads it (:class:`omnieval.config.DriftConfig`)."""
 
     @property
-    def anchors(self) -> Path:
-        """Anchor folder: ``manifest.json``, the candidates and ``pinned.json``."""
+    def anchors(self) -> Path | None:
+        """Anchor folder: ``manifest.json``, the candidates and ``pinned.json`` (None: none declared)."""
         ...
 
     @property
@@ -67,8 +67,8 @@ class DriftSettings(Protocol):
         ...
 
     @property
-    def panel(self) -> str:
-        """Panel whose judges re-judge the anchors."""
+    def panel(self) -> str | None:
+        """Panel whose judges re-judge the anchors (None: none declared)."""
         ...
 
 
@@ -361,9 +361,22 @@ def _day_cache(config: DriftSuite, day: dt.date) -> Path:
     return folder
 
 
+def anchors_folder(config: DriftSuite) -> Path:
+    """The suite's anchor folder (its own, else its benchmark's, filled in when the suite loads)."""
+    if config.drift.anchors is None:
+        raise ConfigError("drift.anchors: this suite's benchmark declares no drift anchors; name a folder")
+    return Path(config.drift.anchors)
+
+
+def _drift_panel(config: DriftSuite) -> str:
+    if config.drift.panel is None:
+        raise ConfigError("drift.panel: this suite's benchmark has no default judge panel; name one")
+    return config.drift.panel
+
+
 def pinned_path(config: DriftSuite) -> Path:
     """``<drift.anchors>/pinned.json``."""
-    return Path(config.drift.anchors) / PINNED
+    return anchors_folder(config) / PINNED
 
 
 def pin_anchors(
@@ -377,8 +390,8 @@ def pin_anchors(
     from omnieval.jsonio import write_json_atomic
 
     day = today or dt.date.today()
-    anchors = load_anchors(Path(config.drift.anchors))
-    run = judge_anchors(anchors, instances, panel=config.drift.panel, cache_dir=_day_cache(config, day))
+    anchors = load_anchors(anchors_folder(config))
+    run = judge_anchors(anchors, instances, panel=_drift_panel(config), cache_dir=_day_cache(config, day))
     document = {"format": PINNED_FORMAT, "pinned_on": day.isoformat(), **_as_document(run, anchors)}
     write_json_atomic(pinned_path(config), document, sort_keys=True, ensure_ascii=False)
     return document
@@ -422,9 +435,13 @@ def run_drift_check(
             pinned = json.loads(pin_file.read_text(encoding="utf-8"))
         except ValueError as exc:
             raise DataError(f"{pin_file}: not valid JSON: {exc}") from None
-        anchors = load_anchors(Path(config.drift.anchors))
+        anchors = load_anchors(anchors_folder(config))
         run = judge_anchors(
-            anchors, instances, panel=config.drift.panel, cache_dir=_day_cache(config, day), progress=progress
+            anchors,
+            instances,
+            panel=_drift_panel(config),
+            cache_dir=_day_cache(config, day),
+            progress=progress,
         )
     except (DataError, BackendError) as exc:
         document = {

@@ -7,6 +7,9 @@ VENV=${VENV:-.venv}
 need_apt=()
 command -v espeak-ng >/dev/null || need_apt+=(espeak-ng)
 command -v ffmpeg >/dev/null || need_apt+=(ffmpeg)
+# The headless-browser test of instances.html drives Debian's chromium through its chromedriver.
+command -v chromium >/dev/null || need_apt+=(chromium)
+[[ -x /usr/bin/chromedriver ]] || need_apt+=(chromium-driver)
 if ((${#need_apt[@]})); then
   echo "setup: installing Debian packages: ${need_apt[*]}"
   SUDO=""; [[ $(id -u) -eq 0 ]] || SUDO="sudo"

@@ -168,6 +168,57 @@ def test_drift_rejudges_the_pinned_anchors_with_the_real_judge(flow_env: dict[st
     assert flow_env["first"]["judge_model_calls"] >= 6
 
 
+def test_instances_viewer_of_the_run_opens_in_a_browser(flow_env: dict[str, Any]) -> None:
+    """instances.html of the real run, served by `omnieval view`: filter to one system, open an
+    instance, find its input image, its audio candidate and the judge's rationale, and fetch them."""
+    import mlflow
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+    from tests._browser import chromium, fetch_statuses, wait_ready
+
+    folder = Path(flow_env["first"]["run_folder"])
+    assert (folder / "instances.html").is_file()
+    mlflow.set_tracking_uri(flow_env["uri"])
+    artifacts = {a.path for a in mlflow.MlflowClient().list_artifacts(flow_env["first"]["run_id"])}
+    assert "instances.html" in artifacts
+    view = subprocess.Popen(
+        [sys.executable, "-m", "omnieval", "view", str(folder), "--port", "0"],
+        cwd=flow_env["project"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert view.stdout is not None
+        url = view.stdout.readline().strip()
+        assert url.endswith("/instances.html"), url
+        with chromium() as driver:
+            driver.get(url)
+            wait_ready(driver)
+            Select(driver.find_element(By.ID, "f-system")).select_by_visible_text("oracle")
+            driver.find_elements(By.CSS_SELECTOR, "#list tr.inst")[0].click()
+            WebDriverWait(driver, 20).until(
+                lambda d: d.find_elements(By.CSS_SELECTOR, ".detail .sys[data-system]")
+            )
+            shown = {
+                e.get_attribute("data-system")
+                for e in driver.find_elements(By.CSS_SELECTOR, ".detail .sys[data-system]")
+            }
+            assert shown == {"oracle"}
+            images = driver.find_elements(By.CSS_SELECTOR, ".detail img.player")
+            audio = driver.find_elements(By.CSS_SELECTOR, ".detail audio.player, .detail video.player")
+            rationales = [e.text for e in driver.find_elements(By.CSS_SELECTOR, ".detail .rationale")]
+            assert len(images) >= 2, "the input page's image and the oracle's image"
+            assert audio, "the oracle's speech"
+            assert any(len(r) > 20 for r in rationales), rationales
+            urls = [e.get_attribute("src") for e in images + audio]
+            assert fetch_statuses(driver, urls) == [200] * len(urls), urls
+            assert all(driver.execute_script("return arguments[0].naturalWidth", e) > 0 for e in images)
+    finally:
+        view.terminate()
+        view.wait(timeout=30)
+
+
 def test_run_folder_has_the_contract_files(flow_env: dict[str, Any]) -> None:
     folder = Path(flow_env["first"]["run_folder"])
     for name in (

@@ -41,6 +41,15 @@ from omnieval.reporting._figures import (
     plot,
     stacked_bars,
 )
+from omnieval.reporting._instances import (
+    DATASET_ROUTE,
+    INSTANCES_PAGE,
+    InstanceInputs,
+    InstancesSource,
+    build_instances_page,
+    instances_href,
+    write_instances_page,
+)
 from omnieval.reporting._ledger import LEDGER_STATUSES, LedgerRow, read_ledger, validity_ledger
 from omnieval.reporting._page import RUN_FOOTER, Section, esc, render_page, table, write_page, write_run_page
 from omnieval.reporting._readings import analysis_reading, analysis_summary
@@ -48,10 +57,14 @@ from omnieval.reporting._templates import render, trusted
 from omnieval.reporting._usage import usage_block
 
 __all__ = [
+    "DATASET_ROUTE",
+    "INSTANCES_PAGE",
     "LEDGER_STATUSES",
     "RUN_FOOTER",
     "Artifact",
     "Delta",
+    "InstanceInputs",
+    "InstancesSource",
     "Interval",
     "LedgerRow",
     "Panel",
@@ -63,6 +76,7 @@ __all__ = [
     "artifact_links",
     "baseline_href",
     "bootstrap_reading",
+    "build_instances_page",
     "ci_chart",
     "delta_chart",
     "delta_reading",
@@ -71,6 +85,7 @@ __all__ = [
     "fmt",
     "generation_block",
     "histograms",
+    "instances_href",
     "judge_health_block",
     "leaderboard_ci",
     "ledger_reading",
@@ -89,6 +104,7 @@ __all__ = [
     "validity_ledger_block",
     "verdict_banner",
     "what_moved",
+    "write_instances_page",
     "write_page",
     "write_run_page",
 ]

@@ -21,6 +21,7 @@ from markupsafe import Markup
 
 from omnieval.errors import DataError
 from omnieval.reporting._figures import Interval, ci_chart, delta_chart, figure, histograms, stacked_bars
+from omnieval.reporting._instances import instances_href
 from omnieval.reporting._ledger import LEDGER_STATUSES, LedgerRow, read_ledger
 from omnieval.reporting._page import esc, table
 from omnieval.reporting._templates import render, trusted
@@ -213,7 +214,11 @@ def what_moved(regression: Mapping[str, Any] | None) -> str:
             [
                 esc(m.get("system", "")),
                 esc(m.get("component", "")),
-                str(Markup("<code>{}</code>").format(m.get("instance_id", ""))),
+                str(
+                    Markup('<a href="{}"><code>{}</code></a>').format(
+                        instances_href(str(m.get("instance_id", ""))), m.get("instance_id", "")
+                    )
+                ),
                 fmt(m.get("a")),
                 fmt(m.get("b")),
                 fmt(m.get("delta"), signed=True),

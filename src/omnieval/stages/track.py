@@ -203,6 +203,13 @@ def run(config: SuiteConfig, dataset_digest: str, started_at: datetime | None = 
                 judgments_path=folder / "judgments.parquet" if config.panels else None,
             )
         )
+        # -- instance viewer: instances.html beside report.html (docs/viewer.md) --
+        from omnieval.stages._instances import write_run_instances
+
+        write_run_instances(
+            bench, folder, dataset_path=config.dataset_path, suite=config.suite, run_id=run_id
+        )
+        # -- end instance viewer --
         folder_holder["folder"] = folder
         return folder
 

@@ -1,0 +1,142 @@
+"""``omnieval view RUN``: serve a run folder's ``instances.html`` on localhost.
+
+Browsers refuse many ``file://`` media loads and the task inputs live in the dataset folder, not the
+run folder, so the viewer is best read through a small HTTP server: the run folder at ``/`` and the
+run's dataset folder (``dataset.path`` of its ``config.resolved.yaml``) at ``/_dataset/``. Nothing
+else is served, and only on the loopback interface unless ``--host`` says otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from omnieval.errors import ConfigError
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = sub.add_parser(
+        "view",
+        help="serve a run folder's instance viewer (instances.html) on localhost",
+        description=(
+            "Serve the run folder RUN (runs/<suite>/<run id>/) over HTTP so instances.html can play "
+            "its candidates and show the task inputs (the run's dataset folder is served under "
+            "/_dataset/). Writes instances.html first when the folder has none (a run from before the "
+            "viewer) or with --rebuild. Prints the URL and serves until interrupted (Ctrl-C)."
+        ),
+    )
+    parser.add_argument("run", type=Path, metavar="RUN", help="a run folder (runs/<suite>/<run id>)")
+    parser.add_argument(
+        "--port", type=int, default=8765, help="port to listen on (0: any free port; default 8765)"
+    )
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1: this machine only)"
+    )
+    parser.add_argument("--rebuild", action="store_true", help="write instances.html again before serving")
+    parser.set_defaults(func=_handle)
+
+
+def dataset_root(folder: Path) -> Path | None:
+    """The dataset folder a run used, from its ``config.resolved.yaml`` (None when not found).
+
+    A relative ``dataset.path`` was relative to where the run started (usually the project root):
+    it is looked up from the current directory, then from each folder above the run folder.
+    """
+    import yaml
+
+    config_path = folder / "config.resolved.yaml"
+    if not config_path.is_file():
+        return None
+    config = yaml.safe_load(config_path.read_text(encoding="utf-8")) or {}
+    raw = (config.get("dataset") or {}).get("path")
+    if not raw:
+        return None
+    path = Path(str(raw))
+    if path.is_absolute():
+        return path if path.is_dir() else None
+    for base in (Path.cwd(), *folder.resolve().parents):
+        if (base / path).is_dir():
+            return (base / path).resolve()
+    return None
+
+
+def _ensure_page(folder: Path, *, rebuild: bool) -> None:
+    import yaml
+
+    from omnieval.benchmarks import get_benchmark
+    from omnieval.reporting import INSTANCES_PAGE
+    from omnieval.stages import write_run_instances
+
+    if (folder / INSTANCES_PAGE).is_file() and not rebuild:
+        return
+    if not (folder / "scores.parquet").is_file():
+        raise ConfigError(f"{folder} is not a run folder: it has no scores.parquet")
+    config = yaml.safe_load((folder / "config.resolved.yaml").read_text(encoding="utf-8")) or {}
+    if not config.get("benchmark"):
+        raise ConfigError(f"{folder}/config.resolved.yaml names no benchmark")
+    bench = get_benchmark(str(config["benchmark"]))
+    print(f"writing {folder / INSTANCES_PAGE}", file=sys.stderr, flush=True)
+    write_run_instances(
+        bench,
+        folder,
+        dataset_path=dataset_root(folder),
+        suite=str(config.get("suite", "")),
+        run_id=folder.name,
+    )
+
+
+class ViewHandler(SimpleHTTPRequestHandler):
+    """Static files of the run folder, and of the dataset folder under ``/_dataset/``."""
+
+    dataset: Path | None = None
+
+    def translate_path(self, path: str) -> str:
+        from omnieval.reporting import DATASET_ROUTE
+
+        route = f"/{DATASET_ROUTE}"
+        plain = urlsplit(path).path
+        if self.dataset is not None and (plain == route or plain.startswith(route + "/")):
+            # The parent class keeps the result inside self.directory (it drops '..' segments).
+            own = self.directory
+            self.directory = str(self.dataset)
+            try:
+                return super().translate_path(path[len(route) :] or "/")
+            finally:
+                self.directory = own
+        return super().translate_path(path)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Requests are not logged: a page with many players would flood the terminal."""
+
+
+def make_server(folder: Path, *, host: str = "127.0.0.1", port: int = 0) -> ThreadingHTTPServer:
+    """An HTTP server for ``folder`` (not yet serving); ``server.server_address`` has the real port."""
+    handler = type("RunViewHandler", (ViewHandler,), {"dataset": dataset_root(folder)})
+    return ThreadingHTTPServer((host, port), partial(handler, directory=str(folder.resolve())))
+
+
+def _handle(args: argparse.Namespace) -> int:
+    from omnieval.reporting import INSTANCES_PAGE
+
+    folder: Path = args.run
+    if not folder.is_dir():
+        raise ConfigError(f"run folder {folder} does not exist")
+    _ensure_page(folder, rebuild=args.rebuild)
+    try:
+        server = make_server(folder, host=args.host, port=args.port)
+    except OSError as exc:
+        raise ConfigError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from exc
+    host, port = str(server.server_address[0]), int(server.server_address[1])
+    shown = "127.0.0.1" if host in ("0.0.0.0", "") else host
+    print(f"http://{shown}:{port}/{INSTANCES_PAGE}", flush=True)
+    print("serving until interrupted (Ctrl-C)", file=sys.stderr, flush=True)
+    try:
+        server.serve_forever()
+    finally:
+        server.server_close()
+    return 0

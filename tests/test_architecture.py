@@ -119,3 +119,50 @@ def test_the_layer_contract_holds() -> None:
     done = subprocess.run([lint, "--no-cache"], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert "Contracts: 1 kept, 0 broken." in done.stdout
+
+
+def _benchmark_mentions(path: Path, names: frozenset[str]) -> list[str]:
+    """Where code in ``path`` names a registered benchmark: string constants other than docstrings,
+    identifiers and imported module paths (whole lower-case words, as the registry spells them)."""
+    import ast
+    import re
+
+    pattern = re.compile(r"\b(" + "|".join(sorted(names)) + r")\b")
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    prose = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}
+    found: list[str] = []
+    for node in ast.walk(tree):
+        text = None
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in prose:
+            text = node.value
+        elif isinstance(node, ast.Name):
+            text = node.id
+        elif isinstance(node, ast.ImportFrom):
+            text = node.module or ""
+        elif isinstance(node, ast.Import):
+            text = " ".join(alias.name for alias in node.names)
+        if text is not None and pattern.search(text.replace(".", " ").replace("_", " ")):
+            found.append(f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', '?')}: {text[:60]!r}")
+    return found
+
+
+def test_no_library_file_outside_a_benchmark_names_one() -> None:
+    from omnieval.benchmarks import BENCHMARKS
+
+    names = frozenset(BENCHMARKS.names())
+    src = ROOT / "src" / "omnieval"
+    allowed = {src / "config.py"}  # DEFAULT_BENCHMARK: the registry's default for a suite naming none
+    found = [
+        hit
+        for path in sorted(src.rglob("*.py"))
+        if "benchmarks" not in path.relative_to(src).parts and path not in allowed
+        for hit in _benchmark_mentions(path, names)
+    ]
+    assert found == [], "library code naming a benchmark outside benchmarks/<name>/:\n" + "\n".join(found)
+    # The check sees what it is meant to: a planted constant is found.
+    planted = ROOT / "tests" / "_planted_benchmark_name.py"
+    try:
+        planted.write_text('"""A docstring may say storybench."""\nDEFAULT = "acbench"\n', encoding="utf-8")
+        assert [h.split(": ", 1)[1] for h in _benchmark_mentions(planted, names)] == ["'acbench'"]
+    finally:
+        planted.unlink(missing_ok=True)

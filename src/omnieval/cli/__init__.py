@@ -29,6 +29,7 @@ _SUBCOMMAND_MODULES = (
     "_analyze",
     "_lineage",
     "_compare",
+    "_trend",
     "_view",
     "_serve",
     "_train",

@@ -117,6 +117,10 @@ def nightly_regression(
     document["baseline"] = (
         None if baseline is None else {"run_id": read_baseline_id(baseline), "folder": str(baseline)}
     )
+    # Slow drift over the suite's MLflow history (docs/nightly.md): trend.json, a reason when worse.
+    from omnieval.compare._trend import nightly_trend
+
+    nightly_trend(config, folder, run_id=run_id, document=document)
     write_json_atomic(folder / REGRESSION_FILE, document)
     try:
         from omnieval.compare._mlflow import REGRESSION_TAG, RUN_FOLDER_TAG, set_run_tags

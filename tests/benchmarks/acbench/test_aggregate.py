@@ -344,6 +344,42 @@ def test_failure_attribution_reads_what_a_system_saw() -> None:
     assert "(input not seen)" in fragment
 
 
+def test_type_iii_is_read_against_the_partly_textual_conditions() -> None:
+    """The paper's type III: all_to_t above chance and s_to_t or i_to_t more than the margin below it.
+
+    Hand-computed, accent accuracy (chance 33.3, margin 5):
+    - ``drop``: all_to_t 60, s_to_t 40 (60 - 40 = 20 > 5), i_to_t 58 (2 <= 5), original 58, oracle 70:
+      original is only 2 below all_to_t, so the old rule (all_to_t vs original) said
+      partial_inference; s_to_t loses the cue, so it is type III with drops [s_to_t].
+    - ``flat``: s_to_t 57 and i_to_t 56 (3 and 4 below all_to_t 60), original 40 (20 below): the old
+      rule said type III; neither partly textual condition drops, so it is partial_inference.
+    """
+    drop = {
+        "original": {"accent_accuracy": 58.0},
+        "s_to_t": {"accent_accuracy": 40.0},
+        "i_to_t": {"accent_accuracy": 58.0},
+        "all_to_t": {"accent_accuracy": 60.0},
+        "oracle": {"accent_accuracy": 70.0},
+    }
+    flat = {
+        "original": {"accent_accuracy": 40.0},
+        "s_to_t": {"accent_accuracy": 57.0},
+        "i_to_t": {"accent_accuracy": 56.0},
+        "all_to_t": {"accent_accuracy": 60.0},
+        "oracle": {"accent_accuracy": 70.0},
+    }
+    out = failure_attribution(_agg(drop=drop, flat=flat))
+    a, b = out["systems"]["drop"]["accent_accuracy"], out["systems"]["flat"]["accent_accuracy"]
+    assert a["pattern"] == "multimodal_grounding" and a["grounding_drops"] == ["s_to_t"]
+    assert b["pattern"] == "partial_inference" and b["grounding_drops"] == []
+    # One partly textual condition missing and the other not dropping: the reading is incomplete.
+    partial = {k: v for k, v in flat.items() if k != "i_to_t"}
+    c = failure_attribution(_agg(p=partial))["systems"]["p"]["accent_accuracy"]
+    assert c["pattern"] == "incomplete"
+    fragment = report_html_section(_agg(drop=drop), attribution=out, charts=False)
+    assert "multimodal_grounding (s_to_t below all_to_t)" in fragment
+
+
 def test_failure_attribution_with_missing_conditions() -> None:
     out = failure_attribution(
         _agg(s={"original": {"emotion_accuracy": 40.0}, "oracle": {"emotion_accuracy": 50.0}})

@@ -325,11 +325,11 @@ PATTERNS: dict[str, str] = {
     "no_direct_control": "at chance even under oracle: the system cannot realize the value when told (type I)",
     "implicit_inference": "controls the value when told (oracle) but not when it must be inferred from text "
     "(all_to_t at chance) (type II)",
-    "multimodal_grounding": "infers the value from all-text context (all_to_t) but loses it when the cues come "
-    "as speech or image (type III)",
+    "multimodal_grounding": "infers the value from all-text context (all_to_t) but loses it when part of the "
+    "context comes as speech or image: s_to_t or i_to_t more than the margin below all_to_t (type III)",
     "grounded": "original is within the margin of oracle: no bottleneck in this decomposition",
-    "partial_inference": "above chance when inferred from text, but below oracle by more than the margin, and "
-    "speech or image cues add no further loss",
+    "partial_inference": "above chance when inferred from text, but original below oracle by more than the "
+    "margin, and neither s_to_t nor i_to_t falls below all_to_t by more than the margin",
     "incomplete": "a condition needed to read the pattern is missing or its metric is null",
     "no_chance_level": "WER and PER have no chance level; only the pairwise changes are reported",
 }
@@ -356,13 +356,38 @@ def _pattern(key: str, values: Mapping[str, float | None], margin: float) -> str
         return "incomplete"
     if all_text - chance <= margin:
         return "implicit_inference"
-    if original is None:
-        return "incomplete"
-    if oracle - original <= margin:
+    if original is not None and oracle - original <= margin:
         return "grounded"
-    if all_text - original > margin:
+    if grounding_drops(values, margin):
         return "multimodal_grounding"
+    partial = [values.get(c) for c in GROUNDING_CONDITIONS]
+    if original is None or any(v is None for v in partial):
+        return "incomplete"
     return "partial_inference"
+
+
+GROUNDING_CONDITIONS: tuple[str, ...] = ("s_to_t", "i_to_t")
+"""The partly textual conditions type III is read on: one cue is text, the other still arrives as
+speech (``i_to_t``) or as a picture (``s_to_t``)."""
+
+
+def grounding_drops(values: Mapping[str, float | None], margin: float) -> list[str]:
+    """The partly textual conditions whose value falls more than ``margin`` below ``all_to_t``.
+
+    The paper's type III (section 5.2) is a system that infers the target from all-text context but
+    loses it as soon as part of that context comes through another modality; it is read on
+    ``s_to_t`` and ``i_to_t`` against ``all_to_t``, not on ``original`` (which differs from
+    ``all_to_t`` in both channels at once and so cannot tell grounding from anything else). Values
+    are in the metric's higher-is-better direction (the accuracies, delta-WPM, VFR@0.3).
+
+    Example:
+        >>> grounding_drops({"all_to_t": 60.0, "s_to_t": 40.0, "i_to_t": 57.0}, 5.0)
+        ['s_to_t']
+    """
+    all_text = values.get("all_to_t")
+    if all_text is None:
+        return []
+    return [c for c in GROUNDING_CONDITIONS if (v := values.get(c)) is not None and all_text - v > margin]
 
 
 def _meaningful(comparison: Comparison, seen: set[str] | None) -> bool | None:
@@ -397,7 +422,9 @@ def failure_attribution(
     channel was losing it; sign-corrected so lower-is-better WER/PER read the same way); whether the
     gain exceeds the margin (``loses_cue``); and a ``pattern`` (:data:`PATTERNS`): the paper's type I
     (chance even under oracle), type II (oracle above chance, all_to_t at chance) or type III
-    (all_to_t above chance, original lower). "At chance" means within ``margin`` of the random
+    (all_to_t above chance, and ``s_to_t`` or ``i_to_t`` more than the margin below it: the
+    conditions where part of the context is still speech or a picture; those conditions are listed
+    in ``grounding_drops``). "At chance" means within ``margin`` of the random
     baseline (16.7 / 33.3 / 25.0 % for the accuracies, 0 for delta-WPM and VFR@0.3).
 
     The two channel comparisons (original vs s_to_t, original vs i_to_t) say something only for a
@@ -420,7 +447,8 @@ def failure_attribution(
 
     Returns:
         ``{"benchmark", "margin", "wpm_margin", "comparisons": [...], "patterns": PATTERNS,
-        "systems": {system: {metric: {"values", "gains", "loses_cue", "meaningful", "pattern"}}}}``.
+        "systems": {system: {metric: {"values", "gains", "loses_cue", "meaningful", "pattern",
+        "grounding_drops"}}}}``.
     """
     comparisons = [
         {
@@ -458,6 +486,7 @@ def failure_attribution(
                 "meaningful": {c.name: _meaningful(c, seen) for c in COMPARISONS},
                 "notes": notes,
                 "pattern": _pattern(key, values, tolerance),
+                "grounding_drops": grounding_drops(values, tolerance) if facts.chance is not None else [],
             }
         systems[system] = per_metric
     return {
@@ -574,9 +603,13 @@ def report_html_section(
                     if gain is None
                     else f"<td>{gain:+.2f}{flag}{html.escape(note)}</td>"
                 )
+            pattern = reading["pattern"]
+            drops = reading.get("grounding_drops") or []
+            if pattern == "multimodal_grounding" and drops:
+                pattern += f" ({', '.join(drops)} below all_to_t)"
             attr_rows.append(
                 f"<tr><th>{html.escape(system)}</th><th>{html.escape(_FACTS[key].label)}</th>{''.join(gain_cells)}"
-                f"<td style='text-align:left'>{html.escape(reading['pattern'])}</td></tr>"
+                f"<td style='text-align:left'>{html.escape(pattern)}</td></tr>"
             )
     notes = "".join(
         f"<li><b>{html.escape(c['from'])} &rarr; {html.escape(c['to'])}</b>: {html.escape(c['cue'])}; "

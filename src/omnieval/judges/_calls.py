@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import random
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -28,7 +29,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from tenacity import RetryCallState, Retrying, retry_if_result, wait_exponential_jitter
+from tenacity import RetryCallState, Retrying, retry_if_result
+from tenacity.wait import wait_base
 
 from omnieval.backends.llm import (
     BackendError,
@@ -58,7 +60,23 @@ RETRY_WAIT_MAX_S = 300.0
 J = TypeVar("J")
 
 
-def retry_wait(backoff_s: float) -> wait_exponential_jitter:
+class _DoublingWithJitter(wait_base):
+    """tenacity wait: ``backoff_s * 2**(n-1)`` plus uniform jitter in ``[0, backoff_s]``, capped.
+
+    Written against ``wait_base`` because tenacity's own ``wait_exponential_jitter`` takes no
+    multiplier before 9.2, and google-genai pins tenacity below 9.2.
+    """
+
+    def __init__(self, backoff_s: float) -> None:
+        self.backoff_s = backoff_s
+
+    def __call__(self, retry_state: RetryCallState) -> float:
+        # The exponent is capped so a long run of failures cannot overflow the float.
+        doubling = 2.0 ** min(retry_state.attempt_number - 1, 64)
+        return min(RETRY_WAIT_MAX_S, self.backoff_s * doubling + random.uniform(0.0, self.backoff_s))
+
+
+def retry_wait(backoff_s: float) -> wait_base:
     """The wait before resend ``n`` (1, 2, ...): ``backoff_s * 2**(n-1)`` plus up to ``backoff_s`` of
     random jitter, at most :data:`RETRY_WAIT_MAX_S`.
 
@@ -66,7 +84,7 @@ def retry_wait(backoff_s: float) -> wait_exponential_jitter:
     coming back in the same instant after a 429; it is proportional to the backoff so a panel that
     asks for no wait (``retry_backoff_s: 0``, as the tests do) gets none.
     """
-    return wait_exponential_jitter(multiplier=backoff_s, exp_base=2, jitter=backoff_s, max=RETRY_WAIT_MAX_S)
+    return _DoublingWithJitter(backoff_s)
 
 
 def _log_resend(state: RetryCallState) -> None:

@@ -115,10 +115,14 @@ class RunFacts:
         n_instances: the zero-filled denominator (default: distinct instance ids in the table).
         judge_lineage: panel -> the judge stage's lineage, so the document can say why a configured
             judge produced nothing (e.g. no vision model on this machine).
+        diagnostic: ids of the diagnostic systems (:meth:`Benchmark.diagnostic_systems`), which a
+            benchmark scores but keeps out of figures derived from the systems under test; None =
+            the benchmark's default ids (a bare scores table names systems by id only).
     """
 
     n_instances: int | None = None
     judge_lineage: Mapping[str, Any] = field(default_factory=dict)
+    diagnostic: frozenset[str] | None = None
 
 
 class ReportSuite(Protocol):
@@ -249,6 +253,9 @@ class Benchmark(ABC):
     """Headline components where a smaller value is better (e.g. error rates)."""
     headline_metric_patterns: ClassVar[tuple[str, ...]] = ()
     """Glob patterns of MLflow metric keys the parent run repeats per system (``<system>/<key>``)."""
+    diagnostic_kinds: ClassVar[frozenset[str]] = frozenset()
+    """System kinds that are diagnostic unless a suite says ``diagnostic: false`` (probes that
+    should not move the scores of the systems under test; see :meth:`diagnostic_systems`)."""
 
     # -- data ---------------------------------------------------------------------------------
     def detect(self, root: Path) -> bool:
@@ -324,6 +331,15 @@ class Benchmark(ABC):
         from omnieval.errors import ConfigError
 
         raise ConfigError(f"benchmark {self.name} has no judge tracks (panel {job.panel})")
+
+    def diagnostic_systems(self, systems: Mapping[str, SystemSpec]) -> frozenset[str]:
+        """The ids of a suite's diagnostic systems: ``diagnostic: true``, or unset and of a kind in
+        :attr:`diagnostic_kinds`. The report stage hands them to :meth:`leaderboard` (``RunFacts``)."""
+        return frozenset(
+            sid
+            for sid, spec in systems.items()
+            if (spec.diagnostic if spec.diagnostic is not None else spec.kind in self.diagnostic_kinds)
+        )
 
     def leaderboard_model(self) -> type[BaseModel] | None:
         """The pydantic model of this benchmark's ``leaderboard.json`` document (None: untyped)."""

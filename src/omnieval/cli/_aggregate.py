@@ -19,7 +19,10 @@ def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
             "examples) and zero-filled (missing or invalid records count 0 over a fixed number of "
             "instances), every component, per-judge and per-criterion breakdowns, the Total Average "
             "with the components it covers. Acoustic control: per system and input condition, WER, "
-            "delta-WPM, PER, VFR@0.3 and evaluator accuracies in percent, with what was not computed."
+            "delta-WPM, PER, VFR@0.3 and evaluator accuracies in percent, with what was not computed. "
+            "Audio-video judging against ground truth: calibrated cells, dimension totals and final per "
+            "subset; the reference probes muted, swapped-audio and offset are diagnostic by default "
+            "(see --diagnostic)."
         ),
     )
     parser.add_argument("scores", type=Path, metavar="SCORES.parquet", help="the scores table")
@@ -32,6 +35,23 @@ def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
         help="zero-filled denominator (default: distinct instance ids in the table)",
     )
     parser.add_argument("--out", type=Path, default=None, metavar="FILE", help="also write the JSON here")
+    parser.add_argument(
+        "--diagnostic",
+        action="append",
+        default=[],
+        metavar="ID",
+        help=(
+            "treat system ID as diagnostic (repeatable): scored, but kept out of figures derived from "
+            "the systems under test (the global ground-truth mean of a calibrated benchmark); the ids "
+            "of a benchmark's diagnostic kinds (muted, swapped-audio, offset) are diagnostic too "
+            "unless --no-default-diagnostics"
+        ),
+    )
+    parser.add_argument(
+        "--no-default-diagnostics",
+        action="store_true",
+        help="treat no system as diagnostic by its id alone (only those named with --diagnostic)",
+    )
     parser.set_defaults(func=handler)
 
 
@@ -64,6 +84,28 @@ def _benchmark_of(scores: Any, path: Path) -> Any:
     return BENCHMARKS.get(names[0])
 
 
+def _diagnostic(args: argparse.Namespace, bench: Any, scores: Any) -> frozenset[str] | None:
+    """The diagnostic system ids for the table, or None (the benchmark's defaults) when no option
+    was given. A table names systems by id, so the benchmark's diagnostic kinds serve as default ids.
+
+    Raises:
+        DataError: an option given for a benchmark that has no diagnostic systems.
+    """
+    from omnieval.errors import DataError
+
+    if not args.diagnostic and not args.no_default_diagnostics:
+        return None
+    if not bench.diagnostic_kinds:
+        raise DataError(
+            f"--diagnostic/--no-default-diagnostics: benchmark {bench.name} has no diagnostic systems"
+        )
+    named = frozenset(args.diagnostic)
+    absent = sorted(named - set(scores["system"]))
+    if absent:
+        sys.stderr.write(f"note: --diagnostic names systems the table lacks: {', '.join(absent)}\n")
+    return named if args.no_default_diagnostics else named | bench.diagnostic_kinds
+
+
 def handler(args: argparse.Namespace) -> int:
     from omnieval.errors import DataError
     from omnieval.jsonio import write_json_atomic
@@ -74,7 +116,9 @@ def handler(args: argparse.Namespace) -> int:
     bench = _benchmark_of(scores, args.scores)
     from omnieval.benchmarks import RunFacts
 
-    doc = bench.leaderboard(scores, RunFacts(n_instances=args.n_instances)).document
+    doc = bench.leaderboard(
+        scores, RunFacts(n_instances=args.n_instances, diagnostic=_diagnostic(args, bench, scores))
+    ).document
     text = json.dumps(doc, indent=2)
     if args.out is not None:
         write_json_atomic(args.out, doc, ensure_ascii=True, default=None)

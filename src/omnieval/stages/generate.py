@@ -97,7 +97,8 @@ def run(
         stage="generate",
         dataset=dataset_digest,
         rows=[i.id for i in instances],
-        system=spec.model_dump() if spec else None,
+        # `diagnostic` only changes how the report aggregates, never what a system generates.
+        system=spec.model_dump(exclude={"diagnostic"}) if spec else None,
         **identity,
         conditions=list(config.run_conditions),
         imported=extra,

@@ -340,7 +340,7 @@ class GeneratingSystem(ABC):
             {
                 "format": CACHE_FORMAT,
                 "kind": self.kind,
-                "config": self.config.model_dump(mode="json"),
+                "config": self.config.model_dump(mode="json", exclude={"diagnostic"}),
                 "identity": self.identity(),
                 "code": self.code_digest(),
                 "task": {

@@ -8,7 +8,7 @@ module has to import the suite.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class SystemSpec(BaseModel):
@@ -22,6 +22,13 @@ class SystemSpec(BaseModel):
 
     kind: str
     """Registered system kind (``omnieval benchmarks`` lists each benchmark's kinds)."""
+    diagnostic: bool | None = Field(default=None, exclude_if=lambda value: value is None)
+    """A diagnostic system (a probe such as a muted reference) is scored and shown, but stays out
+    of whatever the benchmark derives from its systems under test (PRISM-Bench: the global
+    ground-truth mean of its calibration). ``None`` leaves it to the benchmark, which may treat some
+    kinds as diagnostic by default (PRISM-Bench: ``muted``, ``swapped-audio``, ``offset``). Left out
+    of dumps while unset, so the configs, and the cache keys made from them, of suites that never
+    set it stay byte-identical."""
 
 
 class SystemConfig(SystemSpec):

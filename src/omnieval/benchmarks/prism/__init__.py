@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from omnieval.benchmarks import _base as api
 from omnieval.benchmarks.prism import _analyses  # noqa: F401  (registers the prism analyses)
+from omnieval.benchmarks.prism._aggregate import DEFAULT_DIAGNOSTIC
 from omnieval.systems import SYSTEMS
 
 if TYPE_CHECKING:
@@ -90,6 +91,8 @@ class Prism(api.Benchmark):
     # Name, dataset, systems, modalities, judge tracks and headline components: benchmark.yaml.
     metrics_config = PrismMetricsConfig
     score_range: ClassVar[Mapping[str, tuple[float, float]]] = SCORE_RANGE
+    # The reference probes stay out of the calibration's global ground-truth mean (_aggregate.py).
+    diagnostic_kinds: ClassVar[frozenset[str]] = frozenset(DEFAULT_DIAGNOSTIC)
 
     def detect(self, root: Path) -> bool:
         """A ``manifest.jsonl`` whose first record has PRISM fields (acbench shares the file name)."""

@@ -6,9 +6,13 @@
    judges whose row is ``ok``/``repaired``; a ground-truth cell is kept per pairing (the system it
    was judged beside). With rows of several panels every (panel, judge) counts as one judge.
 2. **Calibrated cell**: (mean of the system's cells over instances) / (mean of the ground-truth
-   cells paired with that system) x (unweighted mean of every ground-truth cell, every (instance,
-   pairing), of that subset, dimension and audio type). Each mean is over the cells that have a
-   valid judge; an instance whose cell has none drops out of that mean only.
+   cells paired with that system) x (unweighted mean of the ground-truth cells of every (instance,
+   pairing) with a system under test, of that subset, dimension and audio type). Each mean is over
+   the cells that have a valid judge; an instance whose cell has none drops out of that mean only.
+   *Diagnostic* systems (:data:`DEFAULT_DIAGNOSTIC`, or the ids a caller names) are calibrated with
+   the same global mean but their pairings never enter it: a probe such as a muted reference is
+   judged beside a ground truth that the judge may score differently from how it scores it beside a
+   real candidate, and adding such a probe must not move any other system's score.
 3. **Dimension total** = sum of the calibrated cells of the dimension's active audio types;
    **final** = sum of the dimension totals. All values on the judges' 0-10 scale per cell, unrounded.
 
@@ -43,6 +47,11 @@ CELL_KEYS: tuple[str, ...] = ("subset", "system", "paired_with", "instance_id", 
 """Columns identifying one judge-averaged cell (:func:`judge_cells`)."""
 
 _MAX_SHOWN = 5
+
+DEFAULT_DIAGNOSTIC: tuple[str, ...] = ("muted", "swapped-audio", "offset")
+"""The reference probes, diagnostic by default: as system kinds in a suite (``diagnostic: false``
+on a system overrides) and as system ids in a bare scores table (``omnieval aggregate`` options
+override)."""
 
 
 # -- checks ---------------------------------------------------------------------------------------
@@ -242,13 +251,22 @@ def calibrate(
     """
     if system_mean is None:
         return Calibration(None, None, gt_paired_mean, gt_global_mean, "no valid judge score for the system")
-    if gt_paired_mean is None or gt_global_mean is None:
+    if gt_paired_mean is None:
         return Calibration(
             None,
             system_mean,
             gt_paired_mean,
             gt_global_mean,
             "no valid ground-truth score paired with this system",
+        )
+    if gt_global_mean is None:
+        return Calibration(
+            None,
+            system_mean,
+            gt_paired_mean,
+            gt_global_mean,
+            "no valid ground-truth score beside a system under test (the global mean leaves out "
+            "diagnostic systems; mark one as not diagnostic to calibrate against it)",
         )
     if gt_paired_mean == 0.0:
         return Calibration(
@@ -287,17 +305,35 @@ def _unavailable(facts: Any) -> list[str]:
     return out
 
 
+def _diagnostic(facts: Any, diagnostic: Iterable[str] | None) -> frozenset[str]:
+    """The diagnostic system ids: the argument, else the facts' ``diagnostic``, else the defaults."""
+    if diagnostic is not None:
+        return frozenset(diagnostic)
+    given = facts.get("diagnostic") if isinstance(facts, Mapping) else getattr(facts, "diagnostic", None)
+    return frozenset(DEFAULT_DIAGNOSTIC if given is None else given)
+
+
 def _ordered(values: Iterable[str], order: tuple[str, ...]) -> list[str]:
     present = set(values)
     return [v for v in order if v in present]
 
 
-def aggregate_prism(scores: pd.DataFrame, facts: Any = None, *, panel: str | None = None) -> dict[str, Any]:
+def aggregate_prism(
+    scores: pd.DataFrame,
+    facts: Any = None,
+    *,
+    panel: str | None = None,
+    diagnostic: Iterable[str] | None = None,
+) -> dict[str, Any]:
     """Aggregate a prism scores table into FORMATS.md section 7's document.
 
-    ``systems`` lists the systems under test only; the ``ground_truth`` pseudo-system is not a
-    system there. Its context-averaged reference (the paper's "Ground Truth" row: the global
+    ``systems`` lists every judged system; the ``ground_truth`` pseudo-system is not a system
+    there. Its context-averaged reference (the paper's "Ground Truth" row: the global
     ground-truth mean per cell, with totals and final) is the extra top-level ``ground_truth`` entry.
+    The global mean is taken over the pairings of the systems under test only; a diagnostic
+    system's entry carries ``"diagnostic": true`` and is calibrated against that same mean, so
+    adding or removing one leaves every other entry unchanged. A subset judged with diagnostic
+    systems only has no global mean: its cells are ``null``, with the reason in ``not_computed``.
     With rows of several panels the cells average every (panel, judge) alike; ``panel`` restricts
     the aggregate to one panel's judges.
 
@@ -313,11 +349,14 @@ def aggregate_prism(scores: pd.DataFrame, facts: Any = None, *, panel: str | Non
         facts: :class:`~omnieval.benchmarks.RunFacts` (or a mapping with ``judge_lineage``); a
             panel's ``unavailable`` reasons go to ``not_computed``.
         panel: Only this panel's judges.
+        diagnostic: Ids of the diagnostic systems; default the facts' ``diagnostic`` (a
+            :class:`~omnieval.benchmarks.RunFacts` or mapping key), else :data:`DEFAULT_DIAGNOSTIC`.
 
     Returns:
         ``{"benchmark": "prism", "panel": str | None, "judges": ["<panel>/<judge>", ...],
         "systems": {SYSTEM: {"subsets": {SUBSET: {"cells": {DIMENSION: {AUDIO_TYPE: calibrated}},
-        "dimensions": {DIMENSION: total}, "final": x}}}}, "ground_truth": {"subsets": {...}},
+        "dimensions": {DIMENSION: total}, "final": x}}, "diagnostic": true (diagnostic systems
+        only)}}, "ground_truth": {"subsets": {...}},
         "coverage": {SYSTEM: {SUBSET: {"instances", "cells", "valid_cells"}}}, "not_computed": [...]}``;
         systems sorted by name, subsets, dimensions and audio types in the paper's order.
 
@@ -339,12 +378,14 @@ def aggregate_prism(scores: pd.DataFrame, facts: Any = None, *, panel: str | Non
         (10.5, 7.0)
     """
     frame = prism_scores(scores, panel=panel)
+    probes = _diagnostic(facts, diagnostic)
     cells = judge_cells(frame, checked=True)
     is_gt = cells["system"] == GROUND_TRUTH
     sys_cells, gt_cells = cells[~is_gt], cells[is_gt]
     sys_mean = _means(sys_cells, ["subset", "system", "dimension", "audio_type"])
     gt_paired = _means(gt_cells, ["subset", "paired_with", "dimension", "audio_type"])
-    gt_global = _means(gt_cells, ["subset", "dimension", "audio_type"])
+    under_test = gt_cells[~gt_cells["paired_with"].isin(probes)]
+    gt_global = _means(under_test, ["subset", "dimension", "audio_type"])
 
     systems_doc: dict[str, Any] = {}
     gt_doc: dict[str, Any] = {}
@@ -388,6 +429,8 @@ def aggregate_prism(scores: pd.DataFrame, facts: Any = None, *, panel: str | Non
                 "cells": len(own),
                 "valid_cells": int(own["value"].notna().sum()),
             }
+    for system in probes & set(systems_doc):
+        systems_doc[system]["diagnostic"] = True
     judges = sorted({f"{p}/{j}" for p, j in zip(frame["panel"], frame["judge"], strict=True)})
     return {
         "benchmark": BENCHMARK,
@@ -498,6 +541,9 @@ def subsets_of(document: Mapping[str, Any]) -> list[str]:
     return _ordered(found, SUBSETS)
 
 
+_DIAGNOSTIC_MARK = " [diagnostic]"
+
+
 def _fmt(value: Any, width: int) -> str:
     return ("n/a" if value is None else f"{value:.2f}").rjust(width)
 
@@ -506,6 +552,7 @@ def leaderboard_text(document: Mapping[str, Any]) -> str:
     """The leaderboard as terminal tables, one per subset: systems x dimension totals + final.
 
     Systems are sorted by final; the ground-truth reference row (context-averaged) comes first.
+    Diagnostic systems carry a ``[diagnostic]`` mark and a footnote says what it means.
     """
     lines = [f"{BENCHMARK} leaderboard (GT-calibrated, 0-10 per cell; dimension = sum over audio types)"]
     gt = document.get("ground_truth", {}).get("subsets", {})
@@ -519,7 +566,11 @@ def leaderboard_text(document: Mapping[str, Any]) -> str:
             | set(gt.get(subset, {}).get("dimensions", {})),
             DIMENSIONS,
         )
-        names = ["Ground Truth", *ranked_systems(document, subset)]
+        ranked = ranked_systems(document, subset)
+        shown = {
+            s: s + (_DIAGNOSTIC_MARK if document["systems"][s].get("diagnostic") else "") for s in ranked
+        }
+        names = ["Ground Truth", *shown.values()]
         width = max(12, *(len(n) for n in names)) + 1
         header = (
             "system".ljust(width)
@@ -528,13 +579,19 @@ def leaderboard_text(document: Mapping[str, Any]) -> str:
         )
         lines += ["", SUBSET_LABELS.get(subset, subset), header, "-" * len(header)]
         rows = [("Ground Truth", gt.get(subset))] + [
-            (s, document["systems"][s]["subsets"][subset]) for s in names[1:]
+            (shown[s], document["systems"][s]["subsets"][subset]) for s in ranked
         ]
         for name, entry in rows:
             if entry is None:
                 continue
             cells = "".join(f" {_fmt(entry['dimensions'].get(d), 9)}" for d in dims)
             lines.append(f"{name.ljust(width)}{cells} {_fmt(entry['final'], 9)}")
+    if any(entry.get("diagnostic") for entry in document["systems"].values()):
+        lines += [
+            "",
+            f"{_DIAGNOSTIC_MARK.strip()} = diagnostic probe: calibrated against the ground-truth mean of "
+            "the systems under test, which leaves its own pairings out",
+        ]
     if document.get("not_computed"):
         lines += ["", f"n/a = not computed ({len(document['not_computed'])} gaps; see not_computed)"]
     return "\n".join(lines) + "\n"

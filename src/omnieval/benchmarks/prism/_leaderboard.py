@@ -35,10 +35,13 @@ class SubsetScores(DocumentModel):
 
 
 class PrismSystem(DocumentModel):
-    """One system under test (never the ground-truth pseudo-system)."""
+    """One judged system, under test or diagnostic (never the ground-truth pseudo-system)."""
 
     subsets: dict[str, SubsetScores]
     """Subset (on_screen, off_screen, mixed) -> scores, in the paper's order."""
+    diagnostic: bool | None = None
+    """``true`` for a diagnostic system (a probe such as ``muted``): scored against the global
+    ground-truth mean of the systems under test, which leaves its pairings out; absent otherwise."""
     generation: GenerationFacts | None = None
     """Generation facts of a generating system (added by the report stage)."""
 

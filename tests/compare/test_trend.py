@@ -261,3 +261,39 @@ def test_nightly_hook_without_history_leaves_the_verdict_alone(
     nightly_trend(config, tmp_path, run_id="r1", document=document)
     assert document == {"verdict": "GO", "reasons": ["no previous run to compare with"]}
     assert not (tmp_path / "trend.json").exists() and not (tmp_path / "mlflow").exists()
+
+
+def test_nightly_hook_on_a_first_night_writes_the_state_but_no_picture(store: Path, tmp_path: Path) -> None:
+    config = SuiteConfig.model_validate(
+        {
+            "suite": "firstnight",
+            "systems": {"alpha": {"kind": "oracle"}},
+            "state_dir": str(tmp_path / "state"),
+        }
+    )
+    (tmp_path / "state" / "report").mkdir(parents=True)
+    (tmp_path / "state" / "report" / "leaderboard.json").write_text(
+        json.dumps({"mlflow_metrics": {"alpha": {KEY: 7.0}}})
+    )
+    document: dict[str, Any] = {"verdict": "GO", "reasons": ["no previous run to compare with"]}
+    nightly_trend(config, tmp_path, run_id="r1", document=document)
+    assert document["reasons"] == ["no previous run to compare with"]
+    assert document["trend"] == {"file": "trend.json", "figure": None, "drifting_worse": []}
+    (component,) = json.loads((tmp_path / "trend.json").read_text())["components"]
+    assert component["shift_detected"] is False and "needs more than 10 nights" in component["note"]
+    assert not (tmp_path / "report_trend.png").exists()
+
+
+def test_trend_command_takes_a_suite_yaml(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _log_history("team/custom-experiment", {"alpha": 7.0 + np.random.default_rng(5).normal(0, 0.1, 12)})
+    suite = tmp_path / "custom.yaml"
+    suite.write_text(
+        "suite: custom\nsystems: {alpha: {kind: oracle}}\ntracking: {experiment: team/custom-experiment}\n"
+    )
+    assert main(["trend", "--suite", str(suite), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["suite"] == "custom" and doc["experiment"] == "team/custom-experiment"
+    assert doc["nights"] == 12 and doc["components"][0]["shift_detected"] is False
+    assert doc["reasons"] == []

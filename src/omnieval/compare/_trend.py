@@ -537,13 +537,18 @@ def trend_figure(report: TrendReport, *, max_panels: int = 12) -> bytes:
     return canvas.png
 
 
-def write_trend(report: TrendReport, folder: Path, *, figure_name: str = "trend.png") -> tuple[Path, Path]:
-    """Write ``trend.json`` and the plot into ``folder``; return both paths."""
+def write_trend(
+    report: TrendReport, folder: Path, *, figure_name: str = "trend.png", figure: bool = True
+) -> tuple[Path, Path | None]:
+    """Write ``trend.json`` and (unless ``figure`` is False) the plot into ``folder``; return both paths."""
     from omnieval.jsonio import write_json_atomic
 
     folder.mkdir(parents=True, exist_ok=True)
-    doc_path, png_path = folder / TREND_FILE, folder / figure_name
+    doc_path = folder / TREND_FILE
     write_json_atomic(doc_path, trend_document(report))
+    if not figure:
+        return doc_path, None
+    png_path = folder / figure_name
     png_path.write_bytes(trend_figure(report))
     return doc_path, png_path
 
@@ -572,7 +577,8 @@ def nightly_trend(config: SuiteConfig, folder: Path, *, run_id: str, document: d
     """The nightly's slow-drift check: history and tonight through :func:`cusum`.
 
     Writes ``trend.json`` and ``report_trend.png`` into the run folder, records them in
-    ``document["trend"]`` (``{"file", "figure", "drifting_worse": [reason, ...]}``) and appends one
+    ``document["trend"]`` (``{"file", "figure", "drifting_worse": [reason, ...]}``; ``figure`` is
+    None and no PNG is drawn while no component has more than k nights) and appends one
     reason line per component drifting worse to ``document["reasons"]`` (the verdict itself is unchanged: the
     drift is information for the morning, not a failed night). Never raises: without an MLflow
     history there is nothing to say and the nightly goes on.
@@ -598,9 +604,15 @@ def nightly_trend(config: SuiteConfig, folder: Path, *, run_id: str, document: d
             lower_is_better=component_direction(bench.lower_is_better, bench.name),
             patterns=bench.headline_metric_patterns,
         )
-        write_trend(report, folder, figure_name=TREND_FIGURE)
+        # Until some component has more than k nights there is no statistic worth a picture.
+        drawn = any(c.result.note is None for c in report.components)
+        write_trend(report, folder, figure_name=TREND_FIGURE, figure=drawn)
         reasons = [drift_reason(c) for c in report.drifting_worse]
-        document["trend"] = {"file": TREND_FILE, "figure": TREND_FIGURE, "drifting_worse": reasons}
+        document["trend"] = {
+            "file": TREND_FILE,
+            "figure": TREND_FIGURE if drawn else None,
+            "drifting_worse": reasons,
+        }
         if reasons:
             document["reasons"] = [*document.get("reasons", []), *reasons]
             note(f"[track] {len(reasons)} headline component(s) drifting worse (see {TREND_FILE})")

@@ -145,6 +145,10 @@ class RegressionConfig(_Strict):
     """``previous`` (the newest earlier successful run of the suite), or a run folder / MLflow run id."""
     notify: tuple[NotifierConfig, ...] = ()
     """Where to send each verdict (every verdict, not only NO-GO)."""
+    rejudge: bool = False
+    """When a judge, judge setting or judge prompt changed since the baseline, judge the baseline's
+    candidates with tonight's panels and give the verdict on the system effect (docs/nightly.md,
+    "Counterfactual re-judging"); the re-judged verdicts go through the judge cache."""
 
     def tolerance_for(self, component: str) -> float:
         """The allowed drop of ``component``."""

@@ -30,6 +30,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     )
     parser.add_argument("--runs-dir", type=Path, default=None, help="run folders root (default: runs)")
     parser.add_argument("--json", action="store_true", help="print the comparison document as JSON")
+    parser.add_argument(
+        "--rejudge",
+        action="store_true",
+        help="when a judge, judge setting or judge prompt changed: judge A's candidates with B's "
+        "panels (through the judge cache) and give the verdict on the system effect, with the judge "
+        "effect beside it (docs/nightly.md, 'Counterfactual re-judging')",
+    )
     parser.set_defaults(func=_handle)
 
 
@@ -62,6 +69,21 @@ def _regression_config(explicit: Any, resolved: dict[str, Any] | None) -> Any:
     return RegressionConfig()
 
 
+def _judging_suite(spec: str | None, run_b: Any) -> Any:
+    """The suite whose panels re-judge run A: run B's own saved config, else ``--suite SUITE.yaml``."""
+    from omnieval.compare import suite_of_run
+    from omnieval.errors import DataError
+
+    try:
+        return suite_of_run(run_b)
+    except DataError:
+        if spec and (spec.endswith((".yaml", ".yml")) or Path(spec).is_file()):
+            from omnieval.config import load_suite
+
+            return load_suite(Path(spec))
+        raise
+
+
 def _handle(args: argparse.Namespace) -> int:
     from omnieval.compare import compare_runs, read_run, resolve_run, verdict_lines
 
@@ -69,9 +91,18 @@ def _handle(args: argparse.Namespace) -> int:
     folder_a = resolve_run(args.run_a, runs_dir=runs_dir, suite=suite)
     folder_b = resolve_run(args.run_b, runs_dir=runs_dir, suite=suite)
     run_a, run_b = read_run(folder_a), read_run(folder_b)
-    document = compare_runs(run_a, run_b, _regression_config(explicit, run_b.resolved_config))
+    regression = _regression_config(explicit, run_b.resolved_config)
+    document = compare_runs(run_a, run_b, regression)
+    if args.rejudge:
+        from omnieval.compare import rejudge_comparison
+
+        document = rejudge_comparison(
+            document, run_a, run_b, _judging_suite(args.suite, run_b), regression, drift=run_b.drift
+        )
     if args.json:
         print(json.dumps(document, indent=2))
     else:
-        print("\n".join(verdict_lines(document)))
+        from omnieval.compare import rejudge_lines
+
+        print("\n".join([*verdict_lines(document), *rejudge_lines(document)]))
     return 0

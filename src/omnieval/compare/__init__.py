@@ -24,6 +24,13 @@ from omnieval.compare._paired import (
     normal_p_value,
     paired_bootstrap,
 )
+from omnieval.compare._rejudge import (
+    RejudgeCost,
+    rejudge_comparison,
+    rejudge_lines,
+    split_effects,
+    suite_of_run,
+)
 from omnieval.compare._trend import (
     DEFAULT_NIGHTS,
     ComponentTrend,
@@ -54,6 +61,7 @@ __all__ = [
     "FileNotification",
     "Night",
     "PairedResult",
+    "RejudgeCost",
     "RunFolder",
     "SendOutcome",
     "TrendReport",
@@ -79,8 +87,12 @@ __all__ = [
     "read_run",
     "regression_metrics",
     "regression_verdict",
+    "rejudge_comparison",
+    "rejudge_lines",
     "resolve_run",
     "send_notifications",
+    "split_effects",
+    "suite_of_run",
     "suite_runs",
     "tree_digest",
     "trend_document",

@@ -9,6 +9,7 @@ and :func:`notify_regression` once ``mlflow.json`` is written.
     "suite": str, "run_id": str, "created": ISO-8601 UTC time,
     "baseline": {"run_id", "folder"} | null,     # null: first run of the suite
     "error": str                                 # only when the comparison itself failed
+    "rejudge": {...}                             # only with regression.rejudge (compare._rejudge)
 
 A first run has ``verdict: "GO"``, ``baseline: null`` and ``reasons: ["no previous run to compare
 with"]``: there is nothing it can have regressed against, and a scheduler gating on NO-GO must not
@@ -99,7 +100,14 @@ def nightly_regression(
         if baseline is None:
             document = first_run_document(run_b)
         else:
-            document = compare_runs(read_run(baseline), run_b, config.regression, drift=drift)
+            run_a = read_run(baseline)
+            document = compare_runs(run_a, run_b, config.regression, drift=drift)
+            if config.regression.rejudge:
+                # A judge change makes judge-based tests unsafe; judging A's candidates with
+                # tonight's panels turns them into a verdict on the systems (a failure is recorded).
+                from omnieval.compare._rejudge import rejudge_document
+
+                document = rejudge_document(document, run_a, run_b, config, config.regression, drift=drift)
     except OmnievalError as exc:
         reasons = [f"the comparison failed: {str(exc).splitlines()[0]}"]
         document = {

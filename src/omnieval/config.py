@@ -141,6 +141,9 @@ class RegressionConfig(_Strict):
     as the same coverage."""
     bootstrap_draws: int = Field(default=2000, ge=100)
     seed: int = 0
+    power: float = Field(default=0.8, gt=0, lt=1)
+    """Power of the minimum detectable effect each test reports (``mde`` in ``regression.json``):
+    the true drop the verdict would catch with this probability, so a GO can say what it rules out."""
     baseline: str = "previous"
     """``previous`` (the newest earlier successful run of the suite), or a run folder / MLflow run id."""
     notify: tuple[NotifierConfig, ...] = ()

@@ -243,6 +243,13 @@ def test_second_run_reuses_everything_and_calls_no_model(flow_env: dict[str, Any
     # 2 transitions x 2 systems x 2 tracks (text, speech cascade) + the 6 drift anchors.
     assert flow_env["first"]["judge_model_calls"] == LIMIT * len(SYSTEMS) * 2 + 6
     assert second["run_id"] != flow_env["first"]["run_id"]
+    # The second night is compared with the first: its verdict says what it rules out, and each
+    # component's minimum detectable effect is on its MLflow parent run.
+    regression = json.loads((Path(second["run_folder"]) / "regression.json").read_text())
+    assert regression["mde_power"] == 0.8 and regression["baseline"]["run_id"] == flow_env["first"]["run_id"]
+    parent = _mlflow_runs(flow_env["uri"]).set_index("run_id").loc[second["run_id"]]
+    mde = [k for k in parent.index if k.startswith("metrics.regression.") and k.endswith(".mde")]
+    assert mde and parent[mde].notna().all(), mde
 
 
 def test_dvc_has_nothing_to_do_after_a_run(flow_env: dict[str, Any]) -> None:

@@ -131,14 +131,20 @@ def nightly_regression(
     nightly_trend(config, folder, run_id=run_id, document=document)
     write_json_atomic(folder / REGRESSION_FILE, document)
     try:
-        from omnieval.compare._mlflow import REGRESSION_TAG, RUN_FOLDER_TAG, set_run_tags
+        from omnieval.compare._mlflow import (
+            REGRESSION_TAG,
+            RUN_FOLDER_TAG,
+            log_regression_metrics,
+            set_run_tags,
+        )
 
         tags = {REGRESSION_TAG: document["verdict"], RUN_FOLDER_TAG: str(folder.resolve())}
         if baseline is not None:
             tags["omnieval.regression.baseline"] = document["baseline"]["run_id"]
         set_run_tags(run_id, tags)
+        log_regression_metrics(run_id, document)  # regression.<system>.<component>.mde
     except Exception as exc:  # the verdict is in regression.json either way
-        note(f"[track] could not tag MLflow run {run_id} with the regression verdict: {exc}")
+        note(f"[track] could not record the regression verdict on MLflow run {run_id}: {exc}")
     note(
         f"[track] regression verdict {document['verdict']}"
         + (f" vs {baseline.name}" if baseline else " (first run)")

@@ -381,6 +381,12 @@ class Benchmark(ABC):
         """Where this run departs from the paper's protocol (recorded in lineage and the report)."""
         return []
 
+    def metric_notes(self) -> dict[str, str]:
+        """Metric key -> how it measures something other than the paper's figure of that name. The
+        track stage tags every MLflow run with them (``omnieval.metric_note.<key>``) and the run's
+        description lists them, so the number is not read beside the paper's without the note."""
+        return {}
+
     def make_sample(self, argv: Sequence[str], prog: str) -> int:
         """Run this benchmark's sample generator with command-line ``argv`` (``omnieval make-sample``).
 

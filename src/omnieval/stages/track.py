@@ -113,7 +113,7 @@ def run(config: SuiteConfig, dataset_digest: str, started_at: datetime | None = 
 
     from omnieval.benchmarks import ReportJob
     from omnieval.lineage import build_lineage
-    from omnieval.tracking import log_suite_run
+    from omnieval.tracking import METRIC_NOTE_TAG, log_suite_run
 
     bench = config.bench
     paths = state_paths(config)
@@ -143,6 +143,7 @@ def run(config: SuiteConfig, dataset_digest: str, started_at: datetime | None = 
         "omnieval.dataset.dvc_md5": lineage["dataset"]["dvc_md5"],
         "omnieval.git_sha": lineage["code"]["git_sha"],
         **{k: str(v) for k, v in judge_lineage.get("mlflow_tags", {}).items()},
+        **{f"{METRIC_NOTE_TAG}{key}": note for key, note in bench.metric_notes().items()},
     }
     resolved = _resolved_config(config, metrics_lineage, judge_lineage)
     dataset_frame = bench.dataset_frame(config.dataset_path)

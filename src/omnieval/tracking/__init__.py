@@ -7,6 +7,7 @@ the MLflow UI (names, columns, inputs, artifacts) is described in ``docs/mlflow-
 
 from omnieval.tracking._mlflow import (
     DEFAULT_HEADLINE_PATTERNS,
+    METRIC_NOTE_TAG,
     CandidateTable,
     SuiteRunIds,
     candidate_table,
@@ -31,6 +32,7 @@ __all__ = [
     "DEFAULT_STORE",
     "EXPERIMENT_KIND",
     "EXPERIMENT_KIND_TAG",
+    "METRIC_NOTE_TAG",
     "CandidateTable",
     "SuiteRunIds",
     "candidate_table",

@@ -39,6 +39,10 @@ PARAM_FROM_TAG: dict[str, str] = {
 }
 """Short param names (runs-table columns) filled from the §5 tags of the same meaning."""
 
+METRIC_NOTE_TAG = "omnieval.metric_note."
+"""Prefix of the tags saying how a metric key departs from the paper's figure of that name
+(``Benchmark.metric_notes``); the parent run's description lists them too."""
+
 _SEP = " · "
 
 
@@ -215,6 +219,11 @@ def _note(
         f"- judge panels: {', '.join(panels) or 'none'}",
         f"- dataset version: `{tags.get('omnieval.dataset.version', '?')}`",
         f"- git: `{tags.get('omnieval.git_sha', '?')}`",
+        *(
+            f"- metric `{key[len(METRIC_NOTE_TAG) :]}`: {value}"
+            for key, value in tags.items()
+            if key.startswith(METRIC_NOTE_TAG)
+        ),
         "",
         "Artifacts: `report.html` (the report), `instances.html` (every instance), `leaderboard.json`, `scores.parquet`, `regression.json` "
         "and the report's figures; `run/` holds the"

@@ -241,10 +241,25 @@ def test_leaderboard_text_shows_reference_and_baselines() -> None:
     text = leaderboard_text(aggregate_acbench(synthetic_scores(2)))
     assert "alpha / original" in text and "beta / oracle" in text and "beta / s_to_t" not in text
     reference = next(line for line in text.splitlines() if line.startswith("Reference Scores"))
-    assert reference.split()[-7:] == ["0.05", "65.87", "1.21", "96.78", "89.43", "97.29", "96.67"]
+    # The paper's PER is utterance-level POWSM: its reference figure is marked, and a footnote says
+    # that omnieval's PER(word) column is a word-level decision measured differently.
+    assert reference.split()[-7:] == ["0.05", "65.87", "1.21*", "96.78", "89.43", "97.29", "96.67"]
     baseline = next(line for line in text.splitlines() if line.startswith("Random baseline"))
     assert baseline.split()[-3:] == ["16.7", "33.3", "25.0"]
     assert "n/a" in text and "emotion_accuracy" in text
+    header = text.splitlines()[1]
+    assert "PER(word)" in header and " PER " not in f"{header} "
+    footnote = text.splitlines()[-1]
+    assert footnote.startswith("* PER(word) is omnieval's word-level decision") and "POWSM" in footnote
+    assert "not comparable" in footnote
+
+
+def test_document_and_html_say_what_per_measures() -> None:
+    agg = aggregate_acbench(synthetic_scores(2))
+    assert agg["metric_notes"]["per"].startswith("PER(word) is omnieval's word-level decision")
+    fragment = report_html_section(agg, charts=False)
+    assert "<th>PER(word)<br><small>pronunciation</small></th>" in fragment
+    assert ">1.21*</td>" in fragment and "utterance" in fragment and "<th>PER<br>" not in fragment
 
 
 def _agg(**per_system: dict[str, dict[str, float | None]]) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from omnieval.benchmarks import _base as api
 from omnieval.benchmarks.acbench import _cascade  # noqa: F401  (registers the ``cascade`` kind)
-from omnieval.benchmarks.acbench._aggregate import aggregate_acbench
+from omnieval.benchmarks.acbench._aggregate import METRIC_NOTES, PER_DEFINITION, aggregate_acbench
 from omnieval.benchmarks.acbench._conditions import CONDITIONS, TaskInputs
 from omnieval.benchmarks.acbench._heteronyms import (
     HETERONYMS,
@@ -180,13 +180,19 @@ class AcBench(api.Benchmark):
         assert isinstance(metrics_config, AcbenchMetricsConfig)
         return deviations(metrics_config)
 
+    def metric_notes(self) -> dict[str, str]:
+        """``per`` is omnieval's word-level decision on the heteronym, not the paper's PER."""
+        return dict(METRIC_NOTES)
+
 
 __all__ = [
     "ACBENCH_PROSODY",
     "ACCENT_VOICES",
     "CONDITIONS",
     "HETERONYMS",
+    "METRIC_NOTES",
     "NOT_EVALUATED",
+    "PER_DEFINITION",
     "AcBench",
     "AcbenchMetricsConfig",
     "Delivery",

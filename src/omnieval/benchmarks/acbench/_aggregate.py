@@ -45,6 +45,9 @@ class MetricFacts:
         chance: Random baseline in the metric's unit: the paper's for the three accuracies, 0 for
             delta-WPM and VFR@0.3 (a system that ignores the target neither separates fast from slow
             nor whispers); None where no baseline applies (WER, PER).
+        comparable: Whether omnieval measures what the paper's column measures, so the reference
+            figure can be read beside it. False for PER: the reference is printed with a mark and
+            the table says why (:data:`PER_DEFINITION`).
     """
 
     key: str
@@ -53,12 +56,31 @@ class MetricFacts:
     higher_is_better: bool
     reference: float
     chance: float | None
+    comparable: bool = True
+
+
+PER_DEFINITION = (
+    "PER(word) is omnieval's word-level decision, not the paper's PER: pocketsphinx force-aligns the script "
+    "once per reading of the heteronym, keeps the reading whose phones fit the word's audio best, and scores "
+    "only that word's phones against the target reading (0 when the target reading won). The paper's PER "
+    "(Reference Scores 1.21) is POWSM phone recognition over the whole utterance against its reference "
+    "phonemes; the two figures are not comparable."
+)
+"""What the ``per`` key measures, shown wherever it is printed (leaderboard text and HTML, the
+document's ``metric_notes``, MLflow tags, ``omnieval metrics acbench``); the key name stays ``per``."""
+
+METRIC_NOTES: dict[str, str] = {"per": PER_DEFINITION}
+"""Metric key -> how it departs from the paper's column of the same name (``metric_notes`` of the
+section 7 document)."""
+
+NOT_COMPARABLE_MARK = "*"
+"""Printed after a reference figure the paper measured differently (PER)."""
 
 
 AGGREGATE_METRICS: tuple[MetricFacts, ...] = (
     MetricFacts("wer", "WER", "semantic", False, 0.05, None),
     MetricFacts("delta_wpm", "dWPM", "speech_rate", True, 65.87, 0.0),
-    MetricFacts("per", "PER", "pronunciation", False, 1.21, None),
+    MetricFacts("per", "PER(word)", "pronunciation", False, 1.21, None, comparable=False),
     MetricFacts("vfr_at_0_3", "VFR@0.3", "phonation", True, 96.78, 0.0),
     MetricFacts("emotion_accuracy", "Emo-Acc", "emotion", True, 89.43, 16.7),
     MetricFacts("accent_accuracy", "GA-Acc", "accent", True, 97.29, 33.3),
@@ -167,8 +189,10 @@ def aggregate_acbench(scores: pd.DataFrame) -> dict[str, Any]:
         scores: Scores table (FORMATS.md section 3) holding acbench rows only.
 
     Returns:
-        ``{"benchmark": "acbench", "systems": {system: {"conditions": {condition: M}}}}`` with
-        systems sorted by name and conditions in decomposition order.
+        ``{"benchmark": "acbench", "systems": {system: {"conditions": {condition: M}}},
+        "metric_notes": {key: note}}`` with systems sorted by name and conditions in decomposition
+        order; ``metric_notes`` says where a key measures something other than the paper's column of
+        that name (``per``: :data:`PER_DEFINITION`).
 
     Raises:
         DataError: Rows of another benchmark, unknown statuses or conditions, valued rows without a
@@ -200,7 +224,7 @@ def aggregate_acbench(scores: pd.DataFrame) -> dict[str, Any]:
                 if condition in present
             }
         }
-    return {"benchmark": BENCHMARK, "systems": systems}
+    return {"benchmark": BENCHMARK, "systems": systems, "metric_notes": dict(METRIC_NOTES)}
 
 
 def mlflow_metrics(agg: Mapping[str, Any], system: str) -> dict[str, float]:
@@ -234,14 +258,15 @@ def leaderboard_text(agg: Mapping[str, Any]) -> str:
     """A plain-text table: one line per system and condition, plus the paper's reference lines.
 
     WER and PER are percent here; the paper's Reference Scores and random baselines (Emo 16.7,
-    GA 33.3, Tim 25.0) are shown as printed in its Table 2.
+    GA 33.3, Tim 25.0) are shown as printed in its Table 2. A reference figure the paper measured
+    differently (PER) carries :data:`NOT_COMPARABLE_MARK` and a footnote says why.
     """
     name_width = max([24, *(len(s) + 11 for s in agg["systems"])])
     widths = [max(8, len(m.label)) for m in AGGREGATE_METRICS]
     header = "system / condition".ljust(name_width) + "".join(
         f" {m.label.rjust(w)}" for m, w in zip(AGGREGATE_METRICS, widths, strict=True)
     )
-    lines = [f"{BENCHMARK} leaderboard (valid rows only; WER and PER in %)", header, "-" * len(header)]
+    lines = [f"{BENCHMARK} leaderboard (valid rows only; WER and PER(word) in %)", header, "-" * len(header)]
     for system, entry in agg["systems"].items():
         for condition, metrics in in_decomposition_order(entry["conditions"]):
             label = f"{system} / {condition}".ljust(name_width)
@@ -250,7 +275,9 @@ def leaderboard_text(agg: Mapping[str, Any]) -> str:
             )
             lines.append(f"{label}{cells}  n={metrics.get('n', 0)}")
     lines.append("-" * len(header))
-    reference = "".join(f" {_cell(m.reference, w)}" for m, w in zip(AGGREGATE_METRICS, widths, strict=True))
+    reference = "".join(
+        f" {_reference_text(m).rjust(w)}" for m, w in zip(AGGREGATE_METRICS, widths, strict=True)
+    )
     lines.append("Reference Scores (paper)".ljust(name_width) + reference)
     baseline = "".join(
         f" {(f'{m.chance:.1f}' if m.chance and m.key.endswith('accuracy') else '').rjust(w)}"
@@ -268,7 +295,15 @@ def leaderboard_text(agg: Mapping[str, Any]) -> str:
     )
     if missing:
         lines.append(f"n/a = not computed (no valid row): {', '.join(missing)}")
+    for m in AGGREGATE_METRICS:
+        if not m.comparable:
+            lines.append(f"{NOT_COMPARABLE_MARK} {METRIC_NOTES[m.key]}")
     return "\n".join(lines) + "\n"
+
+
+def _reference_text(facts: MetricFacts) -> str:
+    """The paper's reference figure, marked when omnieval measures that column differently."""
+    return f"{facts.reference:.2f}" + ("" if facts.comparable else NOT_COMPARABLE_MARK)
 
 
 # -- failure attribution --------------------------------------------------------------------------
@@ -572,7 +607,17 @@ def report_html_section(
                 f"<tr><th>{html.escape(system)}</th><th>{html.escape(condition)}</th>{cells}"
                 f"<td>{metrics.get('n', 0)}</td></tr>"
             )
-    reference = "".join(f"<td>{m.reference:.2f}</td>" for m in AGGREGATE_METRICS)
+    reference = "".join(
+        f"<td>{html.escape(_reference_text(m))}</td>"
+        if m.comparable
+        else f'<td title="{html.escape(METRIC_NOTES[m.key])}">{html.escape(_reference_text(m))}</td>'
+        for m in AGGREGATE_METRICS
+    )
+    footnotes = "".join(
+        f'<p class="note">{html.escape(NOT_COMPARABLE_MARK)} {html.escape(METRIC_NOTES[m.key])}</p>'
+        for m in AGGREGATE_METRICS
+        if not m.comparable
+    )
     baseline = "".join(
         f"<td>{m.chance:.1f}</td>" if m.chance and m.key.endswith("accuracy") else "<td></td>"
         for m in AGGREGATE_METRICS
@@ -629,8 +674,8 @@ def report_html_section(
     figures = "".join(_bar_chart(agg, m) for m in AGGREGATE_METRICS) if charts and agg["systems"] else ""
     return (
         f'<section class="acbench"><{h}>OmniACBench</{h}>'
-        f"<p>Valid rows only; WER and PER are percent (mean per-instance rates), dWPM in words per minute; "
-        f"reference lines as printed in the paper's Table 2.</p>{table}"
+        f"<p>Valid rows only; WER and PER(word) are percent (mean per-instance rates), dWPM in words per minute; "
+        f"reference lines as printed in the paper's Table 2.</p>{table}{footnotes}"
         f"<{sub}>Controlled input decomposition</{sub}>{attr_table}"
         + (f"<{sub}>Per metric</{sub}><div>{figures}</div>" if figures else "")
         + "</section>"

@@ -29,7 +29,9 @@ class ConditionMetrics(DocumentModel):
     delta_wpm: float | None
     """Mean words per minute of ``fast`` minus ``slow`` instances."""
     per: float | None
-    """Mean per-instance phoneme error rate on heteronyms, percent."""
+    """Mean per-instance phone error rate of omnieval's word-level decision on the heteronym, percent
+    (the reading the speech is decided to carry, scored against the target reading); not the paper's
+    utterance-level POWSM PER (the document's ``metric_notes.per`` says so)."""
     vfr_at_0_3: float | None
     """Percent of ``whisper`` instances with a voiced-frame ratio at most 0.3."""
     emotion_accuracy: float | None
@@ -59,6 +61,10 @@ class AcbenchLeaderboard(LeaderboardDocument):
     benchmark: Literal["acbench"]
     systems: dict[str, AcbenchSystem]
     """System id -> entry."""
+    metric_notes: dict[str, str] | None = None
+    """Metric key -> how it departs from the paper's column of that name (``per``: omnieval's
+    word-level decision, not the paper's utterance-level PER); absent in documents written before
+    the note existed."""
     mlflow_metrics: MlflowMetrics | None = None
     """System -> MLflow metrics (set by the report stage in ``leaderboard.json``)."""
     usage: RunUsage | None = None

@@ -386,9 +386,10 @@ def deviations(config: AcbenchMetricsConfig) -> list[str]:
     out += [
         "WER: script and transcript normalized with Whisper's English text normalizer (the paper does not "
         "state its normalization); aggregate = mean of per-instance WER",
-        "PER: pocketsphinx forced alignment decides which of the heteronym's reference readings (ARPAbet) "
-        "was spoken, and only that word's phones are scored against the target reading, instead of POWSM "
-        "free phone recognition over the whole utterance against the script's reference",
+        "PER(word), omnieval's word-level decision: pocketsphinx forced alignment decides which of the "
+        "heteronym's reference readings (ARPAbet) was spoken, and only that word's phones are scored against "
+        "the target reading, instead of POWSM free phone recognition over the whole utterance against the "
+        "script's reference; the figure is not comparable with the paper's PER",
         "WPM: ASR transcript words per minute of speech trimmed at "
         f"{config.trim_top_db:g} dB (the paper does not define the word count or the duration)",
         f"VFR: pYIN ({config.pitch_decoder} decoder, C2-C7) voiced frames over all frames of the trimmed "

@@ -15,6 +15,7 @@ from benchmarks.prism._tables import frame, make_prism_scores, row
 from omnieval.benchmarks import BENCHMARKS, RunFacts
 from omnieval.benchmarks.prism._aggregate import DEFAULT_DIAGNOSTIC, aggregate_prism, leaderboard_text
 from omnieval.benchmarks.prism._leaderboard import PrismLeaderboard
+from omnieval.benchmarks.prism._report import leaderboard_html
 from omnieval.cli import main
 from omnieval.scores import write_scores
 from omnieval.systems import SystemConfig, config_model
@@ -110,6 +111,8 @@ def test_leaderboard_marks_diagnostic_systems(table: pd.DataFrame, tmp_path: Pat
     assert "probe [diagnostic]" in text and "sys-a [diagnostic]" not in text
     assert "[diagnostic] = diagnostic probe" in text
     assert "[diagnostic]" not in leaderboard_text(aggregate_prism(table))
+    page = leaderboard_html(board.document)
+    assert "probe <small>[diagnostic]</small>" in page and "sys-a <small>" not in page
 
 
 def test_suite_systems_diagnostic_by_kind_or_flag() -> None:
@@ -125,6 +128,20 @@ def test_suite_systems_diagnostic_by_kind_or_flag() -> None:
     # Unset, the field is left out of dumps (configs and cache keys of existing suites are unchanged).
     assert SystemConfig(kind="muted").model_dump() == {"kind": "muted", "seed": None, "path": None}
     assert SystemConfig(kind="muted", diagnostic=False).model_dump()["diagnostic"] is False
+
+
+def test_suite_file_marks_systems(tmp_path: Path) -> None:
+    from omnieval.config import load_suite
+
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        "suite: diag\nbenchmark: prism\ndataset: {name: s, path: data/prism-sample}\n"
+        "systems:\n  model: {kind: import, path: x}\n  muted: {kind: muted}\n"
+        "  offset: {kind: offset, diagnostic: false}\n  baseline: {kind: import, path: y, diagnostic: true}\n",
+        encoding="utf-8",
+    )
+    config = load_suite(suite, check=False)
+    assert config.bench.diagnostic_systems(config.systems) == {"muted", "baseline"}
 
 
 def _cli_json(args: list[str], capsys: Any) -> dict[str, Any]:

@@ -150,7 +150,9 @@ def leaderboard_html(document: Mapping[str, Any]) -> str:
         for name, entry in named:
             if entry is None:
                 continue
-            row = [str(Markup("<i>{}</i>" if name == GT_LABEL else "{}").format(name))]
+            mark = name != GT_LABEL and document["systems"][name].get("diagnostic")
+            label = "<i>{}</i>" if name == GT_LABEL else "{} <small>[diagnostic]</small>" if mark else "{}"
+            row = [str(Markup(label).format(name))]
             for d in dims:
                 row += [_fmt(entry["cells"].get(d, {}).get(t)) for sd, t in spokes if sd == d]
                 row.append(str(Markup("<b>{}</b>").format(_fmt(entry["dimensions"].get(d)))))

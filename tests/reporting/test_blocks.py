@@ -113,6 +113,13 @@ def test_baseline_as_written_by_the_nightly_comparison_links_its_run_id() -> Non
     assert 'href="../abc123/report.html"' in html and "{" not in html.split("Compared with run", 1)[1][:80]
 
 
+def test_banner_shows_the_slow_drift_plot_when_the_nightly_drew_one() -> None:
+    drawn = {**regression("GO"), "trend": {"file": "trend.json", "figure": "report_trend.png"}}
+    assert '<img src="report_trend.png"' in verdict_banner(drawn)
+    assert "<img" not in verdict_banner({**regression("GO"), "trend": {"figure": None}})
+    assert "<img" not in verdict_banner({**regression("GO"), "trend": {"figure": "../../etc/x.png"}})
+
+
 def test_no_regression_says_no_previous_run() -> None:
     html = verdict_banner(None)
     assert "v-none" in html and "No previous run compared" in html

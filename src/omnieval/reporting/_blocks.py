@@ -106,7 +106,16 @@ def verdict_banner(regression: Mapping[str, Any] | None, *, headline: Sequence[s
         href=baseline_href(baseline),
         reasons=list(regression.get("reasons") or []),
         headline=list(headline),
+        trend_figure=_trend_figure(regression),
     )
+
+
+def _trend_figure(regression: Mapping[str, Any]) -> str | None:
+    """The slow-drift plot's file name (beside report.html in the run folder), when the nightly drew one."""
+    trend = regression.get("trend")
+    figure = trend.get("figure") if isinstance(trend, Mapping) else None
+    # A bare file name only: the page links it relatively, so nothing outside the run folder.
+    return figure if isinstance(figure, str) and figure and "/" not in figure and "\\" not in figure else None
 
 
 # -- what moved -------------------------------------------------------------------------------------

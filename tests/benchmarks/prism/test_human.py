@@ -259,3 +259,43 @@ def test_incomplete_annotations_count_and_partial_cells_still_compare() -> None:
     doc = preference_agreement(parsed, _scores())
     assert doc["gt_vs_model"]["cells"]["by_system"]["B"]["n"] == 2
     assert "B" not in doc["gt_vs_model"]["totals"]["by_system"]
+
+
+def test_majority_vote_of_three_raters() -> None:
+    # i1 / A (GT shown first), three raters per clip, speech only:
+    # AQ: A 8, 8, 2 -> 8 (the mean, 6, would say A < GT); GT 7, 7, 7 -> 7: human +, judges (7 vs 8) -.
+    # EX: A 3, 9, 5 -> no majority, median 5; GT 6, 6, 5 -> 6: human -, judges (6 vs 6) tie.
+    # PF: A 6, 6, 9 -> 6 (mean 7); GT 4, 8, 8 -> 8 (mean 6.67): human -, judges (5 vs 4) +.
+    raters = [
+        ({AQ: 7, EX: 6, PF: 4}, {AQ: 8, EX: 3, PF: 6}),
+        ({AQ: 7, EX: 6, PF: 8}, {AQ: 8, EX: 9, PF: 6}),
+        ({AQ: 7, EX: 5, PF: 8}, {AQ: 2, EX: 5, PF: 9}),
+    ]
+    task = _task(
+        1, "i1", "A", "gt_first", "SPEECH_B", [_annotation(i, i, gt, a) for i, (gt, a) in enumerate(raters)]
+    )
+    doc = preference_agreement(parse_two_stage_export([task]), _scores())
+    assert doc["counts"]["labels"] == 6 and doc["counts"]["labels_without_majority"] == 1
+    by_dim = doc["gt_vs_model"]["cells"]["by_dimension"]
+    # AQ: human + vs judge -: no. EX: human - vs judge tie: no. PF: human - vs judge +: no.
+    assert {d: by_dim[d]["agree"] for d in (AQ, EX, PF)} == {AQ: 0, EX: 0, PF: 0}
+    # The item total: human (+1) + (-1) + (-2) = -2; judges -1 + 0 + 1 = 0 (a tie): no.
+    assert doc["gt_vs_model"]["totals"]["overall"] == {
+        "n": 1,
+        "agree": 0,
+        "rate": 0.0,
+        "n_untied": 0,
+        "agree_untied": 0,
+        "rate_untied": None,
+    }
+    # Flip the judges' AQ cell to A above GT and the majority-voted AQ now agrees.
+    flipped = _scores()
+    hit = (flipped["system"] == "A") & (flipped["instance_id"] == "i1") & (flipped["track"] == AQ)
+    flipped.loc[hit, "value"] = 9.0
+    assert (
+        preference_agreement(parse_two_stage_export([task]), flipped)["gt_vs_model"]["cells"]["by_dimension"][
+            AQ
+        ]["agree"]
+        == 1
+    )
+    assert "majority" in doc["rater_rule"]

@@ -14,9 +14,14 @@ Each task is one blind GT-versus-system comparison on one item:
   ``from_name`` = ``discard`` with ``{"choices": ["true"]}`` to discard the case. Other controls
   (comments) are ignored; a score for a cell the tags do not activate is ignored and counted.
 
-**Agreement.** Per (item, system, active cell) the human score of each side is the mean over the
-annotations that scored that cell (cancelled and discarded annotations excluded); the judges' is the
-judge-averaged cell of the scores table (FORMATS.md section 7). GT-vs-model: the human direction
+**Agreement.** Per (item, system, active cell) the human score of each side is the majority vote
+of the annotations that scored that cell (cancelled and discarded annotations excluded), as the
+paper's appendix D labels each scoring item: the score given by more raters than any other score.
+Where no score has that lead (three raters who all differ, a 2-2 split, two raters who differ) the
+paper adjudicates in a reconciliation step that an export does not record; the median of the
+ratings stands in for it (for three raters, the middle score) and ``counts.labels_without_majority``
+says how often. The judges' score is the judge-averaged cell of the scores table (FORMATS.md
+section 7). GT-vs-model: the human direction
 ``sign(human_system - human_gt)`` against the judges' ``sign(judge_system - judge_gt)`` (the
 ground-truth cell judged beside that system). Model-vs-model: for two systems rated on the same item,
 ``sign(human_a - human_b)`` against ``sign(judge_a - judge_b)``. The same at the item total (the
@@ -353,6 +358,27 @@ def _mean(values: Sequence[float]) -> float:
     return math.fsum(values) / len(values)
 
 
+def majority_label(ratings: Sequence[float]) -> tuple[float, bool]:
+    """The raters' label of one clip's cell: the majority vote, with the median when there is none.
+
+    Returns ``(label, voted)``; ``voted`` is False when no score was given more often than every
+    other one, and the median of the ratings stands in for the paper's reconciliation step.
+
+    Example:
+        >>> majority_label([8, 8, 2]), majority_label([3, 9, 5]), majority_label([4, 6]), majority_label([7])
+        ((8, True), (5, False), (5.0, False), (7, True))
+    """
+    from collections import Counter
+    from statistics import median
+
+    if not ratings:
+        raise ValueError("majority_label needs at least one rating")
+    ranked = Counter(ratings).most_common()
+    if len(ranked) == 1 or ranked[0][1] > ranked[1][1]:
+        return ranked[0][0], True
+    return median(ratings), False
+
+
 def preference_agreement(
     export: HumanExport, scores: pd.DataFrame, *, panel: str | None = None
 ) -> dict[str, Any]:
@@ -364,7 +390,7 @@ def preference_agreement(
         panel: Only this panel's judges; default every (panel, judge), averaged.
 
     Returns:
-        ``{"counts", "tie_rule", "gt_vs_model": {"cells": B, "totals": B}, "model_vs_model":
+        ``{"counts", "tie_rule", "rater_rule", "gt_vs_model": {"cells": B, "totals": B}, "model_vs_model":
         {"cells": B, "totals": B}, "mean_dimension_agreement"}`` where B = ``{"overall": A,
         "by_subset": {...}, "by_dimension": {...} (cells only), "by_system" | "by_pair": {...}}`` and
         A = ``{"n", "agree", "rate", "n_untied", "agree_untied", "rate_untied"}``;
@@ -387,16 +413,23 @@ def preference_agreement(
         else:
             judge[(str(iid), str(system), "system", Cell(str(dim), str(atype)))] = float(value)
 
-    # Human score per (item, system, cell) and side: the mean over annotations that scored it.
+    # Human score per (item, system, cell) and side: the majority vote of the annotations that scored it.
     sums: dict[tuple[str, str, Cell], list[tuple[float, float]]] = defaultdict(list)
     subset_of: dict[str, str] = {}
     for comp in export.comparisons:
         subset_of[comp.instance_id] = comp.subset
         for cell, pair in comp.cells.items():
             sums[(comp.instance_id, comp.system, cell)].append(pair)
-    human = {key: (_mean([p[0] for p in pairs]), _mean([p[1] for p in pairs])) for key, pairs in sums.items()}
+    human: dict[tuple[str, str, Cell], tuple[float, float]] = {}
+    without_majority = 0
+    for key, pairs in sums.items():
+        (own, own_voted), (ref, ref_voted) = (majority_label([p[side] for p in pairs]) for side in (0, 1))
+        human[key] = (own, ref)
+        without_majority += (not own_voted) + (not ref_voted)
     rated = sorted({(iid, system) for iid, system, _ in human})
     counts = dict(export.counts)
+    counts["labels"] = 2 * len(human)
+    counts["labels_without_majority"] = without_majority
     counts["items_rated"] = len(rated)
     counts["items_without_judge"] = sum(
         1 for iid, system in rated if not any((iid, system, "system", c) in judge for c in export.active[iid])
@@ -436,6 +469,8 @@ def preference_agreement(
     return {
         "counts": counts,
         "tie_rule": "a tie is its own direction: it agrees only with a tie; rate_untied leaves out comparisons where either side is tied",
+        "rater_rule": "each clip's cell is labelled by the raters' majority vote; without a majority "
+        "(all raters differ, or an even split) by the median of their ratings",
         "gt_vs_model": gt_doc,
         "model_vs_model": {"cells": mm_cells.as_dict(orders), "totals": mm_totals.as_dict(orders)},
         "mean_dimension_agreement": _mean(dim_rates) if dim_rates else None,

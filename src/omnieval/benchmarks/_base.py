@@ -24,6 +24,7 @@ from omnieval.registry import Registry
 if TYPE_CHECKING:
     import pandas as pd
 
+    from omnieval.audit import AuditInputs
     from omnieval.data import Manifest
     from omnieval.gates import GateResult
     from omnieval.judgments import JudgmentSchema
@@ -286,6 +287,14 @@ class Benchmark(ABC):
         """How ``omnieval validate`` describes a valid dataset."""
         n = len(self.instances(dataset))
         return DatasetSummary(f"{n} instances", {"n_rows": n})
+
+    def audit_inputs(self, dataset: Any) -> AuditInputs:
+        """What ``omnieval audit`` reads from a validated dataset: its pages (text, image) and each
+        instance's own pages, target page and condition texts (which fields those are is the
+        benchmark's knowledge; the audit itself is generic, :mod:`omnieval.audit`)."""
+        from omnieval.errors import ConfigError
+
+        raise ConfigError(f"benchmark {self.name} has no dataset audit")
 
     def load(self, root: Path) -> Any:
         """Validate and return the dataset; raise :class:`~omnieval.errors.DataError` on bad data."""

@@ -23,6 +23,7 @@ _SUBCOMMAND_MODULES = (
     "_benchmarks",
     "_make_sample",
     "_validate",
+    "_audit",
     "_metrics",
     "_judge",
     "_aggregate",

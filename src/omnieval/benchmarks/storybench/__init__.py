@@ -27,6 +27,7 @@ from omnieval.metrics import MetricsConfig
 if TYPE_CHECKING:
     import pandas as pd
 
+    from omnieval.audit import AuditInputs
     from omnieval.data import Manifest
     from omnieval.gates import GateResult
     from omnieval.judgments import JudgmentSchema
@@ -108,6 +109,11 @@ class StoryBench(api.Benchmark):
         import pandas as pd
 
         return pd.read_parquet(Path(root) / self.dataset_marker)
+
+    def audit_inputs(self, dataset: Any) -> AuditInputs:
+        from omnieval.benchmarks.storybench._audit import storybench_audit_inputs
+
+        return storybench_audit_inputs(dataset, self.fingerprint(dataset).digest, self.name)
 
     # -- generation ---------------------------------------------------------------------------
     def generate(self, job: api.GenerateJob) -> Any:

@@ -285,14 +285,30 @@ def read_duplicate_clusters(path: Path) -> list[list[str]]:
     return clusters
 
 
+def duplicate_clusters_file(ctx: StoryContext) -> tuple[Path, str]:
+    """The clusters file to use and where it came from (``config`` or ``audit``).
+
+    An explicit file (``--duplicates``, the analysis config's ``duplicates``) wins; without one, the
+    output of ``omnieval audit`` under ``state/audit/*/clusters.json`` whose audited instances cover
+    this table's (:func:`omnieval.audit.find_audit_clusters`).
+    """
+    from omnieval.audit import find_audit_clusters
+
+    if ctx.config.duplicates is not None:
+        return ctx.config.duplicates, "config"
+    found = find_audit_clusters(ctx.table.instances)
+    if found.path is None:
+        raise Skip(f"no duplicate clusters given (--duplicates CLUSTERS.json) and {found.reason}")
+    return found.path, "audit"
+
+
 @story_analysis("duplicate_sensitivity", summary="rankings after dropping internal-duplicate clusters")
 def duplicate_sensitivity(ctx: StoryContext) -> AnalysisResult:
-    if ctx.config.duplicates is None:
-        raise Skip("no duplicate clusters given (--duplicates CLUSTERS.json)")
+    path, source = duplicate_clusters_file(ctx)
     ctx.need_systems(2)
-    clusters = [c for c in read_duplicate_clusters(ctx.config.duplicates) if len(c) >= 2]
+    clusters = [c for c in read_duplicate_clusters(path) if len(c) >= 2]
     if not clusters:
-        raise Skip("the clusters file holds no cluster with two or more members")
+        raise Skip(f"the clusters file {path} holds no cluster with two or more members")
     pos = {iid: k for k, iid in enumerate(ctx.table.instances)}
     known = [[pos[i] for i in c if i in pos] for c in clusters]
     unknown = sum(1 for c in clusters for i in c if i not in pos)
@@ -308,6 +324,8 @@ def duplicate_sensitivity(ctx: StoryContext) -> AnalysisResult:
         ),
     }
     out: dict[str, Any] = {
+        "clusters_file": str(path),
+        "clusters_source": source,
         "n_clusters": len(clusters),
         "n_flagged_instances": len(flagged),
         "ids_not_in_table": unknown,

@@ -1,0 +1,173 @@
+"""Which pairs raters see: the PRISM-Bench human study's stratified sample, as Label Studio tasks.
+
+The paper's appendix D allocates pairs by valid tag combination, not by sampling each subset at
+random: per subset it enumerates the valid combinations of active tags (7 on screen, 7 off screen,
+15 mixed) and samples four items of each, so a rare combination is covered as well as a frequent
+one (28 + 28 + 60 items). :func:`stratified_pairs` draws that sample from a dataset and makes one
+blind GT-versus-system task per (sampled item, system), in the shape that
+``label_studio/two_stage.xml`` shows and :func:`~omnieval.benchmarks.prism._human.parse_two_stage_export`
+reads back (``data``: ``num``, ``instance_id``, ``subset``, ``tags``, ``system``, ``order``,
+``caption``, ``video1``, ``video2``).
+
+Determinism: each stratum is drawn with its own generator seeded by (seed, subset, tags), so a run
+with the same seed and dataset gives the same tasks, and adding items of one combination changes
+no other combination's draw. Every sampled item is paired with every listed system (the
+model-vs-model agreement needs several systems on the same item). Which clip is ``video1`` is the
+judge's blind order for that pair (:func:`~omnieval.benchmarks.prism._compose.pair_order`), so a
+rater sees a pair as the judge did.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from omnieval.benchmarks.prism._compose import pair_order
+from omnieval.benchmarks.prism._loader import candidate_video
+from omnieval.benchmarks.prism._tags import GROUND_TRUTH, SUBSETS, TAGS, valid_tag_sets
+from omnieval.errors import DataError
+
+PAIRS_PER_COMBINATION = 4
+"""Items sampled per (subset, valid tag combination) in the paper's human study (appendix D)."""
+
+
+class SampledInstance(Protocol):
+    """What the sampler reads of an instance (:class:`~omnieval.benchmarks.prism._loader.PrismInstance`)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def index(self) -> int: ...
+    @property
+    def subset(self) -> str: ...
+    @property
+    def active_tags(self) -> tuple[str, ...]: ...
+    @property
+    def caption(self) -> str: ...
+    @property
+    def reference_video(self) -> Path: ...
+
+
+@dataclass(frozen=True)
+class PairSample:
+    """A drawn sample: the Label Studio tasks and the strata the dataset could not fill.
+
+    Attributes:
+        tasks: Label Studio tasks (``{"data": {...}}``), by subset, combination, item, system.
+        items: ``"<subset>:<TAG,TAG>"`` -> ids of the sampled items, sorted.
+        shortfall: ``"<subset>:<TAG,TAG>"`` -> items missing to reach the quota (only short strata).
+    """
+
+    tasks: tuple[dict[str, Any], ...]
+    items: Mapping[str, tuple[str, ...]]
+    shortfall: Mapping[str, int]
+
+
+def _tag_text(tags: Sequence[str]) -> str:
+    """Tags in the canonical order, comma-joined (``SPEECH_A,MUSIC_B``)."""
+    present = set(tags)
+    return ",".join(t for t in TAGS if t in present)
+
+
+def _stratum_rng(seed: int, stratum: str) -> random.Random:
+    digest = hashlib.sha256(f"prism-human-sample\x00{seed}\x00{stratum}".encode()).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+def stratified_pairs(
+    instances: Sequence[SampledInstance],
+    systems: Sequence[str],
+    *,
+    per_combination: int = PAIRS_PER_COMBINATION,
+    seed: int = 0,
+    candidates: Mapping[str, Path] | None = None,
+    clip_url: Callable[[Path], str] = Path.as_posix,
+) -> PairSample:
+    """Draw ``per_combination`` items per (subset, valid tag combination) and make the tasks.
+
+    Args:
+        instances: The dataset's instances (a subset of the dataset is fine: strata it cannot fill
+            are reported in ``shortfall``, never padded from another stratum).
+        systems: The systems each sampled item is compared with the ground truth for.
+        per_combination: Items per stratum (the paper: 4).
+        seed: Seeds the draw and the blind order (the judge's ``metrics.order_seed`` keeps the
+            raters' order equal to the judge's).
+        candidates: System -> candidate folder; when given, ``video1``/``video2`` are the two
+            clips (``<folder>/video/<index>/generated.mp4`` and the reference) through
+            ``clip_url``, else they are left out for the caller to fill in.
+        clip_url: Turns a clip path into what Label Studio loads (a served URL); default the path.
+
+    Raises:
+        DataError: no system, a system named ``ground_truth``, a non-positive quota, or a
+            system without a candidate folder when ``candidates`` is given.
+    """
+    if not systems:
+        raise DataError("stratified_pairs: name at least one system to compare with the ground truth")
+    if GROUND_TRUTH in systems:
+        raise DataError(
+            f"stratified_pairs: {GROUND_TRUTH!r} is the reference side of every pair, not a system"
+        )
+    if per_combination < 1:
+        raise DataError(f"stratified_pairs: per_combination must be at least 1, got {per_combination}")
+    if candidates is not None:
+        missing = sorted(set(systems) - set(candidates))
+        if missing:
+            raise DataError(f"stratified_pairs: no candidate folder for {', '.join(missing)}")
+    by_stratum: dict[str, list[SampledInstance]] = {}
+    for inst in instances:
+        by_stratum.setdefault(f"{inst.subset}:{_tag_text(inst.active_tags)}", []).append(inst)
+    tasks: list[dict[str, Any]] = []
+    items: dict[str, tuple[str, ...]] = {}
+    shortfall: dict[str, int] = {}
+    for subset in SUBSETS:
+        strata = sorted(
+            (f"{subset}:{_tag_text(tuple(tags))}" for tags in valid_tag_sets(subset)),
+            key=lambda s: (s.count(","), [TAGS.index(t) for t in s.split(":", 1)[1].split(",")]),
+        )
+        for stratum in strata:
+            pool = sorted(by_stratum.get(stratum, []), key=lambda i: i.id)
+            chosen = sorted(
+                _stratum_rng(seed, stratum).sample(pool, min(per_combination, len(pool))), key=lambda i: i.id
+            )
+            items[stratum] = tuple(i.id for i in chosen)
+            if len(chosen) < per_combination:
+                shortfall[stratum] = per_combination - len(chosen)
+            for inst in chosen:
+                for system in systems:
+                    tasks.append(_task(len(tasks) + 1, inst, system, seed, candidates, clip_url))
+    return PairSample(tuple(tasks), items, shortfall)
+
+
+def _task(
+    num: int,
+    inst: SampledInstance,
+    system: str,
+    seed: int,
+    candidates: Mapping[str, Path] | None,
+    clip_url: Callable[[Path], str],
+) -> dict[str, Any]:
+    order = pair_order(seed, system, inst.id)
+    data: dict[str, Any] = {
+        "num": num,
+        "instance_id": inst.id,
+        "subset": inst.subset,
+        "tags": _tag_text(inst.active_tags),
+        "system": system,
+        "order": "system_first" if order.first == "candidate" else "gt_first",
+        "caption": inst.caption,
+    }
+    if candidates is not None:
+        clips = {
+            "candidate": candidate_video(Path(candidates[system]), inst.index),
+            "reference": inst.reference_video,
+        }
+        data["video1"] = clip_url(clips[order.role(1)])
+        data["video2"] = clip_url(clips[order.role(2)])
+    return {"data": data}
+
+
+__all__ = ["PAIRS_PER_COMBINATION", "PairSample", "SampledInstance", "stratified_pairs"]

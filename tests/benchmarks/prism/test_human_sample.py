@@ -1,0 +1,134 @@
+"""The stratified pair sampler for the human study: the paper's 4 items per (subset, valid tag
+combination), deterministic with a seed, and tasks the two-stage export reader takes back."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from omnieval.benchmarks.prism._compose import pair_order
+from omnieval.benchmarks.prism._human import parse_two_stage_export
+from omnieval.benchmarks.prism._human_sample import PAIRS_PER_COMBINATION, stratified_pairs
+from omnieval.benchmarks.prism._tags import SUBSETS, TAGS, active_cells, valid_tag_sets
+from omnieval.errors import DataError
+
+
+@dataclass(frozen=True)
+class Item:
+    id: str
+    index: int
+    subset: str
+    active_tags: tuple[str, ...]
+    caption: str
+    reference_video: Path
+
+
+def _dataset(per_stratum: int, *, short: dict[str, int] | None = None) -> list[Item]:
+    """``per_stratum`` items of every valid combination (``short``: fewer for some strata)."""
+    items: list[Item] = []
+    for subset in SUBSETS:
+        for tags in sorted(valid_tag_sets(subset), key=lambda t: sorted(t)):
+            ordered = tuple(t for t in TAGS if t in tags)
+            key = f"{subset}:{','.join(ordered)}"
+            for k in range((short or {}).get(key, per_stratum)):
+                iid = f"{subset}-{'-'.join(ordered)}-{k:02d}"
+                items.append(
+                    Item(iid, len(items), subset, ordered, f"caption {iid}", Path(f"/refs/{iid}.mp4"))
+                )
+    return items
+
+
+def test_paper_quota_per_combination() -> None:
+    sample = stratified_pairs(_dataset(9), ["sora-2", "ltx-2", "ovi"], seed=3)
+    assert PAIRS_PER_COMBINATION == 4
+    per_subset = Counter(key.split(":")[0] for key, ids in sample.items.items() for _ in ids)
+    # 7 + 7 + 15 valid combinations, four items each (the paper's 28, 28 and 60).
+    assert per_subset == {"on_screen": 28, "off_screen": 28, "mixed": 60}
+    assert sample.shortfall == {}
+    assert len(sample.tasks) == 116 * 3
+    assert [t["data"]["num"] for t in sample.tasks] == list(range(1, 116 * 3 + 1))
+    # Every sampled item is compared for every system, and each task's tags are its stratum's.
+    pairs = Counter((t["data"]["instance_id"], t["data"]["system"]) for t in sample.tasks)
+    assert set(pairs.values()) == {1} and len({iid for iid, _ in pairs}) == 116
+    for task in sample.tasks:
+        data = task["data"]
+        assert data["instance_id"] in sample.items[f"{data['subset']}:{data['tags']}"]
+
+
+def test_deterministic_and_stratum_independent() -> None:
+    data = _dataset(9)
+    first = stratified_pairs(data, ["a", "b"], seed=1)
+    assert stratified_pairs(list(reversed(data)), ["a", "b"], seed=1) == first
+    other = stratified_pairs(data, ["a", "b"], seed=2)
+    assert other.items != first.items
+    # More items of one combination change that combination's draw only.
+    grown = stratified_pairs(_dataset(9, short={"mixed:SPEECH_A,MUSIC_B": 20}), ["a", "b"], seed=1)
+    changed = {k for k in first.items if grown.items[k] != first.items[k]}
+    assert changed <= {"mixed:SPEECH_A,MUSIC_B"}
+
+
+def test_short_strata_are_reported_not_padded() -> None:
+    sample = stratified_pairs(_dataset(9, short={"on_screen:SOUND_A": 1, "off_screen:MUSIC_B": 0}), ["a"])
+    assert sample.shortfall == {"on_screen:SOUND_A": 3, "off_screen:MUSIC_B": 4}
+    assert len(sample.items["on_screen:SOUND_A"]) == 1 and sample.items["off_screen:MUSIC_B"] == ()
+    assert len(sample.tasks) == 116 - 3 - 4
+
+
+def test_blind_order_and_clips_follow_the_judge(tmp_path: Path) -> None:
+    sample = stratified_pairs(
+        _dataset(2),
+        ["a", "b"],
+        seed=5,
+        per_combination=1,
+        candidates={"a": tmp_path / "a", "b": tmp_path / "b"},
+    )
+    orders = Counter(t["data"]["order"] for t in sample.tasks)
+    assert set(orders) == {"gt_first", "system_first"}
+    for task in sample.tasks:
+        data = task["data"]
+        order = pair_order(5, data["system"], data["instance_id"])
+        reference = f"/refs/{data['instance_id']}.mp4"
+        index = next(i.index for i in _dataset(2) if i.id == data["instance_id"])
+        candidate = (tmp_path / data["system"] / "video" / str(index) / "generated.mp4").as_posix()
+        if order.first == "reference":
+            assert (data["order"], data["video1"], data["video2"]) == ("gt_first", reference, candidate)
+        else:
+            assert (data["order"], data["video1"], data["video2"]) == ("system_first", candidate, reference)
+    # Without candidate folders the clips are left for the caller.
+    assert "video1" not in stratified_pairs(_dataset(1), ["a"]).tasks[0]["data"]
+
+
+def test_tasks_round_trip_through_the_export_reader() -> None:
+    sample = stratified_pairs(_dataset(4), ["a", "b"], per_combination=1)
+    exported: list[dict[str, Any]] = []
+    for tid, task in enumerate(sample.tasks):
+        data = task["data"]
+        result = [
+            {"from_name": f"v{video}_{cell.dimension}_{cell.audio_type}", "value": {"number": 5 + video}}
+            for cell in active_cells(data["tags"].split(","))
+            for video in (1, 2)
+        ]
+        exported.append(
+            {**task, "id": tid, "annotations": [{"id": tid, "completed_by": 1, "result": result}]}
+        )
+    parsed = parse_two_stage_export(exported)
+    assert parsed.counts["scored"] == len(sample.tasks) == 29 * 2
+    assert len(parsed.comparisons) == len(sample.tasks)
+
+
+@pytest.mark.parametrize(
+    ("systems", "kwargs", "message"),
+    [
+        ([], {}, "at least one system"),
+        (["ground_truth"], {}, "reference side"),
+        (["a"], {"per_combination": 0}, "at least 1"),
+        (["a", "b"], {"candidates": {"a": Path("x")}}, "no candidate folder for b"),
+    ],
+)
+def test_bad_arguments(systems: list[str], kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(DataError, match=message):
+        stratified_pairs(_dataset(1), systems, **kwargs)

@@ -2,8 +2,10 @@
 
 The paper transcribes with Whisper large-v3 through the Hugging Face ASR pipeline, which decodes
 greedily (one beam, temperature 0, no fallback). The embedded default here runs the packaged Whisper
-tiny.en with the same decoding; ``whisper-base`` (multilingual) or any local CTranslate2 Whisper
-folder (e.g. a converted large-v3 on a GPU machine) can be configured instead.
+tiny.en with the same decoding; ``whisper-base`` (multilingual), ``whisper-large-v3`` (a converted
+CTranslate2 folder in the model cache, :func:`whisper_large_v3_dir`) or any local CTranslate2
+Whisper folder can be configured instead, and ``auto`` (:func:`auto_asr_model`) takes large-v3
+whenever it is on disk.
 """
 
 from __future__ import annotations
@@ -111,11 +113,56 @@ def _packaged_whisper(name: str) -> Callable[[], Path]:
     return locate
 
 
+WHISPER_LARGE_V3 = "whisper-large-v3"
+"""Config name of the paper's ASR, looked for in the model cache (no registry package ships it)."""
+
+AUTO_ASR = "auto"
+"""Config value meaning: Whisper large-v3 when it is on disk, else the packaged tiny.en."""
+
+
+def whisper_large_v3_dir() -> Path:
+    """Where ``whisper-large-v3`` is expected: ``<model cache>/whisper-large-v3``, the model cache
+    being ``$OMNIEVAL_MODEL_CACHE`` (default ``~/.cache/omnieval/models``), beside the assembled
+    packaged models. It is a CTranslate2 conversion of ``openai/whisper-large-v3``, made once with
+    ``ct2-transformers-converter --model openai/whisper-large-v3 --output_dir <this folder>
+    --copy_files tokenizer.json preprocessor_config.json --quantization float16``."""
+    from omnieval.backends.assets import model_cache
+
+    return model_cache() / WHISPER_LARGE_V3
+
+
+def whisper_large_v3_present() -> bool:
+    """Whether a converted large-v3 (a ``model.bin``) sits in :func:`whisper_large_v3_dir`."""
+    return (whisper_large_v3_dir() / "model.bin").is_file()
+
+
+def _local_large_v3() -> Path:
+    path = whisper_large_v3_dir()
+    if not whisper_large_v3_present():
+        raise ConfigError(
+            f"ASR model {WHISPER_LARGE_V3!r}: no CTranslate2 folder with model.bin at {path}; convert it once "
+            f"with `ct2-transformers-converter --model openai/whisper-large-v3 --output_dir {path} "
+            "--copy_files tokenizer.json preprocessor_config.json --quantization float16`"
+        )
+    return path
+
+
+def auto_asr_model() -> str:
+    """``whisper-large-v3`` (the paper's ASR) when its folder is present, else ``whisper-tiny.en``.
+
+    Resolved when a config is validated, so lineage, cache keys and the resolved config name the
+    model that actually ran, never ``auto``.
+    """
+    return WHISPER_LARGE_V3 if whisper_large_v3_present() else "whisper-tiny.en"
+
+
 ASR_MODELS: dict[str, Callable[[], Path]] = {
     "whisper-tiny.en": _packaged_whisper("whisper-tiny.en"),
     "whisper-base": _packaged_whisper("whisper-base"),
+    WHISPER_LARGE_V3: _local_large_v3,
 }
-"""Packaged Whisper models by config name; any other value is read as a local CTranslate2 folder."""
+"""Whisper models by config name (packaged, or large-v3 in the model cache); any other value is
+read as a local CTranslate2 folder."""
 
 
 def resolve_whisper(model: str) -> Path:

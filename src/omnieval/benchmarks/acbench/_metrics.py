@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, field_validator
 
 from omnieval.audio import TARGET_RATE, AudioError, AudioStatus, prepare_speech
+from omnieval.backends.asr import AUTO_ASR, auto_asr_model, whisper_large_v3_dir
 from omnieval.benchmarks._base import MetricsOutput
 from omnieval.candidates import Modality, output_path, read_candidate
 from omnieval.errors import ConfigError
@@ -100,7 +101,14 @@ _INFERENCE_ERROR = "inference_error"
 
 
 class AcbenchMetricsConfig(SpeechAnalysisConfig):
-    """The ``metrics:`` block of an OmniACBench suite. Defaults run offline on the packaged models."""
+    """The ``metrics:`` block of an OmniACBench suite. Defaults run offline on the packaged models,
+    except the ASR, which is the paper's Whisper large-v3 wherever a converted copy is on disk."""
+
+    asr_model: str | None = Field(default="auto", validate_default=True)
+    """``auto`` (default) = ``whisper-large-v3`` when its CTranslate2 folder is in the model cache
+    (:func:`omnieval.backends.asr.whisper_large_v3_dir`), else the packaged ``whisper-tiny.en``
+    (named as a deviation); or any name :class:`~omnieval.metrics.SpeechAnalysisConfig` takes.
+    Resolved at validation, so lineage and cache keys name the model that ran."""
 
     evaluators: dict[str, str] = Field(default_factory=dict)
     """Evaluator per feature (``emotion``, ``accent``, ``timbre``) as a classifier reference
@@ -116,6 +124,8 @@ class AcbenchMetricsConfig(SpeechAnalysisConfig):
     def _needs_asr(cls, value: str | None) -> str | None:
         if value is None:
             raise ValueError("OmniACBench needs an ASR model for WER and WPM")
+        if value == AUTO_ASR:
+            return auto_asr_model()
         return value
 
     @field_validator("evaluators")
@@ -382,7 +392,14 @@ def deviations(config: AcbenchMetricsConfig) -> list[str]:
     """Where these metrics depart from the paper's section 4.1, for lineage and the report."""
     out = []
     if "large-v3" not in str(config.asr_model):
-        out.append(f"ASR {config.asr_model} (faster-whisper, greedy) instead of Whisper large-v3 (WER, WPM)")
+        cpu = (
+            f"; the CPU default, used because no converted large-v3 is at {whisper_large_v3_dir()}"
+            if config.asr_model == "whisper-tiny.en"
+            else ""
+        )
+        out.append(
+            f"ASR {config.asr_model} (faster-whisper, greedy) instead of Whisper large-v3 (WER, WPM){cpu}"
+        )
     out += [
         "WER: script and transcript normalized with Whisper's English text normalizer (the paper does not "
         "state its normalization); aggregate = mean of per-instance WER",

@@ -140,16 +140,17 @@ def test_redact_masks_env_values_and_token_shapes(monkeypatch: pytest.MonkeyPatc
     planted = "pl4nted-" + secrets.token_hex(8)
     monkeypatch.setenv("SOME_SERVICE_TOKEN", planted)
     monkeypatch.setenv("SHORT_KEY", "abc")  # too short to be a secret: never masked
+    google = "AIza" + "Sy" + "C-" * 6 + "x9" * 12  # a Google API key's shape (Gemini), 39 chars
     text = (
         f"url=http://h/?t={planted} auth: Bearer abc.DEF_123-xyz key sk-{'a' * 24} "
-        f"hub hf_{'B' * 30} abc is fine"
+        f"hub hf_{'B' * 30} gemini https://g/v1beta/models/m:generateContent?key={google} abc is fine"
     )
     clean = redact(text)
     assert planted not in clean and "abc.DEF_123-xyz" not in clean
-    assert "sk-aaaa" not in clean and "hf_BBBB" not in clean
+    assert "sk-aaaa" not in clean and "hf_BBBB" not in clean and google not in clean
     assert clean.endswith("abc is fine")
     # Independent check: no unmasked token shape is left.
-    assert not re.search(r"sk-\w{16}|hf_\w{20}", clean)
+    assert not re.search(r"sk-\w{16}|hf_\w{20}|AIza[\w-]{30}", clean)
 
 
 def test_scrub_environment_masks_only_secret_variables() -> None:
@@ -221,6 +222,54 @@ def test_openai_client_error_never_carries_the_key(
     assert fake_openai.unauthorized == 1
     assert fake_openai.key not in str(info.value)
     assert fake_openai.key not in repr(backend)
+
+
+def test_gemini_client_errors_never_carry_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Gemini-format server that echoes the request's key header back in its error bodies."""
+    from omnieval.backends.llm import (
+        BackendError,
+        BackendUnavailable,
+        ChatRequest,
+        GeminiBackendConfig,
+        Message,
+    )
+    from omnieval.backends.llm._gemini import GeminiChatBackend, forget_versions, gemini_identity
+
+    key = "AIza" + secrets.token_hex(18)
+    monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
+    monkeypatch.setenv("GEMINI_API_KEY", key)
+    state = {"echo": False, "seen": 0}
+
+    def respond(request: Recorded) -> Reply:
+        sent = {k.lower(): v for k, v in request.headers.items()}.get("x-goog-api-key", "")
+        state["seen"] += sent == key
+        if state["echo"]:
+            return 403, {"error": {"code": 403, "message": f"key {sent} is not allowed", "status": "DENIED"}}
+        return 200, {
+            "candidates": [
+                {"content": {"role": "model", "parts": [{"text": "ready"}]}, "finishReason": "STOP"}
+            ],
+            "modelVersion": "gemini-security-001",
+        }
+
+    forget_versions()
+    with StubServer(respond) as server:
+        config = GeminiBackendConfig(base_url=server.root + "/")
+        backend = GeminiChatBackend(config, model="gemini-sec")
+        try:
+            state["echo"] = True
+            with pytest.raises(BackendError) as info:
+                backend.chat(ChatRequest((Message.text_only("user", "hi"),)))
+            forget_versions()
+            with pytest.raises(BackendUnavailable) as probe:
+                gemini_identity(config, "gemini-sec", "")
+        finally:
+            backend.close()
+            forget_versions()
+    assert state["seen"] == 3  # the key did go out, as a header, on every request
+    for text in (str(info.value), str(probe.value), repr(backend)):
+        assert key not in text and "is not allowed" in str(info.value)
+    assert key not in repr(config.model_dump())
 
 
 def test_a_server_address_with_credentials_is_refused() -> None:
@@ -323,6 +372,7 @@ def test_planted_secrets_never_leave_the_process(
         "HF_TOKEN": "hf_planted" + secrets.token_hex(12),
         "WANDB_API_KEY": secrets.token_hex(20),
         "MLFLOW_TRACKING_TOKEN": "mlflow-planted-" + secrets.token_hex(12),
+        "GEMINI_API_KEY": "AIza" + secrets.token_hex(18),
     }
     webhook_secret = "hook-planted-" + secrets.token_hex(12)
     for name, value in planted.items():

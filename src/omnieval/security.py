@@ -8,8 +8,8 @@ so every log record omnieval's CLI emits goes through :func:`redact`:
 - values of environment variables whose names look secret (``*_KEY``, ``*TOKEN*``, ``*SECRET*``,
   ``*PASSWORD*``, ``*CREDENTIAL*``) and of variables registered with :func:`register_secret_env`
   are replaced by ``***``;
-- well-known token shapes (``Bearer ...``, ``sk-...``, ``hf_...``) are replaced too, whatever their
-  source.
+- well-known token shapes (``Bearer ...``, ``sk-...``, ``hf_...``, ``AIza...``) are replaced too,
+  whatever their source.
 
 :func:`install_log_redaction` installs this for every logger of the process (a log-record factory,
 so it also covers Prefect's and MLflow's loggers and handlers added later).
@@ -49,9 +49,11 @@ TOKEN_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(r"(?i)(?<=bearer )[A-Za-z0-9._~+/=-]{6,}"),
     re.compile(r"\bsk-[A-Za-z0-9_-]{16,}"),
     re.compile(r"\bhf_[A-Za-z0-9]{20,}"),
+    re.compile(r"\bAIza[0-9A-Za-z_-]{30,}"),
 )
-"""Token shapes masked wherever they appear: bearer credentials, OpenAI-style ``sk-`` keys and
-Hugging Face ``hf_`` tokens."""
+"""Token shapes masked wherever they appear: bearer credentials, OpenAI-style ``sk-`` keys, Hugging
+Face ``hf_`` tokens and Google API keys (``AIza...``, the Gemini API's; a library may put one in a
+URL's ``?key=``)."""
 
 _REGISTERED: set[str] = set()
 _LOCK = threading.Lock()

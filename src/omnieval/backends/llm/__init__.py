@@ -1,7 +1,7 @@
 """LLM backends behind one chat interface: text, images and audio in; text or schema-constrained JSON out.
 
 Backends (registered by config ``kind``): ``openai`` (any OpenAI-compatible server: vLLM, hosted
-APIs), ``vllm`` (omnieval starts and stops ``vllm serve`` from a separate environment), ``llamacpp``
+APIs), ``gemini`` (Google's Gemini API through the google-genai SDK), ``vllm`` (omnieval starts and stops ``vllm serve`` from a separate environment), ``llamacpp``
 (GGUF in-process, the packaged CPU judge), ``transformers`` (small local checkpoints) and
 ``scripted`` (plumbing tests). Heavy runtimes are imported only when a backend is opened.
 """
@@ -13,6 +13,7 @@ from omnieval.backends.llm._config import (
     EndpointConfig,
     EndpointHealthSettings,
     FaultsConfig,
+    GeminiBackendConfig,
     HttpClientSettings,
     LlamaCppConfig,
     OpenAIBackendConfig,
@@ -24,6 +25,7 @@ from omnieval.backends.llm._config import (
 from omnieval.backends.llm._factory import (
     LLM_BACKENDS,
     backend_identity,
+    carries_video_audio,
     open_backend,
     output_fingerprint,
     reports_value_probs,
@@ -71,6 +73,7 @@ __all__ = [
     "EndpointConfig",
     "EndpointHealthSettings",
     "FaultsConfig",
+    "GeminiBackendConfig",
     "HttpClientSettings",
     "ImagePart",
     "LlamaCppConfig",
@@ -89,6 +92,7 @@ __all__ = [
     "VideoPart",
     "VllmServerConfig",
     "backend_identity",
+    "carries_video_audio",
     "local_identity",
     "merge_usage_json",
     "message_payload",

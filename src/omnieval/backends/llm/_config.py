@@ -31,6 +31,11 @@ class HttpClientSettings(_Strict):
     vllm_extensions: bool = True
     """Send vLLM's extra sampling fields (repetition_penalty, top_k, stop_token_ids,
     chat_template_kwargs). Turn off for hosted APIs that reject unknown fields."""
+    use_audio_in_video: bool = False
+    """Ask the server to decode each video part's own soundtrack with its frames: requests that carry
+    a video part get ``mm_processor_kwargs: {"use_audio_in_video": true}`` (vLLM's per-request form
+    for Qwen2.5-Omni and Qwen3-Omni, whose TMRoPE then aligns the audio with the frames in time).
+    Without it vLLM drops a video's audio track, and a caller has to send the sound separately."""
 
 
 def _no_credentials(url: str | None, field: str) -> None:
@@ -146,6 +151,46 @@ class VllmServerConfig(HttpClientSettings):
     """Further ``vllm serve`` arguments, passed as given."""
     api_key_env: str | None = None
     """Environment variable with a key the server should require (passed to it via the environment)."""
+
+
+GEMINI_KEY_VARIABLES: tuple[str, ...] = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
+"""Where a Gemini key is looked for when a config names no variable, in the google-genai SDK's own
+order (it prefers ``GOOGLE_API_KEY`` when both are set)."""
+
+
+class GeminiBackendConfig(_Strict):
+    """Google's Gemini API through the ``google-genai`` SDK (PRISM-Bench's own judge).
+
+    Video parts are sent as they are, picture and soundtrack together: Gemini decodes a video's
+    audio track itself, so no separate audio part is needed. The key is read from the environment
+    only (``api_key_env``, else :data:`GEMINI_KEY_VARIABLES`) when the client opens; the address may
+    point at any server that speaks the Gemini REST format (tests use a local one).
+    """
+
+    kind: Literal["gemini"] = "gemini"
+    base_url: str | None = None
+    """API root, e.g. ``http://127.0.0.1:8080/``; unset: ``base_url_env``, else Google's endpoint."""
+    base_url_env: str | None = None
+    """Environment variable that may hold the API root (an override; unset or empty = Google's)."""
+    api_key_env: str | None = None
+    """Environment variable holding the key; default: ``GOOGLE_API_KEY``, then ``GEMINI_API_KEY``."""
+    api_version: str = "v1beta"
+    """REST API version in the request path (``/v1beta/models/{model}:generateContent``)."""
+    timeout_s: float = Field(default=600.0, gt=0)
+    """Per-request timeout in seconds (a long clip pair with thinking can take minutes)."""
+    concurrency: int = Field(default=1, ge=1)
+    """Requests in flight at once."""
+    requests_per_minute: float | None = Field(default=None, gt=0)
+    """Most request starts per minute (the project's quota); None = no pacing. Quota refusals (HTTP
+    429) are retried by the judge runner like any transient failure."""
+    inline_media_max_mb: float = Field(default=20.0, ge=0)
+    """Media of one request up to this size travel inline in the request; larger ones are uploaded
+    through the Files API first (the Gemini API caps inline requests at about 20 MB)."""
+
+    @model_validator(mode="after")
+    def _address_without_credentials(self) -> GeminiBackendConfig:
+        _no_credentials(self.base_url, "base_url")
+        return self
 
 
 class LlamaCppConfig(_Strict):
@@ -290,6 +335,7 @@ class FaultsConfig(_Strict):
 BackendConfig = Annotated[
     OpenAIBackendConfig
     | VllmServerConfig
+    | GeminiBackendConfig
     | LlamaCppConfig
     | TransformersConfig
     | ScriptedConfig

@@ -8,6 +8,7 @@ from typing import Any
 from omnieval.backends.llm._config import (
     BackendConfig,
     FaultsConfig,
+    GeminiBackendConfig,
     LlamaCppConfig,
     OpenAIBackendConfig,
     ScriptedConfig,
@@ -48,6 +49,13 @@ def _vllm(config: VllmServerConfig, model: str, revision: str) -> ChatBackend:
     return ManagedVllmBackend(config, model=model, revision=revision)
 
 
+@LLM_BACKENDS.register("gemini")
+def _gemini(config: GeminiBackendConfig, model: str, revision: str) -> ChatBackend:
+    from omnieval.backends.llm._gemini import GeminiChatBackend
+
+    return GeminiChatBackend(config, model=model, revision=revision)
+
+
 @LLM_BACKENDS.register("llamacpp")
 def _llamacpp(config: LlamaCppConfig, model: str, revision: str) -> ChatBackend:
     from omnieval.backends.llm._llamacpp import LlamaCppChatBackend
@@ -73,6 +81,15 @@ def _scripted(config: ScriptedConfig, model: str, revision: str) -> ChatBackend:
 @_identity("vllm")
 def _hf_identity(config: OpenAIBackendConfig | VllmServerConfig, model: str, revision: str) -> ModelIdentity:
     return hf_identity(model, revision)
+
+
+@_identity("gemini")
+def _gemini_identity(config: GeminiBackendConfig, model: str, revision: str) -> ModelIdentity:
+    # A hosted alias moves to new weights without notice: the version the API reports is the
+    # revision (one small request per process and model; BackendUnavailable without key or API).
+    from omnieval.backends.llm._gemini import gemini_identity
+
+    return gemini_identity(config, model, revision)
 
 
 @_identity("llamacpp")
@@ -147,6 +164,22 @@ def reports_value_probs(config: BackendConfig, *, schema_constrained: bool, gree
     return False
 
 
+def carries_video_audio(config: BackendConfig) -> bool:
+    """Whether video parts sent through ``config`` reach the model with their own soundtrack.
+
+    Gemini decodes a video's audio track itself; a vLLM omni model does when the request asks for it
+    (``use_audio_in_video``). Elsewhere a caller that wants the model to hear a clip must send its
+    sound as a separate audio part.
+    """
+    if isinstance(config, GeminiBackendConfig):
+        return True
+    if isinstance(config, OpenAIBackendConfig | VllmServerConfig):
+        return config.use_audio_in_video
+    if isinstance(config, FaultsConfig):
+        return carries_video_audio(config.inner)
+    return False
+
+
 def output_fingerprint(config: BackendConfig) -> dict[str, Any]:
     """Backend settings that change what the model answers (not speed): part of every cache key."""
     out: dict[str, Any] = {"kind": config.kind}
@@ -161,6 +194,12 @@ def output_fingerprint(config: BackendConfig) -> dict[str, Any]:
     elif isinstance(config, OpenAIBackendConfig | VllmServerConfig):
         out["schema_field"] = config.schema_field
         out["vllm_extensions"] = config.vllm_extensions
+        if config.use_audio_in_video:
+            # The model hears each video's own soundtrack: other inputs, other answers. Keyed only
+            # when on, so the keys of configs without it stay as they were.
+            out["use_audio_in_video"] = True
+    elif isinstance(config, GeminiBackendConfig):
+        out["api_version"] = config.api_version
     elif isinstance(config, TransformersConfig):
         out["dtype"] = config.dtype
         out["model_class"] = config.model_class

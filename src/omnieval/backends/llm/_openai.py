@@ -5,7 +5,8 @@ for vLLM, its extra sampling fields (``repetition_penalty``, ``top_k``, ``stop_t
 chat-template switches (``chat_template_kwargs``, e.g. ``{"enable_thinking": false}``). A JSON
 schema is sent as OpenAI ``response_format`` (json_schema), vLLM's ``guided_json`` or its
 ``structured_outputs``. Images travel as ``image_url`` data URLs, audio as ``input_audio``, video
-as ``video_url`` data URLs (vLLM's form for omni models).
+as ``video_url`` data URLs (vLLM's form for omni models); ``use_audio_in_video`` makes vLLM decode
+a video's own soundtrack with its frames instead of dropping it.
 
 The API key is read from the named environment variable when each request is sent; it is never
 stored on the object, logged, or included in error messages.
@@ -94,8 +95,14 @@ def request_body(
     model: str,
     schema_field: SchemaField = "response_format",
     vllm_extensions: bool = True,
+    use_audio_in_video: bool = False,
 ) -> dict[str, Any]:
-    """The JSON body of ``POST /chat/completions`` for one request."""
+    """The JSON body of ``POST /chat/completions`` for one request.
+
+    With ``use_audio_in_video``, a request carrying a video part also asks vLLM to decode each
+    video's own soundtrack in time with its frames (``mm_processor_kwargs``); requests without video
+    (e.g. a text-only repair) are left as they are.
+    """
     decoding = request.decoding
     body: dict[str, Any] = {
         "model": model,
@@ -116,6 +123,8 @@ def request_body(
             body["stop_token_ids"] = list(decoding.stop_token_ids)
         if request.chat_template_kwargs:
             body["chat_template_kwargs"] = dict(request.chat_template_kwargs)
+    if use_audio_in_video and any(isinstance(p, VideoPart) for m in request.messages for p in m.parts):
+        body["mm_processor_kwargs"] = {"use_audio_in_video": True}
     if request.json_schema is not None:
         schema = dict(request.json_schema)
         if schema_field == "response_format":
@@ -196,6 +205,7 @@ class OpenAIChatBackend:
             model=self.served_model,
             schema_field=self.settings.schema_field,
             vllm_extensions=self.settings.vllm_extensions,
+            use_audio_in_video=self.settings.use_audio_in_video,
         )
 
     def chat(self, request: ChatRequest) -> Completion:

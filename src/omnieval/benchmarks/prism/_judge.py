@@ -13,8 +13,10 @@ normalized locally (:mod:`omnieval.judges._parse`'s candidates and fixes); a non
 still fails goes to the panel's repair model, whose answer is accepted only when every score and
 most evidence words already occur in the original (:mod:`omnieval.judges._repair`).
 
-Panels (``panels/*.yaml``): ``omni`` sends the blinded clips to an omni model behind an
-OpenAI-compatible API; ``cpu-cascade`` gives the packaged 1.5B text model facts measured from each
+Panels (``panels/*.yaml``): ``paper`` sends the blinded clips to the paper's Gemini judge and
+``ablation`` to the paper's ablation judges (two more Gemini models and Qwen3-Omni), ``omni`` to an
+omni model behind an OpenAI-compatible API (vLLM, told to decode each video's own soundtrack);
+``cpu-cascade`` gives the packaged 1.5B text model facts measured from each
 clip (:mod:`._facts`). A panel whose model cannot be reached is reported in
 :attr:`PrismJudgeResult.unavailable` and its rows are ``not_applicable``, never scores.
 """
@@ -41,6 +43,7 @@ from omnieval.backends.llm import (
     LlamaCppConfig,
     ModelIdentity,
     OpenAIBackendConfig,
+    carries_video_audio,
     output_fingerprint,
 )
 from omnieval.benchmarks.prism._compose import ComposeSpec, PairOrder, compose_clips, compose_pair, pair_order
@@ -146,7 +149,9 @@ class ComposeConfig(_Strict):
     media: Literal["separate", "pair"] = "separate"
     """``separate``: two files (clip1, clip2), as the paper sends them; ``pair``: one joined file."""
     soundtracks: bool = True
-    """Also attach each clip's audio as an audio part (servers that drop a video's audio track)."""
+    """Also attach each clip's audio as an audio part (servers that drop a video's audio track).
+    Never for a judge whose backend hears a video's own track (Gemini; vLLM with
+    ``use_audio_in_video``): there the sound stays inside the video, aligned with the frames."""
     width: int | None = Field(default=None, ge=16)
     height: int | None = Field(default=None, ge=16)
     fps: float | None = Field(default=None, gt=0)
@@ -172,7 +177,12 @@ class PrismPanelConfig(_Strict):
         return hashlib.sha256(canonical_json(self.model_dump(mode="json")).encode()).hexdigest()
 
 
-PRISM_PANELS: dict[str, str] = {"cpu-cascade": "cpu-cascade.yaml", "omni": "omni.yaml"}
+PRISM_PANELS: dict[str, str] = {
+    "ablation": "ablation.yaml",
+    "cpu-cascade": "cpu-cascade.yaml",
+    "omni": "omni.yaml",
+    "paper": "paper.yaml",
+}
 
 
 def prism_panel_names() -> list[str]:
@@ -538,9 +548,13 @@ class _Runner(CallRunner):
         return facts
 
     def composed(
-        self, candidate: Path, reference: Path, order: PairOrder
+        self, candidate: Path, reference: Path, order: PairOrder, *, soundtracks: bool
     ) -> tuple[tuple[Path, Path] | None, tuple[Path, Path] | None, Path | None]:
-        """(clips, soundtracks, pair video) for a native judge, made once and kept in the cache folder."""
+        """(clips, soundtracks, pair video) for a native judge, made once and kept in the cache folder.
+
+        ``soundtracks``: also extract each clip's audio for a separate audio part (a judge whose
+        backend hears a video's own track gets none: the sound stays time-aligned inside the video).
+        """
         from omnieval.benchmarks.prism._media import extract_audio
 
         cfg = self.panel.compose
@@ -573,7 +587,7 @@ class _Runner(CallRunner):
             compose_clips(candidate, reference, order, folder, spec=spec)
             self.counters.compositions += 1
         tracks: tuple[Path, Path] | None = None
-        if cfg.soundtracks:
+        if soundtracks:
             wavs = (folder / "clip1.wav", folder / "clip2.wav")
             for clip, wav in zip((clip1, clip2), wavs, strict=True):
                 if not wav.is_file():
@@ -617,7 +631,10 @@ class _Runner(CallRunner):
                         call.stage, tuple(inst.active_tags), call.cells, caption, facts=facts
                     )
                 else:
-                    clips, tracks, pair = self.composed(candidate, reference, call.order)
+                    separate_sound = self.panel.compose.soundtracks and not carries_video_audio(judge.backend)
+                    clips, tracks, pair = self.composed(
+                        candidate, reference, call.order, soundtracks=separate_sound
+                    )
                     inputs = StageInputs(
                         call.stage,
                         tuple(inst.active_tags),

@@ -97,6 +97,7 @@ def test_report_falls_back_to_analyses_folder_and_handles_no_systems(tmp_path: P
             "analysis": "human_preference",
             "status": "ok",
             "tie_rule": "ties agree with ties",
+            "rater_rule": "raters vote by majority",
             "mean_dimension_agreement": 0.75,
             "gt_vs_model": {
                 "cells": {
@@ -126,7 +127,7 @@ def test_report_falls_back_to_analyses_folder_and_handles_no_systems(tmp_path: P
     )
     html = page.read_text(encoding="utf-8")
     assert 'id="stability"' in html and "d<sub>bias</sub>" in html
-    assert 'id="human"' in html and "75.0%" in html
+    assert 'id="human"' in html and "75.0%" in html and "raters vote by majority" in html
     assert 'id="swap"' not in html
     empty = {"benchmark": "prism", "systems": {}, "ground_truth": {"subsets": {}}, "not_computed": []}
     write_prism_report(

@@ -264,6 +264,7 @@ def human_html(doc: Mapping[str, Any]) -> str:
         "human.html.j2",
         mean=doc.get("mean_dimension_agreement"),
         tie_rule=doc.get("tie_rule", ""),
+        rater_rule=doc.get("rater_rule", ""),
         tables=tables,
     )
 

@@ -23,6 +23,7 @@ from pydantic import (
 
 from omnieval.backends.llm import TokenPrice
 from omnieval.errors import ConfigError, validation_problems
+from omnieval.judges import JudgeBudget
 from omnieval.systems import SystemConfig, SystemSpec
 
 if TYPE_CHECKING:
@@ -50,6 +51,10 @@ class JudgesConfig(_Strict):
     """Judge panels to run (``cpu``, ``paper-a``, ``paper-b``, ``paper-c``, or a panel YAML file's
     path); empty = no judging;
     None = the benchmark's default (storybench: ``cpu``; benchmarks without judge tracks: none)."""
+    budget: JudgeBudget | None = None
+    """Most model calls and/or tokens the judge stage may spend in one run (docs/judges.md, "Tokens,
+    time and cost"); None = no limit. Once used, the rest are not judged and the stage stays
+    incomplete, so a rerun with a larger budget finishes it from the cache."""
 
 
 class AnalysesConfig(_Strict):

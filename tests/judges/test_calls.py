@@ -266,3 +266,39 @@ def test_usage_of_a_backend_that_reports_no_tokens_is_unknown_not_zero(tmp_path:
     # Two calls (the failed one took time too), no token counts reported by this backend.
     assert entry["calls"] == 2 and entry["calls_with_tokens"] == 0
     assert entry["prompt_tokens"] is None and entry["completion_tokens"] is None
+
+
+# -- budget --------------------------------------------------------------------------------------
+
+
+def test_a_used_budget_withholds_the_rest_and_a_larger_one_finishes_from_the_cache(tmp_path: Path) -> None:
+    from pydantic import ValidationError
+
+    from omnieval.judges import JudgeBudget, spending_limit
+
+    judge, other = _judge("a", retries=0, batch_size=2), _judge("b", retries=0, model="scripted/other")
+    texts = ["t1", "t2", "t3", "t4", "t5"]
+    jobs = [_Job(judge, t, (i,)) for i, t in enumerate(texts)] + [_Job(other, "o1", (9,))]
+    backend = _Backend({})
+    with spending_limit(JudgeBudget(max_calls=3)) as limit:
+        _runner(tmp_path, backend).run_jobs(jobs)
+    assert limit is not None
+    # Checked between batches: two batches of two went out (4 calls, one batch past the cap of 3),
+    # then the rest of the group and the other model's group (never loaded) were withheld.
+    assert backend.batches == [["t1", "t2"], ["t3", "t4"]]
+    assert [j.outcome[0].split(" ")[0] for j in jobs] == ["sent"] * 4 + ["unavailable"] * 2
+    assert "judge budget used: 4 of max_calls 3 calls made" in jobs[4].outcome[0]
+    assert limit.calls == 4 and limit.withheld == 2
+
+    again = [_Job(j.judge, j.text, j.order) for j in jobs]
+    rerun_backend = _Backend({})
+    with spending_limit(JudgeBudget(max_calls=10)) as larger:
+        _runner(tmp_path, rerun_backend).run_jobs(again)
+    assert [j.outcome[0].split(" ")[0] for j in again] == ["cached"] * 4 + ["sent"] * 2
+    assert rerun_backend.batches == [["t5"], ["o1"]]  # only what was withheld is paid for
+    assert larger is not None and larger.calls == 2 and larger.withheld == 0
+
+    with spending_limit(None) as none:  # no budget: nothing tracked, nothing withheld
+        assert none is None
+    with pytest.raises(ValidationError, match="max_calls or max_tokens"):
+        JudgeBudget()

@@ -27,6 +27,7 @@ imported when a panel runs.
 
 from __future__ import annotations
 
+from omnieval.judges._budget import JudgeBudget, SpendTracker, active_limit, spending_limit
 from omnieval.judges._cache import DiskCache, cache_key, canonical_json, request_material
 from omnieval.judges._calls import (
     LEDGER_TAIL,
@@ -102,6 +103,7 @@ __all__ = [
     "DriftSettings",
     "DriftSuite",
     "Framing",
+    "JudgeBudget",
     "JudgeConfig",
     "JudgeInputs",
     "JudgeResult",
@@ -110,9 +112,11 @@ __all__ = [
     "PromptTemplate",
     "RepairOutcome",
     "Section",
+    "SpendTracker",
     "StreamResult",
     "TrackConfig",
     "TrackSpec",
+    "active_limit",
     "backend_group_key",
     "cache_key",
     "canonical_json",
@@ -150,6 +154,7 @@ __all__ = [
     "run_drift_check",
     "run_judges",
     "schema_example",
+    "spending_limit",
     "stream_judges",
     "template",
     "template_catalog",

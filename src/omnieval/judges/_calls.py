@@ -43,6 +43,7 @@ from omnieval.backends.llm import (
     open_backend,
     usage_table,
 )
+from omnieval.judges._budget import active_limit
 from omnieval.judges._cache import MediaHasher, ResponseCache, canonical_json
 from omnieval.judges._panels import JudgeConfig
 from omnieval.judgments import LEDGER_TAIL
@@ -357,6 +358,8 @@ class CallRunner:
             groups.setdefault(backend_group_key(job.judge), []).append(job)
         for key in sorted(groups, key=lambda k: k == keep_open):
             group = sorted(groups[key], key=lambda j: j.order)
+            if self._withheld(group, 0):
+                continue  # the budget is used: do not even load the model
             backend = self.pool.get(group[0].judge)
             if backend is None:
                 reason = self.pool.failed[key]
@@ -366,6 +369,8 @@ class CallRunner:
             try:
                 size = max(job.judge.batch_size for job in group)
                 for start in range(0, len(group), size):
+                    if self._withheld(group, start):
+                        break
                     send_with_retries(
                         partial(self._send, backend),
                         group[start : start + size],
@@ -375,6 +380,19 @@ class CallRunner:
                 if self.close_groups and key != keep_open:
                     self.pool.close(key)
 
+    @staticmethod
+    def _withheld(group: Sequence[JobT], start: int) -> bool:
+        """When a judge budget is in force and used, settle ``group[start:]`` as not judged (the
+        budget's reason as note) and return True; else False."""
+        limit = active_limit()
+        if limit is None or limit.allows():
+            return False
+        withheld = group[start:]
+        limit.withhold(len(withheld))
+        for job in withheld:
+            job.on_unavailable(limit.reason)
+        return True
+
     def _send(self, backend: ChatBackend, pending: list[JobT], attempt: int) -> list[JobT]:
         """One batch to the model; every answer is cached at once. Returns the jobs to resend."""
         started = time.perf_counter()
@@ -383,10 +401,16 @@ class CallRunner:
         # request gets an equal share of its wall time, so per-judge seconds add up to the time
         # the model was busy, not to the sum of overlapping latencies.
         share = (time.perf_counter() - started) / max(1, len(pending))
+        limit = active_limit()
         self._sent(len(pending), attempt > 0)
         resend: list[JobT] = []
         for job, result in zip(pending, results, strict=True):
             self._usage(job.judge).add_call(result if isinstance(result, Completion) else None, share)
+            if limit is not None:
+                tokens = None
+                if isinstance(result, Completion) and result.prompt_tokens is not None:
+                    tokens = result.prompt_tokens + (result.completion_tokens or 0)
+                limit.spend(calls=1, tokens=tokens)
             if isinstance(result, Completion):
                 self.cache.put(job.key, result, job.meta)
                 job.on_done(result, False)

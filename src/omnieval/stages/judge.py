@@ -143,6 +143,7 @@ def run_shard(
     import tempfile
 
     from omnieval.benchmarks import JudgeJob
+    from omnieval.judges import spending_limit
 
     paths = state_paths(config)
     candidates = _candidates(config, systems)
@@ -151,7 +152,8 @@ def run_shard(
     done = folder / "shard.json"
     if done.is_file():
         info = read_json(done)
-        if info.get("key") == key:
+        # A shard the budget cut short is judged again; its answered calls come from the cache.
+        if info.get("key") == key and not info.get("over_budget"):
             note(f"[judge] shard {'+'.join(systems)}: complete, reusing it (0 model calls)")
             return JudgeShard(tuple(systems), folder, 0, 0, True)
     folder.parent.mkdir(parents=True, exist_ok=True)
@@ -159,27 +161,32 @@ def run_shard(
     try:
         calls = hits = 0
         panels: dict[str, Any] = {}
-        for number, panel in enumerate(config.panels):
-            label = f"judge {panel}" + (f" {'+'.join(systems)}" if len(systems) == 1 else "")
-            # The runner counts model calls (the work that costs time), known once the cache is read.
-            with progress_bar(f"{label}: model calls", 0) as update:
+        with spending_limit(config.judges.budget) as limit:
+            for number, panel in enumerate(config.panels):
+                label = f"judge {panel}" + (f" {'+'.join(systems)}" if len(systems) == 1 else "")
+                # The runner counts model calls (the work that costs time), known once the cache is read.
+                with progress_bar(f"{label}: model calls", 0) as update:
 
-                def report(_label: str, done: int, total: int, _update: Any = update) -> None:
-                    _update(done, total)
+                    def report(_label: str, done: int, total: int, _update: Any = update) -> None:
+                        _update(done, total)
 
-                job = JudgeJob(instances, candidates, panel, config.metrics, paths.cache / "judges", report)
-                result = config.bench.judge(job)
-            result.scores.to_parquet(building / f"scores.{number}.parquet", index=False)
-            result.judgments.to_parquet(building / f"judgments.{number}.parquet", index=False)
-            panels[panel] = {
-                "lineage": result.lineage,
-                "mlflow_tags": result.mlflow_tags,
-                "model_calls": result.model_calls,
-                "cache_hits": result.cache_hits,
-            }
-            calls += result.model_calls
-            hits += result.cache_hits
-            note(f"[judge] panel {panel}: {result.model_calls} model calls, {result.cache_hits} cache hits")
+                    job = JudgeJob(
+                        instances, candidates, panel, config.metrics, paths.cache / "judges", report
+                    )
+                    result = config.bench.judge(job)
+                result.scores.to_parquet(building / f"scores.{number}.parquet", index=False)
+                result.judgments.to_parquet(building / f"judgments.{number}.parquet", index=False)
+                panels[panel] = {
+                    "lineage": result.lineage,
+                    "mlflow_tags": result.mlflow_tags,
+                    "model_calls": result.model_calls,
+                    "cache_hits": result.cache_hits,
+                }
+                calls += result.model_calls
+                hits += result.cache_hits
+                note(
+                    f"[judge] panel {panel}: {result.model_calls} model calls, {result.cache_hits} cache hits"
+                )
         write_json(
             building / "shard.json",
             {
@@ -188,8 +195,11 @@ def run_shard(
                 "panels": panels,
                 "model_calls": calls,
                 "cache_hits": hits,
+                "over_budget": limit.withheld if limit is not None else 0,
             },
         )
+        if limit is not None and limit.withheld:
+            note(f"[judge] shard {'+'.join(systems)}: {limit.withheld} judge calls not made: {limit.reason}")
         if folder.exists():  # an incomplete or stale shard of the same name
             shutil.rmtree(folder)
         building.replace(folder)
@@ -280,6 +290,7 @@ def run(
     made_by_panel: dict[str, int] = {}
     calls = sum(s.model_calls for s in shards)
     hits = sum(s.cache_hits for s in shards)
+    over_budget = sum(int(read_json(s.folder / "shard.json").get("over_budget", 0)) for s in shards)
     for number, panel in enumerate(config.panels):
         for shard in shards:
             info = read_json(shard.folder / "shard.json")["panels"][panel]
@@ -310,6 +321,7 @@ def run(
             "model_calls": calls,
             "cache_hits": hits,
             "shards": [list(s.systems) for s in shards],
+            "over_budget": over_budget,
         },
     )
     from omnieval.gates import enforce, gate_judgments
@@ -331,7 +343,14 @@ def run(
         drift_panel=_drift_panel(config),
         by_panel=made_by_panel,
     )
-    write_stamp(paths, "judge", key, model_calls=calls, cache_hits=hits)
+    if over_budget:
+        # Not stamped: the next run judges again, paying only for the calls withheld here.
+        note(
+            f"[judge] judge budget used: {over_budget} judge calls not made; their judgments are "
+            "missing (not scored). Rerun with a larger judges.budget to finish from the cache."
+        )
+    else:
+        write_stamp(paths, "judge", key, model_calls=calls, cache_hits=hits)
     _prune_shards(out_dir / "shards", keep={s.folder.name for s in shards})
     return JudgeOutcome(scores_path, judgments_path, made + drift_calls, hits, False, drift_calls)
 

@@ -45,7 +45,11 @@ class AnalysisConfig(BaseModel):
     """Judge panels: panel name -> track -> judge id (panel totals and composites in inter_judge); the
     benchmark's analysis context checks the track names before anything is written."""
     humans: Path | None = None
-    """Label Studio JSON export with human ratings (human_agreement)."""
+    """Human ratings: a Label Studio JSON export, or per-clip labels as CSV/JSONL, whichever the
+    benchmark's human analysis reads (its docs page gives the format)."""
+    capabilities: Path | None = None
+    """Per-item results of capability diagnostics run outside a suite, as CSV/JSONL (read by the
+    benchmark analysis that registers for them; its docs page gives the format)."""
     duplicates: Path | None = None
     """JSON file of internal-duplicate clusters of instance ids (duplicate_sensitivity)."""
     n_instances: int | None = Field(default=None, ge=1)

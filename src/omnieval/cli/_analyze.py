@@ -30,7 +30,14 @@ def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
         type=Path,
         default=None,
         metavar="EXPORT.json",
-        help="Label Studio JSON export of human ratings",
+        help="human ratings: a Label Studio JSON export, or per-clip labels as CSV/JSONL (as the benchmark's docs say)",
+    )
+    parser.add_argument(
+        "--capabilities",
+        type=Path,
+        default=None,
+        metavar="RESULTS.csv",
+        help="per-item results of the capability diagnostics, CSV or JSONL (as the benchmark's docs say)",
     )
     parser.add_argument(
         "--duplicates", type=Path, default=None, metavar="CLUSTERS.json", help="internal-duplicate clusters"
@@ -86,10 +93,11 @@ def _load_config(args: argparse.Namespace) -> Any:
         "bootstrap_draws": args.draws,
         "humans": args.humans,
         "duplicates": args.duplicates,
+        "capabilities": args.capabilities,
         "n_instances": args.n_instances,
     }
     base.update({k: v for k, v in overrides.items() if v is not None})
-    for key in ("humans", "duplicates"):
+    for key in ("humans", "duplicates", "capabilities"):
         path = base.get(key)
         if path is not None and not Path(path).is_file():
             raise ConfigError(f"--{key}: no such file {path}")

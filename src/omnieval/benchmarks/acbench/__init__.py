@@ -14,7 +14,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from omnieval.benchmarks import _base as api
-from omnieval.benchmarks.acbench import _cascade  # noqa: F401  (registers the ``cascade`` kind)
+from omnieval.benchmarks.acbench import (
+    _analyses,  # noqa: F401  (registers Table 3 and 4 analyses)
+    _cascade,  # noqa: F401  (registers the ``cascade`` kind)
+)
 from omnieval.benchmarks.acbench._aggregate import METRIC_NOTES, PER_DEFINITION, aggregate_acbench
 from omnieval.benchmarks.acbench._conditions import CONDITIONS, TaskInputs
 from omnieval.benchmarks.acbench._heteronyms import (

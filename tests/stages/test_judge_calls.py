@@ -49,3 +49,15 @@ def test_a_fresh_judge_output_counts_the_calls_made_now(tmp_path: Path) -> None:
         "drift_model_calls": 0,
         "model_calls": 100,
     }
+
+
+def test_a_panel_file_edited_in_place_changes_the_judge_key(tmp_path: Path) -> None:
+    from omnieval.stages.judge import _panel_identity
+
+    panel = tmp_path / "mine.yaml"
+    panel.write_text("name: mine\nsystem_prefix: Be short.\n", encoding="utf-8")
+    before = _panel_identity(str(panel))
+    panel.write_text("name: mine\nsystem_prefix: Be brief.\n", encoding="utf-8")
+    assert _panel_identity(str(panel)) != before
+    # A shipped panel is named: its YAML is package code, covered by the code digest.
+    assert _panel_identity("cpu") == "cpu"

@@ -116,6 +116,17 @@ def _candidates(config: SuiteConfig, systems: Sequence[str]) -> dict[str, Path]:
     return {sid: resolve_candidates_root(paths.candidates(sid)) for sid in systems}
 
 
+def _panel_identity(panel: str) -> str | dict[str, str]:
+    """A panel as the judge key sees it: a shipped panel by name (its YAML is package code, in the
+    code digest), a panel file by its path and bytes, so editing the file re-judges."""
+    import hashlib
+
+    path = Path(panel)
+    if path.suffix in {".yaml", ".yml"} and path.is_file():
+        return {"path": panel, "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+    return panel
+
+
 def _judge_key(
     stage: str,
     config: SuiteConfig,
@@ -129,7 +140,7 @@ def _judge_key(
         dataset=dataset_digest,
         rows=[i.id for i in instances],
         candidates={sid: tree_digest(root) for sid, root in candidates.items()},
-        panels=list(config.panels),
+        panels=[_panel_identity(panel) for panel in config.panels],
         metrics=config.metrics.model_dump(mode="json"),
         code=code_digest(),
     )

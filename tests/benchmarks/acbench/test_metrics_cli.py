@@ -43,7 +43,9 @@ def test_one_spoken_clip_is_scored(tmp_path: Path, capsys: pytest.CaptureFixture
     argv = ["metrics", "acbench", str(SAMPLE), str(tmp_path / "candidates"), "--json"]
     argv += ["--cache-dir", str(tmp_path / "cache"), "--out", str(out), "--condition", "original"]
     assert main(argv) == 0
-    summary = json.loads(capsys.readouterr().out)
+    captured = capsys.readouterr()
+    summary = json.loads(captured.out)
+    assert "note (per): " in captured.err and "word-level" in captured.err
     assert out.is_file()
     # One clip of the sample exists: espeak reads the script, so tiny.en gets most words right;
     # the other instances have no candidate and are counted as missing, not scored.

@@ -24,9 +24,11 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=prog,
         description=(
-            "WER, WPM/delta-WPM, PER, VFR/VFR@0.3 and evaluator accuracy for <candidates>/speech/<index>/"
+            "WER, WPM/delta-WPM, PER(word), VFR/VFR@0.3 and evaluator accuracy for <candidates>/speech/<index>/"
             "generated.wav against an OmniACBench dataset folder (its manifest.jsonl), under one input "
-            "condition. Writes the scores table and prints the aggregate (WER and PER in percent)."
+            "condition. Writes the scores table and prints the aggregate (WER and PER in percent). "
+            "PER here is omnieval's word-level decision on the heteronym, not the paper's utterance-level "
+            "POWSM PER (the note is printed with the figures)."
         ),
     )
     parser.add_argument("dataset", type=Path, help="dataset folder (or its manifest.jsonl)")
@@ -41,7 +43,12 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     parser.add_argument(
         "--cache-dir", type=Path, default=Path(".cache/omnieval/metrics"), help="result cache"
     )
-    parser.add_argument("--asr-model", default="whisper-tiny.en", help="ASR for WER and WPM")
+    parser.add_argument(
+        "--asr-model",
+        default="auto",
+        help="ASR for WER and WPM: auto (Whisper large-v3 when in the model cache, else tiny.en), "
+        "whisper-tiny.en, whisper-base, whisper-large-v3 or a CTranslate2 folder",
+    )
     parser.add_argument(
         "--evaluator",
         action="append",
@@ -105,10 +112,16 @@ def metrics_main(argv: Sequence[str], prog: str) -> int:
         from omnieval.scores import write_scores
 
         write_scores(result.scores, args.out)
-    summary = aggregate_acbench(result.scores)["systems"][args.system]["conditions"][args.condition]
+    document = aggregate_acbench(result.scores)
+    summary = document["systems"][args.system]["conditions"][args.condition]
+    notes = [f"note ({key}): {text}" for key, text in document.get("metric_notes", {}).items()]
     if args.json:
         print(json.dumps(summary, indent=2))
+        for line in notes:  # stdout stays one JSON document
+            print(line, file=sys.stderr)
     else:
         for key, value in summary.items():
             print(f"{key:>24s}  {_fmt(value)}")
+        for line in notes:
+            print(line)
     return 0

@@ -83,7 +83,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     panels = judge_sub.add_parser(
         "panels",
         help="list the judge panels (paper-a, paper-b, paper-c, cpu, ...) and their judges per track",
-        description="List the shipped judge panels: each track's judges, or why the track is unavailable.",
+        description=(
+            "List the shipped judge panels: each track's judges, or why the track is unavailable, and "
+            "for a judge whose model omnieval cannot build itself, why and what it needs instead."
+        ),
     )
     panels.add_argument("--json", action="store_true", help="print the panels as JSON")
     panels.set_defaults(func=_panels)
@@ -162,6 +165,9 @@ def _panels(args: argparse.Namespace) -> int:
             else:
                 judges = ", ".join(f"{j['id']} [{j['backend']}]" for j in entry["judges"])
                 print(f"  {track_name:11s} {judges}")
+                for judge in entry["judges"]:
+                    if judge.get("unavailable"):
+                        print(f"  {'':11s} {judge['id']} unavailable: {judge['unavailable']}")
         if panel["repair"]:
             print(f"  {'repair':11s} {panel['repair']}")
     return 0

@@ -18,7 +18,16 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from omnieval.backends.llm import BackendConfig, Decoding
 from omnieval.errors import ConfigError, validation_problems
@@ -52,6 +61,21 @@ class JudgeConfig(_Strict):
     """First wait before a retry; doubles each time."""
     notes: str = ""
     """Protocol details that are not settings (e.g. what the server's environment must provide)."""
+    unavailable: str = ""
+    """Why omnieval cannot build this judge's model itself, and what it needs instead (e.g. an
+    architecture that exists only as remote code, served by a vLLM release with its own
+    implementation). Every other paper judge's architecture is built from a tiny config and driven
+    to ``generate`` in the tests; this states why this one is not. ``omnieval judge panels`` lists
+    it; a run still sends the judge its requests where that runtime is installed."""
+
+    @model_serializer(mode="wrap")
+    def _dump_without_empty_reason(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # Judges without a reason dump as before the field existed: panel hashes in lineage and
+        # the backend-group keys built from dumps stay the same.
+        data: dict[str, Any] = handler(self)
+        if not self.unavailable:
+            data.pop("unavailable", None)
+        return data
 
 
 class TrackConfig(_Strict):
@@ -231,7 +255,15 @@ def describe_panels() -> list[dict[str, Any]]:
             t: {
                 "input": cfg.input,
                 "unavailable": cfg.unavailable,
-                "judges": [{"id": j.id, "model": j.model, "backend": j.backend.kind} for j in cfg.judges],
+                "judges": [
+                    {
+                        "id": j.id,
+                        "model": j.model,
+                        "backend": j.backend.kind,
+                        **({"unavailable": j.unavailable} if j.unavailable else {}),
+                    }
+                    for j in cfg.judges
+                ],
             }
             for t, cfg in panel.tracks.items()
         }

@@ -61,6 +61,99 @@ def _torch_dtype(name: str) -> Any:
     return value
 
 
+GENERATION_AUTO_CLASSES: tuple[str, ...] = (
+    "AutoModelForMultimodalLM",
+    "AutoModelForImageTextToText",
+    "AutoModelForSeq2SeqLM",
+    "AutoModelForCausalLM",
+)
+"""The auto classes whose models have a language-model head, in the order ``model_class: auto``
+tries them. ``AutoModel`` is not among them: for most architectures it builds the bare backbone,
+which has no ``generate`` (Audio Flamingo Next, a ``musicflamingo`` checkpoint, is one of them)."""
+
+_NAMED_CLASSES = {
+    "causal-lm": "AutoModelForCausalLM",
+    "image-text-to-text": "AutoModelForImageTextToText",
+}
+
+
+def generation_auto_class(path: Path, config: TransformersConfig) -> Any:
+    """The transformers auto class that loads the checkpoint at ``path`` with a generation head.
+
+    ``causal-lm`` and ``image-text-to-text`` name their class. ``auto`` reads the checkpoint's
+    ``config.json`` and takes the first of :data:`GENERATION_AUTO_CLASSES` that knows its
+    architecture; a remote-code checkpoint (``auto_map``) gets the first of those classes its
+    ``auto_map`` names. BackendUnavailable when none fits: a model without a language-model head
+    cannot judge.
+    """
+    import transformers
+
+    if config.model_class in _NAMED_CLASSES:
+        return getattr(transformers, _NAMED_CLASSES[config.model_class])
+    try:
+        model_config = transformers.AutoConfig.from_pretrained(
+            path, local_files_only=True, trust_remote_code=config.trust_remote_code
+        )
+    except (OSError, ValueError) as exc:
+        raise BackendUnavailable(f"cannot read the model config in {path}: {exc}") from None
+    auto_map = getattr(model_config, "auto_map", None) or {}
+    for name in GENERATION_AUTO_CLASSES:
+        auto_class = getattr(transformers, name, None)
+        if auto_class is None:  # pragma: no cover - all four exist in the locked transformers
+            continue
+        if name in auto_map or type(model_config) in auto_class._model_mapping:
+            return auto_class
+    raise BackendUnavailable(
+        f"{path}: transformers {transformers.__version__} has no generation class for model type "
+        f"{getattr(model_config, 'model_type', '?')!r} (tried {', '.join(GENERATION_AUTO_CLASSES)})"
+    )
+
+
+def load_generation_model(path: Path, config: TransformersConfig) -> Any:
+    """Load the checkpoint at ``path`` for generation, on ``config.device``, in eval mode.
+
+    Local files only; this is the loading step of :class:`TransformersChatBackend`, apart so the
+    paper panels' architectures can be checked on tiny checkpoints built in a test.
+    """
+    auto_class = generation_auto_class(path, config)
+    try:
+        model = auto_class.from_pretrained(
+            path,
+            dtype=_torch_dtype(config.dtype),
+            local_files_only=True,
+            trust_remote_code=config.trust_remote_code,
+        )
+    except (OSError, ValueError) as exc:
+        raise BackendUnavailable(f"cannot load {path}: {exc}") from None
+    if not callable(getattr(model, "generate", None)):
+        raise BackendUnavailable(f"{path}: {type(model).__name__} has no generate method")
+    model.to(config.device)
+    model.eval()
+    return model
+
+
+def text_generation_kwargs(model: Any, generate: dict[str, Any]) -> dict[str, Any]:
+    """``generate``'s keyword arguments for ``model``, for a text answer only.
+
+    Omni models whose ``generate`` drives a thinker and a talker (Qwen2.5-Omni, Qwen3-Omni) take the
+    text decoder's settings with a ``thinker_`` prefix, and would otherwise apply their own default
+    limit (1024 new tokens) and end tokens in place of the request's; they are also told not to
+    speak (``return_audio=False``): a judge answers in text.
+    """
+    import inspect
+
+    try:
+        parameters = inspect.signature(model.generate).parameters
+    except (TypeError, ValueError):  # pragma: no cover - generate is a plain method on every model
+        return generate
+    if "thinker_max_new_tokens" not in parameters:
+        return generate
+    out: dict[str, Any] = {f"thinker_{key}": value for key, value in generate.items()}
+    if "return_audio" in parameters:
+        out["return_audio"] = False
+    return out
+
+
 class TransformersChatBackend(SequentialChatMixin):
     """Greedy (or sampled) generation from a local transformers checkpoint."""
 
@@ -79,21 +172,10 @@ class TransformersChatBackend(SequentialChatMixin):
         self.processor: Any = None
         if config.model_class == "causal-lm":
             self.tokenizer: Any = transformers.AutoTokenizer.from_pretrained(self.path, **common)
-            loader: Any = transformers.AutoModelForCausalLM
         else:
             self.processor = transformers.AutoProcessor.from_pretrained(self.path, **common)  # type: ignore[no-untyped-call]
             self.tokenizer = getattr(self.processor, "tokenizer", self.processor)
-            loader = (
-                transformers.AutoModelForImageTextToText
-                if config.model_class == "image-text-to-text"
-                else transformers.AutoModel
-            )
-        try:
-            self.model: Any = loader.from_pretrained(self.path, dtype=_torch_dtype(config.dtype), **common)
-        except OSError as exc:
-            raise BackendUnavailable(f"cannot load {self.path}: {exc}") from None
-        self.model.to(config.device)
-        self.model.eval()
+        self.model: Any = load_generation_model(self.path, config)
         self.load_s = time.perf_counter() - started
         log.info("loaded %s with transformers in %.1f s", self.path, self.load_s)
 
@@ -157,7 +239,7 @@ class TransformersChatBackend(SequentialChatMixin):
             torch.manual_seed(decoding.seed)
         started = time.perf_counter()
         with torch.inference_mode():
-            output = self.model.generate(**inputs, **generate)
+            output = self.model.generate(**inputs, **text_generation_kwargs(self.model, generate))
         latency = time.perf_counter() - started
         prompt_len = int(inputs["input_ids"].shape[-1])
         new_tokens = output[0, prompt_len:]

@@ -427,7 +427,7 @@ class CallRunner:
 def judge_lineage_entry(judge: JudgeConfig, identity: ModelIdentity | None) -> dict[str, Any]:
     """A judge's lineage entry: model, revision and weights as loaded (or as configured when the
     model could not be identified), backend settings, and an empty ``roles`` for the caller."""
-    return {
+    entry: dict[str, Any] = {
         "model": judge.model,
         "revision": identity.revision if identity else judge.revision,
         "weights_sha256": dict(identity.weights_sha256) if identity else {},
@@ -435,6 +435,11 @@ def judge_lineage_entry(judge: JudgeConfig, identity: ModelIdentity | None) -> d
         "backend": judge.backend.model_dump(mode="json"),
         "roles": {},
     }
+    if identity is not None and identity.model != judge.model:
+        # A server's own name for what it loaded (vLLM's root: a folder, another hub id): the
+        # model the answers came from, recorded only where it differs from the configured one.
+        entry["identified_model"] = identity.model
+    return entry
 
 
 def role_lineage(judge: JudgeConfig) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -17,7 +18,7 @@ from omnieval.backends.llm._config import (
     VllmServerConfig,
 )
 from omnieval.backends.llm._identity import hf_identity, local_identity
-from omnieval.backends.llm._types import ChatBackend, ModelIdentity
+from omnieval.backends.llm._types import BackendUnavailable, ChatBackend, ModelIdentity
 from omnieval.registry import Registry
 
 BackendFactory = Callable[[Any, str, str], ChatBackend]
@@ -77,10 +78,47 @@ def _scripted(config: ScriptedConfig, model: str, revision: str) -> ChatBackend:
     return ScriptedChatBackend(config, model=model, revision=revision)
 
 
-@_identity("openai")
 @_identity("vllm")
-def _hf_identity(config: OpenAIBackendConfig | VllmServerConfig, model: str, revision: str) -> ModelIdentity:
+def _hf_identity(config: VllmServerConfig, model: str, revision: str) -> ModelIdentity:
+    # omnieval starts this server itself from the local hub cache: the cache names its weights.
     return hf_identity(model, revision)
+
+
+@_identity("openai")
+def _served_identity(config: OpenAIBackendConfig, model: str, revision: str) -> ModelIdentity:
+    # A server started elsewhere is asked what it serves (GET /models); with several endpoints,
+    # every one that answers must serve the same model, or the judge's answers would mix models.
+    from omnieval.backends.llm._identity import served_identity
+
+    addresses = (
+        [e.base_url or os.environ.get(e.base_url_env or "", "") for e in config.endpoints]
+        if config.endpoints
+        else [config.base_url or os.environ.get(config.base_url_env or "", "")]
+    )
+    if not all(addresses):
+        raise BackendUnavailable(f"no server address for {model}: set base_url or its environment variable")
+    found: list[ModelIdentity] = []
+    failures: list[str] = []
+    for address in addresses:
+        try:
+            found.append(
+                served_identity(
+                    address,
+                    model=model,
+                    served_model=config.served_model,
+                    revision=revision,
+                    api_key_env=config.api_key_env,
+                    timeout_s=min(30.0, config.timeout_s),
+                )
+            )
+        except BackendUnavailable as exc:
+            failures.append(str(exc))
+    if not found:
+        raise BackendUnavailable("; ".join(failures))
+    if any(other != found[0] for other in found[1:]):
+        names = sorted({f"{i.model}@{i.revision}" if i.revision else i.model for i in found})
+        raise BackendUnavailable(f"the endpoints of {model} serve different models: {', '.join(names)}")
+    return found[0]
 
 
 @_identity("gemini")

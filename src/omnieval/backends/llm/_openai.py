@@ -29,7 +29,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from omnieval.backends.llm._config import HttpClientSettings, OpenAIBackendConfig, SchemaField
-from omnieval.backends.llm._identity import hf_identity
+from omnieval.backends.llm._identity import served_identity
 from omnieval.backends.llm._types import (
     AudioPart,
     BackendError,
@@ -188,7 +188,15 @@ class OpenAIChatBackend:
         return f"OpenAIChatBackend({redact_url(self.base_url)!r}, model={self.served_model!r})"
 
     def identity(self) -> ModelIdentity:
-        return hf_identity(self.model, self.revision)
+        """What the server says it serves (``GET /models``): see :func:`served_identity`."""
+        return served_identity(
+            self.base_url,
+            model=self.model,
+            served_model=self.served_model,
+            revision=self.revision,
+            api_key_env=self.api_key_env,
+            timeout_s=min(30.0, self.settings.timeout_s),
+        )
 
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json"}

@@ -15,6 +15,9 @@ from omnieval.backends.llm import BackendUnavailable, ChatRequest, Message, Vllm
 from omnieval.backends.llm._vllm import VllmServer, vllm_command
 from omnieval.judges import TRACKS, load_panel, run_judges, verdict_schema
 
+# The paper panels and judge tracks are storybench's, registered when the benchmarks are imported.
+import omnieval.benchmarks  # noqa: F401  isort: skip
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "judges"))  # the judge tests' synthetic story
 

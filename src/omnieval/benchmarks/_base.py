@@ -404,6 +404,14 @@ class Benchmark(ABC):
         print(f"error: {self.name} has no sample generator", file=sys.stderr)
         return 2
 
+    def human_tasks_command(self, argv: Sequence[str], prog: str) -> int:
+        """Run ``omnieval human-tasks <benchmark>`` with command-line ``argv``: the tasks a human
+        study of this benchmark rates (e.g. Label Studio tasks). Returns the exit status; a
+        benchmark without such a command says so and returns 2.
+        """
+        print(f"error: {self.name} has no human-study task command", file=sys.stderr)
+        return 2
+
     def metrics_command(self, argv: Sequence[str], prog: str) -> int:
         """Run ``omnieval metrics <benchmark>`` with command-line ``argv``: this benchmark's metrics of
         one candidate folder, outside a suite. The CLI offers the command for a benchmark package

@@ -28,6 +28,7 @@ _SUBCOMMAND_MODULES = (
     "_judge",
     "_aggregate",
     "_analyze",
+    "_human_tasks",
     "_lineage",
     "_compare",
     "_trend",

@@ -254,6 +254,11 @@ class Prism(api.Benchmark):
 
         return sample_main(argv, prog)
 
+    def human_tasks_command(self, argv: Sequence[str], prog: str) -> int:
+        from omnieval.benchmarks.prism._human_cli import human_tasks_main
+
+        return human_tasks_main(argv, prog)
+
     def deviations(self, metrics_config: BaseModel) -> list[str]:
         assert isinstance(metrics_config, PrismMetricsConfig)
         notes = [

@@ -1,0 +1,31 @@
+"""``omnieval human-tasks BENCHMARK ...``: the tasks a benchmark's human study rates."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+_ABOUT = (
+    "Write the tasks of a benchmark's human study (PRISM-Bench: its stratified sample of blind "
+    "ground-truth-versus-system pairs as Label Studio tasks). Options after BENCHMARK belong to that "
+    "benchmark's command: `omnieval human-tasks BENCHMARK --help` lists them."
+)
+
+
+def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
+    parser = sub.add_parser(
+        "human-tasks", help="a benchmark's human-study tasks (Label Studio)", description=_ABOUT
+    )
+    parser.add_argument("benchmark", help="registered benchmark name (omnieval benchmarks lists them)")
+    parser.add_argument("args", nargs=argparse.REMAINDER, help="the benchmark command's own arguments")
+    parser.set_defaults(func=_handle)
+
+
+def _handle(args: argparse.Namespace) -> int:
+    from omnieval.benchmarks import BENCHMARKS, get_benchmark
+    from omnieval.errors import ConfigError
+
+    if args.benchmark not in BENCHMARKS:
+        raise ConfigError(f"unknown benchmark {args.benchmark!r}; known: {', '.join(BENCHMARKS.names())}")
+    bench = get_benchmark(args.benchmark)
+    return bench.human_tasks_command(list(args.args), prog=f"omnieval human-tasks {args.benchmark}")

@@ -28,7 +28,6 @@ import os
 import threading
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -46,6 +45,7 @@ from omnieval.backends.llm._types import (
     TransientBackendError,
     UnsupportedInput,
     VideoPart,
+    chat_concurrently,
 )
 from omnieval.security import redact, register_secret_env
 
@@ -348,18 +348,8 @@ class GeminiChatBackend:
             latency_s=latency,
         )
 
-    def try_chat(self, request: ChatRequest) -> Completion | BackendError:
-        """:meth:`chat` with the failure returned instead of raised."""
-        try:
-            return self.chat(request)
-        except BackendError as exc:
-            return exc
-
     def chat_many(self, requests: Sequence[ChatRequest]) -> list[Completion | BackendError]:
-        if len(requests) <= 1 or self.config.concurrency == 1:
-            return [self.try_chat(r) for r in requests]
-        with ThreadPoolExecutor(max_workers=min(self.config.concurrency, len(requests))) as pool:
-            return list(pool.map(self.try_chat, requests))
+        return chat_concurrently(self.chat, requests, self.config.concurrency)
 
     def close(self) -> None:
         self._client.close()

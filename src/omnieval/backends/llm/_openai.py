@@ -23,7 +23,6 @@ import mimetypes
 import os
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -42,6 +41,7 @@ from omnieval.backends.llm._types import (
     TextPart,
     TransientBackendError,
     VideoPart,
+    chat_concurrently,
 )
 from omnieval.security import redact, register_secret_env
 
@@ -265,10 +265,7 @@ class OpenAIChatBackend:
             return exc
 
     def chat_many(self, requests: Sequence[ChatRequest]) -> list[Completion | BackendError]:
-        if len(requests) <= 1 or self.settings.concurrency == 1:
-            return [self.try_chat(r) for r in requests]
-        with ThreadPoolExecutor(max_workers=min(self.settings.concurrency, len(requests))) as pool:
-            return list(pool.map(self.try_chat, requests))
+        return chat_concurrently(self.chat, requests, self.settings.concurrency)
 
     def close(self) -> None:
         self._client.close()

@@ -5,7 +5,7 @@ text (optionally constrained by a JSON schema) out.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -229,6 +229,26 @@ class ChatBackend(Protocol):
     def close(self) -> None: ...
 
 
+def chat_concurrently(
+    chat: Callable[[ChatRequest], Completion], requests: Sequence[ChatRequest], concurrency: int
+) -> list[Completion | BackendError]:
+    """``chat`` over ``requests`` with at most ``concurrency`` in flight (threads: the requests wait on
+    a server), one result per request in order, a :class:`BackendError` in place of a failed one."""
+
+    def attempt(request: ChatRequest) -> Completion | BackendError:
+        try:
+            return chat(request)
+        except BackendError as exc:
+            return exc
+
+    if len(requests) <= 1 or concurrency <= 1:
+        return [attempt(r) for r in requests]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=min(concurrency, len(requests))) as pool:
+        return list(pool.map(attempt, requests))
+
+
 class SequentialChatMixin:
     """``chat_many`` as a loop over ``chat`` for backends that run one request at a time."""
 
@@ -236,10 +256,4 @@ class SequentialChatMixin:
         raise NotImplementedError
 
     def chat_many(self, requests: Sequence[ChatRequest]) -> list[Completion | BackendError]:
-        results: list[Completion | BackendError] = []
-        for request in requests:
-            try:
-                results.append(self.chat(request))
-            except BackendError as exc:
-                results.append(exc)
-        return results
+        return chat_concurrently(self.chat, requests, 1)

@@ -24,32 +24,19 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from omnieval.benchmarks.prism._compose import pair_order
 from omnieval.benchmarks.prism._loader import candidate_video
 from omnieval.benchmarks.prism._tags import GROUND_TRUTH, SUBSETS, TAGS, valid_tag_sets
 from omnieval.errors import DataError
 
+if TYPE_CHECKING:
+    # What the sampler reads of an instance is what judging reads: one protocol for both.
+    from omnieval.benchmarks.prism._judge import PrismInstanceLike
+
 PAIRS_PER_COMBINATION = 4
 """Items sampled per (subset, valid tag combination) in the paper's human study (appendix D)."""
-
-
-class SampledInstance(Protocol):
-    """What the sampler reads of an instance (:class:`~omnieval.benchmarks.prism._loader.PrismInstance`)."""
-
-    @property
-    def id(self) -> str: ...
-    @property
-    def index(self) -> int: ...
-    @property
-    def subset(self) -> str: ...
-    @property
-    def active_tags(self) -> tuple[str, ...]: ...
-    @property
-    def caption(self) -> str: ...
-    @property
-    def reference_video(self) -> Path: ...
 
 
 @dataclass(frozen=True)
@@ -79,7 +66,7 @@ def _stratum_rng(seed: int, stratum: str) -> random.Random:
 
 
 def stratified_pairs(
-    instances: Sequence[SampledInstance],
+    instances: Sequence[PrismInstanceLike],
     systems: Sequence[str],
     *,
     per_combination: int = PAIRS_PER_COMBINATION,
@@ -117,7 +104,7 @@ def stratified_pairs(
         missing = sorted(set(systems) - set(candidates))
         if missing:
             raise DataError(f"stratified_pairs: no candidate folder for {', '.join(missing)}")
-    by_stratum: dict[str, list[SampledInstance]] = {}
+    by_stratum: dict[str, list[PrismInstanceLike]] = {}
     for inst in instances:
         by_stratum.setdefault(f"{inst.subset}:{_tag_text(inst.active_tags)}", []).append(inst)
     tasks: list[dict[str, Any]] = []
@@ -144,7 +131,7 @@ def stratified_pairs(
 
 def _task(
     num: int,
-    inst: SampledInstance,
+    inst: PrismInstanceLike,
     system: str,
     seed: int,
     candidates: Mapping[str, Path] | None,
@@ -170,4 +157,4 @@ def _task(
     return {"data": data}
 
 
-__all__ = ["PAIRS_PER_COMBINATION", "PairSample", "SampledInstance", "stratified_pairs"]
+__all__ = ["PAIRS_PER_COMBINATION", "PairSample", "stratified_pairs"]

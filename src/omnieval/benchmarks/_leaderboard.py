@@ -94,8 +94,8 @@ class LeaderboardDocument(DocumentModel):
     """SHA-256 of the dataset manifest the run scored (set by the report stage)."""
 
 
-class UsageEntry(DocumentModel):
-    """What one judge or generating system spent (``usage.json`` entry, docs/judges.md)."""
+class UsageCounts(DocumentModel):
+    """The figures every usage entry and the run's total carry (docs/judges.md)."""
 
     calls: int
     """Requests sent to a model (resends and failures included)."""
@@ -109,6 +109,11 @@ class UsageEntry(DocumentModel):
     """How many of ``calls`` reported token counts."""
     seconds: float
     """Wall time waiting for the model."""
+
+
+class UsageEntry(UsageCounts):
+    """What one judge or generating system spent (``usage.json`` entry, docs/judges.md)."""
+
     cost: float | None = None
     """Price of the tokens, when the suite's ``costs:`` lists the judge, system or model."""
     currency: str | None = None
@@ -117,15 +122,9 @@ class UsageEntry(DocumentModel):
     """The model behind the judge or system, when known."""
 
 
-class UsageTotal(DocumentModel):
+class UsageTotal(UsageCounts):
     """Sums over every judge and system of a run; ``cost`` per currency."""
 
-    calls: int
-    cached_calls: int
-    prompt_tokens: int | None
-    completion_tokens: int | None
-    calls_with_tokens: int
-    seconds: float
     cost: dict[str, float] | None = None
 
 

@@ -22,10 +22,7 @@ def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def _handle(args: argparse.Namespace) -> int:
-    from omnieval.benchmarks import BENCHMARKS, get_benchmark
-    from omnieval.errors import ConfigError
+    from omnieval.cli._make_sample import registered_benchmark
 
-    if args.benchmark not in BENCHMARKS:
-        raise ConfigError(f"unknown benchmark {args.benchmark!r}; known: {', '.join(BENCHMARKS.names())}")
-    bench = get_benchmark(args.benchmark)
-    return bench.human_tasks_command(list(args.args), prog=f"omnieval human-tasks {args.benchmark}")
+    bench = registered_benchmark(args.benchmark)
+    return int(bench.human_tasks_command(list(args.args), prog=f"omnieval human-tasks {args.benchmark}"))

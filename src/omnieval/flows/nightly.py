@@ -144,7 +144,11 @@ def nightly(suite_path: str = "pipelines/nightly.yaml", runner: str | None = Non
         "suite": config.suite,
         "run_id": tracked.run_id,
         "run_folder": str(tracked.run_folder),
-        "report": str(reported.report_path),
+        # The run folder's page, re-rendered with this run's comparison: the stage's own
+        # report.html is reused while its inputs are unchanged and so may predate the verdict.
+        "report": str(tracked.run_folder / "report.html"),
+        "viewer": str(tracked.run_folder / "instances.html"),
+        "stage_report": str(reported.report_path),
         "regression": _regression_verdict(tracked.run_folder),
         "skipped": {
             **{f"generate@{o.system}": o.skipped for o in outcomes},

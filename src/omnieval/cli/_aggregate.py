@@ -69,19 +69,22 @@ def _load(path: Path) -> Any:
 
 def _benchmark_of(scores: Any, path: Path) -> Any:
     """The registered benchmark named by the table's ``benchmark`` column (exactly one)."""
-    from omnieval.benchmarks import BENCHMARKS
+    from omnieval.cli._registries import load_benchmarks
     from omnieval.errors import DataError
 
+    benchmarks = load_benchmarks()
+    if "benchmark" not in scores.columns:
+        raise DataError(f"{path}: no 'benchmark' column (FORMATS.md section 3)")
     names = sorted(set(scores["benchmark"]))
     if len(names) != 1:
         raise DataError(
             f"{path}: a scores table holds one benchmark; found {', '.join(map(repr, names)) or 'no rows'}"
         )
-    if names[0] not in BENCHMARKS:
+    if names[0] not in benchmarks:
         raise DataError(
-            f"{path}: benchmark column: unknown benchmark {names[0]!r}; known: {', '.join(BENCHMARKS.names())}"
+            f"{path}: benchmark column: unknown benchmark {names[0]!r}; known: {', '.join(benchmarks.names())}"
         )
-    return BENCHMARKS.get(names[0])
+    return benchmarks.get(names[0])
 
 
 def _diagnostic(args: argparse.Namespace, bench: Any, scores: Any) -> frozenset[str] | None:

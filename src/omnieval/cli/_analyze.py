@@ -1,4 +1,4 @@
-"""``omnieval analyze``: every statistic of Omni-StoryBench's appendices from a scores table."""
+"""``omnieval analyze``: the registered analyses of a scores table's benchmark (its paper's statistics)."""
 
 from __future__ import annotations
 
@@ -14,10 +14,13 @@ def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
         "analyze",
         help="run the statistical analyses (bootstrap, sensitivity, agreement, ...) on a scores table",
         description=(
-            "Run the story-continuation analyses (the paper's appendices E.6 and F.1-F.8) on a scores table and write "
-            "one <name>.json (plus <name>.png where a plot helps) per analysis into --out. Analyses the "
-            "table cannot support (too few systems, a track not computed, no human ratings) write "
-            '{"status": "skipped", "reason": ...}. Use --list to see the analyses.'
+            "Run the analyses registered for the scores table's benchmark (story continuation: the "
+            "paper's appendices E.6 and F.1-F.8; acoustic control: Tables 3 and 4; audio-video judging: "
+            "judge stability, judge ablation, human preference) and write one <name>.json (plus "
+            "<name>.png where a plot helps) per analysis into --out. Analyses the table cannot support "
+            '(too few systems, a track not computed, no human ratings) write {"status": "skipped", '
+            '"reason": ...}; a table no analysis applies to is an error (exit 2). Use --list to see the '
+            "analyses and the benchmarks each one reads."
         ),
     )
     parser.add_argument("scores", type=Path, nargs="?", metavar="SCORES.parquet", help="the scores table")
@@ -65,7 +68,9 @@ def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
         "--experiment", default="omnieval/analyses", help="MLflow experiment for --track-mlflow"
     )
     parser.add_argument("--parent-run-id", default=None, help="nest the analysis runs under this MLflow run")
-    parser.add_argument("--list", action="store_true", help="list the analyses and exit")
+    parser.add_argument(
+        "--list", action="store_true", help="list the analyses (with their benchmarks) and exit"
+    )
     parser.set_defaults(func=handler)
 
 
@@ -108,20 +113,35 @@ def _load_config(args: argparse.Namespace) -> Any:
         raise ConfigError(f"invalid analysis options: {problems}") from None
 
 
-def handler(args: argparse.Namespace) -> int:
-    from omnieval.analysis import ANALYSES, analysis_names, run_analyses
-    from omnieval.cli._aggregate import _load
-    from omnieval.errors import ConfigError
+def _list() -> int:
+    from omnieval.analysis import ANALYSES, analysis_names
 
+    for name in analysis_names():
+        spec = ANALYSES.get(name)
+        print(f"{name:26s} [{', '.join(sorted(spec.benchmarks))}] {spec.summary}")
+    return 0
+
+
+def handler(args: argparse.Namespace) -> int:
+    from omnieval.analysis import analysis_names, run_analyses
+    from omnieval.cli._aggregate import _benchmark_of, _load
+    from omnieval.cli._registries import load_benchmarks
+    from omnieval.errors import ConfigError, DataError
+
+    load_benchmarks()  # the benchmark packages register their analyses
     if args.list:
-        for name in analysis_names():
-            print(f"{name:26s} {ANALYSES.get(name).summary}")
-        return 0
+        return _list()
     if args.scores is None or args.out is None:
         raise ConfigError("analyze needs SCORES.parquet and --out DIR (or --list)")
     config = _load_config(args)
     only = [n.strip() for n in args.only.split(",") if n.strip()] if args.only else None
     scores = _load(args.scores)
+    benchmark = _benchmark_of(scores, args.scores).name
+    if only is None and not analysis_names(benchmark):
+        raise DataError(
+            f"{args.scores}: no registered analysis applies to {benchmark} scores tables "
+            "(omnieval analyze --list shows each analysis and its benchmarks); nothing written"
+        )
     start = time.perf_counter()
     outputs = run_analyses(scores, args.out, only=only, config=config)
     elapsed = time.perf_counter() - start
@@ -129,7 +149,10 @@ def handler(args: argparse.Namespace) -> int:
         extra = f"  ({out.reason})" if out.reason else ""
         plots = f"  + {len(out.plots)} plot(s)" if out.plots else ""
         print(f"{name:26s} {out.status:8s} {out.seconds:7.2f} s{plots}{extra}")
-    print(f"wrote {len(outputs)} analyses to {args.out} in {elapsed:.1f} s")
+    ran = sum(out.status == "ok" for out in outputs.values())
+    print(
+        f"wrote {len(outputs)} analyses ({ran} ran, {len(outputs) - ran} skipped) to {args.out} in {elapsed:.1f} s"
+    )
     if args.track_mlflow:
         from omnieval.tracking.analysis_runs import log_analysis_runs
 

@@ -21,12 +21,13 @@ def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
 
 def describe() -> list[dict[str, Any]]:
     """One entry per registered benchmark (sorted by name)."""
-    from omnieval.benchmarks import BENCHMARKS
+    from omnieval.cli._registries import load_benchmarks
     from omnieval.systems import system_kinds_for
 
+    benchmarks = load_benchmarks()
     out = []
-    for name in BENCHMARKS.names():
-        bench = BENCHMARKS.get(name)
+    for name in benchmarks.names():
+        bench = benchmarks.get(name)
         out.append(
             {
                 "name": name,

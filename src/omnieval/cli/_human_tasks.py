@@ -22,7 +22,7 @@ def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def _handle(args: argparse.Namespace) -> int:
-    from omnieval.cli._make_sample import registered_benchmark
+    from omnieval.cli._registries import registered_benchmark
 
     bench = registered_benchmark(args.benchmark)
     return int(bench.human_tasks_command(list(args.args), prog=f"omnieval human-tasks {args.benchmark}"))

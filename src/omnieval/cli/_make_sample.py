@@ -26,17 +26,8 @@ def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
     parser.set_defaults(func=_handle)
 
 
-def registered_benchmark(name: str) -> Any:
-    """The registered benchmark ``name`` (a :class:`~omnieval.benchmarks.Benchmark`) for a command that
-    hands its remaining arguments to it; an unknown name is a ConfigError listing the known ones."""
-    from omnieval.benchmarks import BENCHMARKS, get_benchmark
-    from omnieval.errors import ConfigError
-
-    if name not in BENCHMARKS:
-        raise ConfigError(f"unknown benchmark {name!r}; known: {', '.join(BENCHMARKS.names())}")
-    return get_benchmark(name)
-
-
 def _handle(args: argparse.Namespace) -> int:
+    from omnieval.cli._registries import registered_benchmark
+
     bench = registered_benchmark(args.benchmark)
     return int(bench.make_sample(list(args.args), prog=f"omnieval make-sample {args.benchmark}"))

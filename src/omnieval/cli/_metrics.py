@@ -237,7 +237,7 @@ def _benchmark_commands() -> list[tuple[str, str]]:
 
 
 def _benchmark_metrics(args: argparse.Namespace) -> int:
-    from omnieval.benchmarks import get_benchmark
+    from omnieval.cli._registries import registered_benchmark
 
     name = args.metrics_benchmark
-    return get_benchmark(name).metrics_command(list(args.args), prog=f"omnieval metrics {name}")
+    return registered_benchmark(name).metrics_command(list(args.args), prog=f"omnieval metrics {name}")

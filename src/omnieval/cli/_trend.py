@@ -58,13 +58,14 @@ def _handle(args: argparse.Namespace) -> int:
     benchmark = benchmark or nights[-1].benchmark
     if not benchmark:
         raise DataError(f"the runs of {experiment!r} carry no omnieval.benchmark tag: cannot tell directions")
-    from omnieval.benchmarks import get_benchmark
-    from omnieval.registry import UnknownComponentError
+    from omnieval.cli._registries import load_benchmarks
 
-    try:
-        bench = get_benchmark(benchmark)
-    except UnknownComponentError as exc:
-        raise DataError(f"suite {suite!r}: {exc.args[0]}") from None
+    benchmarks = load_benchmarks()
+    if benchmark not in benchmarks:
+        raise DataError(
+            f"suite {suite!r}: unknown benchmark {benchmark!r}; known: {', '.join(benchmarks.names())}"
+        )
+    bench = benchmarks.get(benchmark)
     report = detect_trends(
         nights,
         suite=suite,

@@ -60,22 +60,21 @@ def _fail(outcome: dict[str, Any], as_json: bool, header: str, problems: list[st
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from omnieval.benchmarks import BENCHMARKS, detect_benchmark
+    from omnieval.benchmarks import detect_benchmark
+    from omnieval.cli._registries import load_benchmarks, registered_benchmark
     from omnieval.data import write_manifest
-    from omnieval.errors import ConfigError
 
     root: Path = args.dir
     outcome: dict[str, Any] = {"dataset": str(root), "ok": False}
+    benchmarks = load_benchmarks()
     if args.benchmark is not None:
-        if args.benchmark not in BENCHMARKS:
-            raise ConfigError(f"unknown benchmark {args.benchmark!r}; known: {', '.join(BENCHMARKS.names())}")
-        bench = BENCHMARKS.get(args.benchmark)
+        bench = registered_benchmark(args.benchmark)
     elif not root.is_dir():
         return _fail(outcome, args.json, f"{root} is not a folder", [f"{root}: dataset folder not found"])
     else:
         found = detect_benchmark(root)
         if found is None:
-            markers = ", ".join(f"{BENCHMARKS.get(n).dataset_marker} ({n})" for n in BENCHMARKS.names())
+            markers = ", ".join(f"{benchmarks.get(n).dataset_marker} ({n})" for n in benchmarks.names())
             return _fail(
                 outcome,
                 args.json,

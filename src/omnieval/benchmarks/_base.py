@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from omnieval.audit import AuditInputs
     from omnieval.data import Manifest
     from omnieval.gates import GateResult
+    from omnieval.judges import ParseResult
     from omnieval.judgments import JudgmentSchema
     from omnieval.systems import SystemSpec
 
@@ -329,6 +330,30 @@ class Benchmark(ABC):
         from omnieval.judges import panel_names
 
         return panel_names()
+
+    def describe_panels(self) -> list[dict[str, Any]]:
+        """The judge panels this benchmark ships, for ``omnieval judge panels``: per panel its
+        ``name``, ``description``, ``tracks`` (track -> ``{"judges": [{"id", "model", "backend"}, ...],
+        "unavailable": why or None}``) and ``repair`` (judge id or None). Default: the panels this
+        benchmark registered with the judges (:func:`omnieval.judges.register_panels`)."""
+        from omnieval.judges import describe_panels
+
+        return describe_panels(benchmark=self.name)
+
+    def read_judge_answer(self, raw: str | None, track: str) -> ParseResult:
+        """How a raw judge answer for ``track`` (one of :attr:`judge_tracks`) is read, for
+        ``omnieval judge parse``. Default: the judges' reader of the registered tracks' verdicts,
+        which are this benchmark's when it registered them (:func:`omnieval.judges.register_tracks`).
+
+        Raises:
+            ConfigError: ``track`` is not one of this benchmark's registered judge tracks.
+        """
+        from omnieval.errors import ConfigError
+        from omnieval.judges import parse_verdict, track_names, tracks_benchmark
+
+        if tracks_benchmark() != self.name or track not in track_names():
+            raise ConfigError(f"benchmark {self.name} has no judge answer reader for track {track!r}")
+        return parse_verdict(raw, track)
 
     def judgment_schema(self) -> JudgmentSchema | None:
         """The layout of this benchmark's ``judgments.parquet`` (None: it has no judges); the

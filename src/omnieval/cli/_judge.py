@@ -8,25 +8,22 @@ import json
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import overload
+from typing import Any, overload
 
 from omnieval.errors import DataError
 
 
 class _RegisteredTracks(Sequence[str]):
-    """The judge tracks the benchmarks register, read only when argparse first needs them.
+    """Every registered benchmark's judge tracks, read only when argparse first needs them.
 
-    The track names are the benchmark's (``omnieval.judges.track_names()``), registered when
-    ``omnieval.benchmarks`` is imported. That import takes seconds, and every ``omnieval`` command
-    builds this parser, so the lookup waits until ``judge parse`` checks ``--track`` or prints its
-    help.
+    The track names are the benchmarks' (``Benchmark.judge_tracks``, in benchmark name order),
+    registered when ``omnieval.benchmarks`` is imported. That import takes seconds, and every
+    ``omnieval`` command builds this parser, so the lookup waits until ``judge parse`` checks
+    ``--track`` or prints its help.
     """
 
     def _names(self) -> tuple[str, ...]:
-        import omnieval.benchmarks  # noqa: F401  (the benchmarks register their judge tracks)
-        from omnieval.judges import track_names
-
-        return track_names()
+        return tuple(track_owners())
 
     @overload
     def __getitem__(self, index: int) -> str: ...
@@ -43,6 +40,18 @@ class _RegisteredTracks(Sequence[str]):
 
     def __contains__(self, value: object) -> bool:
         return value in self._names()
+
+
+def track_owners() -> dict[str, list[str]]:
+    """Judge track -> the benchmarks that judge it, over every registered benchmark."""
+    from omnieval.cli._registries import load_benchmarks
+
+    benchmarks = load_benchmarks()
+    owners: dict[str, list[str]] = {}
+    for name in benchmarks.names():
+        for track_name in benchmarks.get(name).judge_tracks:
+            owners.setdefault(track_name, []).append(name)
+    return owners
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -64,14 +73,24 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         description=(
             "Read one raw judge answer the way the validity ledger does: local format normalization "
             "(code fences, prose, trailing commas, quoted or '8/10' scores, key case), then strict "
-            "validation (all four criteria, integer 1-10, non-empty rationale; nothing is clamped). "
-            "The repair model is not called."
+            "validation by the track's benchmark (story continuation: all four criteria, integer "
+            "1-10, non-empty rationale; audio-video judging: both clips' 0-10 scores with evidence "
+            "for each audio type the answer holds under the dimension). Nothing is clamped and the "
+            "repair model is not called."
         ),
     )
-    track = parse.add_argument("--track", required=True, help="judge track whose criteria to expect")
+    track = parse.add_argument(
+        "--track", required=True, help="judge track (any registered benchmark's) whose criteria to expect"
+    )
     # Set after add_argument, which formats the argument once to check it: the names are read only
     # when ``judge parse`` is used, not whenever the parser is built.
     track.choices = _RegisteredTracks()
+    parse.add_argument(
+        "--benchmark",
+        default=None,
+        metavar="NAME",
+        help="the benchmark whose track --track is (needed only when two benchmarks share the name)",
+    )
     parse.add_argument("file", type=Path, metavar="FILE", help="file holding the raw answer ('-' for stdin)")
     parse.add_argument(
         "--json",
@@ -82,10 +101,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
     panels = judge_sub.add_parser(
         "panels",
-        help="list the judge panels (paper-a, paper-b, paper-c, cpu, ...) and their judges per track",
+        help="list every benchmark's judge panels (cpu, paper-a, cpu-cascade, ...) and their judges per track",
         description=(
-            "List the shipped judge panels: each track's judges, or why the track is unavailable, and "
-            "for a judge whose model omnieval cannot build itself, why and what it needs instead."
+            "List the judge panels every registered benchmark ships, with the benchmark's name: each "
+            "track's judges, or why the track is unavailable, and for a judge whose model omnieval "
+            "cannot build itself, why and what it needs instead."
         ),
     )
     panels.add_argument("--json", action="store_true", help="print the panels as JSON")
@@ -128,15 +148,35 @@ def _read_raw(path: Path) -> str:
         raise DataError(f"{path}: cannot read ({exc.strerror})") from None
 
 
-def _parse(args: argparse.Namespace) -> int:
-    import omnieval.benchmarks  # noqa: F401  (the benchmarks register their judge tracks)
-    from omnieval.judges import parse_verdict
+def _track_benchmark(track_name: str, benchmark: str | None) -> str:
+    """The benchmark whose ``track_name`` ``judge parse`` reads (``--benchmark`` when given)."""
+    from omnieval.cli._registries import registered_benchmark
+    from omnieval.errors import ConfigError
 
-    result = parse_verdict(_read_raw(args.file), args.track)
+    owners = track_owners().get(track_name, [])
+    if benchmark is not None:
+        if track_name not in registered_benchmark(benchmark).judge_tracks:
+            raise ConfigError(
+                f"--track {track_name!r} is not a judge track of {benchmark} (it is one of "
+                f"{', '.join(owners) or 'no benchmark'}'s)"
+            )
+        return benchmark
+    if len(owners) > 1:
+        raise ConfigError(
+            f"--track {track_name!r} is a judge track of {', '.join(owners)}: pass --benchmark NAME"
+        )
+    return owners[0]
+
+
+def _parse(args: argparse.Namespace) -> int:
+    from omnieval.cli._registries import registered_benchmark
+
+    bench = registered_benchmark(_track_benchmark(args.track, args.benchmark))
+    result = bench.read_judge_answer(_read_raw(args.file), args.track)
     if args.json:
         print(json.dumps(result.as_dict(), ensure_ascii=False))
         return 0
-    print(f"status: {result.status}")
+    print(f"status: {result.status} ({bench.name} track {args.track})")
     if result.normalizations:
         print(f"normalized: {', '.join(result.normalizations)}")
     if not result.ok:
@@ -149,33 +189,53 @@ def _parse(args: argparse.Namespace) -> int:
     return 0
 
 
-def _panels(args: argparse.Namespace) -> int:
-    import omnieval.benchmarks  # noqa: F401  (the benchmarks register their tracks and judge panels)
-    from omnieval.judges import describe_panels
+def describe_all_panels() -> list[dict[str, Any]]:
+    """Every registered benchmark's panels (:meth:`Benchmark.describe_panels`), each with its
+    ``benchmark``, in benchmark then panel name order."""
+    from omnieval.cli._registries import load_benchmarks
 
-    described = describe_panels()
+    benchmarks = load_benchmarks()
+    return [
+        {"benchmark": name, **panel}
+        for name in benchmarks.names()
+        if benchmarks.get(name).judge_tracks
+        for panel in benchmarks.get(name).describe_panels()
+    ]
+
+
+def _panels(args: argparse.Namespace) -> int:
+    described = describe_all_panels()
     if args.json:
         print(json.dumps(described, indent=2, ensure_ascii=False))
         return 0
     for panel in described:
-        print(f"{panel['name']}: {panel['description']}")
+        print(f"{panel['name']} ({panel['benchmark']}): {panel['description']}")
+        # Tracks judged alike (every prism dimension by the same judges) share one line.
+        groups: dict[str, tuple[list[str], dict[str, Any]]] = {}
         for track_name, entry in panel["tracks"].items():
+            key = json.dumps(entry, sort_keys=True)
+            groups.setdefault(key, ([], entry))[0].append(track_name)
+        for names, entry in groups.values():
+            label = ", ".join(names)
+            width = max(11, len(label))
             if entry["unavailable"]:
-                print(f"  {track_name:11s} unavailable: {entry['unavailable']}")
+                print(f"  {label:{width}s} unavailable: {entry['unavailable']}")
             else:
                 judges = ", ".join(f"{j['id']} [{j['backend']}]" for j in entry["judges"])
-                print(f"  {track_name:11s} {judges}")
+                print(f"  {label:{width}s} {judges}")
                 for judge in entry["judges"]:
                     if judge.get("unavailable"):
-                        print(f"  {'':11s} {judge['id']} unavailable: {judge['unavailable']}")
+                        print(f"  {'':{width}s} {judge['id']} unavailable: {judge['unavailable']}")
         if panel["repair"]:
             print(f"  {'repair':11s} {panel['repair']}")
     return 0
 
 
 def _prompts(args: argparse.Namespace) -> int:
-    import omnieval.benchmarks  # noqa: F401  (the benchmarks register their judge rubrics)
+    from omnieval.cli._registries import load_benchmarks
     from omnieval.judges import template_catalog
+
+    load_benchmarks()  # the benchmarks register their judge rubrics
 
     catalog = template_catalog()
     if args.json:

@@ -85,6 +85,7 @@ from omnieval.judges._tracks import (
     register_tracks,
     repair_schema,
     track_names,
+    tracks_benchmark,
     verdict_schema,
 )
 
@@ -159,5 +160,6 @@ __all__ = [
     "template",
     "template_catalog",
     "track_names",
+    "tracks_benchmark",
     "verdict_schema",
 ]

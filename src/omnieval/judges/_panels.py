@@ -246,10 +246,13 @@ def load_panel(name: str, _seen: tuple[str, ...] = ()) -> PanelConfig:
     return result
 
 
-def describe_panels() -> list[dict[str, Any]]:
-    """Each shipped panel: description, per-track judges (id, backend) or unavailability, repair model."""
+def describe_panels(benchmark: str | None = None) -> list[dict[str, Any]]:
+    """Each shipped panel (those ``benchmark`` registered, when given): description, per-track judges
+    (id, backend) or unavailability, repair model."""
     out: list[dict[str, Any]] = []
     for name in panel_names():
+        if benchmark is not None and PANELS.get(name).benchmark != benchmark:
+            continue
         panel = load_panel(name)
         tracks = {
             t: {

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
     from omnieval.data import Manifest
     from omnieval.gates import GateResult
+    from omnieval.judges import ParseResult
     from omnieval.judgments import JudgmentSchema
 
 
@@ -138,6 +139,18 @@ class Prism(api.Benchmark):
         from omnieval.benchmarks.prism._judge import prism_panel_names
 
         return prism_panel_names()
+
+    def describe_panels(self) -> list[dict[str, Any]]:
+        from omnieval.benchmarks.prism._judge import describe_prism_panels
+
+        return describe_prism_panels()
+
+    def read_judge_answer(self, raw: str | None, track: str) -> ParseResult:
+        """One dimension's scores of a stage answer (the cells the answer holds; see
+        :func:`~._judge.read_dimension_answer`)."""
+        from omnieval.benchmarks.prism._judge import read_dimension_answer
+
+        return read_dimension_answer(raw, track)
 
     # -- generation ---------------------------------------------------------------------------
     def generate(self, job: api.GenerateJob) -> Any:

@@ -63,7 +63,14 @@ from omnieval.benchmarks.prism._prompts import (
     template_sha256,
     verdict_schema,
 )
-from omnieval.benchmarks.prism._tags import GROUND_TRUTH, STAGE_DIMENSIONS, Cell, stage_cells
+from omnieval.benchmarks.prism._tags import (
+    AUDIO_TYPES,
+    DIMENSIONS,
+    GROUND_TRUTH,
+    STAGE_DIMENSIONS,
+    Cell,
+    stage_cells,
+)
 from omnieval.benchmarks.prism._tracks import criteria_count, load_criteria
 from omnieval.errors import ConfigError, DataError, OmnievalError, validation_problems
 from omnieval.judges import (
@@ -73,6 +80,7 @@ from omnieval.judges import (
     CallState,
     DiskCache,
     JudgeConfig,
+    ParseResult,
     backend_group_key,
     cache_key,
     canonical_json,
@@ -218,6 +226,35 @@ def load_prism_panel(name: str | Path) -> PrismPanelConfig:
         raise ConfigError(validation_problems(f"{source}: invalid prism judge panel", exc)) from None
 
 
+def describe_prism_panels() -> list[dict[str, Any]]:
+    """Each shipped PRISM panel as ``omnieval judge panels`` lists it: its judges score every
+    dimension (the benchmark's judge tracks), so each track lists the same judges."""
+    out: list[dict[str, Any]] = []
+    for name in prism_panel_names():
+        panel = load_prism_panel(name)
+        judges = [
+            {
+                "id": j.id,
+                "model": j.model,
+                "backend": j.backend.kind,
+                **({"unavailable": j.unavailable} if j.unavailable else {}),
+            }
+            for j in panel.judges
+        ]
+        entry = {"input": panel.judge_kind, "unavailable": None, "judges": judges}
+        out.append(
+            {
+                "name": name,
+                "description": " ".join(panel.description.split()),
+                "judge_kind": panel.judge_kind,
+                "requires": panel.requires,
+                "tracks": {dimension: entry for dimension in DIMENSIONS},
+                "repair": panel.repair.id if panel.repair else None,
+            }
+        )
+    return out
+
+
 # -- reading answers ---------------------------------------------------------------------------
 
 _SLOT_ALIASES = {
@@ -357,6 +394,60 @@ def read_stage(raw: str | None, cells: Sequence[Cell]) -> StageReading:
         reading.texts,
         error=reading.error,
         normalizations=reading.normalizations,
+    )
+
+
+def read_dimension_answer(raw: str | None, dimension: str) -> ParseResult:
+    """Read one dimension's scores from a raw stage answer (what ``omnieval judge parse`` shows).
+
+    Which audio types a stage asks about comes from the sample's tags, which a lone answer does not
+    carry: the cells read are the audio types the answer itself holds under ``dimension`` for either
+    clip, and each of them must then be scored (0-10, with evidence) for both clips.
+
+    Example:
+        >>> answer = '{"candidate_1": {"audio_quality": {"speech": {"score": 7, "evidence": "clear"}}},'
+        >>> answer += ' "candidate_2": {"audio_quality": {"speech": {"score": "3/10", "evidence": "hiss"}}}}'
+        >>> r = read_dimension_answer(answer, "audio_quality")
+        >>> r.status, r.scores
+        ('ok', {'candidate_1.audio_quality.speech': 7, 'candidate_2.audio_quality.speech': 3})
+        >>> read_dimension_answer(answer, "expressiveness").error
+        'no expressiveness scores for any audio type (speech, music, sound) under candidate_1 or candidate_2'
+    """
+    if dimension not in _DIM_ALIASES:
+        raise ValueError(f"unknown prism dimension {dimension!r}; known: {', '.join(_DIM_ALIASES)}")
+
+    def extract(obj: Any) -> tuple[dict[str, int], dict[str, str], list[str]]:
+        obj = _expand_dotted(obj)
+        present: list[str] = []
+        for slot in SLOTS:
+            cand = _lookup(obj, _SLOT_ALIASES[slot], "slot")
+            dim = _lookup(cand, _DIM_ALIASES[dimension], "dim") if isinstance(cand, dict) else None
+            if isinstance(dim, dict):
+                present += [
+                    t
+                    for t in AUDIO_TYPES
+                    if t not in present and _lookup(dim, _TYPE_ALIASES[t], "type") is not None
+                ]
+        if not present:
+            return (
+                {},
+                {},
+                [
+                    f"no {dimension} scores for any audio type ({', '.join(AUDIO_TYPES)}) "
+                    "under candidate_1 or candidate_2"
+                ],
+            )
+        ordered = [t for t in AUDIO_TYPES if t in present]
+        return _extract(obj, [Cell(dimension, t) for t in ordered])
+
+    reading = read_answer(raw, extract, max_problems=8)
+    return ParseResult(
+        reading.status,
+        reading.scores,
+        reading.texts,
+        error=reading.error,
+        normalizations=reading.normalizations,
+        partial_scores=reading.partial_scores,
     )
 
 

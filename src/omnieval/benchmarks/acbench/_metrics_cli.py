@@ -68,12 +68,29 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
+def _check_candidates(folder: Path) -> None:
+    """Refuse a candidates folder that is not there: scoring it would report every clip missing.
+
+    Raises:
+        DataError: ``folder`` does not exist, is not a folder, or holds no ``speech/`` folder.
+    """
+    from omnieval.errors import DataError
+
+    expected = f"expected {folder}/speech/<index>/generated.wav"
+    if not folder.exists():
+        raise DataError(f"candidates folder {folder} does not exist ({expected})")
+    if not folder.is_dir():
+        raise DataError(f"candidates folder {folder} is not a folder ({expected})")
+    if not (folder / "speech").is_dir():
+        raise DataError(f"candidates folder {folder} holds no speech/ folder ({expected})")
+
+
 def metrics_main(argv: Sequence[str], prog: str) -> int:
     """Parse ``argv``, score the candidate folder and print its aggregate; returns the exit status.
 
     Raises:
         ConfigError: a malformed ``--evaluator`` or an invalid metric option (exit code 2).
-        DataError: the dataset or candidates cannot be read.
+        DataError: the dataset cannot be read, or the candidates folder is missing (exit code 2).
     """
     from omnieval.benchmarks.acbench._aggregate import aggregate_acbench
     from omnieval.benchmarks.acbench._loader import load_acbench
@@ -94,6 +111,7 @@ def metrics_main(argv: Sequence[str], prog: str) -> int:
         ) from None
     root = args.dataset.parent if args.dataset.is_file() else args.dataset
     dataset = load_acbench(root)
+    _check_candidates(args.candidates)
 
     def report(done: int, total: int) -> None:
         print(f"\r  {done}/{total}", end="", file=sys.stderr, flush=True)

@@ -9,6 +9,7 @@ else is served, and only on the loopback interface unless ``--host`` says otherw
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -32,13 +33,35 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     )
     parser.add_argument("run", type=Path, metavar="RUN", help="a run folder (runs/<suite>/<run id>)")
     parser.add_argument(
-        "--port", type=int, default=8765, help="port to listen on (0: any free port; default 8765)"
+        "--port",
+        type=port_number,
+        default=8765,
+        help="port to listen on, 1-65535 (0: any free port; default 8765)",
     )
     parser.add_argument(
         "--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1: this machine only)"
     )
     parser.add_argument("--rebuild", action="store_true", help="write instances.html again before serving")
     parser.set_defaults(func=_handle)
+
+
+def port_number(text: str) -> int:
+    """``--port``: a TCP port 1-65535, or 0 for any free one (argparse reports a bad value, exit 2).
+
+    >>> port_number("8765"), port_number("0")
+    (8765, 0)
+    >>> port_number("99999")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: invalid port 99999: expected 1-65535 (or 0 for any free port)
+    """
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid port {text!r}: expected a number 1-65535") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"invalid port {port}: expected 1-65535 (or 0 for any free port)")
+    return port
 
 
 def dataset_root(folder: Path) -> Path | None:
@@ -52,8 +75,12 @@ def dataset_root(folder: Path) -> Path | None:
     config_path = folder / "config.resolved.yaml"
     if not config_path.is_file():
         return None
-    config = yaml.safe_load(config_path.read_text(encoding="utf-8")) or {}
-    raw = (config.get("dataset") or {}).get("path")
+    try:
+        config = yaml.safe_load(config_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None  # the page still serves; only the task inputs are not found
+    dataset = config.get("dataset") if isinstance(config, dict) else None
+    raw = dataset.get("path") if isinstance(dataset, dict) else None
     if not raw:
         return None
     path = Path(str(raw))
@@ -68,7 +95,7 @@ def dataset_root(folder: Path) -> Path | None:
 def _ensure_page(folder: Path, *, rebuild: bool) -> None:
     import yaml
 
-    from omnieval.benchmarks import get_benchmark
+    from omnieval.cli._registries import registered_benchmark
     from omnieval.reporting import INSTANCES_PAGE
     from omnieval.stages import write_run_instances
 
@@ -76,10 +103,16 @@ def _ensure_page(folder: Path, *, rebuild: bool) -> None:
         return
     if not (folder / "scores.parquet").is_file():
         raise ConfigError(f"{folder} is not a run folder: it has no scores.parquet")
-    config = yaml.safe_load((folder / "config.resolved.yaml").read_text(encoding="utf-8")) or {}
-    if not config.get("benchmark"):
+    config_path = folder / "config.resolved.yaml"
+    if not config_path.is_file():
+        raise ConfigError(f"{folder} is not a run folder: it has no config.resolved.yaml")
+    try:
+        config = yaml.safe_load(config_path.read_text(encoding="utf-8")) or {}
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise ConfigError(f"{config_path}: cannot read: {exc}") from None
+    if not isinstance(config, dict) or not config.get("benchmark"):
         raise ConfigError(f"{folder}/config.resolved.yaml names no benchmark")
-    bench = get_benchmark(str(config["benchmark"]))
+    bench = registered_benchmark(str(config["benchmark"]))
     print(f"writing {folder / INSTANCES_PAGE}", file=sys.stderr, flush=True)
     write_run_instances(
         bench,
@@ -130,7 +163,10 @@ def _handle(args: argparse.Namespace) -> int:
     try:
         server = make_server(folder, host=args.host, port=args.port)
     except OSError as exc:
-        raise ConfigError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from exc
+        why = exc.strerror or str(exc)
+        if exc.errno == errno.EADDRINUSE:
+            why += " (another program listens there: pick another --port, or --port 0 for any free one)"
+        raise ConfigError(f"cannot listen on {args.host}:{args.port}: {why}") from None
     host, port = str(server.server_address[0]), int(server.server_address[1])
     shown = "127.0.0.1" if host in ("0.0.0.0", "") else host
     print(f"http://{shown}:{port}/{INSTANCES_PAGE}", flush=True)

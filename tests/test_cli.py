@@ -45,7 +45,8 @@ def test_lineage_reads_a_run_folder(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert main(["lineage", "abc1", "--runs-dir", str(tmp_path / "runs")]) == 0
     out = capsys.readouterr().out
     assert "d1" in out and "m1.dir" in out and "e" * 64 in out and "f" * 64 in out
-    assert main(["lineage", "nope", "--runs-dir", str(tmp_path / "runs")]) == 1
+    # An unknown run is bad input (exit 2), as in omnieval compare.
+    assert main(["lineage", "nope", "--runs-dir", str(tmp_path / "runs")]) == 2
     assert "not found" in capsys.readouterr().err
 
 

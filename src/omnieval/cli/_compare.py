@@ -11,13 +11,16 @@ from typing import Any
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser(
         "compare",
+        # argparse %-formats help= strings (write 50%% there) but prints a description as written.
         help="compare two runs: paired deltas, GO / NO-GO / INCONCLUSIVE, what changed, top movers",
         description=(
             "Compare run B (the new run) with run A (the baseline). RUN is a run folder "
-            "(runs/<suite>/<run_id>), an MLflow run id, or 'latest' / 'previous' of the suite given "
-            "with --suite. Per system and headline component: the means, delta = B - A, a paired "
-            "bootstrap 95%% CI over the shared instances and a Holm-corrected p-value; then the "
-            "verdict with its reasons, what changed in lineage and the instances that moved most. "
+            "(runs/<suite>/<run_id>), an MLflow run id, 'latest' (the newest successful run of the "
+            "suite given with --suite, else of any suite; as in omnieval lineage) or 'previous' (the "
+            "one before it; needs --suite). Per system and headline component: the means, delta = "
+            "B - A, a paired bootstrap 95% CI over the shared instances and a Holm-corrected p-value; "
+            "then the verdict with its reasons, what changed in lineage and the instances that moved "
+            "most. "
             "Exit code 0 for any verdict, 2 on bad input. See docs/nightly.md."
         ),
     )

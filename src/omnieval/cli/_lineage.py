@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from omnieval.errors import OmnievalError
+from omnieval.errors import DataError
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -15,30 +15,46 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "lineage",
         help="print the dataset version, code version, models and hashes behind a run",
         description=(
-            "RUN is an MLflow run id, a run folder (runs/<suite>/<run_id>) or 'latest'. Prints the "
-            "dataset version (digest, DVC md5, git rev), code version, system settings, metric models "
-            "with their SHA-256, judge checkpoints and prompt hashes."
+            "RUN is a run folder (runs/<suite>/<run_id>), a run id (or the start of one) or 'latest': "
+            "the newest successful run (of --suite when given, else of any suite; as in omnieval "
+            "compare), never a run that did not finish. Prints the dataset version (digest, DVC md5, "
+            "git rev), code version, system settings, metric models with their SHA-256, judge "
+            "checkpoints and prompt hashes. Exit code 2 when RUN is not a run."
         ),
     )
-    parser.add_argument("run", help="MLflow run id, run folder, or 'latest'")
+    parser.add_argument("run", help="run folder, run id, or 'latest'")
     parser.add_argument("--runs-dir", type=Path, default=Path("runs"))
+    parser.add_argument("--suite", default=None, help="the suite whose newest run 'latest' is (default: any)")
     parser.add_argument("--json", action="store_true", help="print the full lineage JSON")
     parser.set_defaults(func=_handle)
 
 
-def find_run_folder(run: str, runs_dir: Path) -> Path:
-    as_path = Path(run)
-    if (as_path / "lineage.json").is_file():
-        return as_path
-    candidates = sorted(runs_dir.glob("*/*/lineage.json"), key=lambda p: p.stat().st_mtime)
+def find_run_folder(run: str, runs_dir: Path, suite: str | None = None) -> Path:
+    """The run folder RUN names: ``latest`` (:func:`omnieval.compare.latest_run`), a folder, or a
+    run id (or its start) under ``runs_dir``.
+
+    Raises:
+        DataError: a folder without ``lineage.json``, no run of that id, or no successful run.
+    """
+    from omnieval.compare import latest_run
+
     if run == "latest":
-        if not candidates:
-            raise OmnievalError(f"no runs under {runs_dir}")
-        return candidates[-1].parent
+        return latest_run(runs_dir, suite)
+    as_path = Path(run)
+    if as_path.is_dir():
+        if not (as_path / "lineage.json").is_file():
+            raise DataError(
+                f"{as_path} is not a run folder: it has no lineage.json "
+                "(a run folder is runs/<suite>/<run id>/, written by omnieval run)"
+            )
+        return as_path
+    if as_path.exists():
+        raise DataError(f"{as_path} is not a run folder (give a run folder, a run id or 'latest')")
+    candidates = sorted(runs_dir.glob("*/*/lineage.json"), key=lambda p: p.stat().st_mtime)
     for lineage in candidates:
         if lineage.parent.name == run or lineage.parent.name.startswith(run):
             return lineage.parent
-    raise OmnievalError(f"run {run!r} not found under {runs_dir} (give a run id, a run folder or 'latest')")
+    raise DataError(f"run {run!r} not found under {runs_dir} (give a run folder, a run id or 'latest')")
 
 
 _COUNTERS = frozenset(
@@ -107,19 +123,36 @@ def _judge_calls(judges: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _read_lineage(folder: Path) -> dict[str, Any]:
+    path = folder / "lineage.json"
+    try:
+        lineage = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataError(f"{path}: cannot read: {exc}") from None
+    except ValueError as exc:
+        raise DataError(f"{path}: not valid JSON: {exc}") from None
+    if not isinstance(lineage, dict):
+        raise DataError(f"{path}: expected a JSON object")
+    for key in ("dataset", "code"):
+        if not isinstance(lineage.get(key), dict):
+            raise DataError(f"{path}: no {key!r} section (not a lineage file omnieval run wrote)")
+    return lineage
+
+
 def _handle(args: argparse.Namespace) -> int:
-    folder = find_run_folder(args.run, args.runs_dir)
-    lineage = json.loads((folder / "lineage.json").read_text(encoding="utf-8"))
+    folder = find_run_folder(args.run, args.runs_dir, args.suite)
+    lineage = _read_lineage(folder)
     if args.json:
         print(json.dumps(lineage, indent=2))
         return 0
     ds, code = lineage["dataset"], lineage["code"]
     print(f"run {lineage.get('run_id')}  ({folder})")
-    print(f"  dataset: {ds['name']} at {ds['path']}")
-    print(f"    version (content digest): {ds['version']}")
-    print(f"    DVC md5: {ds['dvc_md5']}   git rev: {ds['git_rev']}")
+    print(f"  dataset: {ds.get('name', '?')} at {ds.get('path', '?')}")
+    print(f"    version (content digest): {ds.get('version', '?')}")
+    print(f"    DVC md5: {ds.get('dvc_md5', '?')}   git rev: {ds.get('git_rev', '?')}")
+    dirty = " (dirty)" if code.get("git_dirty") else ""
     print(
-        f"  code: git {code['git_sha']}{' (dirty)' if code['git_dirty'] else ''}, package digest {code['package_digest'][:16]}"
+        f"  code: git {code.get('git_sha', '?')}{dirty}, package digest {str(code.get('package_digest', '?'))[:16]}"
     )
     print(
         "  systems: "

@@ -12,7 +12,7 @@ The procedure, the verdict's rules and the exit codes are described in ``docs/ni
 """
 
 from omnieval.compare._changes import lineage_changes, tree_digest
-from omnieval.compare._load import RunFolder, is_successful, read_run, resolve_run, suite_runs
+from omnieval.compare._load import RunFolder, is_successful, latest_run, read_run, resolve_run, suite_runs
 from omnieval.compare._mlflow import log_regression_metrics, regression_metrics
 from omnieval.compare._nightly import find_baseline, nightly_regression, notify_regression, regression_verdict
 from omnieval.compare._notify import SendOutcome, build_block, send_notifications, verdict_message
@@ -75,6 +75,7 @@ __all__ = [
     "find_baseline",
     "holm",
     "is_successful",
+    "latest_run",
     "lineage_changes",
     "log_regression_metrics",
     "minimum_detectable_effect",

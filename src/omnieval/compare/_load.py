@@ -5,7 +5,8 @@ system or analysis child run id is found through the folders' ``mlflow.json``; a
 MLflow store's ``omnieval.run_folder`` tag), or ``latest`` / ``previous`` of a suite. A run is
 *successful* when its folder holds ``leaderboard.json``, ``scores.parquet``, ``lineage.json`` and
 ``mlflow.json`` (the track stage writes ``mlflow.json`` last). Runs of a suite are ordered by the
-time their ``lineage.json`` was written (the track stage writes it first), then by name.
+time their ``lineage.json`` was written (the track stage writes it first), then by name;
+``latest`` is the last successful one (:func:`latest_run`, for every command taking a RUN).
 """
 
 from __future__ import annotations
@@ -136,16 +137,44 @@ def read_run(folder: Path | str) -> RunFolder:
     )
 
 
-def suite_runs(runs_dir: Path, suite: str, *, exclude: Path | None = None) -> list[Path]:
-    """Successful run folders of ``suite``, oldest first (see the module docstring for the order)."""
-    root = Path(runs_dir) / suite
-    if not root.is_dir():
-        return []
+def suite_runs(runs_dir: Path, suite: str | None, *, exclude: Path | None = None) -> list[Path]:
+    """Successful run folders of ``suite`` (of every suite when None), oldest first (see the module
+    docstring for the order)."""
+    runs_dir = Path(runs_dir)
+    if suite is not None:
+        roots = [runs_dir / suite]
+    else:
+        roots = sorted(p for p in runs_dir.iterdir() if p.is_dir()) if runs_dir.is_dir() else []
     skip = exclude.resolve() if exclude is not None else None
     folders = [
-        p for p in root.iterdir() if p.is_dir() and is_successful(p) and (skip is None or p.resolve() != skip)
+        p
+        for root in roots
+        if root.is_dir()
+        for p in root.iterdir()
+        if p.is_dir() and is_successful(p) and (skip is None or p.resolve() != skip)
     ]
     return sorted(folders, key=lambda p: ((p / "lineage.json").stat().st_mtime, p.name))
+
+
+def latest_run(runs_dir: Path, suite: str | None = None) -> Path:
+    """The newest successful run folder of ``suite`` (of any suite when None): what ``latest`` means
+    to every command that takes a RUN (``omnieval compare``, ``omnieval lineage``).
+
+    A folder whose run never finished (no ``mlflow.json``, the track stage's last file) is never
+    ``latest``, however new.
+
+    Raises:
+        DataError: No successful run is there.
+    """
+    runs = suite_runs(runs_dir, suite)
+    if not runs:
+        where = Path(runs_dir) / suite if suite else Path(runs_dir)
+        whose = f"suite {suite!r}" if suite else "any suite"
+        raise DataError(
+            f"no successful run of {whose} under {where} (a successful run folder holds "
+            f"{', '.join(SUCCESS_FILES)}); 'latest' needs one"
+        )
+    return runs[-1]
 
 
 def _by_child_run(runs_dir: Path, run_id: str) -> Path | None:
@@ -165,26 +194,27 @@ def resolve_run(spec: str, *, runs_dir: Path = Path("runs"), suite: str | None =
 
     Args:
         spec: A folder path, an MLflow run id (full, or a unique prefix of at least 6 hex digits),
-            ``latest`` or ``previous``.
+            ``latest`` (:func:`latest_run`) or ``previous``.
         runs_dir: Where run folders live (``runs/<suite>/<run_id>``).
-        suite: The suite ``latest`` / ``previous`` refer to.
+        suite: The suite ``latest`` / ``previous`` refer to (``latest`` without one: of any suite).
 
     Raises:
-        DataError: Nothing matches, the match is ambiguous, or ``latest``/``previous`` without a
-            suite or without enough successful runs.
+        DataError: Nothing matches, the match is ambiguous, ``previous`` without a suite, or not
+            enough successful runs.
     """
     runs_dir = Path(runs_dir)
-    if spec in ("latest", "previous"):
+    if spec == "latest":
+        return latest_run(runs_dir, suite)
+    if spec == "previous":
         if not suite:
             raise DataError(f"{spec!r} needs a suite: pass --suite NAME or --suite SUITE.yaml")
         runs = suite_runs(runs_dir, suite)
-        wanted = 1 if spec == "latest" else 2
-        if len(runs) < wanted:
+        if len(runs) < 2:
             raise DataError(
                 f"suite {suite!r} has {len(runs)} successful run(s) under {runs_dir / suite}; "
-                f"{spec!r} needs {wanted}"
+                f"{spec!r} needs 2"
             )
-        return runs[-wanted]
+        return runs[-2]
     as_path = Path(spec)
     if as_path.is_dir():
         return as_path

@@ -17,6 +17,12 @@ def test_tasks_of_the_sample_with_clips_and_shortfall(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "tasks.json"
+    rows = len(SAMPLE.joinpath("manifest.jsonl").read_text(encoding="utf-8").splitlines())
+    for folder in ("m", "o"):  # (empty) clips: the command checks each linked clip exists
+        for index in range(rows):
+            clip = tmp_path / folder / "video" / str(index) / "generated.mp4"
+            clip.parent.mkdir(parents=True)
+            clip.touch()
     argv = ["human-tasks", "prism", str(SAMPLE), "--system", "muted", "--system", "offset"]
     argv += ["--candidates", f"muted={tmp_path / 'm'}", "--candidates", f"offset={tmp_path / 'o'}"]
     assert main([*argv, "--out", str(out), "--seed", "3"]) == 0
@@ -44,3 +50,7 @@ def test_bad_arguments_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert main(["human-tasks", "storybench", str(tmp_path)]) == 2
     assert "storybench has no human-study task command" in capsys.readouterr().err
     assert main(["human-tasks", "nonsense"]) == 2
+    absent = tmp_path / "absent"
+    argv = ["human-tasks", "prism", str(SAMPLE), "--system", "muted", "--candidates", f"muted={absent}"]
+    assert main(argv) == 2
+    assert f"--candidates muted={absent}: no such folder" in capsys.readouterr().err

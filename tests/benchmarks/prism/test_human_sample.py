@@ -78,13 +78,23 @@ def test_short_strata_are_reported_not_padded() -> None:
     assert len(sample.tasks) == 116 - 3 - 4
 
 
+def _clips(folder: Path, items: list[Item]) -> Path:
+    """``folder`` holding an (empty) candidate clip for every item."""
+    for item in items:
+        clip = folder / "video" / str(item.index) / "generated.mp4"
+        clip.parent.mkdir(parents=True, exist_ok=True)
+        clip.touch()
+    return folder
+
+
 def test_blind_order_and_clips_follow_the_judge(tmp_path: Path) -> None:
+    items = _dataset(2)
     sample = stratified_pairs(
-        _dataset(2),
+        items,
         ["a", "b"],
         seed=5,
         per_combination=1,
-        candidates={"a": tmp_path / "a", "b": tmp_path / "b"},
+        candidates={"a": _clips(tmp_path / "a", items), "b": _clips(tmp_path / "b", items)},
     )
     orders = Counter(t["data"]["order"] for t in sample.tasks)
     assert set(orders) == {"gt_first", "system_first"}
@@ -100,6 +110,18 @@ def test_blind_order_and_clips_follow_the_judge(tmp_path: Path) -> None:
             assert (data["order"], data["video1"], data["video2"]) == ("system_first", candidate, reference)
     # Without candidate folders the clips are left for the caller.
     assert "video1" not in stratified_pairs(_dataset(1), ["a"]).tasks[0]["data"]
+
+
+def test_a_missing_candidate_clip_is_an_error_naming_system_instance_and_path(tmp_path: Path) -> None:
+    items = _dataset(1)
+    folder = _clips(tmp_path / "a", items)
+    sampled = stratified_pairs(items, ["a"], per_combination=1, candidates={"a": folder})
+    first = next(i for i in items if i.id == sampled.tasks[0]["data"]["instance_id"])
+    gone = folder / "video" / str(first.index) / "generated.mp4"
+    gone.unlink()
+    with pytest.raises(DataError, match="1 linked candidate clip") as info:
+        stratified_pairs(items, ["a"], per_combination=1, candidates={"a": folder})
+    assert info.value.problems == [f"system a, instance {first.id} (row {first.index}): no clip at {gone}"]
 
 
 def test_tasks_round_trip_through_the_export_reader() -> None:

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from omnieval.errors import ConfigError
+from omnieval.errors import ConfigError, DataError
 
 
 def _parser(prog: str) -> argparse.ArgumentParser:
@@ -52,7 +52,8 @@ def human_tasks_main(argv: Sequence[str], prog: str) -> int:
 
     Raises:
         ConfigError: a malformed ``--candidates`` (exit code 2).
-        DataError: an unreadable dataset, a system named ``ground_truth`` or a bad quota.
+        DataError: an unreadable dataset, a missing candidate folder or clip, a system named
+            ``ground_truth`` or a bad quota.
     """
     from omnieval.benchmarks.prism._human_sample import stratified_pairs
     from omnieval.benchmarks.prism._loader import load_prism
@@ -65,6 +66,9 @@ def human_tasks_main(argv: Sequence[str], prog: str) -> int:
         if not sep or not system or not folder:
             raise ConfigError(f"--candidates {item!r}: expected ID=DIR")
         candidates[system.strip()] = Path(folder.strip())
+    absent = [f"--candidates {s}={f}: no such folder" for s, f in candidates.items() if not f.is_dir()]
+    if absent:
+        raise DataError("candidate folders not found", absent)
     dataset = load_prism(args.dataset)
     sample = stratified_pairs(
         dataset.instances,

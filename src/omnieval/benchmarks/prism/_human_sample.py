@@ -89,8 +89,9 @@ def stratified_pairs(
         clip_url: Turns a clip path into what Label Studio loads (a served URL); default the path.
 
     Raises:
-        DataError: no system, a system named ``ground_truth``, a non-positive quota, or a
-            system without a candidate folder when ``candidates`` is given.
+        DataError: no system, a system named ``ground_truth``, a non-positive quota, or, when
+            ``candidates`` is given, a system without a candidate folder or a linked candidate clip
+            that does not exist.
     """
     if not systems:
         raise DataError("stratified_pairs: name at least one system to compare with the ground truth")
@@ -126,7 +127,37 @@ def stratified_pairs(
             for inst in chosen:
                 for system in systems:
                     tasks.append(_task(len(tasks) + 1, inst, system, seed, candidates, clip_url))
+    if candidates is not None:
+        _check_clips(tasks, candidates, {inst.id: inst for inst in instances})
     return PairSample(tuple(tasks), items, shortfall)
+
+
+def _check_clips(
+    tasks: Sequence[dict[str, Any]],
+    candidates: Mapping[str, Path],
+    instances: Mapping[str, PrismInstanceLike],
+) -> None:
+    """Refuse tasks that link a candidate clip that is not there: a rater would get a broken player.
+    (The reference clips are the dataset's, checked when it was loaded.)
+
+    Raises:
+        DataError: one problem per missing clip, naming the system, the instance and the path.
+    """
+    problems = []
+    for task in tasks:
+        data = task["data"]
+        inst = instances[data["instance_id"]]
+        clip = candidate_video(Path(candidates[data["system"]]), inst.index)
+        if not clip.is_file():
+            problems.append(
+                f"system {data['system']}, instance {inst.id} (row {inst.index}): no clip at {clip}"
+            )
+    if problems:
+        raise DataError(
+            f"stratified_pairs: {len(problems)} linked candidate clip(s) do not exist "
+            "(a candidate folder holds <folder>/video/<index>/generated.mp4)",
+            problems,
+        )
 
 
 def _task(

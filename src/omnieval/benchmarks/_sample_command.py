@@ -24,11 +24,17 @@ def run_sample_command(write: Callable[[], SummaryT], report: Callable[[SummaryT
         report: Prints the summary (and may check the written folder); returns the exit code.
 
     Returns:
-        ``report``'s code, or the error's exit code after printing ``error: <message>`` to stderr.
+        ``report``'s code, or the error's exit code after printing ``error: <message>`` to stderr
+        (2 when the output cannot be written).
     """
     try:
         summary = write()
     except OmnievalError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
+    except OSError as exc:
+        # An output path the generator cannot write (a missing or read-only parent, no space left).
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"error: cannot write the sample: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
     return report(summary)

@@ -15,15 +15,18 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from omnieval.errors import OmnievalError
+from omnieval.errors import DataError, OmnievalError
 
 
 def refuse_foreign(out: Path, owned: Collection[str]) -> None:
     """Raise when ``out`` exists and holds a top-level entry the generator does not own.
 
     Raises:
+        DataError: ``out`` exists and is not a folder.
         OmnievalError: naming the foreign entries (sorted).
     """
+    if out.exists() and not out.is_dir():
+        raise DataError(f"{out} exists and is not a folder: the sample is written into a folder")
     if out.exists():
         foreign = sorted(p.name for p in out.iterdir() if p.name not in owned)
         if foreign:

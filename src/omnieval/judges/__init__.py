@@ -9,6 +9,10 @@ Public entry points:
 - :func:`merge_panel_tags` merges the MLflow tags of several panels' runs.
 - :func:`run_drift_check` re-judges the pinned drift anchors and compares; :func:`pin_anchors`
   (``omnieval judge pin-anchors``) pins them, to :func:`pinned_path`.
+- :func:`check_known_set` runs a panel's judges on a benchmark's pinned known set (ground truth vs
+  damaged copies, :class:`KnownSetRunner`) and grades them against accuracy floors (``omnieval judge
+  check``); :func:`merge_meta_eval` / :func:`meta_eval_failures` put the result in ``health.json``
+  and the nightly verdict.
 - :func:`register_tracks` is how a benchmark hands its judge tracks (:class:`TrackSpec`: criterion
   keys and the outputs judged) and its row -> :class:`JudgeInputs` function to the judges when its
   package is imported; :data:`TRACKS` and :func:`track_names` read them.
@@ -43,6 +47,26 @@ from omnieval.judges._calls import (
 )
 from omnieval.judges._drift import DriftSettings, DriftSuite, pin_anchors, pinned_path, run_drift_check
 from omnieval.judges._health import judge_health
+from omnieval.judges._meta import (
+    DEFAULT_FLOOR,
+    VALUED,
+    Floors,
+    JudgedSet,
+    KnownPair,
+    KnownSetManifest,
+    KnownSetRunner,
+    PairVerdict,
+    check_known_set,
+    load_known_set,
+    merge_meta_eval,
+    meta_eval_failures,
+    meta_eval_metrics,
+    pair_figures,
+    panel_identity,
+    pin_known_set,
+    track_panel_file,
+    verdict_from_scores,
+)
 from omnieval.judges._panels import (
     JudgeConfig,
     PanelConfig,
@@ -90,11 +114,13 @@ from omnieval.judges._tracks import (
 )
 
 __all__ = [
+    "DEFAULT_FLOOR",
     "JUDGMENT_COLUMNS",
     "JUDGMENT_SCHEMA",
     "LEDGER_TAIL",
     "REPAIR_SYSTEM",
     "TRACKS",
+    "VALUED",
     "AnswerReading",
     "BackendPool",
     "CallCounters",
@@ -103,11 +129,17 @@ __all__ = [
     "DiskCache",
     "DriftSettings",
     "DriftSuite",
+    "Floors",
     "Framing",
     "JudgeBudget",
     "JudgeConfig",
     "JudgeInputs",
     "JudgeResult",
+    "JudgedSet",
+    "KnownPair",
+    "KnownSetManifest",
+    "KnownSetRunner",
+    "PairVerdict",
     "PanelConfig",
     "ParseResult",
     "PromptTemplate",
@@ -121,6 +153,7 @@ __all__ = [
     "backend_group_key",
     "cache_key",
     "canonical_json",
+    "check_known_set",
     "criteria_list",
     "criteria_schema",
     "describe_panels",
@@ -131,13 +164,20 @@ __all__ = [
     "judge_lineage_entry",
     "judge_repair",
     "judge_tags",
+    "load_known_set",
     "load_panel",
+    "merge_meta_eval",
     "merge_panel_tags",
+    "meta_eval_failures",
+    "meta_eval_metrics",
     "mlflow_tag_part",
     "normalize_key",
+    "pair_figures",
+    "panel_identity",
     "panel_names",
     "parse_verdict",
     "pin_anchors",
+    "pin_known_set",
     "pinned_path",
     "read_answer",
     "read_scored_leaf",
@@ -160,6 +200,8 @@ __all__ = [
     "template",
     "template_catalog",
     "track_names",
+    "track_panel_file",
     "tracks_benchmark",
+    "verdict_from_scores",
     "verdict_schema",
 ]

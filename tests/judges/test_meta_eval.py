@@ -1,0 +1,207 @@
+"""The known-set check's core: accuracy and agreement arithmetic, the manifest, floors, the result
+cache, and what health.json, the verdict and MLflow read from it (no benchmark, no model)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from omnieval.errors import DataError
+from omnieval.judges import (
+    Floors,
+    JudgedSet,
+    KnownSetManifest,
+    PairVerdict,
+    check_known_set,
+    load_known_set,
+    merge_meta_eval,
+    meta_eval_failures,
+    meta_eval_metrics,
+    pair_figures,
+    verdict_from_scores,
+)
+from omnieval.judges._meta import KnownPair, summarize
+
+
+def _v(better: float | None, worse: float | None, status: str = "ok", worse_id: str = "bad") -> PairVerdict:
+    return PairVerdict("j", "text", "i", "gt", worse_id, better, worse, status)  # type: ignore[arg-type]
+
+
+def test_accuracy_and_agreement_by_hand() -> None:
+    # Five judgeable pairs: right (9>2), tie (5=5), wrong (3<8), right (7>6), invalid (no verdict);
+    # one unavailable pair is left out.
+    verdicts = [_v(9, 2), _v(5, 5), _v(3, 8), _v(7, 6), _v(None, 4, "invalid"), _v(None, None, "unavailable")]
+    f = pair_figures(verdicts)
+    assert (f.n_pairs, f.correct, f.ties, f.wrong, f.invalid) == (5, 2, 1, 1, 1)
+    # accuracy: ties and the invalid pair count as wrong -> 2 of 5.
+    assert f.accuracy == pytest.approx(2 / 5)
+    # agreement (Kendall's tau-a over the 5 pairs): (concordant 2 - discordant 1) / 5; ties and the
+    # invalid pair count 0.
+    assert f.agreement == pytest.approx((2 - 1) / 5)
+
+
+def test_constant_and_inverted_judges() -> None:
+    constant = pair_figures([_v(5, 5)] * 4)
+    assert (constant.accuracy, constant.agreement) == (0.0, 0.0)
+    inverted = pair_figures([_v(1, 9)] * 3)
+    assert (inverted.accuracy, inverted.agreement) == (0.0, -1.0)
+    nothing = pair_figures([_v(None, None, "unavailable")])
+    assert (nothing.n_pairs, nothing.accuracy, nothing.agreement) == (0, None, None)
+
+
+def test_verdict_from_scores_sides() -> None:
+    pair = KnownPair("i", "text", "gt", "bad")
+    ok = verdict_from_scores("j", pair, {"gt": 9.0, "bad": 2.0}, {"gt": "ok", "bad": "ok"})
+    assert ok.outcome == "correct"
+    bad = verdict_from_scores("j", pair, {"gt": 9.0, "bad": None}, {"gt": "ok", "bad": "parse_error"})
+    assert bad.status == "invalid" and "parse_error" in bad.note and bad.outcome == "invalid"
+    na = verdict_from_scores(
+        "j",
+        pair,
+        {"gt": None, "bad": None},
+        {"gt": "not_applicable", "bad": "not_applicable"},
+        {"gt": "no vlm"},
+    )
+    assert na.status == "unavailable" and na.note == "no vlm"
+
+
+def test_summary_floors_and_per_variant_breakdown() -> None:
+    verdicts = [_v(9, 2, worse_id="shuffled"), _v(9, 2, worse_id="shuffled"), _v(5, 5, worse_id="wrong_name")]
+    verdicts += [PairVerdict("j", "speech", "i", "gt", "muted", None, None, "unavailable", "no model")]
+    floors = Floors(0.7, {"speech": 0.1, "j/text": 0.6})
+    assert floors.floor_for("j", "text") == 0.6 and floors.floor_for("k", "text") == 0.7
+    summary = summarize(verdicts, floors)
+    text = summary["j"]["text"]
+    assert text["accuracy"] == pytest.approx(2 / 3) and text["floor"] == 0.6 and text["status"] == "ok"
+    assert text["by_variant"] == {
+        "shuffled": {"n_pairs": 2, "correct": 2, "accuracy": 1.0},
+        "wrong_name": {"n_pairs": 1, "correct": 0, "accuracy": 0.0},
+    }
+    assert (
+        summary["j"]["speech"]["status"] == "unavailable" and summary["j"]["speech"]["reason"] == "no model"
+    )
+    strict = summarize(verdicts, Floors(0.7))
+    assert strict["j"]["text"]["status"] == "below_floor" and strict["j"]["text"]["passed"] is False
+
+
+def _manifest(tmp_path: Path, items: list[dict[str, Any]]) -> Path:
+    path = tmp_path / "known_set.json"
+    doc = {"format": 1, "benchmark": "demo", "name": "demo-known", "items": items}
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return path
+
+
+GT = {"id": "ground_truth", "rank": 0, "derive": "ground_truth"}
+
+
+def test_manifest_validation_names_the_file_and_field(tmp_path: Path) -> None:
+    bad = {"id": "shuffled", "rank": 1, "derive": "shuffled_words", "tracks": ["image"]}
+    path = _manifest(tmp_path, [{"id": "a", "instance_id": "x", "tracks": ["text"], "variants": [GT, bad]}])
+    with pytest.raises(DataError, match=r"known_set.json: invalid known-set manifest(.|\n)*not the item's"):
+        load_known_set(path)
+    same = {"id": "copy", "rank": 0, "derive": "ground_truth"}
+    path = _manifest(tmp_path, [{"id": "a", "instance_id": "x", "tracks": ["text"], "variants": [GT, same]}])
+    with pytest.raises(DataError, match="nothing is known"):
+        load_known_set(path)
+    with pytest.raises(DataError, match="not found"):
+        load_known_set(tmp_path / "absent.json")
+
+
+def test_graded_list_pairs(tmp_path: Path) -> None:
+    variants = [
+        GT,
+        {"id": "mild", "rank": 1, "derive": "wrong_name"},
+        {"id": "severe", "rank": 2, "derive": "other_page"},
+        {"id": "also_severe", "rank": 2, "derive": "shuffled_words"},
+    ]
+    path = _manifest(tmp_path, [{"id": "a", "instance_id": "x", "tracks": ["text"], "variants": variants}])
+    manifest = load_known_set(path)
+    pairs = {(p.better, p.worse) for p in manifest.known_pairs()}
+    # Every pair with different ranks, and none between the two rank-2 variants.
+    assert pairs == {
+        ("ground_truth", "mild"),
+        ("ground_truth", "severe"),
+        ("ground_truth", "also_severe"),
+        ("mild", "severe"),
+        ("mild", "also_severe"),
+    }
+
+
+class _FakeRunner:
+    """A known set whose 'judge' is a table of scores: counts how often it is asked."""
+
+    def __init__(self, tmp_path: Path, scores: dict[str, float]) -> None:
+        variants = [GT, {"id": "bad", "rank": 1, "derive": "shuffled_words"}]
+        self.source = _manifest(
+            tmp_path, [{"id": "a", "instance_id": "x", "tracks": ["text", "image"], "variants": variants}]
+        )
+        self.manifest: KnownSetManifest = load_known_set(self.source)
+        self.scores = scores
+        self.asked = 0
+
+    def panel_tracks(self, panel: str) -> dict[str, str | None]:
+        return {"text": None, "image": "no vision model here"}
+
+    def identity(self, panel: str) -> dict[str, Any]:
+        return {"judge": "j", "model": "m", "revision": "r"}
+
+    def build(self, folder: Path, tracks: Collection[str]) -> dict[str, str]:
+        assert list(tracks) == ["text"]  # nothing is built for an unavailable track
+        return {"a/ground_truth": "1" * 64, "a/bad": "2" * 64}
+
+    def judge(
+        self, panel: str, folder: Path, *, cache_dir: Path, tracks: Collection[str], progress: Any = None
+    ) -> JudgedSet:
+        self.asked += 1
+        pair = KnownPair("a", "text", "ground_truth", "bad")
+        verdict = verdict_from_scores("j", pair, self.scores, {"ground_truth": "ok", "bad": "ok"})
+        return JudgedSet([verdict], {"j": {"model": "m", "revision": "r"}}, {}, 2, 0, {"j": {"calls": 2}})
+
+
+def test_check_runs_once_per_checkpoint_and_rereads_floors(tmp_path: Path) -> None:
+    runner = _FakeRunner(tmp_path, {"ground_truth": 9.0, "bad": 2.0})
+    first = check_known_set(runner, "demo", cache_dir=tmp_path / "cache")
+    assert runner.asked == 1 and first["model_calls"] == 2 and not first["reused"]
+    assert first["judges"]["j"]["text"]["accuracy"] == 1.0 and first["passed"]
+    assert first["unavailable"] == {"image": "no vision model here"}
+    assert first["pins"]["unpinned"] == ["a/ground_truth", "a/bad"]
+    assert (tmp_path / "cache" / "meta_eval" / f"{first['key']}.json").is_file()
+    again = check_known_set(runner, "demo", cache_dir=tmp_path / "cache", floors=Floors(1.0))
+    assert runner.asked == 1 and again["reused"] and again["model_calls"] == 0
+    assert again["key"] == first["key"] and again["judges"]["j"]["text"]["floor"] == 1.0
+
+
+def test_a_tie_fails_the_floor(tmp_path: Path) -> None:
+    runner = _FakeRunner(tmp_path, {"ground_truth": 5.0, "bad": 5.0})
+    doc = check_known_set(runner, "demo", cache_dir=tmp_path / "cache")
+    assert doc["below_floor"] == [
+        {"judge": "j", "track": "text", "accuracy": 0.0, "floor": 0.7, "n_pairs": 1}
+    ]
+    assert not doc["passed"] and "tie" in doc["rule"]
+
+
+def test_health_section_verdict_reasons_and_mlflow_figures(tmp_path: Path) -> None:
+    runner = _FakeRunner(tmp_path, {"ground_truth": 5.0, "bad": 5.0})
+    doc = check_known_set(runner, "demo", cache_dir=tmp_path / "cache")
+    health = merge_meta_eval(
+        {"judges": {}, "degenerate": []}, {"cpu": doc, "broken": {"error": "no set here"}}
+    )
+    section = health["meta_eval"]
+    assert section["judges"]["cpu/j"]["text"]["status"] == "below_floor"
+    assert section["below_floor"][0]["judge"] == "cpu/j" and section["panels"]["broken"] == {
+        "error": "no set here"
+    }
+    reasons = meta_eval_failures(health)
+    assert reasons == [
+        "judge check on the known set could not run for panel broken: no set here",
+        "judge cpu/j below its floor on the known set: track text accuracy 0.00 < 0.70 (1 pairs)",
+    ]
+    metrics, tags = meta_eval_metrics(health)
+    assert metrics["meta_eval.cpu.j.text.accuracy"] == 0.0 and metrics["meta_eval.cpu.j.text.passed"] == 0.0
+    assert tags["omnieval.meta_eval.below_floor"] == "cpu/j/text"
+    assert tags["omnieval.meta_eval.cpu.set_sha256"] == runner.manifest.sha256()
+    assert meta_eval_failures(None) == [] and meta_eval_metrics({}) == ({}, {})

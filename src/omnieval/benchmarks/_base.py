@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from omnieval.audit import AuditInputs
     from omnieval.data import Manifest
     from omnieval.gates import GateResult
-    from omnieval.judges import ParseResult
+    from omnieval.judges import KnownSetRunner, ParseResult
     from omnieval.judgments import JudgmentSchema
     from omnieval.systems import SystemSpec
 
@@ -365,6 +365,16 @@ class Benchmark(ABC):
         from omnieval.errors import ConfigError
 
         raise ConfigError(f"benchmark {self.name} has no judge tracks (panel {job.panel})")
+
+    def known_set(self, instances: Sequence[Any], metrics_config: BaseModel) -> KnownSetRunner | None:
+        """This benchmark's pinned meta-evaluation set (``omnieval judge check``, the nightly's judge
+        check), bound to ``instances`` (the dataset whose instances it names) and the suite's
+        ``metrics:`` settings; None: the benchmark has none (default).
+
+        Raises:
+            DataError: the set names instances ``instances`` does not hold.
+        """
+        return None
 
     def diagnostic_systems(self, systems: Mapping[str, SystemSpec]) -> frozenset[str]:
         """The ids of a suite's diagnostic systems: ``diagnostic: true``, or unset and of a kind in

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
     from omnieval.data import Manifest
     from omnieval.gates import GateResult
-    from omnieval.judges import ParseResult
+    from omnieval.judges import KnownSetRunner, ParseResult
     from omnieval.judgments import JudgmentSchema
 
 
@@ -207,6 +207,12 @@ class Prism(api.Benchmark):
             result.model_calls,
             result.cache_hits,
         )
+
+    def known_set(self, instances: Sequence[Any], metrics_config: BaseModel) -> KnownSetRunner:
+        """Reference clips vs damaged copies, judged blind beside them (``known_set.json``; :mod:`._known`)."""
+        from omnieval.benchmarks.prism._known import PrismKnownSet
+
+        return PrismKnownSet(list(instances))
 
     def leaderboard_model(self) -> type[BaseModel]:
         from omnieval.benchmarks.prism._leaderboard import PrismLeaderboard

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from omnieval.audit import AuditInputs
     from omnieval.data import Manifest
     from omnieval.gates import GateResult
+    from omnieval.judges import KnownSetRunner
     from omnieval.judgments import JudgmentSchema
 
 
@@ -168,6 +169,13 @@ class StoryBench(api.Benchmark):
             result.model_calls,
             result.cache_hits,
         )
+
+    def known_set(self, instances: Sequence[Any], metrics_config: BaseModel) -> KnownSetRunner:
+        """Ground truth vs damaged copies per track (``known_set.json``; :mod:`._known`)."""
+        from omnieval.benchmarks.storybench._known import StorybenchKnownSet
+
+        assert isinstance(metrics_config, MetricsConfig)
+        return StorybenchKnownSet(instances, _AudioDescriber(metrics_config))
 
     def leaderboard_model(self) -> type[BaseModel]:
         from omnieval.benchmarks.storybench._leaderboard import StorybenchLeaderboard

@@ -1,0 +1,252 @@
+"""PRISM-Bench's known set: reference clips beside damaged copies of them, judged blind in pairs.
+
+The set (``known_set.json``, docs/judges.md "Judges prove themselves on a known set") takes three
+clips of the sample (on-screen speech, on-screen impacts, and on-screen speech with off-screen
+sound) and damages each of them at check time, from the dataset, with the reference systems'
+own media code (nothing binary is committed; ffmpeg writes bit-exactly):
+
+``muted``
+    the picture with a silent track (every dimension: the ground truth should win all four);
+``swapped_audio`` (``source``: the instance whose audio it takes)
+    the picture with another clip's audio, cut or padded to length (AV coherence and prompt
+    following);
+``frozen_video`` (``at_s``)
+    the frame on screen at ``at_s`` held for the whole clip, under the clip's own audio (AV
+    coherence).
+
+Each damaged clip is judged as PRISM judges every system: beside its reference in a seeded blind
+order, in both stages. A pair is right when the reference scored strictly above the damaged clip
+on the track (dimension), each clip's score being the mean over the dimension's active cells in
+that call. Variants of the same rank are never compared; pairs between two damaged ranks (a graded
+list) compare each clip's own score from its own call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from omnieval.benchmarks.prism._loader import PrismInstance, candidate_video
+from omnieval.errors import DataError
+from omnieval.hashing import sha256_file
+from omnieval.judges import VALUED, JudgedSet, KnownPair, KnownSetManifest, PairVerdict, load_known_set
+
+KNOWN_SET = Path(__file__).with_name("known_set.json")
+"""The pinned manifest."""
+GROUND_TRUTH_VARIANT = "ground_truth"
+"""The variant that is the reference clip itself (never written: every call shows it)."""
+
+Progress = Callable[[str, int, int], None]
+
+
+def frozen_video(instance: PrismInstance, out: Path, *, at_s: float = 0.0) -> None:
+    """Write ``instance``'s reference with the frame on screen at ``at_s`` held for the whole clip
+    (same size, frame rate and frame count) under the reference's own audio."""
+    from omnieval.benchmarks.prism._media import decode_audio, encode_clip, extract_frames, probe
+
+    info = probe(instance.reference_video)
+    frame = extract_frames(instance.reference_video, times_s=[at_s])[0]
+    frames = np.repeat(frame[np.newaxis], max(1, info.n_frames), axis=0)
+    rate = info.audio_rate or 48000
+    audio = decode_audio(instance.reference_video, sr=rate) if info.has_audio else np.zeros(0, np.float32)
+    encode_clip(frames, max(1, round(info.fps)), audio, rate, out)
+
+
+class PrismKnownSet:
+    """The known set bound to the dataset's instances (a :class:`omnieval.judges.KnownSetRunner`).
+
+    Args:
+        instances: the dataset's instances (the items and their donors name theirs by id).
+        source: the manifest (default :data:`KNOWN_SET`).
+
+    Raises:
+        DataError: an item or donor names an instance the dataset does not have.
+    """
+
+    def __init__(self, instances: Sequence[PrismInstance], source: Path = KNOWN_SET) -> None:
+        self.source = Path(source)
+        self.manifest: KnownSetManifest = load_known_set(self.source)
+        self.instances = list(instances)
+        self.by_id = {i.id: i for i in self.instances}
+        named = [i.instance_id for i in self.manifest.items] + [
+            str(v.params["source"]) for i in self.manifest.items for v in i.variants if "source" in v.params
+        ]
+        missing = sorted({n for n in named if n not in self.by_id})
+        if missing:
+            raise DataError(
+                f"{self.source}: the known set names instances the dataset does not have "
+                f"(is this the bundled sample?): {', '.join(missing)}"
+            )
+
+    def panel_tracks(self, panel: str) -> dict[str, str | None]:
+        from omnieval.benchmarks.prism._judge import load_prism_panel
+
+        load_prism_panel(panel)  # an unknown or invalid panel fails here, before anything is built
+        # A PRISM panel's judges score every dimension; one that cannot run here says so per call.
+        return dict.fromkeys(self.manifest.tracks())
+
+    def identity(self, panel: str) -> dict[str, Any]:
+        from omnieval.backends.llm import BackendError, backend_identity, output_fingerprint
+        from omnieval.benchmarks.prism._facts import FACTS_VERSION
+        from omnieval.benchmarks.prism._judge import load_prism_panel
+        from omnieval.benchmarks.prism._prompts import PROMPT_VERSION, template_sha256
+        from omnieval.benchmarks.prism._tags import STAGE_DIMENSIONS
+
+        config = load_prism_panel(panel)
+        judges: list[dict[str, Any]] = []
+        roles = [("judge", j) for j in config.judges] + ([("repair", config.repair)] if config.repair else [])
+        for role, judge in roles:
+            entry: dict[str, Any] = {
+                "id": judge.id,
+                "role": role,
+                "backend": output_fingerprint(judge.backend),
+                "decoding": judge.decoding.model_dump(mode="json"),
+                "framing": judge.framing.model_dump(mode="json"),
+            }
+            try:
+                found = backend_identity(judge.backend, model=judge.model, revision=judge.revision)
+            except BackendError as exc:
+                entry["unavailable"] = str(exc)
+            else:
+                entry.update(model=found.model, revision=found.revision, weights=found.weights_digest)
+            judges.append(entry)
+        return {
+            "panel": config.name,
+            "panel_sha256": config.sha256(),
+            "judges": judges,
+            "prompts": {
+                "version": PROMPT_VERSION,
+                **{str(s): template_sha256(config.judge_kind, s) for s in STAGE_DIMENSIONS},
+            },
+            "facts_version": FACTS_VERSION if config.judge_kind == "cascade" else None,
+            "seed": self.manifest.seed,
+        }
+
+    def build(self, folder: Path, tracks: Collection[str]) -> dict[str, str]:
+        from omnieval.benchmarks.prism._media import MediaError, decode_audio, probe, replace_audio
+        from omnieval.benchmarks.prism._systems import Muted
+
+        built: dict[str, str] = {}
+        for item in self.manifest.items:
+            if not set(item.tracks) & set(tracks):
+                continue
+            inst = self.by_id[item.instance_id]
+            for variant in item.variants:
+                name = f"{item.id}/{variant.id}"
+                if variant.derive == "ground_truth":
+                    built[name] = sha256_file(inst.reference_video)
+                    continue
+                out = candidate_video(folder / variant.id, inst.index)
+                if out.exists():
+                    raise DataError(f"{self.source}: two items write {variant.id} of instance {inst.id}")
+                out.parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    if variant.derive == "muted":
+                        Muted().make(inst, out, self.instances)
+                    elif variant.derive == "swapped_audio":
+                        donor = self.by_id[str(variant.params["source"])]
+                        if donor.id == inst.id:
+                            raise DataError(f"{self.source}: {name} takes its own audio")
+                        rate = probe(inst.reference_video).audio_rate or 48000
+                        replace_audio(
+                            inst.reference_video, decode_audio(donor.reference_video, sr=rate), rate, out
+                        )
+                    elif variant.derive == "frozen_video":
+                        frozen_video(inst, out, at_s=float(variant.params.get("at_s", 0.0)))
+                    else:
+                        raise DataError(f"{self.source}: {name}: unknown derivation {variant.derive!r}")
+                except MediaError as exc:
+                    raise DataError(f"{self.source}: cannot build {name}: {exc}") from None
+                built[name] = sha256_file(out)
+        return built
+
+    def judge(
+        self,
+        panel: str,
+        folder: Path,
+        *,
+        cache_dir: Path,
+        tracks: Collection[str],
+        progress: Progress | None = None,
+    ) -> JudgedSet:
+        from omnieval.benchmarks.prism._judge import judge_prism
+
+        items = [i for i in self.manifest.items if set(i.tracks) & set(tracks)]
+        systems = {v.id: folder / v.id for i in items for v in i.variants if v.derive != "ground_truth"}
+        wanted = list(dict.fromkeys(i.instance_id for i in items))
+        result = judge_prism(
+            [self.by_id[i] for i in wanted],
+            systems,
+            panel=panel,
+            cache_dir=cache_dir,
+            seed=self.manifest.seed,
+            progress=progress,
+        )
+        # (judge, variant, instance, track) -> candidate cells, reference cells, status, note.
+        calls: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+        notes = {
+            (str(r.judge), str(r.system), str(r.instance_id)): str(r.note)
+            for r in result.judgments.itertuples(index=False)
+        }
+        for row in result.scores.itertuples(index=False):
+            candidate = str(row.paired_with) == "ground_truth"
+            variant = str(row.system) if candidate else str(row.paired_with)
+            key = (str(row.judge), variant, str(row.instance_id), str(row.track))
+            entry = calls.setdefault(key, {"cand": [], "ref": [], "status": str(row.status)})
+            if str(row.status) in VALUED and row.value is not None and np.isfinite(row.value):
+                entry["cand" if candidate else "ref"].append(float(row.value))
+            entry["note"] = notes.get((str(row.judge), variant, str(row.instance_id)), "")
+        verdicts: list[PairVerdict] = []
+        for judge in sorted({k[0] for k in calls}):
+            for item in items:
+                for track in (t for t in item.tracks if t in tracks):
+                    for better, worse in item.pairs(track):
+                        pair = KnownPair(item.id, track, better.id, worse.id)
+                        verdicts.append(self._verdict(judge, pair, item.instance_id, calls))
+        lineage = result.lineage
+        return JudgedSet(
+            verdicts,
+            dict(lineage.get("judges") or {}),
+            {},
+            result.model_calls,
+            result.cache_hits,
+            dict(lineage.get("usage") or {}),
+        )
+
+    @staticmethod
+    def _verdict(
+        judge: str, pair: KnownPair, instance: str, calls: dict[tuple[str, str, str, str], dict[str, Any]]
+    ) -> PairVerdict:
+        """The pair's verdict: the ground truth's side from the damaged variant's own call."""
+
+        def side(variant: str, against: str) -> tuple[float | None, dict[str, Any] | None]:
+            # The ground truth has no call of its own: its score is the reference side of the call
+            # that showed it beside the other variant.
+            own = variant != GROUND_TRUTH_VARIANT
+            call = calls.get((judge, variant if own else against, instance, pair.track))
+            if call is None:
+                return None, None
+            values = call["cand" if own else "ref"]
+            return (sum(values) / len(values) if values else None), call
+
+        better, better_call = side(pair.better, pair.worse)
+        worse, worse_call = side(pair.worse, pair.better)
+        sides = (pair.better, pair.worse)
+        for call in (better_call, worse_call):
+            if call is not None and call["status"] == "not_applicable":
+                return PairVerdict(
+                    judge, pair.track, pair.item, *sides, None, None, "unavailable", call["note"]
+                )
+        if better is None or worse is None:
+            found = [c for c in (better_call, worse_call) if c is not None]
+            why = "; ".join(f"{c['status']}: {c['note']}".rstrip(": ") for c in found) or (
+                f"no cell of {pair.track} was judged"
+            )
+            return PairVerdict(judge, pair.track, pair.item, *sides, better, worse, "invalid", why)
+        return PairVerdict(judge, pair.track, pair.item, *sides, better, worse)
+
+
+__all__ = ["KNOWN_SET", "PrismKnownSet", "frozen_video"]

@@ -1,0 +1,338 @@
+"""Omni-StoryBench's known set: the sample's ground truth beside damaged copies of it, per judge track.
+
+The set (``known_set.json``, docs/judges.md "Judges prove themselves on a known set") takes the
+first page turn of each of the sample's four books and, per track, a ground-truth variant and
+damaged ones, each derived here from the dataset at check time (nothing binary is committed):
+
+``ground_truth``
+    the next page's narration, image and target spoken line (espeak-ng with the requested
+    gender, speed and pitch, as the ``oracle`` system speaks it);
+``shuffled_words`` (``seed``)
+    the narration's words in a seeded random order (never the original order);
+``wrong_name`` (``names``: ``{"Pip": "Bolt"}``)
+    the narration with each named character replaced, whole words only, by another book's;
+``other_page`` (``source``: an instance id of another book)
+    that page's narration, image and spoken line (spoken with its own delivery);
+``other_line`` (``source``)
+    another book's spoken line, in this page's voice (gender, speed, pitch);
+``wrong_voice`` (``gender``, ``speed``, ``pitch``)
+    this page's line in another delivery;
+``scrambled_tiles`` (``seed``, ``grid``)
+    the next page's image cut into ``grid`` x ``grid`` tiles put back in a seeded random order.
+
+A variant overrides only the outputs its derivation names; a track judges the outputs it needs
+(the integrated track's ``shuffled_words`` variant pairs the shuffled narration with the true
+image and line). Each variant's hash is the SHA-256 of the output file a track judges (of the
+per-output hashes for the integrated track).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Collection, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from omnieval.benchmarks.storybench._records import TargetSpeech, Transition
+from omnieval.benchmarks.storybench._tracks import NEEDS, page_turn_inputs
+from omnieval.candidates import Modality, output_path
+from omnieval.errors import DataError
+from omnieval.hashing import sha256_bytes, sha256_file
+from omnieval.judges import (
+    VALUED,
+    JudgedSet,
+    KnownPair,
+    KnownSetManifest,
+    PairVerdict,
+    load_known_set,
+    panel_identity,
+    track_panel_file,
+    verdict_from_scores,
+)
+
+KNOWN_SET = Path(__file__).with_name("known_set.json")
+"""The pinned manifest."""
+
+DescribeAudio = Callable[[Path], Mapping[str, object]]
+Progress = Callable[[str, int, int], None]
+
+
+# -- derivations ---------------------------------------------------------------------------------
+
+
+def shuffled_words(text: str, seed: int) -> str:
+    """``text``'s words in a seeded random order that is never the original one.
+
+    >>> shuffled_words("one two three four", 1) != "one two three four"
+    True
+    >>> sorted(shuffled_words("one two three four", 1).split())
+    ['four', 'one', 'three', 'two']
+    """
+    words = text.split()
+    if len(set(words)) < 2:
+        raise DataError(f"cannot shuffle {text!r}: fewer than two different words")
+    rng = np.random.default_rng(seed)
+    while True:
+        order = rng.permutation(len(words))
+        shuffled = [words[int(i)] for i in order]
+        if shuffled != words:
+            return " ".join(shuffled)
+
+
+def wrong_names(text: str, names: Mapping[str, str]) -> str:
+    """``text`` with each name of ``names`` replaced (whole words; ``Pip's`` too).
+
+    >>> wrong_names("Pip met Hazel. Pip's lantern glowed.", {"Pip": "Bolt"})
+    "Bolt met Hazel. Bolt's lantern glowed."
+    """
+    out = text
+    for old, new in names.items():
+        out, count = re.subn(rf"\b{re.escape(old)}\b", new, out)
+        if not count:
+            raise DataError(f"wrong_name: {old!r} does not occur in the narration {text[:60]!r}")
+    return out
+
+
+def scrambled_tiles(source: Path, out: Path, *, seed: int, grid: int) -> None:
+    """Write ``source`` cut into ``grid`` x ``grid`` tiles in a seeded non-identity order, as PNG."""
+    from PIL import Image
+
+    with Image.open(source) as img:
+        rgb = np.asarray(img.convert("RGB"))
+    h, w = (rgb.shape[0] // grid) * grid, (rgb.shape[1] // grid) * grid
+    th, tw = h // grid, w // grid
+    tiles = [rgb[r * th : (r + 1) * th, c * tw : (c + 1) * tw] for r in range(grid) for c in range(grid)]
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(tiles))
+    while bool((order == np.arange(len(tiles))).all()):
+        order = rng.permutation(len(tiles))
+    rows = [
+        np.concatenate([tiles[int(order[r * grid + c])] for c in range(grid)], axis=1) for r in range(grid)
+    ]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    Image.fromarray(np.concatenate(rows, axis=0)).save(out, format="PNG")
+
+
+def _speak(line: str, speech: TargetSpeech, out: Path, **delivery: str) -> None:
+    from omnieval.backends.tts import EspeakProsody, SpeechRequest, synthesize
+
+    request = SpeechRequest(
+        line,
+        gender=delivery.get("gender", speech.gender),
+        speed=delivery.get("speed", speech.speed),
+        pitch=delivery.get("pitch", speech.pitch),
+    )
+    synthesize(request, out, EspeakProsody(), controlled_rate=True)
+
+
+# -- the set -----------------------------------------------------------------------------------
+
+
+class StorybenchKnownSet:
+    """The known set bound to the dataset's transitions (a :class:`omnieval.judges.KnownSetRunner`).
+
+    Args:
+        transitions: the dataset's transitions (the items and their donors name theirs by id).
+        describe_audio: the speech cascade's audio describer (the judge stage's own, so its cached
+            descriptions are shared).
+        source: the manifest (default :data:`KNOWN_SET`).
+
+    Raises:
+        DataError: an item or a donor names an instance the dataset does not have.
+    """
+
+    def __init__(
+        self, transitions: Sequence[Transition], describe_audio: DescribeAudio, source: Path = KNOWN_SET
+    ) -> None:
+        self.source = Path(source)
+        self.manifest: KnownSetManifest = load_known_set(self.source)
+        self.describe_audio = describe_audio
+        self.by_id = {t.id: t for t in transitions}
+        named = [i.instance_id for i in self.manifest.items] + [
+            str(v.params["source"]) for i in self.manifest.items for v in i.variants if "source" in v.params
+        ]
+        missing = sorted({n for n in named if n not in self.by_id})
+        if missing:
+            raise DataError(
+                f"{self.source}: the known set names instances the dataset does not have "
+                f"(is this the bundled sample?): {', '.join(missing)}"
+            )
+
+    # -- what the check asks ----------------------------------------------------------------------
+
+    def panel_tracks(self, panel: str) -> dict[str, str | None]:
+        from omnieval.judges import load_panel
+
+        config = load_panel(panel)
+        out: dict[str, str | None] = {}
+        for track in self.manifest.tracks():
+            cfg = config.tracks.get(track)
+            if cfg is None:
+                out[track] = f"panel {config.name} has no {track} track"
+            else:
+                out[track] = cfg.unavailable or None
+        return out
+
+    def identity(self, panel: str) -> dict[str, Any]:
+        found = panel_identity(panel, self.manifest.tracks())
+        if any(t.get("input") == "cascade" for t in found["tracks"].values()):
+            describer = self.describe_audio
+            found["audio_describer"] = str(getattr(describer, "version", type(describer).__qualname__))
+        return found
+
+    def build(self, folder: Path, tracks: Collection[str]) -> dict[str, str]:
+        built: dict[str, str] = {}
+        written: dict[tuple[str, str, int], str] = {}
+        for item in self.manifest.items:
+            tr = self.by_id[item.instance_id]
+            for track in item.tracks:
+                if track not in tracks:
+                    continue
+                ground: str | None = None
+                for variant in item.variants:
+                    if track not in item.variant_tracks(variant):
+                        continue
+                    where = (track, variant.id, tr.index)
+                    if where in written:
+                        raise DataError(
+                            f"{self.source}: items {written[where]} and {item.id} both write "
+                            f"{variant.id} of instance {tr.id} on the {track} track"
+                        )
+                    written[where] = item.id
+                    root = folder / f"{track}.{variant.id}"
+                    digest = self._write(root, tr, track, variant.derive, dict(variant.params))
+                    built[f"{item.id}/{variant.id}"] = digest
+                    if variant.rank == 0:
+                        ground = digest
+                    elif digest == ground:
+                        raise DataError(
+                            f"{self.source}: item {item.id}: variant {variant.id} is identical to the "
+                            f"ground truth on the {track} track (its derivation changes nothing it shows)"
+                        )
+        return built
+
+    def judge(
+        self,
+        panel: str,
+        folder: Path,
+        *,
+        cache_dir: Path,
+        tracks: Collection[str],
+        progress: Progress | None = None,
+    ) -> JudgedSet:
+        import json
+
+        from omnieval.backends.llm import merge_usage_json, usage_table
+        from omnieval.judges import run_judges
+
+        verdicts: list[PairVerdict] = []
+        judges: dict[str, Any] = {}
+        usage: dict[str, Any] = {}
+        calls = hits = 0
+        for track in (t for t in self.manifest.tracks() if t in tracks):
+            items = [i for i in self.manifest.items if track in i.tracks]
+            variants = list(
+                dict.fromkeys(v.id for i in items for v in i.variants if track in i.variant_tracks(v))
+            )
+            systems = {f"{track}.{v}": folder / f"{track}.{v}" for v in variants}
+            rows = list(dict.fromkeys(i.instance_id for i in items))
+            result = run_judges(
+                [self.by_id[r] for r in rows],
+                systems,
+                panel=str(track_panel_file(panel, track, folder)),
+                cache_dir=cache_dir,
+                describe_audio=self.describe_audio,
+                progress=progress,
+                benchmark="storybench",
+                reference=page_turn_inputs,
+            )
+            calls += result.model_calls
+            hits += result.cache_hits
+            for jid, info in (result.lineage.get("judges") or {}).items():
+                judges.setdefault(jid, info)
+            usage = usage_table(merge_usage_json(usage, result.lineage.get("usage") or {}))
+            # (judge, instance, variant) -> (score, status, note) of the track's records.
+            records: dict[tuple[str, str, str], tuple[float | None, str, str]] = {}
+            for row in result.judgments.itertuples(index=False):
+                if row.track != track:
+                    continue
+                values = [float(v) for v in json.loads(row.scores or "{}").values()]
+                score = sum(values) / len(values) if str(row.status) in VALUED and values else None
+                variant = str(row.system).split(".", 1)[1]
+                records[(str(row.judge), str(row.instance_id), variant)] = (
+                    score,
+                    str(row.status),
+                    str(row.note),
+                )
+            for judge in sorted({k[0] for k in records}):
+                for item in items:
+                    on = {
+                        v.id: records.get((judge, item.instance_id, v.id), (None, "", ""))
+                        for v in item.variants
+                        if track in item.variant_tracks(v)
+                    }
+                    scores = {v: r[0] for v, r in on.items()}
+                    statuses = {v: r[1] for v, r in on.items()}
+                    notes = {v: r[2] for v, r in on.items()}
+                    for better, worse in item.pairs(track):
+                        pair = KnownPair(item.id, track, better.id, worse.id)
+                        verdicts.append(verdict_from_scores(judge, pair, scores, statuses, notes))
+        return JudgedSet(verdicts, judges, {}, calls, hits, usage)
+
+    # -- building one variant ---------------------------------------------------------------------
+
+    def _outputs(self, tr: Transition, derive: str, params: dict[str, Any]) -> dict[Modality, Any]:
+        """The outputs a derivation changes: text as str, image/speech as (kind, args)."""
+        if derive == "ground_truth":
+            return {}
+        if derive == "shuffled_words":
+            return {Modality.TEXT: shuffled_words(tr.next_text, int(params["seed"]))}
+        if derive == "wrong_name":
+            return {Modality.TEXT: wrong_names(tr.next_text, dict(params["names"]))}
+        if derive == "other_page":
+            donor = self.by_id[str(params["source"])]
+            if donor.book == tr.book:
+                raise DataError(f"{self.source}: other_page of {tr.id} takes a page of its own book")
+            return {
+                Modality.TEXT: donor.next_text,
+                Modality.IMAGE: ("copy", donor.next_image),
+                Modality.SPEECH: ("speak", donor.target_speech.line, donor.target_speech, {}),
+            }
+        if derive == "other_line":
+            donor = self.by_id[str(params["source"])]
+            return {Modality.SPEECH: ("speak", donor.target_speech.line, tr.target_speech, {})}
+        if derive == "wrong_voice":
+            delivery = {k: str(params[k]) for k in ("gender", "speed", "pitch") if k in params}
+            return {Modality.SPEECH: ("speak", tr.target_speech.line, tr.target_speech, delivery)}
+        if derive == "scrambled_tiles":
+            return {Modality.IMAGE: ("scramble", int(params["seed"]), int(params.get("grid", 4)))}
+        raise DataError(f"{self.source}: unknown derivation {derive!r}")
+
+    def _write(self, root: Path, tr: Transition, track: str, derive: str, params: dict[str, Any]) -> str:
+        from omnieval.systems import write_image, write_text
+
+        changed = self._outputs(tr, derive, params)
+        digests: list[str] = []
+        for modality in NEEDS[track]:
+            spec = changed.get(modality)
+            if modality is Modality.TEXT:
+                path = write_text(root, tr.index, spec if isinstance(spec, str) else tr.next_text)
+            elif modality is Modality.IMAGE:
+                if spec is not None and spec[0] == "scramble":
+                    path = output_path(root, Modality.IMAGE, tr.index)
+                    scrambled_tiles(tr.next_image, path, seed=spec[1], grid=spec[2])
+                else:
+                    path = write_image(root, tr.index, spec[1] if spec is not None else tr.next_image)
+            else:
+                _, line, speech, delivery = spec if spec is not None else ("speak", None, None, {})
+                path = output_path(root, Modality.SPEECH, tr.index)
+                _speak(line or tr.target_speech.line, speech or tr.target_speech, path, **delivery)
+            digests.append(f"{modality.value}:{sha256_file(path)}")
+        if len(digests) == 1:
+            return digests[0].split(":", 1)[1]
+        return sha256_bytes("\n".join(digests).encode("utf-8"))
+
+
+__all__ = ["KNOWN_SET", "StorybenchKnownSet", "scrambled_tiles", "shuffled_words", "wrong_names"]

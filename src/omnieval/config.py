@@ -46,6 +46,30 @@ class DatasetConfig(_Strict):
     """Evaluate only the first N transitions (quick runs and tests); None = all."""
 
 
+class MetaEvalConfig(_Strict):
+    """The judges' check on their benchmark's pinned known set (ground truth vs damaged copies;
+    docs/judges.md, "Judges prove themselves on a known set")."""
+
+    enabled: bool = False
+    """Run the check in the judge stage, once per judge checkpoint (cached by the judges' identity
+    and the set's hash), write it into ``health.json`` and let a judge below its floor make the
+    night's verdict INCONCLUSIVE."""
+    floor: float = Field(default=0.7, ge=0, le=1)
+    """Lowest accuracy (share of known pairs where the ground truth scored strictly above its
+    damaged copy; ties count as wrong) a judge may have on a track."""
+    floors: dict[str, float] = Field(default_factory=dict)
+    """Overrides of ``floor`` keyed by ``<judge id>/<track>``, ``<judge id>`` or ``<track>`` (looked
+    up in that order)."""
+
+    @field_validator("floors")
+    @classmethod
+    def _in_range(cls, value: dict[str, float]) -> dict[str, float]:
+        bad = sorted(k for k, v in value.items() if not 0 <= v <= 1)
+        if bad:
+            raise ValueError(f"floors must lie in [0, 1]: {', '.join(bad)}")
+        return value
+
+
 class JudgesConfig(_Strict):
     panels: tuple[str, ...] | None = None
     """Judge panels to run (``cpu``, ``paper-a``, ``paper-b``, ``paper-c``, or a panel YAML file's
@@ -55,6 +79,8 @@ class JudgesConfig(_Strict):
     """Most model calls and/or tokens the judge stage may spend in one run (docs/judges.md, "Tokens,
     time and cost"); None = no limit. Once used, the rest are not judged and the stage stays
     incomplete, so a rerun with a larger budget finishes it from the cache."""
+    meta_eval: MetaEvalConfig = MetaEvalConfig()
+    """The judges' check on the benchmark's known set (off unless enabled)."""
 
 
 class AnalysesConfig(_Strict):
@@ -395,6 +421,13 @@ def check_components(config: SuiteConfig, source: Path | str = "config") -> None
             # A panel YAML file (e.g. a scripted or fault-injecting judge) is as good as a name.
             if panel not in known and not (panel.endswith((".yaml", ".yml")) and Path(panel).is_file()):
                 problems.append(f"judges.panels: unknown panel {panel!r}; known: {', '.join(known)}")
+    if config.judges.meta_eval.enabled and config.panels:
+        from omnieval.benchmarks import Benchmark
+
+        if type(bench).known_set is Benchmark.known_set:
+            problems.append(
+                f"judges.meta_eval.enabled: benchmark {bench.name} has no known set to check its judges on"
+            )
     if problems:
         raise ConfigError(f"{source}: invalid suite config\n" + "\n".join(f"  - {p}" for p in problems))
 

@@ -10,6 +10,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, overload
 
+from omnieval.cli._judge_check import add_check_parsers
 from omnieval.errors import DataError
 
 
@@ -133,6 +134,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "suite", type=Path, metavar="SUITE", help="suite config whose drift block names the anchors"
     )
     pin.set_defaults(func=_pin_anchors)
+    # ``check`` and ``pin-known-set`` (judges graded on the benchmark's known set) live apart.
+    add_check_parsers(judge_sub)
 
 
 def _read_raw(path: Path) -> str:

@@ -10,11 +10,15 @@ and :func:`notify_regression` once ``mlflow.json`` is written.
     "baseline": {"run_id", "folder"} | null,     # null: first run of the suite
     "error": str                                 # only when the comparison itself failed
     "rejudge": {...}                             # only with regression.rejudge (compare._rejudge)
+    "judge_checks": [str]                        # only when a judge failed its known-set check
 
 A first run has ``verdict: "GO"``, ``baseline: null`` and ``reasons: ["no previous run to compare
 with"]``: there is nothing it can have regressed against, and a scheduler gating on NO-GO must not
 stop on it. A comparison that fails on bad input (an unreadable baseline) gives ``INCONCLUSIVE`` with
-the error among the reasons; the run itself is not failed.
+the error among the reasons; the run itself is not failed. A judge below its floor on the
+benchmark's known set (``health.json``'s ``meta_eval``, written by the judge stage with
+``judges.meta_eval.enabled``) makes a GO, a first run's included, ``INCONCLUSIVE`` with a reason
+naming the judge, the track and the accuracy (:func:`~omnieval.compare._verdict.with_judge_checks`).
 """
 
 from __future__ import annotations
@@ -33,12 +37,21 @@ from omnieval.compare._load import (
     resolve_run,
     suite_runs,
 )
-from omnieval.compare._verdict import INCONCLUSIVE, compare_runs, first_run_document, uncompared_document
+from omnieval.compare._verdict import (
+    INCONCLUSIVE,
+    compare_runs,
+    first_run_document,
+    uncompared_document,
+    with_judge_checks,
+)
 from omnieval.errors import OmnievalError
 from omnieval.jsonio import write_json_atomic
 
 if TYPE_CHECKING:
     from omnieval.config import SuiteConfig
+
+HEALTH_FILE = "health.json"
+"""The judge stage's health file (copied into the run folder); its ``meta_eval`` holds the known-set check."""
 
 
 def _drift(folder: Path, state: Path | None) -> dict[str, Any] | None:
@@ -58,6 +71,22 @@ def _drift(folder: Path, state: Path | None) -> dict[str, Any] | None:
                 else {"status": "unavailable", "reasons": [f"{path}: not an object"]}
             )
     return None
+
+
+def _judge_checks(folder: Path, state: Path | None) -> list[str]:
+    """The run's failed judge checks (known-set floors) from its ``health.json`` (the run folder's
+    copy, else the judge stage's); an unreadable file is itself a reason."""
+    from omnieval.judges import meta_eval_failures
+
+    places = [folder / HEALTH_FILE] + ([state / "judge" / HEALTH_FILE] if state is not None else [])
+    for path in places:
+        if path.is_file():
+            try:
+                doc = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                return [f"judge health {path} is unreadable: the known-set check cannot be read"]
+            return meta_eval_failures(doc if isinstance(doc, dict) else None)
+    return []
 
 
 def find_baseline(config: SuiteConfig, folder: Path) -> Path | None:
@@ -97,17 +126,19 @@ def nightly_regression(
         run_b = read_run(folder)
         baseline = find_baseline(config, folder)
         drift = _drift(folder, config.state)
+        checks = _judge_checks(folder, config.state)
         if baseline is None:
             document = first_run_document(run_b)
         else:
             run_a = read_run(baseline)
-            document = compare_runs(run_a, run_b, config.regression, drift=drift)
+            document = compare_runs(run_a, run_b, config.regression, drift=drift, judge_checks=checks)
             if config.regression.rejudge:
                 # A judge change makes judge-based tests unsafe; judging A's candidates with
                 # tonight's panels turns them into a verdict on the systems (a failure is recorded).
                 from omnieval.compare._rejudge import rejudge_document
 
                 document = rejudge_document(document, run_a, run_b, config, config.regression, drift=drift)
+        document = with_judge_checks(document, checks)
     except OmnievalError as exc:
         reasons = [f"the comparison failed: {str(exc).splitlines()[0]}"]
         document = {

@@ -7,8 +7,9 @@ The verdict (GO / NO-GO / INCONCLUSIVE) reads each (system, component) test:
   zero (and, with ``regression.require_holm``, the Holm-adjusted p-value is below 0.05);
 - *unsafe*: something other than the systems changed under that test, so its delta is not a
   measurement of the systems: the dataset version or the instance set (every test); a judge's
-  identity, decoding or availability, a judge prompt, or judge drift (``drift.json`` with a status
-  other than ``ok``) for components computed from judge rows; a metric model or setting for
+  identity, decoding or availability, a judge prompt, judge drift (``drift.json`` with a status
+  other than ``ok``), or a judge below its floor on the benchmark's known set (``health.json``'s
+  ``meta_eval``) for components computed from judge rows; a metric model or setting for
   components computed from automatic rows; the test's own coverage (its valid-instance count moved
   by more than ``regression.coverage_share``, or the component exists in one run only).
 
@@ -169,6 +170,7 @@ def compare_runs(
     config: RegressionConfig,
     *,
     drift: Mapping[str, Any] | None = None,
+    judge_checks: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Compare run B (new) with run A (baseline); return the comparison document.
 
@@ -178,6 +180,9 @@ def compare_runs(
         config: Tolerances, bootstrap draws and seed, coverage share.
         drift: Run B's judge drift check (``{"status", "reasons"}``); default ``run_b.drift``.
             None = not checked.
+        judge_checks: Run B's failed judge checks, one reason each (a judge below its floor on
+            the known set, :func:`omnieval.judges.meta_eval_failures`): unsafe for every
+            judge-based test, as drift is.
 
     Returns:
         ``{"verdict", "reasons", "systems": {S: {C: {"a", "b", "delta", "ci95", "p_holm", "mde"}}},
@@ -257,6 +262,7 @@ def compare_runs(
     drift_reason = _drift_reason(drift)
     if drift_reason:
         judge_unsafe.append(drift_reason)
+    judge_unsafe += list(judge_checks)
     metric_unsafe = describe_metric_changes(changed["metric_models"])
 
     # -- the paired tests ---------------------------------------------------------------------------
@@ -443,6 +449,34 @@ def compare_runs(
             ),
         },
     }
+
+
+def with_judge_checks(document: Mapping[str, Any], failures: Sequence[str]) -> dict[str, Any]:
+    """``document`` with failed judge checks applied to the verdict, listed under ``judge_checks``.
+
+    A judge below its floor on the known set cannot be trusted tonight: a GO becomes INCONCLUSIVE
+    with the failures first among the reasons (the GO's own "rules out" line dropped, since it
+    leaned on that judge), also when there was nothing to compare with. A NO-GO stays NO-GO (its
+    trusted regressions are real; :func:`compare_runs` already marked judge-based tests unsafe) and
+    an INCONCLUSIVE stays so; both list the failures among their reasons.
+
+    >>> doc = with_judge_checks({"verdict": "GO", "reasons": ["no previous run to compare with"]},
+    ...                         ["judge cpu/j below its floor on the known set: track text ..."])
+    >>> doc["verdict"], doc["reasons"][0][:11]
+    ('INCONCLUSIVE', 'judge cpu/j')
+    """
+    out = dict(document)
+    if not failures:
+        return out
+    out["judge_checks"] = list(failures)
+    reasons = [str(r) for r in out.get("reasons") or []]
+    if out.get("verdict") == GO:
+        out["verdict"] = INCONCLUSIVE
+        reasons = [*failures, *(r for r in reasons if not r.startswith("GO:"))]
+    else:
+        reasons += [f for f in failures if not any(f in r for r in reasons)]
+    out["reasons"] = reasons
+    return out
 
 
 def _go_line(

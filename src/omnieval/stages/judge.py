@@ -38,6 +38,8 @@ class JudgeOutcome:
         cache_hits: the panels' answers read from the response cache.
         skipped: the panels' output was reused whole (nothing to judge).
         drift_model_calls: the drift check's share of ``model_calls``.
+        meta_eval_model_calls: the known-set check's share of ``model_calls`` (0 once the judges'
+            checkpoint was checked: the result is cached).
     """
 
     scores_path: Path
@@ -46,6 +48,7 @@ class JudgeOutcome:
     cache_hits: int
     skipped: bool
     drift_model_calls: int = 0
+    meta_eval_model_calls: int = 0
 
 
 @dataclass(frozen=True)
@@ -276,6 +279,7 @@ def run(
         _write_usage(config, out_dir, reused=True)
         # The judges' outputs are reused, but the drift check re-judges its anchors once a day.
         drift_calls = _drift(config, instances)
+        meta_calls = _meta_eval(config, instances)
         _record_this_run(
             out_dir,
             reused=True,
@@ -283,8 +287,11 @@ def run(
             panel_hits=0,
             drift_calls=drift_calls,
             drift_panel=_drift_panel(config),
+            meta_calls=meta_calls,
         )
-        return JudgeOutcome(scores_path, judgments_path, drift_calls, 0, True, drift_calls)
+        return JudgeOutcome(
+            scores_path, judgments_path, drift_calls + meta_calls, 0, True, drift_calls, meta_calls
+        )
 
     if shards is None:
         shards = [
@@ -343,6 +350,7 @@ def run(
     _write_health(config, out_dir, scores, judgments)
     _write_usage(config, out_dir, reused=False)
     drift_calls = _drift(config, instances)
+    meta_calls = _meta_eval(config, instances)
     # Shards reused from a killed run made none of their calls in this one.
     made = sum(s.model_calls for s in shards if not s.reused)
     _record_this_run(
@@ -353,6 +361,7 @@ def run(
         drift_calls=drift_calls,
         drift_panel=_drift_panel(config),
         by_panel=made_by_panel,
+        meta_calls=meta_calls,
     )
     if over_budget:
         # Not stamped: the next run judges again, paying only for the calls withheld here.
@@ -363,7 +372,9 @@ def run(
     else:
         write_stamp(paths, "judge", key, model_calls=calls, cache_hits=hits)
     _prune_shards(out_dir / "shards", keep={s.folder.name for s in shards})
-    return JudgeOutcome(scores_path, judgments_path, made + drift_calls, hits, False, drift_calls)
+    return JudgeOutcome(
+        scores_path, judgments_path, made + drift_calls + meta_calls, hits, False, drift_calls, meta_calls
+    )
 
 
 def _coverage(config: SuiteConfig, instances: Sequence[Any]) -> dict[str, Any]:
@@ -389,6 +400,7 @@ def _record_this_run(
     drift_calls: int,
     drift_panel: str | None,
     by_panel: dict[str, int] | None = None,
+    meta_calls: int = 0,
 ) -> None:
     """Add ``this_run`` to ``lineage.json``: the calls this run made, apart from the output's own.
 
@@ -404,7 +416,8 @@ def _record_this_run(
         "panel_model_calls": panel_calls,
         "panel_cache_hits": panel_hits,
         "drift_model_calls": drift_calls,
-        "model_calls": panel_calls + drift_calls,
+        "meta_eval_model_calls": meta_calls,
+        "model_calls": panel_calls + drift_calls + meta_calls,
     }
     document["this_run"] = this_run
     for name, info in (document.get("panels") or {}).items():
@@ -511,6 +524,69 @@ def _drift(config: SuiteConfig, instances: Sequence[Any]) -> int:
         f"[judge] drift check: {document['status']} (mean shift {document.get('mean_shift')}, "
         f"{calls} model calls)"
     )
+    return calls
+
+
+def _meta_eval(config: SuiteConfig, instances: Sequence[Any]) -> int:
+    """The judges' check on the benchmark's known set (``judges.meta_eval``), merged into
+    ``health.json`` under ``meta_eval``; returns the model calls it made.
+
+    Once per judge checkpoint: the result is cached by the judges' identity and the set's hash
+    (:func:`omnieval.judges.check_known_set`), so a rerun with the same judges makes no call. A check
+    that cannot run (the dataset lacks the set's instances, a broken manifest) is recorded as an
+    ``error`` of its panel, which the nightly verdict reads as a reason, and the stage goes on.
+    """
+    settings = config.judges.meta_eval
+    if not settings.enabled or not config.panels:
+        return 0
+    from omnieval.errors import ConfigError, OmnievalError
+    from omnieval.judges import Floors, KnownSetRunner, check_known_set, merge_meta_eval
+
+    paths = state_paths(config)
+    documents: dict[str, Any] = {}
+    calls = 0
+    runner: KnownSetRunner | None = None
+    try:
+        # The set names rows anywhere in the sample, also when dataset.limit judges a prefix.
+        runner = config.bench.known_set(_anchor_instances(config, instances), config.metrics)
+        if runner is None:
+            raise ConfigError(f"benchmark {config.benchmark} has no known set to check its judges on")
+    except OmnievalError as exc:
+        documents = {panel: {"error": str(exc)} for panel in config.panels}
+        runner = None
+    for panel in config.panels:
+        if runner is None:
+            break
+        try:
+            with progress_bar(f"judge known set {panel}: model calls", 0) as update:
+
+                def report(_label: str, done: int, total: int, _update: Any = update) -> None:
+                    _update(done, total)
+
+                document = check_known_set(
+                    runner, panel, cache_dir=paths.cache, floors=Floors.of(settings), progress=report
+                )
+        except OmnievalError as exc:
+            documents[panel] = {"error": str(exc)}
+            continue
+        documents[panel] = document
+        calls += int(document["model_calls"])
+        state = "result reused" if document["reused"] else f"{document['model_calls']} model calls"
+        note(
+            f"[judge] known-set check of panel {panel}: {document['checked']} judge/track figures, "
+            f"{len(document['below_floor'])} below their floor ({state})"
+        )
+    for panel, document in documents.items():
+        if "error" in document:
+            note(f"[judge] known-set check of panel {panel} could not run: {document['error']}")
+        for entry in document.get("below_floor") or []:
+            note(
+                f"[judge] {panel}/{entry['judge']} is below its floor on the known set: track "
+                f"{entry['track']} accuracy {entry['accuracy']:.2f} < {entry['floor']:.2f}"
+            )
+    target = paths.judge_dir / "health.json"
+    health = read_json(target) if target.is_file() else {}
+    write_json(target, merge_meta_eval(health, documents))
     return calls
 
 

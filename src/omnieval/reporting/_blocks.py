@@ -411,8 +411,9 @@ def judge_health_block(health: Mapping[str, Any] | None) -> str:
     if health is None:
         return _note("No judge health for this run (the judge stage wrote no ", "health.json", ").")
     judges: Mapping[str, Any] = health.get("judges") or {}
+    known = known_set_block(health.get("meta_eval"))
     if not judges:
-        return _note("The judge health file lists no judges.")
+        return _note("The judge health file lists no judges.") + known
     flagged = set(health.get("degenerate") or []) | {k for k, v in judges.items() if v.get("degenerate")}
     hists: list[tuple[str, list[int], bool]] = []
     rows: list[list[str]] = []
@@ -481,6 +482,83 @@ def judge_health_block(health: Mapping[str, Any] | None) -> str:
         chart=trusted(chart),
         table=trusted(html_rows),
         caveats=[str(c) for c in health.get("caveats") or []],
+        known=trusted(known),
+    )
+
+
+def known_set_block(section: Mapping[str, Any] | None) -> str:
+    """The judges' check on the benchmark's known set (``health.json``'s ``meta_eval``): per judge and
+    track the accuracy and agreement against the floor, a red flag on those below it, the panels
+    whose check could not run, and the tie rule. Empty when the suite ran no check.
+
+    Args:
+        section: ``{"judges": {"<panel>/<judge>": {track: {"status", "n_pairs", "correct", "ties",
+            "wrong", "invalid", "accuracy", "agreement", "floor", "reason"}}}, "below_floor": [...],
+            "panels": {panel: {"set": {"name", "sha256"}, "unavailable", "error", ...}}, "rule"}``.
+    """
+    if not section:
+        return ""
+    rows: list[list[str]] = []
+    for judge, tracks in (section.get("judges") or {}).items():
+        for track, e in tracks.items():
+            if e.get("status") == "unavailable":
+                status = "unavailable"
+            elif e.get("status") == "below_floor":
+                status = '<span class="flag">BELOW FLOOR</span>'
+            else:
+                status = '<span class="ok">ok</span>'
+            rows.append(
+                [
+                    esc(judge),
+                    esc(track),
+                    str(e.get("n_pairs", "n/a")),
+                    str(e.get("correct", "n/a")),
+                    str(e.get("ties", "n/a")),
+                    fmt(e.get("accuracy")),
+                    fmt(e.get("agreement"), signed=True),
+                    fmt(e.get("floor")),
+                    status,
+                    esc(e.get("reason", "")),
+                ]
+            )
+    notes: list[str] = []
+    for panel, info in (section.get("panels") or {}).items():
+        info = info or {}
+        if info.get("error"):
+            notes.append(f"panel {panel}: the check could not run: {str(info['error']).splitlines()[0]}")
+            continue
+        known = info.get("set") or {}
+        skipped = ", ".join(f"{t} ({why})" for t, why in (info.get("unavailable") or {}).items())
+        reused = "result reused" if info.get("reused") else f"{info.get('model_calls', 0)} model calls"
+        notes.append(
+            f"panel {panel}: set {known.get('name', '?')} (sha256 {str(known.get('sha256', ''))[:12]}, "
+            f"{known.get('pairs', '?')} known pairs), {reused}"
+            + (f"; not checked: {skipped}" if skipped else "")
+        )
+    below = section.get("below_floor") or []
+    if below:
+        first = below[0]
+        reading = (
+            f"{len(below)} judge/track(s) below their floor on the known set, e.g. {first.get('judge')} on "
+            f"{first.get('track')} (accuracy {fmt(first.get('accuracy'))} < {fmt(first.get('floor'))}): their "
+            "scores tonight deserve no trust, and the night's verdict cannot be GO."
+        )
+    elif rows:
+        reading = "Every checked judge ranks the ground truth above its damaged copies at least as often as its floor asks."
+    else:
+        reading = "No judge could be checked on the known set here."
+    html = table(
+        ["judge", "track", "pairs", "right", "ties", "accuracy", "agreement", "floor", "status", "why"],
+        rows,
+        left=2,
+        left_cols=(8, 9),
+    )
+    return render(
+        "blocks/known_set.html.j2",
+        reading=reading,
+        table=trusted(html) if rows else "",
+        notes=notes,
+        rule=str(section.get("rule") or ""),
     )
 
 

@@ -238,6 +238,12 @@ def run(config: SuiteConfig, dataset_digest: str, started_at: datetime | None = 
     from omnieval.tracking.gates_log import log_gate_results
 
     log_gate_results(ids.parent, folder / "gates")
+    # The judges' known-set check (health.json's meta_eval) beside their checkpoint tags.
+    if config.judges.meta_eval.enabled and (folder / "health.json").is_file():
+        from omnieval.judges import meta_eval_metrics
+        from omnieval.tracking.judge_checks import log_judge_checks
+
+        log_judge_checks(ids.parent, *meta_eval_metrics(read_json(folder / "health.json")))
     write_json(
         folder / "mlflow.json", {"parent": ids.parent, "systems": ids.systems, "analyses": ids.analyses}
     )

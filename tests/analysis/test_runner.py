@@ -158,3 +158,22 @@ def test_degenerate_tables_never_crash(tmp_path: Path, make) -> None:  # type: i
     for name, out in outputs.items():
         if out.status == "skipped":
             assert out.reason and docs[name]["status"] == "skipped"  # type: ignore[index]
+
+
+def test_cli_analyze_refuses_a_table_no_analysis_applies_to(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every shipped benchmark registers analyses, so the toy benchmark (none) stands in, registered
+    # for this test only; tests/cli/test_fresh_shell_sweep.py runs the shipped ones from a fresh shell.
+    from benchmarks.toy_caption import TOY_BENCHMARKS
+    from omnieval.benchmarks import BENCHMARKS
+
+    monkeypatch.setitem(BENCHMARKS._items, "toy_caption", TOY_BENCHMARKS.get("toy_caption"))
+    frame = make_scores(benchmark="storybench", n_systems=2, n_instances=3, seed=0)
+    scores = tmp_path / "scores.parquet"
+    write_scores(frame.assign(benchmark="toy_caption"), scores)
+    out = tmp_path / "o"
+    assert main(["analyze", str(scores), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"{scores}: no registered analysis applies to toy_caption scores tables" in err
+    assert not out.exists()

@@ -76,3 +76,9 @@ def test_bad_inputs_are_clear(tmp_path: Path) -> None:
     with pytest.raises(DataError, match="at least two classes"):
         run_probes(layers, {"f": ["a", "a", "a", ""]})
     assert main(["train", "probe", str(tmp_path / "nope.npz"), "--out", str(tmp_path)]) == 2
+    (tmp_path / "empty.npz").write_bytes(b"")
+    with pytest.raises(DataError, match=r"empty\.npz: not a readable \.npz file"):
+        read_hidden_states(tmp_path / "empty.npz")
+    np.save(tmp_path / "one.npy", np.zeros((4, 2)))
+    with pytest.raises(DataError, match=r"a single \.npy array, not an \.npz archive"):
+        read_hidden_states(tmp_path / "one.npy")

@@ -66,10 +66,14 @@ def read_hidden_states(path: Path) -> tuple[dict[str, np.ndarray], dict[str, lis
     """Layers (file order) and any ``labels__<feature>`` arrays of an ``.npz`` file."""
     if not path.is_file():
         raise DataError(f"hidden-state file not found: {path}")
+    import zipfile
+
     try:
         archive = np.load(path, allow_pickle=False)
-    except (ValueError, OSError) as exc:
-        raise DataError(f"{path}: not a readable .npz file ({exc})") from None
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+        raise DataError(f"{path}: not a readable .npz file ({exc or type(exc).__name__})") from None
+    if not isinstance(archive, np.lib.npyio.NpzFile):
+        raise DataError(f"{path}: a single .npy array, not an .npz archive of named layers")
     layers: dict[str, np.ndarray] = {}
     labels: dict[str, list[str]] = {}
     with archive:

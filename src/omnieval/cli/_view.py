@@ -112,7 +112,10 @@ def _ensure_page(folder: Path, *, rebuild: bool) -> None:
         raise ConfigError(f"{config_path}: cannot read: {exc}") from None
     if not isinstance(config, dict) or not config.get("benchmark"):
         raise ConfigError(f"{folder}/config.resolved.yaml names no benchmark")
-    bench = registered_benchmark(str(config["benchmark"]))
+    try:
+        bench = registered_benchmark(str(config["benchmark"]))
+    except ConfigError as exc:
+        raise ConfigError(f"{config_path}: benchmark: {exc}") from None
     print(f"writing {folder / INSTANCES_PAGE}", file=sys.stderr, flush=True)
     write_run_instances(
         bench,

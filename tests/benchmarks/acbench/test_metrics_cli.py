@@ -34,6 +34,20 @@ def test_bad_evaluator_is_a_config_error(tmp_path: Path, capsys: pytest.CaptureF
     assert "--evaluator 'emotion': expected FEATURE=REF" in capsys.readouterr().err
 
 
+def test_a_missing_candidates_folder_or_a_stray_file_is_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Scoring a folder that is not there would report every clip missing, with exit code 0.
+    assert main(["metrics", "acbench", str(SAMPLE), str(tmp_path / "none")]) == 2
+    assert f"candidates folder {tmp_path / 'none'} does not exist" in capsys.readouterr().err
+    assert main(["metrics", "acbench", str(SAMPLE), str(tmp_path)]) == 2
+    assert f"candidates folder {tmp_path} holds no speech/ folder" in capsys.readouterr().err
+    stray = tmp_path / "notes.txt"
+    stray.write_text("x")
+    assert main(["metrics", "acbench", str(stray), str(tmp_path)]) == 2
+    assert f"{stray}: not an OmniACBench dataset folder nor its manifest.jsonl" in capsys.readouterr().err
+
+
 def test_one_spoken_clip_is_scored(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     first = json.loads(SAMPLE.joinpath("manifest.jsonl").read_text(encoding="utf-8").splitlines()[0])
     clip = tmp_path / "candidates" / "speech" / "0" / "generated.wav"

@@ -93,8 +93,9 @@ def metrics_main(argv: Sequence[str], prog: str) -> int:
         DataError: the dataset cannot be read, or the candidates folder is missing (exit code 2).
     """
     from omnieval.benchmarks.acbench._aggregate import aggregate_acbench
-    from omnieval.benchmarks.acbench._loader import load_acbench
+    from omnieval.benchmarks.acbench._loader import MANIFEST_NAME, load_acbench
     from omnieval.benchmarks.acbench._metrics import AcbenchMetricsConfig, compute_acbench_metrics
+    from omnieval.errors import DataError
 
     args = _parser(prog).parse_args(list(argv))
     evaluators: dict[str, str] = {}
@@ -109,6 +110,8 @@ def metrics_main(argv: Sequence[str], prog: str) -> int:
         raise ConfigError(
             "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         ) from None
+    if args.dataset.is_file() and args.dataset.name != MANIFEST_NAME:
+        raise DataError(f"{args.dataset}: not an OmniACBench dataset folder nor its {MANIFEST_NAME}")
     root = args.dataset.parent if args.dataset.is_file() else args.dataset
     dataset = load_acbench(root)
     _check_candidates(args.candidates)

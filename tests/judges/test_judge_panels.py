@@ -150,4 +150,10 @@ def test_cli_panels_and_prompts(capsys) -> None:  # type: ignore[no-untyped-def]
     assert main(["judge", "panels"]) == 0
     assert "cpu-qwen2.5-coder-1.5b [llamacpp]" in capsys.readouterr().out
     assert main(["judge", "prompts", "--json"]) == 0
-    assert len(json.loads(capsys.readouterr().out)) == len(TEMPLATES) + 1
+    catalog = json.loads(capsys.readouterr().out)
+    assert len([e for e in catalog if e["benchmark"] == "storybench"]) == len(TEMPLATES) + 1
+    # Every judging benchmark's templates: PRISM's two stages per judge kind and its repair prompt.
+    prism = {(e["track"], e["variant"]) for e in catalog if e["benchmark"] == "prism"}
+    assert prism == {(f"stage_{n}", k) for n in (1, 2) for k in ("native", "cascade")} | {
+        ("repair", "native")
+    }

@@ -340,6 +340,19 @@ class Benchmark(ABC):
 
         return describe_panels(benchmark=self.name)
 
+    def prompt_catalog(self) -> list[dict[str, Any]]:
+        """This benchmark's judge prompt templates, for ``omnieval judge prompts``: per template its
+        ``track``, ``variant``, ``version`` and ``sha256``. Default: the templates registered with the
+        judges (:func:`omnieval.judges.register_templates`) when this benchmark registered them."""
+        from omnieval.errors import ConfigError
+        from omnieval.judges import registered_benchmark, template_catalog
+
+        try:
+            owner = registered_benchmark()
+        except ConfigError:  # no benchmark registered rubrics
+            return []
+        return template_catalog() if owner == self.name else []
+
     def read_judge_answer(self, raw: str | None, track: str) -> ParseResult:
         """How a raw judge answer for ``track`` (one of :attr:`judge_tracks`) is read, for
         ``omnieval judge parse``. Default: the judges' reader of the registered tracks' verdicts,

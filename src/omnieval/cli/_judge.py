@@ -114,8 +114,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
     prompts = judge_sub.add_parser(
         "prompts",
-        help="list the prompt templates with their version and SHA-256",
-        description="List every judge prompt template (per track and input variant), its version and hash.",
+        help="list every benchmark's judge prompt templates with their version and SHA-256",
+        description=(
+            "List every registered benchmark's judge prompt templates (per track, or per stage for "
+            "audio-video judging, and input variant), with the benchmark, version and hash."
+        ),
     )
     prompts.add_argument("--json", action="store_true", help="print as JSON")
     prompts.set_defaults(func=_prompts)
@@ -236,16 +239,22 @@ def _panels(args: argparse.Namespace) -> int:
 
 def _prompts(args: argparse.Namespace) -> int:
     from omnieval.cli._registries import load_benchmarks
-    from omnieval.judges import template_catalog
 
-    load_benchmarks()  # the benchmarks register their judge rubrics
-
-    catalog = template_catalog()
+    benchmarks = load_benchmarks()
+    catalog = [
+        {"benchmark": name, **entry}
+        for name in benchmarks.names()
+        if benchmarks.get(name).judge_tracks
+        for entry in benchmarks.get(name).prompt_catalog()
+    ]
     if args.json:
         print(json.dumps(catalog, indent=2))
         return 0
     for entry in catalog:
-        print(f"{entry['track']:11s} {entry['variant']:9s} {entry['version']}  sha256 {entry['sha256']}")
+        print(
+            f"{entry['benchmark']:11s} {entry['track']:11s} {entry['variant']:9s} {entry['version']}  "
+            f"sha256 {entry['sha256']}"
+        )
     return 0
 
 

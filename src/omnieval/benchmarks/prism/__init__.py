@@ -145,6 +145,11 @@ class Prism(api.Benchmark):
 
         return describe_prism_panels()
 
+    def prompt_catalog(self) -> list[dict[str, Any]]:
+        from omnieval.benchmarks.prism._prompts import judge_prompt_rows
+
+        return judge_prompt_rows()
+
     def read_judge_answer(self, raw: str | None, track: str) -> ParseResult:
         """One dimension's scores of a stage answer (the cells the answer holds; see
         :func:`~._judge.read_dimension_answer`)."""

@@ -365,3 +365,22 @@ def prompt_catalog() -> list[Mapping[str, str]]:
         for kind in ("native", "cascade")
         for stage in STAGE_DIMENSIONS
     ]
+
+
+def judge_prompt_rows() -> list[dict[str, Any]]:
+    """The templates as ``omnieval judge prompts`` lists them: one per stage (``track`` ``stage_<n>``)
+    and judge kind (``variant``), then the repair prompt."""
+    rows = [
+        {
+            "track": f"stage_{stage}",
+            "variant": kind,
+            "version": PROMPT_VERSION,
+            "sha256": template_sha256(kind, stage),
+        }
+        for stage in STAGE_DIMENSIONS
+        for kind in ("native", "cascade")
+    ]
+    rows.append(
+        {"track": "repair", "variant": "native", "version": PROMPT_VERSION, "sha256": repair_prompt_sha256()}
+    )
+    return rows

@@ -182,6 +182,7 @@ def test_cli_judge_check_as_a_user_runs_it(tmp_path: Path) -> None:
         "0",
         "1.00",
         "+1.00",
+        "n/a",  # a scripted judge reports no probabilities: no judge_expected accuracy
         "0.70",
         "ok",
     ]

@@ -205,3 +205,16 @@ def test_health_section_verdict_reasons_and_mlflow_figures(tmp_path: Path) -> No
     assert tags["omnieval.meta_eval.below_floor"] == "cpu/j/text"
     assert tags["omnieval.meta_eval.cpu.set_sha256"] == runner.manifest.sha256()
     assert meta_eval_failures(None) == [] and meta_eval_metrics({}) == ({}, {})
+
+
+def test_probability_weighted_figures_beside_the_greedy_ones() -> None:
+    # A coarse judge: greedy 10 vs 10 (a tie, wrong), its own probabilities 9.9 vs 9.7 (right).
+    tied = PairVerdict("j", "text", "i", "gt", "bad", 10.0, 10.0, better_expected=9.9, worse_expected=9.7)
+    inverted = PairVerdict("j", "text", "k", "gt", "bad", 9.0, 2.0, better_expected=3.0, worse_expected=8.0)
+    entry = summarize([tied, inverted], Floors())["j"]["text"]
+    assert (entry["accuracy"], entry["ties"]) == (0.5, 1)
+    assert entry["expected"] == {"n_pairs": 2, "correct": 1, "ties": 0, "accuracy": 0.5, "agreement": 0.0}
+    # Without probabilities on every judged pair there is no weighted figure at all.
+    assert "expected" not in summarize([tied, _v(9, 2)], Floors())["j"]["text"]
+    metrics, _ = meta_eval_metrics(merge_meta_eval({}, {"cpu": {"judges": {"j": {"text": entry}}}}))
+    assert metrics["meta_eval.cpu.j.text.accuracy_expected"] == 0.5

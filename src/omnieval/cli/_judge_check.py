@@ -94,9 +94,7 @@ def add_check_parsers(judge_sub: argparse._SubParsersAction) -> None:  # type: i
             "after a deliberate change of the set or of how variants are made, review, then commit."
         ),
     )
-    pin.add_argument(
-        "benchmark", metavar="BENCHMARK", help="a benchmark with a known set (storybench, prism)"
-    )
+    pin.add_argument("benchmark", metavar="BENCHMARK", help="a registered benchmark with a known set")
     pin.add_argument("--dataset", type=Path, default=None, metavar="DIR", help="default: the bundled sample")
     pin.set_defaults(func=_pin)
 
@@ -193,7 +191,9 @@ def _check(args: argparse.Namespace) -> int:
         document = check_known_set(
             runner, args.panel, cache_dir=args.cache_dir, floors=floors, progress=report
         )
-    document = {**document, "cache": str(args.cache_dir / "meta_eval" / f"{document['key']}.json")}
+    stored = args.cache_dir / "meta_eval" / f"{document['key']}.json"
+    if stored.is_file():  # a check where no judge could run is not kept
+        document = {**document, "cache": str(stored)}
     if args.json:
         print(json.dumps(document, indent=2, ensure_ascii=False))
     else:
@@ -229,21 +229,26 @@ def check_lines(document: dict[str, Any]) -> list[str]:
         twidth = max(len("track"), *(len(t) for _, t, _ in rows))
         lines.append(
             f"{'judge':{width}s}  {'track':{twidth}s}  pairs  right  ties  wrong  invalid  accuracy"
-            "  agreement  floor  status"
+            "  agreement  expected  floor  status"
         )
         for judge, track, e in rows:
             if e["status"] == "unavailable":
                 lines.append(f"{judge:{width}s}  {track:{twidth}s}  unavailable: {e.get('reason', '')}")
                 continue
             status = "BELOW FLOOR" if e["status"] == "below_floor" else "ok"
+            weighted = (e.get("expected") or {}).get("accuracy")
             lines.append(
                 f"{judge:{width}s}  {track:{twidth}s}  {e['n_pairs']:5d}  {e['correct']:5d}  {e['ties']:4d}"
                 f"  {e['wrong']:5d}  {e['invalid']:7d}  {_fmt(e['accuracy']):>8s}  {_fmt(e['agreement'], '+.2f'):>9s}"
-                f"  {_fmt(e['floor']):>5s}  {status}"
+                f"  {_fmt(weighted):>8s}  {_fmt(e['floor']):>5s}  {status}"
             )
     for track, why in (document.get("unavailable") or {}).items():
         lines.append(f"track {track}: not checked ({why})")
     lines.append(f"rule: {document['rule']}")
+    lines.append(
+        "expected: accuracy on the probability-weighted scores (judge_expected), where the judge reports "
+        "them; the floor applies to the greedy accuracy"
+    )
     pins = document.get("pins") or {}
     if pins.get("mismatched"):
         lines.append(

@@ -24,6 +24,12 @@ track, pair). This module turns them into figures per judge and track:
     (concordant - discordant) / pairs, in [-1, 1]. Ties and pairs without a valid verdict count 0,
     so a constant judge gets 0 and a judge that always prefers the damaged copy -1.
 
+``expected``
+    The same two figures on the probability-weighted scores (``judge_expected``), where the judge
+    reports them (the llama.cpp skeleton decoder): a coarse judge whose greedy scores tie (10 and
+    10) may still rank the pair by its own probabilities. Shown beside the greedy figures; the floor
+    applies to the greedy accuracy, since the leaderboard averages greedy scores.
+
 A judge and track with ``accuracy`` below its **floor** (default :data:`DEFAULT_FLOOR`, per track or
 judge in the suite's ``judges.meta_eval``) is ``below_floor``. A judge whose model cannot run here
 (every verdict ``not_applicable``) is ``unavailable`` and has no figure.
@@ -60,7 +66,7 @@ log = logging.getLogger(__name__)
 
 META_FORMAT = 1
 """Version of the manifest layout and of the cached result documents."""
-METHOD_VERSION = "meta-eval/1"
+METHOD_VERSION = "meta-eval/2"
 """Changes when the figures are computed differently (part of the result cache key)."""
 DEFAULT_FLOOR = 0.7
 """Lowest accuracy on the known set a judge may have on a track before the nightly distrusts it."""
@@ -247,6 +253,8 @@ class PairVerdict:
         status: ``ok`` (both scored), ``invalid`` (a side has no valid verdict: counted as wrong),
             ``unavailable`` (the judge could not run here: no figure).
         note: why, when not ``ok``.
+        better_expected: the probability-weighted score of ``better`` (None: not reported).
+        worse_expected: the same for ``worse``.
     """
 
     judge: str
@@ -258,14 +266,26 @@ class PairVerdict:
     worse_score: float | None
     status: PairStatus = "ok"
     note: str = ""
+    better_expected: float | None = None
+    worse_expected: float | None = None
 
     @property
     def outcome(self) -> Literal["correct", "tie", "wrong", "invalid", "unavailable"]:
-        if self.status != "ok" or self.better_score is None or self.worse_score is None:
+        return self._compare(self.better_score, self.worse_score)
+
+    @property
+    def expected_outcome(self) -> Literal["correct", "tie", "wrong", "invalid", "unavailable"]:
+        """The outcome on the probability-weighted scores (``invalid`` when either is not reported)."""
+        return self._compare(self.better_expected, self.worse_expected)
+
+    def _compare(
+        self, better: float | None, worse: float | None
+    ) -> Literal["correct", "tie", "wrong", "invalid", "unavailable"]:
+        if self.status != "ok" or better is None or worse is None:
             return "unavailable" if self.status == "unavailable" else "invalid"
-        if self.better_score > self.worse_score:
+        if better > worse:
             return "correct"
-        return "tie" if self.better_score == self.worse_score else "wrong"
+        return "tie" if better == worse else "wrong"
 
 
 def verdict_from_scores(
@@ -274,13 +294,16 @@ def verdict_from_scores(
     scores: Mapping[str, float | None],
     statuses: Mapping[str, str],
     notes: Mapping[str, str] | None = None,
+    expected: Mapping[str, float | None] | None = None,
 ) -> PairVerdict:
     """A pair's verdict from per-variant scores of independent judge records (storybench's kind).
 
-    ``scores``/``statuses``: variant id -> the record's score (None when not valued) and status.
-    A side whose status is ``not_applicable`` makes the pair ``unavailable``; any other side
-    without a score makes it ``invalid``.
+    ``scores``/``statuses``: variant id -> the record's score (None when not valued) and status;
+    ``expected``: variant id -> its probability-weighted score, where reported. A side whose
+    status is ``not_applicable`` makes the pair ``unavailable``; any other side without a score
+    makes it ``invalid``.
     """
+    expected = expected or {}
     notes = notes or {}
     sides = (pair.better, pair.worse)
     values = [scores.get(v) for v in sides]
@@ -292,7 +315,17 @@ def verdict_from_scores(
     if missing:
         why = "; ".join(f"{v}: {statuses.get(v) or 'not judged'}" for v in missing)
         return PairVerdict(judge, pair.track, pair.item, *sides, values[0], values[1], "invalid", why)
-    return PairVerdict(judge, pair.track, pair.item, *sides, values[0], values[1])
+    weighted = [expected.get(v) for v in sides]
+    return PairVerdict(
+        judge,
+        pair.track,
+        pair.item,
+        *sides,
+        values[0],
+        values[1],
+        better_expected=weighted[0],
+        worse_expected=weighted[1],
+    )
 
 
 @dataclass(frozen=True)
@@ -308,12 +341,13 @@ class PairFigures:
     agreement: float | None
 
 
-def pair_figures(verdicts: Iterable[PairVerdict]) -> PairFigures:
+def pair_figures(verdicts: Iterable[PairVerdict], *, expected: bool = False) -> PairFigures:
     """Accuracy (ties and invalid pairs wrong) and Kendall's tau-a over ``verdicts`` (unavailable
-    pairs left out; None figures when no pair is left)."""
+    pairs left out; None figures when no pair is left); ``expected``: on the probability-weighted
+    scores instead of the greedy ones."""
     counts = {"correct": 0, "tie": 0, "wrong": 0, "invalid": 0}
     for v in verdicts:
-        outcome = v.outcome
+        outcome = v.expected_outcome if expected else v.outcome
         if outcome != "unavailable":
             counts[outcome] += 1
     n = sum(counts.values())
@@ -365,8 +399,9 @@ class Floors:
 
 def summarize(verdicts: Sequence[PairVerdict], floors: Floors) -> dict[str, dict[str, Any]]:
     """Judge -> track -> ``{"status", "n_pairs", "correct", "ties", "wrong", "invalid", "accuracy",
-    "agreement", "floor", "passed", "by_variant"}`` (``by_variant``: the damaged variant -> its
-    ``n_pairs``, ``correct`` and ``accuracy``, to see which damage a judge misses).
+    "agreement", "floor", "passed", "by_variant", "expected"}`` (``by_variant``: the damaged variant
+    -> its ``n_pairs``, ``correct`` and ``accuracy``, to see which damage a judge misses;
+    ``expected``: the figures on probability-weighted scores, only where every judged pair has them).
 
     ``status``: ``ok``, ``below_floor``, or ``unavailable`` (no pair could be judged here; then the
     figures are None and ``reason`` says why).
@@ -396,6 +431,19 @@ def summarize(verdicts: Sequence[PairVerdict], floors: Floors) -> dict[str, dict
                             "accuracy": part.accuracy,
                         }
                 entry["by_variant"] = by_variant
+                # Probability-weighted figures only where every judged pair has them on both sides.
+                judged = [v for v in group if v.outcome in ("correct", "tie", "wrong")]
+                if judged and all(
+                    v.better_expected is not None and v.worse_expected is not None for v in judged
+                ):
+                    weighted = pair_figures(group, expected=True)
+                    entry["expected"] = {
+                        "n_pairs": weighted.n_pairs,
+                        "correct": weighted.correct,
+                        "ties": weighted.ties,
+                        "accuracy": weighted.accuracy,
+                        "agreement": weighted.agreement,
+                    }
                 invalid = sorted({f"{v.item}: {v.note}" for v in group if v.status == "invalid" and v.note})
                 if invalid:
                     entry["invalid_pairs"] = invalid[:20]
@@ -787,7 +835,8 @@ def meta_eval_failures(health: Mapping[str, Any] | None) -> list[str]:
 def meta_eval_metrics(health: Mapping[str, Any] | None) -> tuple[dict[str, float], dict[str, str]]:
     """MLflow metrics and tags of a ``health.json``'s ``meta_eval`` section.
 
-    Metrics ``meta_eval.<panel>.<judge>.<track>.{accuracy, agreement, floor, passed, n_pairs}``
+    Metrics ``meta_eval.<panel>.<judge>.<track>.{accuracy, agreement, floor, passed, n_pairs}`` and,
+    where the judge reports probabilities, ``accuracy_expected`` / ``agreement_expected``
     (unavailable tracks have none); tags ``omnieval.meta_eval.<panel>.set_sha256`` and
     ``omnieval.meta_eval.below_floor`` (``<panel>/<judge>/<track>`` list, or ``none``).
 
@@ -814,6 +863,10 @@ def meta_eval_metrics(health: Mapping[str, Any] | None) -> tuple[dict[str, float
                 if isinstance(value, int | float) and math.isfinite(float(value)):
                     metrics[f"{prefix}.{name}"] = float(value)
             metrics[f"{prefix}.passed"] = 1.0 if entry.get("passed") else 0.0
+            for name in ("accuracy", "agreement"):
+                value = (entry.get("expected") or {}).get(name)
+                if isinstance(value, int | float) and math.isfinite(float(value)):
+                    metrics[f"{prefix}.{name}_expected"] = float(value)
     tags: dict[str, str] = {}
     for panel, info in (section.get("panels") or {}).items():
         sha = ((info or {}).get("set") or {}).get("sha256")

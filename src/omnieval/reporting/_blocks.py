@@ -516,6 +516,7 @@ def known_set_block(section: Mapping[str, Any] | None) -> str:
                     str(e.get("ties", "n/a")),
                     fmt(e.get("accuracy")),
                     fmt(e.get("agreement"), signed=True),
+                    fmt((e.get("expected") or {}).get("accuracy")),
                     fmt(e.get("floor")),
                     status,
                     esc(e.get("reason", "")),
@@ -548,10 +549,22 @@ def known_set_block(section: Mapping[str, Any] | None) -> str:
     else:
         reading = "No judge could be checked on the known set here."
     html = table(
-        ["judge", "track", "pairs", "right", "ties", "accuracy", "agreement", "floor", "status", "why"],
+        [
+            "judge",
+            "track",
+            "pairs",
+            "right",
+            "ties",
+            "accuracy",
+            "agreement",
+            "accuracy (judge_expected)",
+            "floor",
+            "status",
+            "why",
+        ],
         rows,
         left=2,
-        left_cols=(8, 9),
+        left_cols=(9, 10),
     )
     return render(
         "blocks/known_set.html.j2",

@@ -287,7 +287,7 @@ def run(
             panel_hits=0,
             drift_calls=drift_calls,
             drift_panel=_drift_panel(config),
-            meta_calls=meta_calls,
+            meta_calls=meta_calls if config.judges.meta_eval.enabled else None,
         )
         return JudgeOutcome(
             scores_path, judgments_path, drift_calls + meta_calls, 0, True, drift_calls, meta_calls
@@ -361,7 +361,7 @@ def run(
         drift_calls=drift_calls,
         drift_panel=_drift_panel(config),
         by_panel=made_by_panel,
-        meta_calls=meta_calls,
+        meta_calls=meta_calls if config.judges.meta_eval.enabled else None,
     )
     if over_budget:
         # Not stamped: the next run judges again, paying only for the calls withheld here.
@@ -400,7 +400,7 @@ def _record_this_run(
     drift_calls: int,
     drift_panel: str | None,
     by_panel: dict[str, int] | None = None,
-    meta_calls: int = 0,
+    meta_calls: int | None = None,
 ) -> None:
     """Add ``this_run`` to ``lineage.json``: the calls this run made, apart from the output's own.
 
@@ -416,9 +416,10 @@ def _record_this_run(
         "panel_model_calls": panel_calls,
         "panel_cache_hits": panel_hits,
         "drift_model_calls": drift_calls,
-        "meta_eval_model_calls": meta_calls,
-        "model_calls": panel_calls + drift_calls + meta_calls,
+        "model_calls": panel_calls + drift_calls + (meta_calls or 0),
     }
+    if meta_calls is not None:  # the suite checks its judges on the known set
+        this_run["meta_eval_model_calls"] = meta_calls
     document["this_run"] = this_run
     for name, info in (document.get("panels") or {}).items():
         # Per panel (the run lineage keeps only the panels): what this run did with its output.

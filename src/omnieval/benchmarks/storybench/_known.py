@@ -127,6 +127,12 @@ def _speak(line: str, speech: TargetSpeech, out: Path, **delivery: str) -> None:
     synthesize(request, out, EspeakProsody(), controlled_rate=True)
 
 
+def _mean(values: Mapping[str, Any]) -> float | None:
+    """Mean of a verdict's criterion scores (None for none: an unvalued or unreported verdict)."""
+    numbers = [float(v) for v in values.values()]
+    return sum(numbers) / len(numbers) if numbers else None
+
+
 # -- the set -----------------------------------------------------------------------------------
 
 
@@ -253,32 +259,31 @@ class StorybenchKnownSet:
             for jid, info in (result.lineage.get("judges") or {}).items():
                 judges.setdefault(jid, info)
             usage = usage_table(merge_usage_json(usage, result.lineage.get("usage") or {}))
-            # (judge, instance, variant) -> (score, status, note) of the track's records.
-            records: dict[tuple[str, str, str], tuple[float | None, str, str]] = {}
+            # (judge, instance, variant) -> (score, status, note, probability-weighted score).
+            records: dict[tuple[str, str, str], tuple[float | None, str, str, float | None]] = {}
             for row in result.judgments.itertuples(index=False):
                 if row.track != track:
                     continue
-                values = [float(v) for v in json.loads(row.scores or "{}").values()]
-                score = sum(values) / len(values) if str(row.status) in VALUED and values else None
+                valued = str(row.status) in VALUED
+                score = _mean(json.loads(row.scores or "{}")) if valued else None
+                weighted = _mean(json.loads(row.expected_scores or "{}")) if valued else None
                 variant = str(row.system).split(".", 1)[1]
-                records[(str(row.judge), str(row.instance_id), variant)] = (
-                    score,
-                    str(row.status),
-                    str(row.note),
-                )
+                key = (str(row.judge), str(row.instance_id), variant)
+                records[key] = (score, str(row.status), str(row.note), weighted)
             for judge in sorted({k[0] for k in records}):
                 for item in items:
                     on = {
-                        v.id: records.get((judge, item.instance_id, v.id), (None, "", ""))
+                        v.id: records.get((judge, item.instance_id, v.id), (None, "", "", None))
                         for v in item.variants
                         if track in item.variant_tracks(v)
                     }
                     scores = {v: r[0] for v, r in on.items()}
                     statuses = {v: r[1] for v, r in on.items()}
                     notes = {v: r[2] for v, r in on.items()}
+                    expected = {v: r[3] for v, r in on.items()}
                     for better, worse in item.pairs(track):
                         pair = KnownPair(item.id, track, better.id, worse.id)
-                        verdicts.append(verdict_from_scores(judge, pair, scores, statuses, notes))
+                        verdicts.append(verdict_from_scores(judge, pair, scores, statuses, notes, expected))
         return JudgedSet(verdicts, judges, {}, calls, hits, usage)
 
     # -- building one variant ---------------------------------------------------------------------

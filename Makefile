@@ -41,11 +41,21 @@ $(STAMP): $(LOCK) pyproject.toml scripts/setup.sh
 run: setup  ## evaluate the bundled Omni-StoryBench sample end to end (nightly suite on CPU)
 	$(PY) -m omnieval run $(SUITE)
 
-test: setup  ## run the whole test suite (slow real-model tests included); prints the 25 slowest tests
-	$(PY) -m pytest -q --durations=25 tests
+# Tests run on TEST_WORKERS pytest-xdist workers (both cores of a CI machine); a test module stays on
+# one worker so its module-scoped fixtures (a flow run) are made once. The whole suite is stopped
+# after TEST_LIMIT_S seconds, so a hung server cannot hold CI until its own limit.
+TEST_WORKERS ?= 2
+TEST_LIMIT_S ?= 1800
+PYTEST    := timeout -k 30 $(TEST_LIMIT_S) $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadscope --durations=25
+
+test: setup  ## run the whole test suite (slow real-model tests included) on 2 workers; ends with the 25 slowest tests and the total
+	@start=$$(date +%s); $(PYTEST) tests; rc=$$?; \
+	echo "make test: $$(( $$(date +%s) - start )) s wall on $(TEST_WORKERS) workers (limit $(TEST_LIMIT_S) s), exit $$rc"; \
+	[[ $$rc -ne 124 ]] || echo "make test: stopped at the whole-suite limit of $(TEST_LIMIT_S) s" >&2; \
+	exit $$rc
 
 test-fast: setup  ## tests without the slow real-model ones
-	$(PY) -m pytest -q --durations=25 -m "not slow" tests
+	$(PYTEST) -m "not slow" tests
 
 ui: setup  ## serve the MLflow UI on http://127.0.0.1:5000 (MLFLOW_UI_HOST to expose it; prints a link to each suite's runs)
 	@$(PY) -m omnieval.tracking.ui_links --host $${MLFLOW_UI_HOST:-127.0.0.1} --port $${PORT:-5000} || true

@@ -32,10 +32,25 @@ _OFFLINE = {
 }
 
 
+# Under test a Prefect server that accepts connections but never answers must fail a test in
+# seconds, not hold every later flow test for 60 s x 5 retries per API call. A run's Prefect server
+# stops with the run (no lingering server outlives a test; tests/flows/test_early_server.py checks
+# the lingering one).
+_PREFECT_UNDER_TEST = {
+    "PREFECT_API_REQUEST_TIMEOUT": "20",
+    "PREFECT_CLIENT_MAX_RETRIES": "1",
+    "PREFECT_CLIENT_RETRY_JITTER_FACTOR": "0",
+    "OMNIEVAL_PREFECT_LINGER_S": "0",
+}
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    for key, value in _OFFLINE.items():
+    for key, value in {**_OFFLINE, **_PREFECT_UNDER_TEST}.items():
         os.environ.setdefault(key, value)
-    base = Path(os.environ.get("OMNIEVAL_TEST_HOME", "/tmp/omnieval-test-home"))
+    # pytest-xdist workers (``make test`` runs two) each get their own Prefect home and W&B folder:
+    # two Prefect servers writing one sqlite database lock each other out.
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    base = Path(os.environ.get("OMNIEVAL_TEST_HOME", "/tmp/omnieval-test-home")) / worker
     base.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("PREFECT_HOME", str(base / "prefect"))
     os.environ.setdefault("WANDB_DIR", str(base / "wandb"))

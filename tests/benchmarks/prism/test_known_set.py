@@ -56,6 +56,7 @@ def test_damaged_clips_are_built_as_pinned(tmp_path: Path, instances: list[Any],
     )
     first, last = extract_frames(str(clip).format("frozen_video"), times_s=[0.0, 1.5])
     moving = extract_frames(reference, times_s=[0.0, 1.5])
+
     def change(a: np.ndarray, b: np.ndarray) -> float:
         return float(np.abs(a.astype(float) - b.astype(float)).mean())
 

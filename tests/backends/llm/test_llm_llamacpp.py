@@ -8,6 +8,7 @@ import json
 import numpy as np
 import pytest
 
+import omnieval.benchmarks  # noqa: F401  (registers the judge tracks and rubrics used below)
 from omnieval.backends.llm import ChatRequest, Decoding, LlamaCppConfig, Message
 from omnieval.backends.llm._llamacpp import LlamaCppChatBackend, _closing_quote, _VocabTables
 from omnieval.backends.llm._skeleton import Fixed, IntChoice, Text, plan_schema
@@ -69,7 +70,7 @@ class _ScriptedLlm(LlamaCppChatBackend):
                 logits[PIECES.index(piece)] = 10.0 + rank
         return logits
 
-    def _prime(self, text: str) -> np.ndarray:
+    def _prime(self, text: str, *, canonical: bool = False) -> np.ndarray:
         self.contexts.append(text)
         return self._logits()
 
@@ -129,7 +130,6 @@ def qwen() -> LlamaCppChatBackend:
 
 
 def _text_request(candidate: str) -> ChatRequest:
-    import omnieval.benchmarks  # noqa: F401  (registers the story-continuation rubrics)
     from omnieval.judges import Framing, JudgeInputs, render_messages, template
 
     inputs = JudgeInputs(

@@ -21,6 +21,7 @@ import pytest
 
 from omnieval.backends.llm import ChatRequest, Decoding, LlamaCppConfig, Message
 from omnieval.backends.llm._llamacpp import (
+    PROMPT_CHUNK,
     LlamaCppChatBackend,
     _common_prefix,
     _Lockstep,
@@ -111,7 +112,7 @@ class _FakeBackend(LlamaCppChatBackend):
     def _chat_prompt(self, messages: list[dict[str, str]]) -> str:
         return "".join(f"<{m['role']}>{m['content']}" for m in messages) + "<assistant>"
 
-    def _prime(self, text: str) -> np.ndarray:
+    def _prime(self, text: str, *, canonical: bool = False) -> np.ndarray:
         self.tokens = _tokenize(text.encode())
         return _logits(self.tokens)
 
@@ -277,14 +278,15 @@ def test_packaged_qwen_lockstep_matches_one_at_a_time(qwen_lockstep: LlamaCppCha
     backend = qwen_lockstep
     first = _verdict_request("Pip set the lantern down by the river, and the mice cheered.")
     second = _verdict_request("The moon rose over the quiet hills.")
-    # Same cache layout (one sequence from an empty cache): the same logits, bit for bit.
+    # Same cache layout (one sequence from an empty cache, the prompt evaluated in one batch, as
+    # the lockstep context does): the same logits, bit for bit.
     alone = backend.chat_many([first])[0]
-    backend.parallel = 1
+    backend.parallel, backend.prompt_chunk = 1, backend.config.n_ctx
     try:
-        backend._llm.n_tokens = 0
+        backend.reset_cache()
         reference = backend.chat(first)
     finally:
-        backend.parallel = 2
+        backend.parallel, backend.prompt_chunk = 2, PROMPT_CHUNK
     assert not isinstance(alone, Exception)
     assert alone.text == reference.text
     assert alone.value_probs == reference.value_probs

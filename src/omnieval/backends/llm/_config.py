@@ -206,7 +206,9 @@ class LlamaCppConfig(_Strict):
     0.5 s at load). llama.cpp threads spin-wait on each other, so on a busy machine two threads ran
     ~10x slower per token than one (measured)."""
     n_batch: int = Field(default=512, ge=8)
-    """Prompt tokens evaluated per step."""
+    """Most tokens per llama.cpp decode (long skeleton text, grammar decoding, the lockstep
+    micro-batches). A request's prompt is evaluated in fixed 32-token chunks whatever this is, so
+    that its answer does not depend on the requests before it."""
     chat_format: str | None = None
     """llama.cpp chat format; None = the template stored in the GGUF."""
     constrained_decoding: Literal["skeleton", "grammar"] = "skeleton"
@@ -220,7 +222,9 @@ class LlamaCppConfig(_Strict):
     parallel_sequences: int = Field(default=1, ge=1, le=64)
     """Skeleton-decoded requests of one ``chat_many`` call decoded together, one llama.cpp
     sequence each, all in one decode per step (the judge's ``batch_size`` sets how many arrive
-    together); 1 = one request at a time on the model's own context."""
+    together); 1 = one request at a time on the model's own context. Above 1, an answer depends on
+    which requests shared its decodes (the batch's shape changes the rounding), so such a judge
+    keeps every system in one judge shard."""
 
 
 class TransformersConfig(_Strict):

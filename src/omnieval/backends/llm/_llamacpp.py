@@ -9,9 +9,17 @@ Text only. A JSON schema constrains the answer in one of two ways:
   through ``response_format={"type": "json_object", "schema": ...}``. Its check runs over the whole
   vocabulary at every token, which was several times slower per token on CPU.
 
-Both keep llama.cpp's KV cache between requests and re-evaluate only the part of the prompt that
-differs from the previous one, so requests sharing a long prefix (one transition judged for several
-systems) are much cheaper sent one after the other.
+Both keep llama.cpp's KV cache between requests, yet a request's answer does not depend on the
+requests before it. llama.cpp's CPU kernels round differently with a batch's shape (a token
+evaluated alone or inside a batch differs in the last bits), so the numbers depend on which tokens
+were evaluated in which batch; a request's prompt is therefore always evaluated in the same batches:
+chunks of :data:`PROMPT_CHUNK` tokens at fixed positions (0-31, 32-63, ...), from an empty cache or
+from a chunk boundary. A request reuses the whole chunks it shares with what the cache holds (the
+rubric and the transition of the previous request) and evaluates the rest in such chunks; the steps
+of its answer then reuse the cache freely, since they follow from its prompt. The state it decodes
+from is a function of its prompt alone, so its answer and value probabilities are the same first
+in a process, after any other requests, and after a restart. (Grammar requests under a
+``chat_format`` other than the GGUF's template start from an empty cache instead.)
 
 With ``parallel_sequences > 1``, :meth:`LlamaCppChatBackend.chat_many` decodes the skeleton
 requests of one call in lockstep: one llama.cpp sequence per request in a second context with a
@@ -20,8 +28,8 @@ in little more time than 1), and a new request copies the longest prompt prefix 
 The decoder's choices are the same functions of the logits, but llama.cpp's CPU kernels round
 differently with the batch's shape (a token evaluated alone or inside a batch differs in the last
 bits, measured up to 0.6 on a logit), so an answer may differ from the one-at-a-time answer where
-two choices are nearly tied; the one-at-a-time path itself changes answers in the same way when
-its cache holds a different prefix (see ``python -m bench judge``).
+two choices are nearly tied, and which requests share a decode changes the numbers: lockstep
+answers depend on the calls around them (see ``python -m bench judge``).
 """
 
 from __future__ import annotations
@@ -80,6 +88,13 @@ def gguf_identity(config: LlamaCppConfig, model: str, revision: str) -> ModelIde
 
     path = resolve_model_path(config.model_path)
     return ModelIdentity(model=model, revision=revision, weights_sha256={path.name: file_sha256(path)})
+
+
+PROMPT_CHUNK = 32
+"""Tokens per batch when a request's prompt is evaluated (at positions 0, 32, 64, ...): the fixed
+batch shape that makes a request's answer independent of the requests before it. Smaller chunks
+reuse more of a shared prefix (at most ``PROMPT_CHUNK - 1`` shared tokens are evaluated again) but
+evaluate prompts more slowly (fewer tokens per matrix product)."""
 
 
 @dataclass(frozen=True)
@@ -190,9 +205,14 @@ class LlamaCppChatBackend(SequentialChatMixin):
         self._formatter: Any = None
         self._vocab: _VocabTables | None = None
         self._evaluated = 0
+        self._canonical = 0
+        """Leading KV-cache positions evaluated in whole :data:`PROMPT_CHUNK` chunks from an empty
+        cache (a multiple of the chunk): the prefix a new request may reuse."""
         self.stats = DecodeStats()
         self.parallel = config.parallel_sequences
         """Sequences decoded together by :meth:`chat_many` (1: one request at a time)."""
+        self.prompt_chunk = PROMPT_CHUNK
+        """Batch size of a request's canonical prompt evaluation (see :data:`PROMPT_CHUNK`)."""
         self._batch: _Lockstep | None = None
         log.info("loaded %s in %.1f s (%d threads)", self.path.name, self.load_s, self.threads)
 
@@ -219,11 +239,14 @@ class LlamaCppChatBackend(SequentialChatMixin):
         if request.json_schema is not None:
             kwargs["response_format"] = {"type": "json_object", "schema": dict(request.json_schema)}
         started = time.perf_counter()
+        prompt = self._grammar_prime(messages)
         try:
             out = self._llm.create_chat_completion(**kwargs)
         except ValueError as exc:
             # llama.cpp raises ValueError when the prompt does not fit the context window.
             raise BackendError(f"llama.cpp: {exc}") from None
+        finally:
+            self._after_grammar(prompt)
         latency = time.perf_counter() - started
         choice = out["choices"][0]
         usage = out.get("usage") or {}
@@ -312,25 +335,63 @@ class LlamaCppChatBackend(SequentialChatMixin):
         pointer = llama_cpp.llama_get_logits_ith(llm._ctx.ctx, -1)
         return np.ctypeslib.as_array(pointer, shape=(llm.n_vocab(),)).copy()
 
-    def _prime(self, text: str) -> np.ndarray:
-        """Evaluate ``text`` reusing the longest prefix already in the KV cache; return next-token logits."""
+    def _prime(self, text: str, *, canonical: bool = False) -> np.ndarray:
+        """Evaluate ``text`` reusing a prefix already in the KV cache; return next-token logits.
+
+        ``canonical`` (a request's first evaluation): reuse only whole :data:`PROMPT_CHUNK` chunks
+        that were evaluated from an empty cache in such chunks, and evaluate the rest in chunks at
+        the same fixed positions, so the cache then holds what a fresh cache would after evaluating
+        ``text``. Otherwise (within a request, whose start is already fixed) reuse the longest
+        shared prefix and evaluate the rest at once.
+        """
         llm = self._llm
         tokens = llm.tokenize(text.encode("utf-8"), add_bos=True, special=True)
         if len(tokens) >= llm.n_ctx():
             raise BackendError(f"llama.cpp: prompt of {len(tokens)} tokens does not fit n_ctx={llm.n_ctx()}")
-        cached = llm.input_ids[: llm.n_tokens]
-        limit = min(len(cached), len(tokens) - 1)
-        same = 0
-        if limit > 0:
-            diff = np.nonzero(cached[:limit] != np.asarray(tokens[:limit], dtype=cached.dtype))[0]
-            same = int(diff[0]) if diff.size else limit
+        chunk = self.prompt_chunk
+        same = _common_prefix(llm.input_ids[: llm.n_tokens], tokens, len(tokens) - 1)
+        if canonical:
+            same = min(same, self._canonical) // chunk * chunk
         llm.n_tokens = same
+        self._canonical = min(self._canonical, same)
         started = time.perf_counter()
-        llm.eval(tokens[same:])
+        if canonical:
+            for start in range(same, len(tokens), chunk):
+                llm.eval(tokens[start : start + chunk])
+            self._canonical = len(tokens) // chunk * chunk
+        else:
+            llm.eval(tokens[same:])
         logits = self._logits()
         self.stats.add_prompt(len(tokens) - same, same, time.perf_counter() - started)
         self._evaluated += len(tokens) - same
         return logits
+
+    def _grammar_prime(self, messages: list[dict[str, str]]) -> list[int] | None:
+        """Before a grammar-decoded request: leave the cache as a fresh one would hold it.
+
+        With the GGUF's own chat template, the prompt is evaluated the canonical way here and
+        llama-cpp-python then finds all of it cached and samples from these logits; the prompt's
+        tokens are returned for :meth:`_after_grammar` to check. With another ``chat_format`` the
+        cache is emptied (llama-cpp-python then evaluates the prompt from the start: the same
+        batches every time, without reuse).
+        """
+        if self.config.chat_format is None and self._llm.metadata.get("tokenizer.chat_template"):
+            self._prime(self._chat_prompt(messages), canonical=True)
+            return [int(t) for t in self._llm.input_ids[: self._llm.n_tokens]]
+        self.reset_cache()
+        return None
+
+    def _after_grammar(self, prompt: list[int] | None) -> None:
+        """After a grammar-decoded request: keep the canonical prefix only if the request's prompt
+        was the one :meth:`_grammar_prime` evaluated (nothing before its end was evaluated again)."""
+        llm = self._llm
+        if prompt is None or llm.n_tokens < len(prompt) or llm.input_ids[: len(prompt)].tolist() != prompt:
+            self._canonical = 0
+
+    def reset_cache(self) -> None:
+        """Forget the KV cache: the next request evaluates its whole prompt."""
+        self._llm.n_tokens = 0
+        self._canonical = 0
 
     def _position(self) -> int:
         """Tokens in the KV cache now (where the next evaluated token goes)."""
@@ -341,6 +402,7 @@ class LlamaCppChatBackend(SequentialChatMixin):
         llm = self._llm
         if at is not None:
             llm.n_tokens = at
+        self._canonical = min(self._canonical, llm.n_tokens)
         if llm.n_tokens + 1 >= llm.n_ctx():
             raise BackendError(f"llama.cpp: answer exceeds n_ctx={llm.n_ctx()}")
         started = time.perf_counter()
@@ -352,12 +414,17 @@ class LlamaCppChatBackend(SequentialChatMixin):
     def _skeleton_chat(
         self, messages: list[dict[str, str]], plan: list[Segment], max_tokens: int
     ) -> Completion:
-        """One request, one sequence: the decoder's steps run on the Llama's own KV cache."""
+        """One request, one sequence: the decoder's steps run on the Llama's own KV cache.
+
+        The first evaluation is canonical (see :meth:`_prime`): the decoder starts from the state a
+        fresh cache would reach, whatever the requests before this one left in the cache.
+        """
         started = time.perf_counter()
         prompt = self._chat_prompt(messages)
         self._evaluated = 0
         steps = self._skeleton_steps(prompt, plan, max_tokens)
         reply: Any = None
+        first = True
         while True:
             try:
                 step = steps.send(reply)
@@ -365,7 +432,8 @@ class LlamaCppChatBackend(SequentialChatMixin):
                 answer: _Answer = stop.value
                 break
             if isinstance(step, _Prime):
-                reply = (self._prime(step.text), self._position())
+                reply = (self._prime(step.text, canonical=first), self._position())
+                first = False
             else:
                 reply = self._advance(step.token, step.at)
         return answer.completion(

@@ -1,4 +1,5 @@
-"""Which judge shards a distributed run makes: per system, unless a judge's answers depend on call order."""
+"""Which judge shards a distributed run makes: per system, unless a judge's answers depend on the calls
+around them (llama.cpp lockstep decoding, transformers)."""
 
 from __future__ import annotations
 
@@ -23,21 +24,25 @@ def _suite(tmp_path: Path, panel: str | None = None) -> Path:
     return path
 
 
-def _faulty_cpu_panel(tmp_path: Path) -> str:
-    """The cpu panel's llama.cpp judge wrapped in a fault-injecting backend."""
+def _cpu_panel_file(tmp_path: Path, *, faults: bool, parallel: int = 1) -> str:
+    """The cpu panel's llama.cpp judge, as a panel file: with ``parallel`` lockstep sequences, and
+    wrapped in a fault-injecting backend when ``faults``."""
     from omnieval.judges import load_panel
 
     judge = load_panel("cpu").tracks["text"].judges[0]
-    inner = judge.backend.model_dump(mode="json", exclude_none=True)
+    backend = judge.backend.model_dump(mode="json", exclude_none=True)
+    backend["parallel_sequences"] = parallel
+    if faults:
+        backend = {"kind": "faults", "rate": 0.1, "seed": 1, "inner": backend}
     doc = {
-        "name": "faulty-cpu",
+        "name": "cpu-variant",
         "tracks": {
             "text": {
                 "judges": [
                     {
-                        "id": "faulty-cpu",
+                        "id": "cpu-variant",
                         "model": judge.model,
-                        "backend": {"kind": "faults", "rate": 0.1, "seed": 1, "inner": inner},
+                        "backend": backend,
                         "decoding": {"temperature": 0.0, "max_tokens": 256},
                     }
                 ]
@@ -46,7 +51,7 @@ def _faulty_cpu_panel(tmp_path: Path) -> str:
             "image": {"unavailable": "not in this test"},
         },
     }
-    path = tmp_path / "faulty-cpu.yaml"
+    path = tmp_path / "cpu-variant.yaml"
     path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
     return str(path)
 
@@ -59,10 +64,18 @@ def test_a_request_by_request_judge_is_sharded_per_system(tmp_path: Path) -> Non
 
 
 @pytest.mark.parametrize("panel", ["cpu", "faulty"])
-def test_a_llamacpp_judge_keeps_one_shard(tmp_path: Path, panel: str) -> None:
-    name = "cpu" if panel == "cpu" else _faulty_cpu_panel(tmp_path)
+def test_a_one_at_a_time_llamacpp_judge_is_sharded_per_system(tmp_path: Path, panel: str) -> None:
+    # Each verdict is decoded from the same state whatever came before it (docs/judges.md,
+    # "Reproducibility after a crash"), so splitting the systems changes no answer.
+    name = "cpu" if panel == "cpu" else _cpu_panel_file(tmp_path, faults=True)
     config = load_suite(_suite(tmp_path, name))
-    assert order_dependent_judges(config) == (
-        ["cpu-qwen2.5-coder-1.5b"] if panel == "cpu" else ["faulty-cpu"]
-    )
+    assert order_dependent_judges(config) == []
+    assert shard_plan(config, by_system=True) == [("oracle",), ("shuffled",)]
+
+
+@pytest.mark.parametrize("faults", [False, True])
+def test_a_lockstep_llamacpp_judge_keeps_one_shard(tmp_path: Path, faults: bool) -> None:
+    # Lockstep decoding rounds by which requests share a batch: the systems stay together.
+    config = load_suite(_suite(tmp_path, _cpu_panel_file(tmp_path, faults=faults, parallel=4)))
+    assert order_dependent_judges(config) == ["cpu-variant"]
     assert shard_plan(config, by_system=True) == [("oracle", "shuffled")]

@@ -129,8 +129,8 @@ def nightly(suite_path: str = "pipelines/nightly.yaml", runner: str | None = Non
             if len(plan) == 1 and config.bench.judge_shards_by_system and len(config.systems) > 1:
                 held = ", ".join(judge.order_dependent_judges(config))
                 note(
-                    f"[judge] one shard: {held} answer(s) depend on the order of calls in one process "
-                    "(llama.cpp prefix reuse and batch-shape rounding), so the systems are not split"
+                    f"[judge] one shard: {held} answer(s) depend on the calls around them in one "
+                    "process (llama.cpp lockstep batches, transformers), so the systems are not split"
                 )
             shard_futures = [judge_shard_task.submit(config, systems, state) for systems in plan]
             shards = [future.result() for future in shard_futures]

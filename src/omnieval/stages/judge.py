@@ -67,15 +67,11 @@ class JudgeShard:
     reused: bool
 
 
-ORDER_DEPENDENT_BACKENDS = frozenset({"llamacpp", "transformers"})
-"""In-process judge backends whose answer to a request can depend on the calls before it in the same
-process: llama.cpp reuses the previous prompt's KV cache, and its CPU kernels round by batch shape
-(so the prefix it happens to reuse changes the numbers); transformers pads each batch to its longest
-prompt. Splitting their calls into per-system shards would change what they answer."""
-
-
 def order_dependent_judges(config: SuiteConfig) -> list[str]:
-    """Ids of the suite's judges (repair models included) that run on an order-dependent backend."""
+    """Ids of the suite's judges (repair models included) whose answers can depend on the calls
+    before them in the process (:func:`~omnieval.backends.llm.answers_depend_on_call_order`:
+    llama.cpp lockstep decoding, transformers; a fault-injecting wrapper counts as what it wraps)."""
+    from omnieval.backends.llm import answers_depend_on_call_order
     from omnieval.errors import ConfigError
     from omnieval.judges import load_panel
 
@@ -87,10 +83,7 @@ def order_dependent_judges(config: SuiteConfig) -> list[str]:
             continue  # a benchmark's own panel (prism's cpu-cascade), not one of the judges package
         judges = [j for _, j in panel.judges()] + ([panel.repair] if panel.repair is not None else [])
         for judge_config in judges:
-            backend: Any = judge_config.backend
-            while getattr(backend, "inner", None) is not None:  # a fault-injecting wrapper
-                backend = backend.inner
-            if backend.kind in ORDER_DEPENDENT_BACKENDS and judge_config.id not in found:
+            if answers_depend_on_call_order(judge_config.backend) and judge_config.id not in found:
                 found.append(judge_config.id)
     return found
 
@@ -98,8 +91,9 @@ def order_dependent_judges(config: SuiteConfig) -> list[str]:
 def shard_plan(config: SuiteConfig, *, by_system: bool) -> list[tuple[str, ...]]:
     """The judge stage's shards: one per system when asked and the benchmark allows it, else one.
 
-    Judges on an order-dependent backend (:data:`ORDER_DEPENDENT_BACKENDS`) keep one shard, so a
-    distributed run answers exactly as the default runner does.
+    Judges whose answers depend on the calls before them (:func:`order_dependent_judges`) keep one
+    shard, so a distributed run answers exactly as the default runner does. A llama.cpp judge
+    decoding one request at a time does not: its systems are judged in separate shards.
     """
     systems = tuple(config.systems)
     if (
@@ -442,15 +436,16 @@ def _prune_shards(folder: Path, keep: set[str]) -> None:
 
 
 EXPECTED_CAVEAT = (
-    "{judges}: judge_expected (the probability-weighted score) depends on the llama.cpp KV-cache "
-    "state a verdict is decoded from. Each verdict reuses the prompt prefix it shares with the "
-    "verdict before it, and the CPU kernels round differently by batch shape, so the first verdict "
-    "a judge process decodes (in a run resumed after a crash: the first one after the restart) and "
-    "verdicts sharing its prefix may get judge_expected values that differ from an uninterrupted "
-    "run's (seen in a kill -9 test: 8 rows of 2 verdicts, e.g. 9.47 vs 9.92); the greedy judge "
-    "scores were identical. See docs/judges.md, 'Reproducibility after a crash'."
+    "{judges}: scores, and judge_expected (the probability-weighted score) most of all, depend on "
+    "which requests llama.cpp decoded together (parallel_sequences > 1: a lockstep batch's shape "
+    "changes the CPU kernels' rounding), so a run resumed after a crash, or the same requests in "
+    "other batches, may get different judge_expected values (tenths of a point where the scores' "
+    "distribution is flat) and a greedy score that moves where two scores are nearly tied. With "
+    "parallel_sequences: 1 every verdict is decoded from the same state whatever came before it. "
+    "See docs/judges.md, 'Reproducibility after a crash'."
 )
-"""The report's caveat for judges on an order-dependent backend (:data:`ORDER_DEPENDENT_BACKENDS`)."""
+"""The report's caveat for judges whose answers depend on the calls around them
+(:func:`order_dependent_judges`) and that report ``judge_expected``."""
 
 
 def _write_health(config: SuiteConfig, out_dir: Path, scores: Any, judgments: Any) -> None:

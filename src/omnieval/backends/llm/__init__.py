@@ -24,6 +24,7 @@ from omnieval.backends.llm._config import (
 )
 from omnieval.backends.llm._factory import (
     LLM_BACKENDS,
+    answers_depend_on_call_order,
     backend_identity,
     carries_video_audio,
     open_backend,
@@ -91,6 +92,7 @@ __all__ = [
     "Usage",
     "VideoPart",
     "VllmServerConfig",
+    "answers_depend_on_call_order",
     "backend_identity",
     "carries_video_audio",
     "local_identity",

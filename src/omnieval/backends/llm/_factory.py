@@ -202,6 +202,25 @@ def reports_value_probs(config: BackendConfig, *, schema_constrained: bool, gree
     return False
 
 
+def answers_depend_on_call_order(config: BackendConfig) -> bool:
+    """Whether an answer from ``config`` can depend on the calls made before it in the same process.
+
+    llama.cpp one request at a time does not: every request's prompt is evaluated in the same
+    batches whatever the cache held (``_llamacpp.PROMPT_CHUNK``). Its lockstep decoding
+    (``parallel_sequences > 1``) does: which requests share a decode changes the rounding.
+    transformers is kept here: sampling without a seed draws from torch's process-wide generator,
+    and no run has checked that its answers survive being split over processes. Server backends
+    answer each request on its own as far as this process can tell.
+    """
+    if isinstance(config, LlamaCppConfig):
+        return config.parallel_sequences > 1
+    if isinstance(config, TransformersConfig):
+        return True
+    if isinstance(config, FaultsConfig):
+        return answers_depend_on_call_order(config.inner)
+    return False
+
+
 def carries_video_audio(config: BackendConfig) -> bool:
     """Whether video parts sent through ``config`` reach the model with their own soundtrack.
 

@@ -11,7 +11,8 @@ byte-identical with value probabilities within :data:`PROB_TOLERANCE`.
 
 Environment: ``BENCH_JUDGE_ROWS`` (transitions, default 2 -> 2 x 3 systems x 2 tracks = 12
 verdicts), ``BENCH_JUDGE_PARALLEL`` (default 8), ``BENCH_JUDGE_REORDERED=1`` (also answer one at a
-time in another order: how many answers the old path itself changes when only the order changes),
+time in another order: every answer should be identical, since each prompt is evaluated in the same
+fixed chunks whatever came before it; the old prefix reuse changed 4 of 12),
 ``BENCH_JUDGE_THREADS`` (llama.cpp threads; default: the panel's setting, which picks the idle cores),
 ``BENCH_JUDGE_THREAD_SCALING=1`` (also answer one at a time on 1 thread and on every usable core, each
 with a fresh model: the seconds per verdict a thread count costs, and whether the answers change).

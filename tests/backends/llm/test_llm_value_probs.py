@@ -33,7 +33,7 @@ class _LogitLlm(LlamaCppChatBackend):
             logits[PIECES.index(piece)] = value
         return logits
 
-    def _prime(self, text: str) -> np.ndarray:
+    def _prime(self, text: str, *, canonical: bool = False) -> np.ndarray:
         return self._logits()
 
     def _advance(self, token: int, at: int | None = None) -> np.ndarray:

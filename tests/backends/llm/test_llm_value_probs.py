@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pytest
 
+import omnieval.benchmarks  # noqa: F401  (registers the judge tracks and rubrics used below)
 from omnieval.backends.llm import ChatRequest, Completion, LlamaCppConfig, Message
 from omnieval.backends.llm._llamacpp import LlamaCppChatBackend, _VocabTables, cut_at_word
 from omnieval.backends.llm._skeleton import IntChoice, plan_schema

@@ -123,6 +123,22 @@ def _judge_calls(judges: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _kind(system: Any) -> str:
+    """A system's kind; a benchmark with input conditions records it per condition.
+
+    Example:
+        >>> _kind({"kind": "oracle"}), _kind({"conditions": {"original": {"kind": "neutral"}}}), _kind({})
+        ('oracle', 'neutral', '?')
+    """
+    if not isinstance(system, dict):
+        return "?"
+    if system.get("kind"):
+        return str(system["kind"])
+    conditions = system.get("conditions")
+    kinds = {str(c["kind"]) for c in (conditions or {}).values() if isinstance(c, dict) and c.get("kind")}
+    return ", ".join(sorted(kinds)) or "?"
+
+
 def _read_lineage(folder: Path) -> dict[str, Any]:
     path = folder / "lineage.json"
     try:
@@ -154,10 +170,7 @@ def _handle(args: argparse.Namespace) -> int:
     print(
         f"  code: git {code.get('git_sha', '?')}{dirty}, package digest {str(code.get('package_digest', '?'))[:16]}"
     )
-    print(
-        "  systems: "
-        + ", ".join(f"{k} ({v.get('kind', '?')})" for k, v in lineage.get("systems", {}).items())
-    )
+    print("  systems: " + ", ".join(f"{k} ({_kind(v)})" for k, v in lineage.get("systems", {}).items()))
     metric_lines = _models(next(iter(lineage.get("metrics", {}).values()), {}))
     print("  metric models:")
     print("\n".join(metric_lines) or "    (none recorded)")

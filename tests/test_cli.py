@@ -56,12 +56,14 @@ def test_make_sample_writes_a_benchmarks_sample_and_refuses_an_unknown_one(tmp_p
 
     out = tmp_path / "acbench"
     done = subprocess.run(
-        [sys.executable, "-m", "omnieval", "make-sample", "acbench", str(out)], capture_output=True, text=True
+        [str(Path(sys.executable).with_name("omnieval")), "make-sample", "acbench", str(out)],
+        capture_output=True,
+        text=True,
     )
     assert done.returncode == 0, done.stderr
     assert (out / "manifest.jsonl").is_file() and "wrote" in done.stdout
     bad = subprocess.run(
-        [sys.executable, "-m", "omnieval", "make-sample", "nope", str(tmp_path / "x")],
+        [str(Path(sys.executable).with_name("omnieval")), "make-sample", "nope", str(tmp_path / "x")],
         capture_output=True,
         text=True,
     )

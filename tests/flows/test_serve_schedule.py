@@ -30,6 +30,8 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
+OMNIEVAL = Path(sys.executable).with_name("omnieval")
+"""The installed console script: ``serve`` as a user starts it."""
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
 FIRST_RUN_LIMIT_S = float(os.environ.get("OMNIEVAL_SERVE_FIRST_RUN_LIMIT_S", "180"))
@@ -69,7 +71,7 @@ class Serve:
         self.started = time.monotonic()
         with log.open("wb") as out:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "omnieval", "serve", str(suite)],
+                [str(OMNIEVAL), "serve", str(suite)],
                 cwd=ROOT,
                 env=env,
                 stdout=out,
@@ -229,7 +231,7 @@ def test_serve_fires_the_schedule_and_survives_a_restart_without_running_a_slot_
         second.wait_for("a run completed after the restart", new_completed, 420)
         # A third serve of the same suite is refused while the second one serves it.
         third = subprocess.run(
-            [sys.executable, "-m", "omnieval", "serve", str(suite)],
+            [str(OMNIEVAL), "serve", str(suite)],
             cwd=ROOT,
             env=env,
             capture_output=True,

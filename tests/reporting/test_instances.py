@@ -255,7 +255,7 @@ def test_view_command_prints_the_url(run_folder: tuple[Path, Path]) -> None:
 
     folder, _ = run_folder
     proc = subprocess.Popen(
-        [sys.executable, "-m", "omnieval", "view", str(folder), "--port", "0"],
+        [str(Path(sys.executable).with_name("omnieval")), "view", str(folder), "--port", "0"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

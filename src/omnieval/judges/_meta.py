@@ -558,7 +558,7 @@ def panel_identity(panel: str, tracks: Collection[str]) -> dict[str, Any]:
             continue
         out["tracks"][track_name] = {
             "input": cfg.input,
-            "prompt_sha256": template(track_name, cfg.input).sha256(),
+            "prompt_sha256": template(track_name, cfg.variant).sha256(),
             "judges": [judge_entry(j) for j in cfg.judges],
         }
     if config.repair is not None:

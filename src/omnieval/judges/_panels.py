@@ -87,12 +87,31 @@ class TrackConfig(_Strict):
     it gets an ASR transcript and measured attributes of the candidate audio instead."""
     unavailable: str | None = None
     """Reason the track is not judged (its records become ``not_applicable``)."""
+    prompt: str = ""
+    """A named prompt variant the benchmark registered for this track (e.g. storybench's ``cpu``:
+    a reference-guided rubric with measured facts for a small judge), used instead of the
+    ``input``'s own template; '' = the ``input``'s template. ``input`` still says what the judge
+    gets (``cascade``: the audio's analysis)."""
+
+    @model_serializer(mode="wrap")
+    def _dump_without_empty_prompt(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # Tracks without a prompt variant dump as before the field existed, so the hashes of panels
+        # that do not name one (the paper's) stay the same.
+        data: dict[str, Any] = handler(self)
+        if not self.prompt:
+            data.pop("prompt", None)
+        return data
 
     @model_validator(mode="after")
     def _judges_or_reason(self) -> TrackConfig:
         if bool(self.judges) == bool(self.unavailable):
             raise ValueError("give either judges or an 'unavailable' reason")
         return self
+
+    @property
+    def variant(self) -> str:
+        """The template variant this track's judges are prompted with (``prompt``, else ``input``)."""
+        return self.prompt or self.input
 
 
 class PanelConfig(_Strict):
@@ -117,6 +136,8 @@ class PanelConfig(_Strict):
         for name, cfg in value.items():
             if cfg.input == "cascade" and not has_template(name, "cascade"):
                 raise ValueError(f"track {name}: the benchmark has no cascade input for it")
+            if cfg.prompt and not has_template(name, cfg.prompt):
+                raise ValueError(f"track {name}: the benchmark has no {cfg.prompt!r} prompt for it")
         return value
 
     def sha256(self) -> str:
@@ -222,8 +243,12 @@ def load_panel(name: str, _seen: tuple[str, ...] = ()) -> PanelConfig:
             raise ConfigError(f"{source}: included panel {included.name!r} uses a different repair model")
         for track_name, cfg in included.tracks.items():
             entry = tracks.setdefault(track_name, {"judges": [], "input": cfg.input, "unavailable": None})
-            if entry["input"] != cfg.input:
-                raise ConfigError(f"{source}: included panels disagree on the {track_name} track's input")
+            if cfg.prompt:
+                entry.setdefault("prompt", cfg.prompt)
+            if entry["input"] != cfg.input or entry.get("prompt", "") != cfg.prompt:
+                raise ConfigError(
+                    f"{source}: included panels disagree on the {track_name} track's input or prompt"
+                )
             if cfg.unavailable:
                 entry["unavailable"] = entry["unavailable"] or cfg.unavailable
             entry["judges"].extend(j.model_dump(mode="json") for j in cfg.judges)

@@ -19,7 +19,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from omnieval.backends.llm import AudioPart, ImagePart, Message, Part, TextPart
-from omnieval.judges._rubrics import REPAIR_SYSTEM, REPAIR_USER, PromptTemplate, Section, section_tags
+from omnieval.judges._rubrics import (
+    REPAIR_SYSTEM,
+    REPAIR_USER,
+    PromptTemplate,
+    Section,
+    section_tags,
+    template_facts,
+)
 
 
 @functools.cache
@@ -167,8 +174,12 @@ def _block(tag: str, body: str) -> str:
     return f"<{tag}>\n{body}\n</{tag}>"
 
 
-def _section_value(section: Section, inputs: JudgeInputs, framing: Framing) -> str:
+def _section_value(section: Section, inputs: JudgeInputs, framing: Framing, tpl: PromptTemplate) -> str:
     source = section.source
+    if source == "facts":
+        # Measured by the benchmark's code (never judged), about this very pair of inputs; short by
+        # construction, so never cut (a cut would drop the last criterion's line).
+        return neutralize_tags(template_facts(tpl.track, tpl.variant)(inputs))
     if source == "candidate_audio_analysis":
         if inputs.candidate_audio_analysis is None:
             raise ValueError("the speech cascade needs the candidate audio's analysis")
@@ -214,7 +225,7 @@ def render_messages(tpl: PromptTemplate, inputs: JudgeInputs, framing: Framing) 
     trailing_audio: list[tuple[str, Part]] = []
     for section in tpl.sections:
         if not section.is_media:
-            texts.append(_block(section.tag, _section_value(section, inputs, framing)))
+            texts.append(_block(section.tag, _section_value(section, inputs, framing, tpl)))
             continue
         part = _media_part(section, inputs)
         kind = "image" if section.is_image else "audio"

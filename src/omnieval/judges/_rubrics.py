@@ -20,13 +20,23 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from omnieval.errors import ConfigError
 from omnieval.judges._tracks import track, tracks_benchmark
+
+if TYPE_CHECKING:
+    from omnieval.judges._render import JudgeInputs
+
+FactsFn = Callable[["JudgeInputs"], str]
+"""What a ``facts`` block says about one (row, candidate) pair: measured, not judged (e.g. word
+overlap with the reference); registered by the benchmark per ``(track, variant)``."""
+
+BASE_VARIANTS = frozenset({"native", "cascade"})
+"""The input variants every panel may name; any other variant is a named prompt (``prompt:``)."""
 
 Source = Literal[
     "metadata",
@@ -40,6 +50,7 @@ Source = Literal[
     "candidate_image",
     "candidate_audio",
     "candidate_audio_analysis",
+    "facts",
 ]
 MEDIA_SOURCES = frozenset({"current_image", "reference_image", "candidate_image", "candidate_audio"})
 
@@ -154,6 +165,7 @@ class _Registration:
     repair_version: str
     templates: Mapping[tuple[str, str], PromptTemplate]
     section_tags: frozenset[str]
+    facts: Mapping[tuple[str, str], FactsFn]
 
 
 _registered: _Registration | None = None
@@ -165,14 +177,19 @@ def register_templates(
     benchmark: str,
     prompt_version: str,
     repair_version: str,
+    facts: Mapping[tuple[str, str], FactsFn] | None = None,
 ) -> None:
     """Make ``templates`` the judges' prompts; a benchmark's package calls this when imported.
 
     Args:
-        templates: ``(track, variant)`` -> template; every template carries ``prompt_version``.
+        templates: ``(track, variant)`` -> template; every ``native`` and ``cascade`` template
+            carries ``prompt_version``; a named prompt variant (any other variant, chosen by a
+            panel's ``prompt:``) carries its own version id.
         benchmark: the benchmark these rubrics score (the scores rows' ``benchmark`` column).
         prompt_version: the templates' version id (part of every template hash).
         repair_version: the repair prompt's version id (part of :func:`repair_prompt_sha256`).
+        facts: ``(track, variant)`` -> the function that writes a template's ``facts`` block; a
+            template with a ``facts`` section needs one.
 
     Raises:
         ConfigError: a key does not match its template, a track is unknown, a version differs, the
@@ -199,10 +216,14 @@ def register_templates(
             track(tpl.track)
         except ValueError as exc:
             raise ConfigError(f"{benchmark}: {exc}") from None
-        if tpl.version != prompt_version:
+        if tpl.variant in BASE_VARIANTS and tpl.version != prompt_version:
             raise ConfigError(
                 f"{benchmark}: template {tpl.track}/{tpl.variant} has version {tpl.version!r}, "
                 f"not {prompt_version!r}"
+            )
+        if any(sec.source == "facts" for sec in tpl.sections) and key not in (facts or {}):
+            raise ConfigError(
+                f"{benchmark}: template {tpl.track}/{tpl.variant} has a facts block but no facts"
             )
     snapshot = dict(templates)
     _registered = _Registration(
@@ -211,6 +232,7 @@ def register_templates(
         repair_version=repair_version,
         templates=MappingProxyType(snapshot),
         section_tags=frozenset(s.tag for t in snapshot.values() for s in t.sections),
+        facts=MappingProxyType(dict(facts or {})),
     )
 
 
@@ -248,6 +270,14 @@ def template(track_name: str, variant: str = "native") -> PromptTemplate:
     except KeyError:
         known = ", ".join(f"{t}/{v}" for t, v in templates)
         raise ValueError(f"no prompt template {track_name}/{variant}; known: {known}") from None
+
+
+def template_facts(track_name: str, variant: str) -> FactsFn:
+    """The registered function that writes the ``facts`` block of a track/variant's template."""
+    try:
+        return _registration().facts[(track_name, variant)]
+    except KeyError:
+        raise ValueError(f"no facts registered for the prompt template {track_name}/{variant}") from None
 
 
 def repair_prompt_sha256() -> str:

@@ -344,7 +344,7 @@ class _Runner(CallRunner):
                 self._settle(record, Status.NOT_APPLICABLE, f"judge model unavailable: {reason}")
                 continue
             record.revision = identity.revision
-            tpl = template(record.track, track_cfg.input)
+            tpl = template(record.track, track_cfg.variant)
             judge = record.judge
             schema = (
                 self._schema(record.track, judge.framing.rationale_max_chars, judge.framing.rationale_first)
@@ -703,7 +703,7 @@ def _lineage(runner: _Runner, records: list[_Record]) -> dict[str, Any]:
     prompts: dict[str, Any] = {}
     for track_name, cfg in panel.tracks.items():
         if cfg.judges:
-            tpl = template(track_name, cfg.input)
+            tpl = template(track_name, cfg.variant)
             prompts[track_name] = {"variant": tpl.variant, "version": tpl.version, "sha256": tpl.sha256()}
     prompts_repair = {"sha256": repair_prompt_sha256()} if panel.repair is not None else None
     statuses: dict[str, dict[str, int]] = {}

@@ -2,7 +2,9 @@
 
 The template and repair-prompt hashes key the judge response cache and go into lineage, so a change
 in wording, ids or section order must be deliberate: update the golden below together with the
-version ids (``storybench-judge/N``, ``storybench-repair/N``).
+version ids (``storybench-judge/N``, ``storybench-repair/N``). The ``cpu`` panel's own prompts
+(variants ``cpu`` and ``cpu-cascade``, version ``storybench-judge-cpu/N+...``) have their own golden:
+changing them must leave the paper's templates as they are.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from omnieval.judges import registered_benchmark, repair_prompt_sha256, template
 from omnieval.judges._render import neutralize_tags
 from omnieval.judges._rubrics import section_tags
 
+CPU = "storybench-judge-cpu/1+storybench-cpu-facts/1"
+
 # Recorded from omnieval/judges/_rubrics.py before the wording moved to this benchmark's package.
 GOLDEN_TEMPLATE_SHA256 = {
     ("text", "native"): "7aabbb2576bfdf7f6f7464658e6e6232fe104bc5b4e78d13089eb5b5869e555d",
@@ -22,6 +26,10 @@ GOLDEN_TEMPLATE_SHA256 = {
     ("speech", "native"): "f9039936b59a6041ea0c71aa9329bce650eca49331c7d825e7951a46e24d29dc",
     ("speech", "cascade"): "b03bd2741c57621007a5187f939a521949595fad7faf70cfb24f8b1ea841204d",
     ("integrated", "native"): "d918462b5350f86bf0afa79aef45d7ac82867160774387b5ba3c9b59903f8a57",
+}
+GOLDEN_CPU_TEMPLATE_SHA256 = {
+    ("text", "cpu"): "4c5f1a66c0e6649018b74f909e156b6279f29d04e3b7712f83893b5703215535",
+    ("speech", "cpu-cascade"): "1e6d96666eddcccbb806764117f56cfce3c185fa9a83c47676d7b2f7d71bc9f7",
 }
 GOLDEN_REPAIR_SHA256 = "628159ff918bfcf4a01bbc311bfb6013583c47d06bfeb747b27185979a75d517"
 GOLDEN_SECTION_TAGS = {
@@ -32,6 +40,7 @@ GOLDEN_SECTION_TAGS = {
     "candidate_speech_audio",
     "current_page_narration",
     "current_scene_image",
+    "measured_facts",
     "next_page_conditions",
     "reference_next_narration",
     "reference_next_scene_image",
@@ -40,8 +49,13 @@ GOLDEN_SECTION_TAGS = {
 
 
 def test_template_hashes_are_unchanged() -> None:
-    assert list(TEMPLATES) == list(GOLDEN_TEMPLATE_SHA256)
-    assert {key: tpl.sha256() for key, tpl in TEMPLATES.items()} == GOLDEN_TEMPLATE_SHA256
+    assert set(TEMPLATES) == set(GOLDEN_TEMPLATE_SHA256) | set(GOLDEN_CPU_TEMPLATE_SHA256)
+    assert {key: tpl.sha256() for key, tpl in TEMPLATES.items() if key in GOLDEN_TEMPLATE_SHA256} == (
+        GOLDEN_TEMPLATE_SHA256
+    )
+    assert {key: tpl.sha256() for key, tpl in TEMPLATES.items() if key in GOLDEN_CPU_TEMPLATE_SHA256} == (
+        GOLDEN_CPU_TEMPLATE_SHA256
+    )
     assert repair_prompt_sha256() == GOLDEN_REPAIR_SHA256
 
 
@@ -49,10 +63,13 @@ def test_templates_are_registered_with_the_judges() -> None:
     assert registered_benchmark() == "storybench"
     for (track_name, variant), tpl in TEMPLATES.items():
         assert template(track_name, variant) == tpl
-        assert tpl.version == "storybench-judge/1"
+        assert tpl.version == (
+            "storybench-judge/1" if (track_name, variant) in GOLDEN_TEMPLATE_SHA256 else CPU
+        )
     catalog = {(e["track"], e["variant"]): (e["version"], e["sha256"]) for e in template_catalog()}
     assert catalog == {
         **{key: ("storybench-judge/1", sha) for key, sha in GOLDEN_TEMPLATE_SHA256.items()},
+        **{key: (CPU, sha) for key, sha in GOLDEN_CPU_TEMPLATE_SHA256.items()},
         ("repair", "native"): ("storybench-repair/1", GOLDEN_REPAIR_SHA256),
     }
 

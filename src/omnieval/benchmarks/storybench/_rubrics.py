@@ -23,11 +23,16 @@ Example:
 
 from __future__ import annotations
 
+from omnieval.benchmarks.storybench._facts import FACTS_VERSION, speech_facts, text_facts
 from omnieval.benchmarks.storybench._tracks import BENCHMARK  # registers the tracks the wording keys
 from omnieval.judges import PromptTemplate, Section, criteria_list, register_templates, schema_example
 
 PROMPT_VERSION = "storybench-judge/1"
 REPAIR_PROMPT_VERSION = "storybench-repair/1"
+CPU_PROMPT_VERSION = f"storybench-judge-cpu/1+{FACTS_VERSION}"
+"""The ``cpu`` panel's own prompts (variants ``cpu`` and ``cpu-cascade``): not the paper's protocol
+wording but a reference-guided rubric with measured facts for the packaged 1.5B judge
+(:mod:`._facts`); the facts' version is part of it, so a change of either changes every hash."""
 
 _ANCHORS = (
     "Use the same anchors for every criterion: 10 = excellent, 5 = mixed or only partly adequate, "
@@ -164,6 +169,65 @@ _INTEGRATED_RUBRIC = "\n".join(
     ]
 )
 
+_CPU_COMMON = (
+    "The <measured_facts> block has one line per criterion, counted exactly by code, ending with the "
+    "score range those counts suggest: trust it over your own reading of the texts, score each criterion "
+    "from its own line and stay within its suggested range unless the texts clearly show otherwise. Write "
+    "each rationale as one short sentence that states the fact it rests on. Scores are integers from 1 to "
+    "10: 10 = excellent, 5 = mixed or only partly adequate, 1 = very poor."
+)
+
+_CPU_TEXT_RUBRIC = "\n".join(
+    [
+        "You check a candidate next-page narration for an illustrated fairy-tale book against the "
+        "reference narration of that next page, which shows what the next page should convey. Score four "
+        "separate criteria:",
+        criteria_list(
+            "text",
+            (
+                "is it about this book's characters and world? Low when it names none of the book's "
+                "characters that the reference names, or uses names the book never uses.",
+                "is it the next step after the current page? Low when most of its content words are "
+                "already on the current page (it repeats the page instead of moving on).",
+                "does it do what the next-page conditions ask? Low when it has far fewer of the requested "
+                "content words than the reference has.",
+                "does it tell the same events as the reference? When it keeps all or nearly all of the "
+                "reference: 9 or 10; most: 6 to 8; some: 3 to 5; few or none: 1 or 2.",
+            ),
+        ),
+        _CPU_COMMON,
+        _DATA_RULE,
+        "Answer with JSON only, in exactly this shape:",
+        schema_example("text"),
+    ]
+)
+
+_CPU_SPEECH_RUBRIC = "\n".join(
+    [
+        "You check a spoken line for an illustrated fairy-tale book against the line and delivery the "
+        "next page requests (the reference speech metadata). You cannot listen to the clip: you get a "
+        "speech-recognition transcript and measured delivery attributes; recognition can contain small "
+        "errors. Score four separate criteria:",
+        criteria_list(
+            "speech",
+            (
+                "does what is said fit this book and its characters? Low when the transcript says "
+                "something else than the requested line.",
+                "is it intelligible, and does what is said fit this moment of the story?",
+                "does it meet the next-page conditions: the requested line, spoken as requested?",
+                "does it match the reference speech metadata: the line, and the requested speed, pitch, "
+                "gender and emotion? An attribute not measured counts neither for nor against the clip.",
+            ),
+        ),
+        _CPU_COMMON,
+        _DATA_RULE,
+        "Answer with JSON only, in exactly this shape:",
+        schema_example("speech"),
+    ]
+)
+
+_FACTS = Section("measured_facts", "facts")
+
 _META = Section("book_metadata", "metadata")
 _COND = Section("next_page_conditions", "condition")
 _REF_SPEECH = Section("reference_speech_metadata", "reference_speech")
@@ -228,6 +292,39 @@ TEMPLATES: dict[tuple[str, str], PromptTemplate] = {
         ),
         closing="Score the four criteria separately. Answer with JSON only.",
     ),
+    ("text", "cpu"): PromptTemplate(
+        track="text",
+        variant="cpu",
+        version=CPU_PROMPT_VERSION,
+        rubric=_CPU_TEXT_RUBRIC,
+        rubric_in_user=False,
+        opening="Check the candidate narration below against the reference next narration.",
+        sections=(
+            _META,
+            Section("current_page_narration", "current_text"),
+            _COND,
+            Section("reference_next_narration", "reference_text"),
+            Section("candidate_next_narration", "candidate_text"),
+            _FACTS,
+        ),
+        closing="Answer each criterion's question from the measured facts, then score it. Answer with JSON only.",
+    ),
+    ("speech", "cpu-cascade"): PromptTemplate(
+        track="speech",
+        variant="cpu-cascade",
+        version=CPU_PROMPT_VERSION,
+        rubric=_CPU_SPEECH_RUBRIC,
+        rubric_in_user=False,
+        opening="Check the candidate speech clip from its automatic analysis against the requested line.",
+        sections=(
+            _META,
+            _COND,
+            _REF_SPEECH,
+            Section("candidate_speech_analysis", "candidate_audio_analysis"),
+            _FACTS,
+        ),
+        closing="Answer each criterion's question from the measured facts, then score it. Answer with JSON only.",
+    ),
     ("integrated", "native"): PromptTemplate(
         track="integrated",
         variant="native",
@@ -252,5 +349,9 @@ TEMPLATES: dict[tuple[str, str], PromptTemplate] = {
 }
 
 register_templates(
-    TEMPLATES, benchmark=BENCHMARK, prompt_version=PROMPT_VERSION, repair_version=REPAIR_PROMPT_VERSION
+    TEMPLATES,
+    benchmark=BENCHMARK,
+    prompt_version=PROMPT_VERSION,
+    repair_version=REPAIR_PROMPT_VERSION,
+    facts={("text", "cpu"): text_facts, ("speech", "cpu-cascade"): speech_facts},
 )

@@ -1,0 +1,482 @@
+"""Measured facts for the ``cpu`` panel's prompts: what a small judge is told, not asked to find.
+
+The packaged 1.5B judge cannot compare two narrations reliably by itself: on the sample it gave
+another book's page 10 on every criterion, like the ground truth. The ``cpu`` prompt variant
+(:mod:`._rubrics`) therefore adds a ``facts`` block that this module writes from the judge's own
+inputs (the row's reference side and the candidate), with plain counting and no model:
+
+- text: which of the book's characters the reference and the candidate name, capitalised words of
+  the candidate found nowhere in the book's metadata, conditions, current page or reference, how
+  many of the reference's content words and of its consecutive word pairs the candidate has, how
+  many of the candidate's content words merely repeat the current page, and how many content words
+  of the next page's requested content (the condition's ``text content``) it has;
+- speech (cascade): how many words of the requested line the transcript has, in order, and for
+  each measured delivery attribute whether it matches the requested one.
+
+Nothing here names a system or says which side is the reference: a fact reads the same for the
+ground truth as for any candidate that says the same.
+
+Example:
+    >>> content_words("The fox, the OWL and a lantern!")
+    ['fox', 'owl', 'lantern']
+    >>> share_text(3, 4)
+    '3 of 4 (75 %)'
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from omnieval.judges import JudgeInputs
+
+FACTS_VERSION: Final = "storybench-cpu-facts/1"
+"""Changes with any change of what the facts say (it is part of the cpu prompt's version)."""
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z'’]*")
+_CAPITALISED = re.compile(r"\b[A-Z][a-z]+")
+
+STOPWORDS: Final[frozenset[str]] = frozenset(
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "against",
+        "all",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "down",
+        "during",
+        "each",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "herself",
+        "him",
+        "himself",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "me",
+        "more",
+        "most",
+        "my",
+        "myself",
+        "no",
+        "nor",
+        "not",
+        "now",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "out",
+        "over",
+        "own",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "themselves",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+        "oh",
+        "yes",
+        "describe",
+        "show",
+        "tell",
+    ]
+)
+"""Function words left out of the content-word counts (lower-case)."""
+
+
+def words(text: str) -> list[str]:
+    """The words of ``text``, lower-cased (letters and apostrophes; digits and punctuation dropped)."""
+    return [w.lower().replace("’", "'") for w in _WORD.findall(text)]
+
+
+def content_words(text: str) -> list[str]:
+    """The distinct non-function words of ``text``, lower-cased, in order of first appearance."""
+    seen: dict[str, None] = {}
+    for word in words(text):
+        stem = word.removesuffix("'s")
+        if stem not in STOPWORDS and len(stem) > 1:
+            seen.setdefault(stem, None)
+    return list(seen)
+
+
+def share_text(found: int, total: int) -> str:
+    """``found of total (pct %)``, the percentage rounded to a whole number."""
+    return f"{found} of {total} ({round(100 * found / total) if total else 0} %)"
+
+
+def _pairs(tokens: list[str]) -> list[tuple[str, str]]:
+    return list(itertools.pairwise(tokens))
+
+
+def pair_share(reference: str, candidate: str) -> tuple[int, int]:
+    """How many of the reference's distinct consecutive word pairs occur in the candidate, of how many.
+
+    Word order counts: a candidate with the reference's words in another order keeps its content
+    words but loses its pairs.
+
+    Example:
+        >>> pair_share("the fox ran home", "home ran the fox")
+        (1, 3)
+    """
+    ref = set(_pairs(words(reference)))
+    cand = set(_pairs(words(candidate)))
+    return len(ref & cand), len(ref)
+
+
+def _names_in(text: str, names: Iterable[str]) -> list[str]:
+    found = set(words(text))
+    return [n for n in names if all(part in found for part in words(n))]
+
+
+def _strings(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            yield from _strings(v)
+
+
+def book_characters(metadata: Mapping[str, Any]) -> list[str]:
+    """The names of the book's characters in its metadata, in order."""
+    out: list[str] = []
+    for entry in metadata.get("characters") or ():
+        name = entry.get("name") if isinstance(entry, Mapping) else entry
+        if isinstance(name, str) and name.strip() and name.strip() not in out:
+            out.append(name.strip())
+    return out
+
+
+OPENERS: Final[frozenset[str]] = frozenset(
+    [
+        "soon",
+        "suddenly",
+        "later",
+        "finally",
+        "meanwhile",
+        "together",
+        "inside",
+        "outside",
+        "once",
+        "after",
+        "before",
+        "near",
+        "far",
+        "every",
+        "each",
+        "across",
+        "along",
+        "around",
+        "behind",
+        "beside",
+        "beyond",
+        "high",
+        "low",
+        "deep",
+        "there",
+        "here",
+        "until",
+        "while",
+    ]
+)
+"""Words that often open a sentence in a story and are no names (lower-case)."""
+
+
+def foreign_names(candidate: str, known_texts: Iterable[str]) -> list[str]:
+    """Capitalised words of ``candidate`` that none of ``known_texts`` use (in any case), leaving
+    out function words and common sentence openers (:data:`OPENERS`): mostly names the book, its
+    page and the reference never mention.
+
+    Example:
+        >>> foreign_names("Soon Bolt woke. Nia and Bolt's lamp. The sun rose.", ["Pip woke under the sun."])
+        ['Bolt', 'Nia']
+    """
+    known = {w for text in known_texts for w in words(text)}
+    out: list[str] = []
+    for word in _CAPITALISED.findall(candidate):
+        low = word.lower()
+        if low not in known and low not in STOPWORDS and low not in OPENERS and word not in out:
+            out.append(word)
+    return out
+
+
+def _listing(items: list[str]) -> str:
+    return ", ".join(items) if items else "none"
+
+
+def _band(share: float) -> str:
+    """A word for how much of the reference a share in [0, 1] keeps: all, most, some, few or none."""
+    if share >= 0.8:
+        return "all or nearly all"
+    if share >= 0.5:
+        return "most"
+    if share >= 0.25:
+        return "some"
+    return "few" if share > 0 else "none"
+
+
+def text_facts(inputs: JudgeInputs) -> str:
+    """The text track's facts about the candidate narration, one line per criterion, in the
+    criteria's order (see the module docstring).
+
+    Example:
+        >>> from omnieval.judges import JudgeInputs
+        >>> print(text_facts(JudgeInputs(
+        ...     metadata={"characters": [{"name": "Pip"}, {"name": "Hazel"}]},
+        ...     condition={"text content": "Describe Pip finding a lantern."},
+        ...     current_text="Pip woke under the oak.",
+        ...     reference_text="Pip found a lantern near the oak.",
+        ...     reference_speech={},
+        ...     candidate_text="Bolt found a lantern near the river.")))
+        alignment_with_metadata: book characters named: Pip in the reference, none in the candidate; capitalised words in the candidate that the book, its page and the reference never use: Bolt (suggested score: 1 to 3)
+        natural_flow_from_current_narration: content words of the candidate already on the current page: 0 of 5 (0 %); word pairs of the reference kept in the same order: 4 of 6 (67 %) (suggested score: 8 to 10)
+        satisfaction_of_generation_conditions: content words of the requested next-page content: 1 of 3 (33 %) in the candidate, 2 of 3 (67 %) in the reference (suggested score: 5 to 7)
+        semantic_consistency_with_ground_truth: content words of the reference also in the candidate: 3 of 5 (60 %); word pairs of the reference in the same order: 4 of 6 (67 %); overall the candidate keeps most of the reference (suggested score: 6 to 8)
+    """
+    candidate = inputs.candidate_text or ""
+    reference = inputs.reference_text
+    characters = book_characters(inputs.metadata)
+    known = [*_strings(inputs.metadata), *_strings(inputs.condition), inputs.current_text, reference]
+    ref_words = content_words(reference)
+    cand_words = content_words(candidate)
+    cand_set, ref_set = set(cand_words), set(ref_words)
+    current = set(content_words(inputs.current_text))
+    pairs_found, pairs_total = pair_share(reference, candidate)
+    requested = content_words(str(inputs.condition.get("text content") or ""))
+    ref_found = sum(w in cand_set for w in ref_words)
+    # Words and their order count alike: a scrambled copy keeps the words but not the pairs.
+    kept = (ref_found / len(ref_words) if ref_words else 0.0) / 2 + (
+        pairs_found / pairs_total if pairs_total else 0.0
+    ) / 2
+    ref_names, cand_names = _names_in(reference, characters), _names_in(candidate, characters)
+    foreign = foreign_names(candidate, known)
+    if foreign and not cand_names:
+        align = (1, 3)
+    elif ref_names and not set(ref_names) & set(cand_names):
+        align = (2, 4)
+    elif foreign:
+        align = (4, 6)
+    else:
+        align = (8, 10)
+    repeated = sum(w in current for w in cand_words)
+    pair_share_ = pairs_found / pairs_total if pairs_total else 0.0
+    if cand_words and repeated / len(cand_words) >= 0.5:
+        flow = (1, 3)
+    elif kept >= 0.25 and pair_share_ < 0.25:
+        flow = (2, 4)  # the reference's words without their order: scrambled sentences
+    elif kept < 0.25:
+        flow = (4, 7)
+    else:
+        flow = (8, 10)
+    asked_cand = sum(w in cand_set for w in requested)
+    asked_ref = sum(w in ref_set for w in requested)
+    ratio = asked_cand / asked_ref if asked_ref else (1.0 if asked_cand or not requested else 0.0)
+    conditions = (8, 10) if ratio >= 0.8 else (5, 7) if ratio >= 0.4 else (1, 4)
+    semantic = (9, 10) if kept >= 0.8 else (6, 8) if kept >= 0.5 else (3, 5) if kept >= 0.25 else (1, 2)
+    lines = [
+        f"alignment_with_metadata: book characters named: {_listing(ref_names)} in the reference, "
+        f"{_listing(cand_names)} in the candidate; capitalised words in the candidate that the book, its "
+        f"page and the reference never use: {_listing(foreign)}{_suggest(align)}",
+        "natural_flow_from_current_narration: content words of the candidate already on the current page: "
+        + share_text(repeated, len(cand_words))
+        + "; word pairs of the reference kept in the same order: "
+        + share_text(pairs_found, pairs_total)
+        + _suggest(flow),
+        "satisfaction_of_generation_conditions: content words of the requested next-page content: "
+        + share_text(asked_cand, len(requested))
+        + " in the candidate, "
+        + share_text(asked_ref, len(requested))
+        + " in the reference"
+        + _suggest(conditions),
+        "semantic_consistency_with_ground_truth: content words of the reference also in the candidate: "
+        + share_text(ref_found, len(ref_words))
+        + "; word pairs of the reference in the same order: "
+        + share_text(pairs_found, pairs_total)
+        + f"; overall the candidate keeps {_band(kept)} of the reference"
+        + _suggest(semantic),
+    ]
+    return "\n".join(lines)
+
+
+def _suggest(span: tuple[int, int]) -> str:
+    return f" (suggested score: {span[0]} to {span[1]})"
+
+
+_DELIVERY: Final = ("speed", "pitch", "gender", "emotion")
+
+
+def _measured(value: object) -> bool:
+    return isinstance(value, str) and value.strip() != ""
+
+
+def speech_facts(inputs: JudgeInputs) -> str:
+    """The speech cascade's facts, one line per criterion: transcript vs requested line, measured
+    vs requested delivery, each with the score range the counts suggest.
+
+    Example:
+        >>> from omnieval.judges import JudgeInputs
+        >>> print(speech_facts(JudgeInputs(
+        ...     metadata={}, condition={}, current_text="", reference_text="",
+        ...     reference_speech={"line": "Run, little goat, run!", "speed": "fast", "pitch": "high",
+        ...                       "gender": "female", "emotion": "happy"},
+        ...     candidate_audio_analysis={"transcript": "Run little goat!", "speed": "fast", "pitch": "normal",
+        ...                               "gender": None})))
+        alignment_with_metadata: words of the requested line heard in the transcript: 3 of 4 (75 %) (suggested score: 8 to 10)
+        naturalness_and_conversational_relevance: words recognised: 3; words of the requested line heard: 3 of 4 (75 %); word pairs of the line heard in the same order: 2 of 3 (67 %) (suggested score: 8 to 10)
+        satisfaction_of_generation_conditions: words of the requested line heard: 3 of 4 (75 %); measured delivery attributes that match the request: 1 of 2 (suggested score: 6 to 8)
+        semantic_consistency_and_persona_match_with_ground_truth: speed matches (fast); pitch does not match (normal, requested high); gender not measured; emotion not measured; words of the line heard: 3 of 4 (75 %) (suggested score: 4 to 6)
+    """
+    analysis = inputs.candidate_audio_analysis or {}
+    wanted = inputs.reference_speech
+    transcript = str(analysis.get("transcript") or "")
+    line = str(wanted.get("line") or "")
+    line_words = words(line)
+    heard = words(transcript)
+    # Each word of the line counts once per occurrence found (a word said twice must be heard twice).
+    pool = list(heard)
+    found = 0
+    for word in line_words:
+        if word in pool:
+            pool.remove(word)
+            found += 1
+    share = found / len(line_words) if line_words else 0.0
+    pairs_found, pairs_total = pair_share(line, transcript)
+    parts: list[str] = []
+    matched = measured = 0
+    for key in _DELIVERY:
+        got, req = analysis.get(key), wanted.get(key)
+        if not _measured(got):
+            parts.append(f"{key} not measured")
+        elif not _measured(req):
+            parts.append(f"{key} {got} (nothing requested)")
+        else:
+            measured += 1
+            if str(got).strip().lower() == str(req).strip().lower():
+                matched += 1
+                parts.append(f"{key} matches ({got})")
+            else:
+                parts.append(f"{key} does not match ({got}, requested {req})")
+    said = share_text(found, len(line_words))
+    # The transcript of a pitch-shifted synthetic voice can miss most words even when the right
+    # line was spoken, so the delivery (measured, not heard) weighs as much as the words.
+    line_level = 2 if share >= 0.6 else 1 if share >= 0.25 else 0
+    delivery = matched / measured if measured else 0.5
+    fits = ((2, 4), (4, 6), (8, 10))[line_level]
+    natural = (1, 2) if not heard else ((3, 5), (5, 7), (8, 10))[line_level]
+    points = line_level + 2 * delivery  # 0 .. 4
+    conditions = (
+        (8, 10) if points >= 3.5 else (6, 8) if points >= 2.5 else (4, 6) if points >= 1.5 else (1, 3)
+    )
+    persona = (
+        (9, 10)
+        if delivery == 1 and line_level == 2
+        else (6, 8)
+        if delivery == 1
+        else (4, 6)
+        if delivery >= 0.5
+        else (1, 3)
+    )
+    lines = [
+        f"alignment_with_metadata: words of the requested line heard in the transcript: {said}{_suggest(fits)}",
+        f"naturalness_and_conversational_relevance: words recognised: {len(heard)}; words of the requested "
+        f"line heard: {said}; word pairs of the line heard in the same order: "
+        f"{share_text(pairs_found, pairs_total)}{_suggest(natural)}",
+        f"satisfaction_of_generation_conditions: words of the requested line heard: {said}; measured "
+        f"delivery attributes that match the request: {matched} of {measured}{_suggest(conditions)}",
+        "semantic_consistency_and_persona_match_with_ground_truth: "
+        + "; ".join(parts)
+        + f"; words of the line heard: {said}{_suggest(persona)}",
+    ]
+    return "\n".join(lines)

@@ -1,5 +1,6 @@
 """End to end: PRISM-Bench through the same Prefect flow on one instance per subset, with the real
-cascade judge, checked through MLflow, the run folder and the CLI."""
+cascade judge, run as a user runs it (``omnieval run SUITE --json``), checked through MLflow, the
+run folder and the commands that read a run."""
 
 from __future__ import annotations
 
@@ -11,8 +12,7 @@ from typing import Any
 
 import pytest
 import yaml
-
-from omnieval.cli import main
+from tests.e2e._cli import fetch, omnieval_all, run_suite_cli, viewing
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "data" / "prism-sample"
@@ -63,10 +63,9 @@ def prism_run(tmp_path_factory: pytest.TempPathFactory) -> Any:
     mp.setenv("MLFLOW_TRACKING_URI", uri)
     mp.setenv("OMNIEVAL_MLFLOW_ARTIFACTS", str(tmp / "artifacts"))
     mp.setenv("OMNIEVAL_PROJECT_ROOT", str(ROOT))
-    from omnieval.runner import run_suite
-
-    summary = run_suite(path, sync_dvc=False)
-    yield {"tmp": tmp, "uri": uri, "summary": summary, "records": records}
+    # The suite lies outside the project's DVC DAG, so the run records nothing in dvc.lock.
+    summary = run_suite_cli(path, cwd=tmp)
+    yield {"tmp": tmp, "uri": uri, "summary": summary, "records": records, "suite": path}
     mp.undo()
 
 
@@ -89,21 +88,22 @@ def test_mlflow_holds_prism_keys_per_system(prism_run: dict[str, Any]) -> None:
         assert systems[f"metrics.prism.{subset}.prompt_following"].notna().all(), subset
 
 
-def test_run_folder_aggregate_and_stability(
-    prism_run: dict[str, Any], capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_run_folder_aggregate_and_analyze(prism_run: dict[str, Any], commands: dict[str, str]) -> None:
     folder = Path(prism_run["summary"]["run_folder"])
     for name in ("lineage.json", "scores.parquet", "judgments.parquet", "leaderboard.json", "report.html"):
         assert (folder / name).is_file(), name
     board = json.loads((folder / "leaderboard.json").read_text())
-    assert main(["aggregate", str(folder / "scores.parquet"), "--json"]) == 0
-    printed = json.loads(capsys.readouterr().out)
+    printed = json.loads(commands["aggregate"])
     assert printed["benchmark"] == "prism"
     assert printed["systems"] == board["systems"]
-    out = prism_run["tmp"] / "analyze"
-    assert main(["analyze", str(folder / "scores.parquet"), "--out", str(out), "--only", "stability"]) == 0
-    stability = json.loads((out / "stability.json").read_text())
-    assert {"subsets", "dimensions", "pairs"} <= set(stability)
+    # analyze on the run's table writes what the run's report stage wrote (same seed and draws).
+    out: Path = prism_run["tmp"] / "analyze"
+    written = {p.name: json.loads(p.read_text()) for p in sorted(out.glob("*.json"))}
+    assert {"stability.json", "judge_ablation.json", "human_preference.json"} <= set(written)
+    for name, document in written.items():
+        assert document == json.loads((folder / "analyses" / name).read_text()), name
+    stability = written["stability.json"]
+    assert stability["status"] == "ok" and {"subsets", "dimensions", "pairs"} <= set(stability)
     report = html.unescape((folder / "report.html").read_text())
     # The CPU judge is named as what it is (the page title alone says "omnieval").
     assert "cpu-cascade" in report and "not the paper's omni judge" in report
@@ -144,3 +144,92 @@ def test_ground_truth_beats_swapped_audio(prism_run: dict[str, Any]) -> None:
     assert pairs["value_gt"].mean() > pairs["value_swapped"].mean(), pairs[
         [*keys, "value_gt", "value_swapped"]
     ]
+
+
+# -- the commands that read a run, on this one (console script, new processes) ------------------------
+
+
+@pytest.fixture(scope="module")
+def commands(prism_run: dict[str, Any]) -> dict[str, str]:
+    tmp: Path = prism_run["tmp"]
+    folder = Path(prism_run["summary"]["run_folder"])
+    return omnieval_all(
+        {
+            "lineage": ["lineage", folder],
+            "compare": ["compare", folder, folder, "--json"],
+            "trend": ["trend", "--suite", prism_run["suite"], "--json"],
+            "aggregate": ["aggregate", folder / "scores.parquet", "--json"],
+            "analyze": ["analyze", folder / "scores.parquet", "--out", tmp / "analyze"],
+            "human-tasks": [
+                *("human-tasks", "prism", tmp / "data", "--system", "swapped-audio"),
+                *("--candidates", f"swapped-audio={folder / 'candidates' / 'swapped-audio'}"),
+                *("--per-combination", "1", "--out", tmp / "tasks.json"),
+            ],
+        },
+        cwd=tmp,
+    )
+
+
+def test_lineage_names_the_run_its_dataset_and_judge(
+    prism_run: dict[str, Any], commands: dict[str, str]
+) -> None:
+    folder = Path(prism_run["summary"]["run_folder"])
+    lineage = json.loads((folder / "lineage.json").read_text())
+    out = commands["lineage"]
+    assert out.startswith(f"run {prism_run['summary']['run_id']}  ({folder})"), out[:300]
+    assert f"dataset: prism-e2e at {prism_run['tmp'] / 'data'}" in out
+    assert f"version (content digest): {lineage['dataset']['version']}" in out
+    assert "systems: ground-truth (ground-truth), swapped-audio (swapped-audio)" in out
+    assert "judge calls:" in out and "cpu-cascade: " in out
+
+
+def test_compare_a_run_with_itself_is_go_with_no_change(
+    prism_run: dict[str, Any], commands: dict[str, str]
+) -> None:
+    document = json.loads(commands["compare"])
+    run_id = prism_run["summary"]["run_id"]
+    assert document["run_a"]["run_id"] == document["run_b"]["run_id"] == run_id
+    assert document["verdict"] == "GO", document["reasons"]
+    deltas = [cell["delta"] for system in document["systems"].values() for cell in system.values()]
+    assert deltas and all(d == 0.0 for d in deltas), deltas
+
+
+def test_trend_reads_the_night_from_mlflow(prism_run: dict[str, Any], commands: dict[str, str]) -> None:
+    document = json.loads(commands["trend"])
+    folder = Path(prism_run["summary"]["run_folder"])
+    recorded = json.loads((folder / "trend.json").read_text())  # what the run itself computed
+    assert document["nights"] == 1 and [r["run_id"] for r in document["runs"]] == [folder.name]
+    assert document["components"] and document["components"] == recorded["components"]
+
+
+def test_human_tasks_pair_each_reference_with_the_runs_clip(
+    prism_run: dict[str, Any], commands: dict[str, str]
+) -> None:
+    folder = Path(prism_run["summary"]["run_folder"])
+    tasks = json.loads((prism_run["tmp"] / "tasks.json").read_text())
+    records = {r["id"]: (index, r) for index, r in enumerate(prism_run["records"])}
+    assert sorted(t["data"]["instance_id"] for t in tasks) == sorted(records)
+    for task in tasks:
+        data = task["data"]
+        index, record = records[data["instance_id"]]
+        assert data["system"] == "swapped-audio" and data["subset"] == record["subset"]
+        reference = str(prism_run["tmp"] / "data" / record["reference_video"])
+        candidate = str(folder / "candidates" / "swapped-audio" / "video" / str(index) / "generated.mp4")
+        # Blind order: the ground truth is video1 or video2 as the task's order says.
+        expected = [reference, candidate] if data["order"] == "gt_first" else [candidate, reference]
+        assert [data["video1"], data["video2"]] == expected, data
+        assert Path(candidate).is_file()
+
+
+def test_view_serves_the_runs_instances_and_its_clips(prism_run: dict[str, Any]) -> None:
+    folder = Path(prism_run["summary"]["run_folder"])
+    assert prism_run["summary"]["viewer"] == str(folder / "instances.html")
+    with viewing(folder, cwd=prism_run["tmp"]) as url:
+        assert url.endswith("/instances.html"), url
+        page = fetch(url).decode()
+        assert f"prism-e2e · {folder.name}" in page and all(s in page for s in SYSTEMS)
+        base = url.removesuffix("instances.html")
+        clip = folder / "candidates" / "swapped-audio" / "video" / "0" / "generated.mp4"
+        assert fetch(base + "candidates/swapped-audio/video/0/generated.mp4") == clip.read_bytes()
+        reference = prism_run["records"][0]["reference_video"]
+        assert fetch(base + "_dataset/" + reference) == (prism_run["tmp"] / "data" / reference).read_bytes()

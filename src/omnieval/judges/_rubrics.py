@@ -23,17 +23,16 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from omnieval.errors import ConfigError
 from omnieval.judges._tracks import track, tracks_benchmark
 
-if TYPE_CHECKING:
-    from omnieval.judges._render import JudgeInputs
-
-FactsFn = Callable[["JudgeInputs"], str]
+FactsFn = Callable[[Any], str]
 """What a ``facts`` block says about one (row, candidate) pair: measured, not judged (e.g. word
-overlap with the reference); registered by the benchmark per ``(track, variant)``."""
+overlap with the reference); registered by the benchmark per ``(track, variant)``. It receives the
+pair's ``omnieval.judges.JudgeInputs`` (typed ``Any`` here: ``_render`` imports this module, and
+naming it back would make an import cycle)."""
 
 BASE_VARIANTS = frozenset({"native", "cascade"})
 """The input variants every panel may name; any other variant is a named prompt (``prompt:``)."""

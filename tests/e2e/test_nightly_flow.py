@@ -1,25 +1,28 @@
-"""End to end: the Prefect nightly flow on part of the sample, checked through what MLflow holds.
+"""End to end: the Prefect nightly flow on part of the sample, run as a user runs it and checked
+through what MLflow holds, the run folders and the commands that read a run.
 
 The flow runs inside a throwaway copy of the project's DVC DAG (``dvc.yaml``, the suites, the code
-and the sample the stages depend on), with ``sync_dvc`` on as ``omnieval run`` does, so a real
-``dvc status`` can check that ``dvc repro`` has nothing to do after a run. The suite keeps the
-shipped drift block: the real CPU judge re-judges the six pinned anchors.
+and the sample the stages depend on), so a real ``dvc status`` can check that ``dvc repro`` has
+nothing to do after a run. The first night is ``make run`` in that copy, the second ``omnieval run
+pipelines/nightly.yaml --json``: the console script in a new process, which syncs ``dvc.lock``. The
+suite keeps the shipped drift block: the real CPU judge re-judges the six pinned anchors.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-
-from omnieval.cli import main
+from tests.e2e._cli import OMNIEVAL, omnieval_all, run_suite_cli, viewing
 
 ROOT = Path(__file__).resolve().parents[2]
 # A whole flow runs in the first test's setup: 30 min, not the suite's 15, on a loaded 2-core machine.
@@ -77,18 +80,76 @@ def _mlflow_runs(uri: str) -> Any:
     return mlflow.search_runs(experiment_names=["omnieval/e2e"], output_format="pandas")
 
 
+SETUP_INPUTS = ("requirements-cpu.lock", "pyproject.toml", "scripts/setup.sh")
+"""What the Makefile's setup stamp (``.venv/.omnieval-setup``) depends on."""
+
+
+def _make_ready(project: Path) -> None:
+    """Make ``make run`` in the project copy run the flow with the checkout's environment, setup done.
+
+    ``make run`` runs in the project copy (its working directory is the copy: the flow, the DVC
+    stages and ``dvc.lock`` are the copy's, as for a user in their checkout). The Makefile's ``setup``
+    is a no-op when ``.venv/.omnieval-setup`` is newer than ``SETUP_INPUTS``; the copy gets its own
+    ``.venv`` (links to every entry of the checkout's, so ``.venv/bin/python`` is the same interpreter
+    and packages) with its own stamp, newer than its copies of those inputs. The checkout's stamp may
+    be older than an input a developer just edited, and touching it would hide a setup they need.
+    """
+    venv = project / ".venv"
+    venv.mkdir()
+    for entry in (ROOT / ".venv").iterdir():
+        if entry.name != ".omnieval-setup":
+            (venv / entry.name).symlink_to(entry)
+    an_hour_ago = time.time() - 3600
+    for name in SETUP_INPUTS:
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(ROOT / name, project / name)
+        os.utime(project / name, (an_hour_ago, an_hour_ago))
+    (venv / ".omnieval-setup").touch()
+
+
+def _make_run(project: Path) -> dict[str, Any]:
+    """``make run`` as a user types it in the project; the run named by the lines it closes with."""
+    made = subprocess.run(
+        ["make", "-C", str(project), "-f", str(ROOT / "Makefile"), "run"],
+        env=os.environ.copy(),
+        capture_output=True,
+        text=True,
+        timeout=1700,
+    )
+    assert made.returncode == 0, (made.stdout[-3000:], made.stderr[-8000:])
+    assert "scripts/setup.sh" not in made.stdout, "make run ran setup: the stamp was not newer"
+    closing = dict(re.findall(r"^  (run folder|report|viewer|verdict): +(.+)$", made.stdout, re.M))
+    [run_id] = re.findall(r"^run (\S+) finished in [\d.]+ s$", made.stdout, re.M)
+    folder = Path(closing["run folder"])
+    lineage = json.loads((folder / "lineage.json").read_text())
+    # The judge calls this night made: each panel's own and its drift anchors' (lineage this_run).
+    calls = sum(
+        panel["this_run"]["model_calls"] + panel["this_run"].get("drift_anchor_model_calls", 0)
+        for panel in lineage["judges"].values()
+    )
+    return {
+        "run_id": run_id,
+        "run_folder": str(folder),
+        "closing": closing,
+        "judge_model_calls": calls,
+        "make_stdout": made.stdout,
+    }
+
+
 @pytest.fixture(scope="module")
 def flow_env(tmp_path_factory: pytest.TempPathFactory) -> Any:
     tmp = tmp_path_factory.mktemp("e2e")
     project = _project_copy(tmp)
+    _make_ready(project)
     mp = pytest.MonkeyPatch()
     uri = f"sqlite:///{tmp / 'mlflow.db'}"
     mp.setenv("MLFLOW_TRACKING_URI", uri)
     mp.setenv("OMNIEVAL_MLFLOW_ARTIFACTS", str(tmp / "artifacts"))
     mp.setenv("OMNIEVAL_PROJECT_ROOT", str(project))
     mp.setenv("PATH", f"{Path(_dvc()).parent}{os.pathsep}{os.environ.get('PATH', '')}")
-    # The suite is the project's pipelines/nightly.yaml, so the run records the DVC stages that
-    # name it; its state lives where those stages' outputs are declared (state/<suite>/).
+    # The suite is the project's pipelines/nightly.yaml (what `make run` runs), so the run records
+    # the DVC stages that name it; its state lives where those stages' outputs are declared
+    # (state/<suite>/).
     written = _suite(
         tmp,
         dataset=project / "data" / "storybench-sample",
@@ -98,11 +159,9 @@ def flow_env(tmp_path_factory: pytest.TempPathFactory) -> Any:
     )
     suite = project / "pipelines" / "nightly.yaml"
     shutil.copyfile(written, suite)
-    from omnieval.runner import run_suite
-
-    first = run_suite(suite, sync_dvc=True)
+    first = _make_run(project)
     first_drift = json.loads((project / "state" / "e2e" / "judge" / "drift.json").read_text())
-    second = run_suite(suite, sync_dvc=True)
+    second = run_suite_cli(Path("pipelines/nightly.yaml"), cwd=project)
     yield {
         "tmp": tmp,
         "uri": uri,
@@ -113,6 +172,25 @@ def flow_env(tmp_path_factory: pytest.TempPathFactory) -> Any:
         "first_drift": first_drift,
     }
     mp.undo()
+
+
+def test_make_run_closes_with_the_report_the_viewer_and_the_verdict(flow_env: dict[str, Any]) -> None:
+    first = flow_env["first"]
+    folder = Path(first["run_folder"])
+    assert folder.parent.parent == flow_env["tmp"] / "runs" and folder.name == first["run_id"]
+    closing = first["closing"]
+    assert closing["report"] == str(folder / "report.html") and (folder / "report.html").is_file()
+    assert closing["viewer"] == f"omnieval view {folder}  (serves {folder / 'instances.html'})"
+    assert (folder / "instances.html").is_file()
+    regression = json.loads((folder / "regression.json").read_text())
+    assert closing["verdict"] == f"{regression['verdict']}  (regression.json in the run folder)"
+    # The Makefile ran the suite it names by default, with the project's environment.
+    assert ".venv/bin/python -m omnieval run pipelines/nightly.yaml" in first["make_stdout"]
+    # The second night, through the console script: the same summary keys, pointing at its folder.
+    second = flow_env["second"]
+    assert second["report"] == str(Path(second["run_folder"]) / "report.html")
+    assert second["viewer"] == str(Path(second["run_folder"]) / "instances.html")
+    assert Path(second["stage_report"]).is_file() and second["regression"] in ("GO", "NO-GO", "INCONCLUSIVE")
 
 
 def test_mlflow_holds_parent_and_child_runs_with_the_contract_metrics(flow_env: dict[str, Any]) -> None:
@@ -186,16 +264,7 @@ def test_instances_viewer_of_the_run_opens_in_a_browser(flow_env: dict[str, Any]
     mlflow.set_tracking_uri(flow_env["uri"])
     artifacts = {a.path for a in mlflow.MlflowClient().list_artifacts(flow_env["first"]["run_id"])}
     assert "instances.html" in artifacts
-    view = subprocess.Popen(
-        [sys.executable, "-m", "omnieval", "view", str(folder), "--port", "0"],
-        cwd=flow_env["project"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert view.stdout is not None
-        url = view.stdout.readline().strip()
+    with viewing(folder, cwd=flow_env["project"]) as url:
         assert url.endswith("/instances.html"), url
         with chromium() as driver:
             driver.get(url)
@@ -219,9 +288,6 @@ def test_instances_viewer_of_the_run_opens_in_a_browser(flow_env: dict[str, Any]
             urls = [e.get_attribute("src") for e in images + audio]
             assert fetch_statuses(driver, urls) == [200] * len(urls), urls
             assert all(driver.execute_script("return arguments[0].naturalWidth", e) > 0 for e in images)
-    finally:
-        view.terminate()
-        view.wait(timeout=30)
 
 
 #: Tracks the cpu panel judges with a model; image and integrated are ``unavailable`` on CPU.
@@ -366,9 +432,7 @@ def test_dvc_has_nothing_to_do_after_a_run(flow_env: dict[str, Any]) -> None:
         leaderboard.write_bytes(original)
 
 
-def test_bad_dataset_stops_the_run_with_exit_2_and_a_failed_run(
-    flow_env: dict[str, Any], capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_bad_dataset_stops_the_run_with_exit_2_and_a_failed_run(flow_env: dict[str, Any]) -> None:
     tmp: Path = flow_env["tmp"]
     broken = tmp / "broken"
     shutil.copytree(ROOT / "data" / "storybench-sample", broken)
@@ -376,12 +440,112 @@ def test_bad_dataset_stops_the_run_with_exit_2_and_a_failed_run(
     victim.write_bytes(b"not a png")
     (tmp / "bad").mkdir()
     suite = _suite(tmp / "bad", dataset=broken, limit=2, systems={"oracle": {"kind": "oracle"}})
-    code = main(["run", str(suite)])
-    err = capsys.readouterr().err
-    assert code == 2
-    assert "Traceback" not in err
-    assert victim.name in err
+    done = subprocess.run(
+        [str(OMNIEVAL), "run", str(suite)],
+        cwd=tmp / "bad",
+        env=os.environ.copy(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 2, (done.stdout[-2000:], done.stderr[-4000:])
+    # The command's own short report comes last. (Prefect logs the failed validate task's and the
+    # flow's tracebacks on stderr before it; the exit code is 2, not an uncaught exception's 1.)
+    report = done.stderr[done.stderr.rindex("\nerror: ") :]
+    assert report.startswith(f"\nerror: dataset {broken} failed validation") and "Traceback" not in report
+    assert victim.name in report
     runs = _mlflow_runs(flow_env["uri"])
     failed = runs[runs["tags.omnieval.failed"].notna()] if "tags.omnieval.failed" in runs else runs.iloc[0:0]
     assert len(failed) == 1 and failed.iloc[0]["status"] == "FAILED"
     assert not (tmp / "bad" / "state" / "candidates").exists()
+
+
+# -- the commands that read a run, on these two nights (console script, new processes) ---------------
+
+
+@pytest.fixture(scope="module")
+def commands(flow_env: dict[str, Any]) -> dict[str, str]:
+    first = Path(flow_env["first"]["run_folder"])
+    second = Path(flow_env["second"]["run_folder"])
+    out: Path = flow_env["tmp"] / "cli"
+    return omnieval_all(
+        {
+            "lineage": ["lineage", first],
+            "compare": ["compare", first, second, "--suite", "pipelines/nightly.yaml", "--json"],
+            "trend": ["trend", "--suite", "pipelines/nightly.yaml", "--json"],
+            "aggregate": ["aggregate", first / "scores.parquet", "--json"],
+            # The suite's analysis settings (seed 0, 200 bootstrap draws; see _suite).
+            "analyze": ["analyze", first / "scores.parquet", "--out", out / "analyses", "--draws", "200"],
+        },
+        cwd=flow_env["project"],
+    )
+
+
+def test_lineage_names_the_run_its_dataset_and_the_judge_calls(
+    flow_env: dict[str, Any], commands: dict[str, str]
+) -> None:
+    folder = Path(flow_env["first"]["run_folder"])
+    lineage = json.loads((folder / "lineage.json").read_text())
+    out = commands["lineage"]
+    assert out.startswith(f"run {flow_env['first']['run_id']}  ({folder})"), out[:300]
+    assert f"dataset: storybench-sample at {flow_env['project'] / 'data' / 'storybench-sample'}" in out
+    assert f"version (content digest): {lineage['dataset']['version']}" in out
+    assert f"DVC md5: {lineage['dataset']['dvc_md5']}" in out
+    assert "systems: oracle (oracle), shuffled (shuffled)" in out
+    verdicts = LIMIT * len(SYSTEMS) * 2  # text and speech cascade
+    assert f"cpu: {verdicts} model calls this run, drift anchors: 6 calls; judged 2 of 20 rows" in out, out
+
+
+def test_compare_of_the_two_nights_gives_the_second_nights_verdict(
+    flow_env: dict[str, Any], commands: dict[str, str]
+) -> None:
+    document = json.loads(commands["compare"])
+    assert document["run_a"]["run_id"] == flow_env["first"]["run_id"]
+    assert document["run_b"]["run_id"] == flow_env["second"]["run_id"]
+    # The second night compared itself with the first when it finished (regression.json): the
+    # command, given the suite's tolerances, says the same.
+    night = json.loads((Path(flow_env["second"]["run_folder"]) / "regression.json").read_text())
+    assert document["verdict"] == night["verdict"] == flow_env["second"]["regression"]
+    assert document["systems"] == night["systems"] and set(document["systems"]) == set(SYSTEMS)
+
+
+def test_trend_reads_both_nights_from_mlflow(flow_env: dict[str, Any], commands: dict[str, str]) -> None:
+    document = json.loads(commands["trend"])
+    assert document["nights"] == 2
+    assert {r["run_id"] for r in document["runs"]} == {
+        flow_env["first"]["run_id"],
+        flow_env["second"]["run_id"],
+    }
+    recorded = json.loads((Path(flow_env["second"]["run_folder"]) / "trend.json").read_text())
+    assert document["components"] and document["components"] == recorded["components"]
+
+
+def test_aggregate_gives_the_leaderboards_numbers(flow_env: dict[str, Any], commands: dict[str, str]) -> None:
+    board = json.loads((Path(flow_env["first"]["run_folder"]) / "leaderboard.json").read_text())
+    printed = json.loads(commands["aggregate"])
+    assert printed["benchmark"] == "storybench" and set(printed["systems"]) == set(SYSTEMS)
+    assert printed["n_instances"] == board["n_instances"] == LIMIT
+    for system in SYSTEMS:
+        for policy in ("valid_only", "zero_filled"):
+            mine, run = printed["systems"][system][policy], board["systems"][system][policy]
+            # Every figure; the reasons a component is missing may name the run's panels.
+            assert {k: v for k, v in mine.items() if k != "not_computed"} == {
+                k: v for k, v in run.items() if k != "not_computed"
+            }, (system, policy)
+
+
+def test_analyze_writes_what_the_runs_report_stage_wrote(
+    flow_env: dict[str, Any], commands: dict[str, str]
+) -> None:
+    folder = Path(flow_env["first"]["run_folder"])
+    out: Path = flow_env["tmp"] / "cli" / "analyses"
+    assert "wrote 14 analyses" in commands["analyze"]
+    written = {p.name: json.loads(p.read_text()) for p in sorted(out.glob("*.json"))}
+    assert len(written) == 14
+    for name, document in written.items():
+        assert document == json.loads((folder / "analyses" / name).read_text()), name
+    # Two systems: the bootstrap and the zero-filled sensitivity run; the rest need more systems,
+    # human ratings or components the CPU run does not compute, and say so.
+    ran = {name for name, document in written.items() if document["status"] == "ok"}
+    assert {"bootstrap.json", "zero_filled_sensitivity.json"} <= ran
+    assert all(d["status"] == "ok" or d.get("reason") for d in written.values())

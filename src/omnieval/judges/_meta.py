@@ -174,6 +174,19 @@ class KnownSetManifest(_Strict):
         """Every track some item tests, in first-seen order."""
         return tuple(dict.fromkeys(t for item in self.items for t in item.tracks))
 
+    def require_instances(self, known: Collection[str], source: Path) -> None:
+        """Raise :class:`DataError` naming every instance the items (or their ``source`` params)
+        name that ``known`` (the dataset's instance ids) lacks."""
+        named = [i.instance_id for i in self.items] + [
+            str(v.params["source"]) for i in self.items for v in i.variants if "source" in v.params
+        ]
+        missing = sorted({n for n in named if n not in known})
+        if missing:
+            raise DataError(
+                f"{source}: the known set names instances the dataset does not have "
+                f"(is this the bundled sample?): {', '.join(missing)}"
+            )
+
     def known_pairs(self, tracks: Collection[str] | None = None) -> list[KnownPair]:
         """Every known pair, optionally on ``tracks`` only."""
         out: list[KnownPair] = []
@@ -522,34 +535,40 @@ class KnownSetRunner(Protocol):
         ...
 
 
+def judge_identity(judge: Any) -> dict[str, Any]:
+    """What changes one judge's answers, without a model call: its id, the backend settings that
+    change outputs, decoding, framing and the model as it would load (model, revision, weights
+    digest), or why it cannot be identified here. ``judge`` is a panel's judge config (any benchmark's:
+    ``id``, ``backend``, ``model``, ``revision``, ``decoding``, ``framing``)."""
+    from omnieval.backends.llm import BackendError, backend_identity, output_fingerprint
+
+    entry: dict[str, Any] = {
+        "id": judge.id,
+        "backend": output_fingerprint(judge.backend),
+        "decoding": judge.decoding.model_dump(mode="json"),
+        "framing": judge.framing.model_dump(mode="json"),
+    }
+    try:
+        found = backend_identity(judge.backend, model=judge.model, revision=judge.revision)
+    except BackendError as exc:
+        entry["unavailable"] = str(exc)
+    else:
+        entry.update(model=found.model, revision=found.revision, weights=found.weights_digest)
+    return entry
+
+
 def panel_identity(panel: str, tracks: Collection[str]) -> dict[str, Any]:
     """What changes the answers of a registered-tracks panel's judges on ``tracks``, without a model
     call: per (track, judge) the model as it would load (model, revision, weights digest), the
     backend settings that change outputs, decoding, framing, the track's input and prompt hash; the
     repair model likewise. A judge whose model cannot be identified here records why.
     """
-    from omnieval.backends.llm import BackendError, backend_identity, output_fingerprint
-    from omnieval.judges._panels import JudgeConfig, load_panel, pin_revisions
+    from omnieval.judges._panels import load_panel, pin_revisions
     from omnieval.judges._registry import judge_registry
     from omnieval.judges._rubrics import repair_prompt_sha256, template
 
     registry = judge_registry()
     config = pin_revisions(load_panel(panel), {k: v.revision for k, v in registry.items() if v.revision})
-
-    def judge_entry(judge: JudgeConfig) -> dict[str, Any]:
-        entry: dict[str, Any] = {
-            "id": judge.id,
-            "backend": output_fingerprint(judge.backend),
-            "decoding": judge.decoding.model_dump(mode="json"),
-            "framing": judge.framing.model_dump(mode="json"),
-        }
-        try:
-            found = backend_identity(judge.backend, model=judge.model, revision=judge.revision)
-        except BackendError as exc:
-            entry["unavailable"] = str(exc)
-        else:
-            entry.update(model=found.model, revision=found.revision, weights=found.weights_digest)
-        return entry
 
     out: dict[str, Any] = {"panel": config.name, "tracks": {}}
     for track_name in sorted(tracks):
@@ -559,10 +578,10 @@ def panel_identity(panel: str, tracks: Collection[str]) -> dict[str, Any]:
         out["tracks"][track_name] = {
             "input": cfg.input,
             "prompt_sha256": template(track_name, cfg.variant).sha256(),
-            "judges": [judge_entry(j) for j in cfg.judges],
+            "judges": [judge_identity(j) for j in cfg.judges],
         }
     if config.repair is not None:
-        out["repair"] = {**judge_entry(config.repair), "prompt_sha256": repair_prompt_sha256()}
+        out["repair"] = {**judge_identity(config.repair), "prompt_sha256": repair_prompt_sha256()}
     return out
 
 
@@ -893,6 +912,7 @@ __all__ = [
     "PairFigures",
     "PairVerdict",
     "check_known_set",
+    "judge_identity",
     "load_known_set",
     "merge_meta_eval",
     "meta_eval_failures",

@@ -32,7 +32,15 @@ import numpy as np
 from omnieval.benchmarks.prism._loader import PrismInstance, candidate_video
 from omnieval.errors import DataError
 from omnieval.hashing import sha256_file
-from omnieval.judges import VALUED, JudgedSet, KnownPair, KnownSetManifest, PairVerdict, load_known_set
+from omnieval.judges import (
+    VALUED,
+    JudgedSet,
+    KnownPair,
+    KnownSetManifest,
+    PairVerdict,
+    judge_identity,
+    load_known_set,
+)
 
 KNOWN_SET = Path(__file__).with_name("known_set.json")
 """The pinned manifest."""
@@ -71,15 +79,7 @@ class PrismKnownSet:
         self.manifest: KnownSetManifest = load_known_set(self.source)
         self.instances = list(instances)
         self.by_id = {i.id: i for i in self.instances}
-        named = [i.instance_id for i in self.manifest.items] + [
-            str(v.params["source"]) for i in self.manifest.items for v in i.variants if "source" in v.params
-        ]
-        missing = sorted({n for n in named if n not in self.by_id})
-        if missing:
-            raise DataError(
-                f"{self.source}: the known set names instances the dataset does not have "
-                f"(is this the bundled sample?): {', '.join(missing)}"
-            )
+        self.manifest.require_instances(self.by_id, self.source)
 
     def panel_tracks(self, panel: str) -> dict[str, str | None]:
         from omnieval.benchmarks.prism._judge import load_prism_panel
@@ -89,7 +89,6 @@ class PrismKnownSet:
         return dict.fromkeys(self.manifest.tracks())
 
     def identity(self, panel: str) -> dict[str, Any]:
-        from omnieval.backends.llm import BackendError, backend_identity, output_fingerprint
         from omnieval.benchmarks.prism._facts import FACTS_VERSION
         from omnieval.benchmarks.prism._judge import load_prism_panel
         from omnieval.benchmarks.prism._prompts import PROMPT_VERSION, template_sha256
@@ -99,20 +98,8 @@ class PrismKnownSet:
         judges: list[dict[str, Any]] = []
         roles = [("judge", j) for j in config.judges] + ([("repair", config.repair)] if config.repair else [])
         for role, judge in roles:
-            entry: dict[str, Any] = {
-                "id": judge.id,
-                "role": role,
-                "backend": output_fingerprint(judge.backend),
-                "decoding": judge.decoding.model_dump(mode="json"),
-                "framing": judge.framing.model_dump(mode="json"),
-            }
-            try:
-                found = backend_identity(judge.backend, model=judge.model, revision=judge.revision)
-            except BackendError as exc:
-                entry["unavailable"] = str(exc)
-            else:
-                entry.update(model=found.model, revision=found.revision, weights=found.weights_digest)
-            judges.append(entry)
+            entry = judge_identity(judge)
+            judges.append({"id": entry.pop("id"), "role": role, **entry})
         return {
             "panel": config.name,
             "panel_sha256": config.sha256(),

@@ -156,15 +156,7 @@ class StorybenchKnownSet:
         self.manifest: KnownSetManifest = load_known_set(self.source)
         self.describe_audio = describe_audio
         self.by_id = {t.id: t for t in transitions}
-        named = [i.instance_id for i in self.manifest.items] + [
-            str(v.params["source"]) for i in self.manifest.items for v in i.variants if "source" in v.params
-        ]
-        missing = sorted({n for n in named if n not in self.by_id})
-        if missing:
-            raise DataError(
-                f"{self.source}: the known set names instances the dataset does not have "
-                f"(is this the bundled sample?): {', '.join(missing)}"
-            )
+        self.manifest.require_instances(self.by_id, self.source)
 
     # -- what the check asks ----------------------------------------------------------------------
 

@@ -31,7 +31,15 @@ from pathlib import Path
 from types import TracebackType
 
 from omnieval.errors import OmnievalError
-from omnieval.flows._server import ServerRecord, _locked, _stop_process, healthy, pid_alive, read_record
+from omnieval.flows._server import (
+    ServerRecord,
+    _locked,
+    _stop_process,
+    _write_record,
+    healthy,
+    pid_alive,
+    read_record,
+)
 
 LINGER_ENV = "OMNIEVAL_PREFECT_LINGER_S"
 """Seconds a run's Prefect server stays up after the last run using it (0: stop with the run)."""
@@ -252,12 +260,6 @@ def read_record_or_none(folder: Path) -> ServerRecord | None:
         return read_record(folder)
     except OmnievalError:
         return None
-
-
-def _write_record(folder: Path, record: ServerRecord | None) -> None:
-    from omnieval.flows._server import _write_record as write
-
-    write(folder, record)
 
 
 WATCH_INTERVAL_S = 2.0

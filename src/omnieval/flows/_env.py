@@ -2,8 +2,37 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
+
+from omnieval.errors import OmnievalError
+
+# The loggers Prefect's task and flow engines report a failed run on, each with a traceback.
+_RUN_LOGGERS = ("prefect.task_runs", "prefect.flow_runs")
+
+
+class _UserErrorsWithoutTraceback(logging.Filter):
+    """Drop the traceback Prefect attaches when a stage raises one of omnieval's user-facing errors.
+
+    A gate that rejects a dataset is bad input, not a crash: the command ends with the error's own
+    message (file, row, field) and exit 2; a traceback in the log above it only buries that message.
+    Any other exception keeps its traceback.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and isinstance(record.exc_info[1], OmnievalError):
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
+def quiet_user_errors() -> None:
+    """Install :class:`_UserErrorsWithoutTraceback` on Prefect's run loggers (idempotent)."""
+    for name in _RUN_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _UserErrorsWithoutTraceback) for f in logger.filters):
+            logger.addFilter(_UserErrorsWithoutTraceback())
 
 
 def prepare_prefect_env() -> None:
@@ -20,3 +49,4 @@ def prepare_prefect_env() -> None:
     # The temporary server Prefect starts for a run binds 127.0.0.1 itself.
     os.environ.setdefault("PREFECT_SERVER_API_HOST", "127.0.0.1")
     os.environ.setdefault("PREFECT_RUNNER_SERVER_HOST", "127.0.0.1")
+    quiet_user_errors()

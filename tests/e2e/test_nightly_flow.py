@@ -5,7 +5,9 @@ The flow runs inside a throwaway copy of the project's DVC DAG (``dvc.yaml``, th
 and the sample the stages depend on), so a real ``dvc status`` can check that ``dvc repro`` has
 nothing to do after a run. The first night is ``make run`` in that copy, the second ``omnieval run
 pipelines/nightly.yaml --json``: the console script in a new process, which syncs ``dvc.lock``. The
-suite keeps the shipped drift block: the real CPU judge re-judges the six pinned anchors.
+suite keeps the shipped drift block on two of the six pinned anchors (one good, one bad): the real
+CPU judge re-judges them. This is storybench's one real-judge run in CI; the tests that check the
+judge's ranking and health read it.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ pytestmark = [
     pytest.mark.usefixtures("prefect_api"),
     pytest.mark.timeout(1800),
 ]
-# Two transitions of one book, two systems: 2 x 2 x 2 = 8 verdicts, plus the 6 drift anchors.
+# Two transitions of one book, two systems: 2 x 2 x 2 = 8 verdicts, plus 2 drift anchors (E2E_ANCHORS).
 LIMIT = 2
 SYSTEMS = {"oracle": {"kind": "oracle"}, "shuffled": {"kind": "shuffled", "seed": 0}}
 
@@ -50,10 +52,33 @@ def _suite(
         tracking={"experiment": "omnieval/e2e"},
     )
     suite["dataset"] = {"name": "storybench-sample", "path": str(dataset), "limit": limit}
-    suite["drift"] = {**suite["drift"], "anchors": str(ROOT / suite["drift"]["anchors"])}
+    suite["drift"] = {**suite["drift"], "anchors": str(_anchor_subset(tmp / "anchors"))}
     path = tmp / "e2e.yaml"
     path.write_text(yaml.safe_dump(suite))
     return path
+
+
+E2E_ANCHORS = ("anchor-01-oracle-1", "anchor-06-shuffled-15")
+"""The pinned drift anchors this run re-judges: one good, one bad (of the six `make run` re-judges;
+each anchor is a real verdict of ~25-55 s, so CI takes two)."""
+
+
+def _anchor_subset(dest: Path) -> Path:
+    """The shipped anchor set cut to :data:`E2E_ANCHORS`, with their pinned scores and hashes as pinned."""
+    shipped = ROOT / "data" / "anchors" / "storybench-text"
+    if dest.exists():
+        return dest
+    manifest = json.loads((shipped / "manifest.json").read_text())
+    pinned = json.loads((shipped / "pinned.json").read_text())
+    manifest["anchors"] = [a for a in manifest["anchors"] if a["id"] in E2E_ANCHORS]
+    pinned["anchors"] = {k: v for k, v in pinned["anchors"].items() if k in E2E_ANCHORS}
+    pinned["tracks"] = {k: v for k, v in pinned["tracks"].items() if k in E2E_ANCHORS}
+    assert len(manifest["anchors"]) == len(pinned["anchors"]) == len(E2E_ANCHORS)
+    for anchor in manifest["anchors"]:
+        shutil.copytree(shipped / anchor["candidate"], dest / anchor["candidate"])
+    (dest / "manifest.json").write_text(json.dumps(manifest, indent=2))
+    (dest / "pinned.json").write_text(json.dumps(pinned, indent=2))
+    return dest
 
 
 def _dvc() -> str:
@@ -217,38 +242,56 @@ def test_mlflow_holds_parent_and_child_runs_with_the_contract_metrics(flow_env: 
     assert tokens and parent[tokens].fillna(0).sum() > 0, tokens
 
 
-def test_text_judge_scores_both_systems_and_never_prefers_the_floor(flow_env: dict[str, Any]) -> None:
-    board = json.loads((Path(flow_env["first"]["run_folder"]) / "leaderboard.json").read_text())
+def test_real_judge_ranks_the_oracle_above_the_floor_and_is_not_degenerate(flow_env: dict[str, Any]) -> None:
+    """The default suite's targets for the packaged CPU judge (its `cpu` prompts): on the rows
+    `make run` judges, the oracle above the shuffled floor on every row of both judged tracks, and
+    the judge's health not degenerate (>= 5 distinct greedy values, < 50 % of verdicts giving every
+    criterion the same score). This run is the one real-judge run of storybench in CI."""
+    import pandas as pd
+
+    folder = Path(flow_env["first"]["run_folder"])
+    board = json.loads((folder / "leaderboard.json").read_text())
     valid = {s: v["valid_only"] for s, v in board["systems"].items()}
-    # The floor really is below the oracle on these rows: the automatic metrics, which compare with
-    # the next page, rank them strictly (the oracle is that page).
+    # The automatic metrics, which compare with the next page, rank them strictly (the oracle is it).
     for component in ("bertscore_f1", "image_similarity"):
         assert valid["oracle"][component] > valid["shuffled"][component], (component, valid)
-    # The 1.5B judge does not tell them apart here: it gave both systems 10 on these two rows
-    # (measured), so of the judge only "never above the oracle" is asserted. The strict real-judge
-    # orderings are checked elsewhere: the drift test below (pinned good anchors above a bad one,
-    # inside this flow) and tests/judges/test_cpu_panel_ranking.py (oracle above shuffled over the
-    # sample's four books).
-    assert valid["oracle"]["judge.text"] >= valid["shuffled"]["judge.text"], valid
+    scores = pd.read_parquet(folder / "scores.parquet")
+    judged = scores[(scores.component == "judge") & scores.track.isin(JUDGED_TRACKS)]
+    assert set(judged["status"]) == {"ok"}, judged[judged.status != "ok"]
+    # The tracks the CPU panel cannot judge are rows marked not applicable, never a score.
+    unjudged = scores[(scores.component == "judge") & ~scores.track.isin(JUDGED_TRACKS)]
+    assert set(unjudged["status"]) == {"not_applicable"} and unjudged["value"].isna().all()
+    per_row = judged.pivot_table(
+        index=["track", "instance_id"], columns="system", values="value", aggfunc="mean"
+    )
+    assert set(per_row.index.get_level_values("track")) == {"text", "speech"}
+    assert len(per_row) == 2 * LIMIT
+    assert (per_row["oracle"] > per_row["shuffled"]).all(), per_row.to_dict()
     for system in SYSTEMS:
         assert 1.0 <= valid[system]["judge.text"] <= 10.0
         assert valid[system]["judge.speech"] is not None
+    assert valid["oracle"]["judge.text"] > valid["shuffled"]["judge.text"], valid
+    assert valid["oracle"]["judge.speech"] > valid["shuffled"]["judge.speech"], valid
     assert valid["oracle"]["judge.image"] is None  # no vision model on CPU: not computed, not zero
     assert "judge.image" not in valid["oracle"]["total_average_components"]
+    health = json.loads((folder / "health.json").read_text())
+    figures = health["judges"]["cpu/cpu-qwen2.5-coder-1.5b"]
+    assert health["degenerate"] == [] and not figures["degenerate"], figures
+    assert figures["distinct_values"] >= 5, figures
+    assert figures["identical_share"] < 0.5, figures
 
 
 def test_drift_rejudges_the_pinned_anchors_with_the_real_judge(flow_env: dict[str, Any]) -> None:
     drift = flow_env["first_drift"]
-    # The anchors lie outside the judged rows (dataset.limit); the check still judges all six.
+    # The anchors lie outside the judged rows (dataset.limit); the check still judges each of them.
     assert drift["status"] == "ok", drift["reasons"]
-    assert drift["n_anchors"] == 6 and drift["model_calls"] == 6, drift
+    assert drift["n_anchors"] == len(E2E_ANCHORS) and drift["model_calls"] == len(E2E_ANCHORS), drift
     assert drift["mean_shift"] is not None and drift["mean_shift"] <= drift["threshold"]
     current = {entry["anchor"]: entry["current"] for entry in drift["anchors"]}
-    # The real judge still tells the pinned good narrations from a pinned bad one.
-    good = (current["anchor-01-oracle-1"] + current["anchor-02-oracle-11"]) / 2
-    assert good > current["anchor-06-shuffled-15"], current
+    # The real judge still tells the pinned good narration from the pinned bad one.
+    assert current["anchor-01-oracle-1"] > current["anchor-06-shuffled-15"], current
     # The verdict of the night carries it: a run judged with a drifted judge would be INCONCLUSIVE.
-    assert flow_env["first"]["judge_model_calls"] >= 6
+    assert flow_env["first"]["judge_model_calls"] >= len(E2E_ANCHORS)
 
 
 def test_instances_viewer_of_the_run_opens_in_a_browser(flow_env: dict[str, Any]) -> None:
@@ -390,8 +433,8 @@ def test_second_run_reuses_everything_and_calls_no_model(flow_env: dict[str, Any
     second = flow_env["second"]
     assert all(second["skipped"].values()), second["skipped"]
     assert second["judge_model_calls"] == 0
-    # 2 transitions x 2 systems x 2 tracks (text, speech cascade) + the 6 drift anchors.
-    assert flow_env["first"]["judge_model_calls"] == LIMIT * len(SYSTEMS) * 2 + 6
+    # 2 transitions x 2 systems x 2 tracks (text, speech cascade) + the drift anchors.
+    assert flow_env["first"]["judge_model_calls"] == LIMIT * len(SYSTEMS) * 2 + len(E2E_ANCHORS)
     assert second["run_id"] != flow_env["first"]["run_id"]
     # The second night is compared with the first: its verdict says what it rules out, and each
     # component's minimum detectable effect is on its MLflow parent run.
@@ -449,10 +492,11 @@ def test_bad_dataset_stops_the_run_with_exit_2_and_a_failed_run(flow_env: dict[s
         timeout=600,
     )
     assert done.returncode == 2, (done.stdout[-2000:], done.stderr[-4000:])
-    # The command's own short report comes last. (Prefect logs the failed validate task's and the
-    # flow's tracebacks on stderr before it; the exit code is 2, not an uncaught exception's 1.)
+    # The command's own short report comes last, and bad input is never a traceback (neither ours
+    # nor the one Prefect would log for the failed validate task and flow).
     report = done.stderr[done.stderr.rindex("\nerror: ") :]
-    assert report.startswith(f"\nerror: dataset {broken} failed validation") and "Traceback" not in report
+    assert report.startswith(f"\nerror: dataset {broken} failed validation")
+    assert "Traceback" not in done.stderr, done.stderr[-4000:]
     assert victim.name in report
     runs = _mlflow_runs(flow_env["uri"])
     failed = runs[runs["tags.omnieval.failed"].notna()] if "tags.omnieval.failed" in runs else runs.iloc[0:0]
@@ -493,7 +537,10 @@ def test_lineage_names_the_run_its_dataset_and_the_judge_calls(
     assert f"DVC md5: {lineage['dataset']['dvc_md5']}" in out
     assert "systems: oracle (oracle), shuffled (shuffled)" in out
     verdicts = LIMIT * len(SYSTEMS) * 2  # text and speech cascade
-    assert f"cpu: {verdicts} model calls this run, drift anchors: 6 calls; judged 2 of 20 rows" in out, out
+    anchors = len(E2E_ANCHORS)
+    assert (
+        f"cpu: {verdicts} model calls this run, drift anchors: {anchors} calls; judged 2 of 20 rows" in out
+    ), out
 
 
 def test_compare_of_the_two_nights_gives_the_second_nights_verdict(

@@ -285,8 +285,10 @@ def watch(folder: Path, server_pid: int, linger_s: float, interval_s: float = WA
                 if not record.idle_until:
                     _write_record(folder, replace(record, clients={}, idle_until=time.time() + linger_s))
                 elif time.time() >= record.idle_until:
-                    _stop_process(server_pid, None)
+                    # The record goes first: no run may adopt a server that is being stopped, and
+                    # once the process is gone its record is too.
                     _write_record(folder, None)
+                    _stop_process(server_pid, None)
                     return "linger time over"
         time.sleep(interval_s)
 

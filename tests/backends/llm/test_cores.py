@@ -19,8 +19,15 @@ from omnieval.backends.llm._cores import (
     parse_proc_stat,
     parse_self_stat,
 )
+from omnieval.errors import ConfigError
 
 LINUX = Path("/proc/stat").exists() and Path("/proc/self/stat").exists()
+
+
+@pytest.fixture(autouse=True)
+def _no_thread_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests set the cap themselves (tests/conftest.py sets one for pytest-xdist workers)."""
+    monkeypatch.delenv(_cores.MAX_THREADS_ENV, raising=False)
 
 
 def test_parse_proc_stat_counts_iowait_as_idle_and_ignores_guest_fields() -> None:
@@ -62,6 +69,21 @@ def test_thread_count_follows_the_other_load(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(_cores, "usable_cores", lambda: 8)
     monkeypatch.setattr(_cores, "busy_cores_of_others", lambda sample_s=0.5: 0.0)
     assert auto_threads(max_threads=4) == 4
+
+
+def test_the_environment_caps_the_thread_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_cores, "usable_cores", lambda: 8)
+    monkeypatch.setattr(_cores, "busy_cores_of_others", lambda sample_s=0.5: 0.0)
+    monkeypatch.setenv(_cores.MAX_THREADS_ENV, "1")
+    assert auto_threads() == 1
+    monkeypatch.setenv(_cores.MAX_THREADS_ENV, "3")
+    assert auto_threads(max_threads=4) == 3
+    assert auto_threads(max_threads=2) == 2  # a cap never raises the count
+    monkeypatch.setenv(_cores.MAX_THREADS_ENV, "0")
+    assert auto_threads() == 1
+    monkeypatch.setenv(_cores.MAX_THREADS_ENV, "two")
+    with pytest.raises(ConfigError, match="OMNIEVAL_LLAMACPP_MAX_THREADS='two'"):
+        auto_threads()
 
 
 def test_without_proc_the_load_average_decides(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
+from omnieval.errors import ConfigError
+
 PROC_STAT = Path("/proc/stat")
 PROC_SELF_STAT = Path("/proc/self/stat")
 
@@ -107,12 +109,25 @@ def usable_cores() -> int:
     return os.cpu_count() or 1
 
 
+MAX_THREADS_ENV = "OMNIEVAL_LLAMACPP_MAX_THREADS"
+"""Environment variable capping :func:`auto_threads` (e.g. 1 per process when several processes
+share the cores for their whole life, as pytest-xdist workers do: one sampling at load time may see
+the others idle and take every core, then spin against them for the rest of the run)."""
+
+
 def auto_threads(max_threads: int = 4) -> int:
     """Threads for llama.cpp: the cores no other process keeps busy now, at least one.
 
+    At most ``max_threads``, and at most ``$OMNIEVAL_LLAMACPP_MAX_THREADS`` where that is set.
     Falls back to the 1-minute load average (which also counts this process) where ``/proc`` is not
     usable.
     """
+    capped = os.environ.get(MAX_THREADS_ENV, "").strip()
+    if capped:
+        try:
+            max_threads = min(max_threads, max(1, int(capped)))
+        except ValueError:
+            raise ConfigError(f"{MAX_THREADS_ENV}={capped!r}: expected a whole number of threads") from None
     cores = usable_cores()
     others = busy_cores_of_others()
     if others is None:

@@ -151,6 +151,41 @@ PROMPT_WORD, EDITED_WORD = (
 )
 
 
+def prompt_reading_judge(request: Any) -> str:
+    """A scripted judge (no model) whose scores follow the wording of the system prompt: 8 with the
+    shipped wording, 6 with the edited one, so a prompt edit moves every score as a real judge's
+    might. The real CPU judge runs in tests/e2e/test_nightly_flow.py; here the point is the
+    re-judging of two real runs, not the model."""
+    from omnieval.judges import TRACKS
+
+    system = request.messages[0].text
+    track = "speech" if "<candidate_speech_analysis>" in request.messages[-1].text else "text"
+    score = 8 if PROMPT_WORD in system else 6
+    return json.dumps(
+        {
+            criterion: {"rationale": f"scripted: {criterion}", "score": score}
+            for criterion in TRACKS[track].criteria
+        }
+    )
+
+
+def _scripted_panel(path: Path, *, edited: bool) -> None:
+    """The shipped cpu panel (its prompts, framing and tracks) with the scripted judge as its backend."""
+    import yaml
+
+    panel = yaml.safe_load(SHIPPED_PANEL.read_text(encoding="utf-8"))
+    judges = [judge for track in panel["tracks"].values() for judge in track.get("judges", [])]
+    # The YAML aliases one judge under both tracks: edit each distinct mapping once.
+    for judge in {id(j): j for j in [*judges, panel["repair"]]}.values():
+        judge["backend"] = {"kind": "scripted", "script": f"{__name__}:prompt_reading_judge"}
+        judge["model"] = "scripted-prompt-reader"
+        prefix = judge.get("framing", {}).get("system_prefix")
+        if prefix is not None:
+            assert prefix.count(PROMPT_WORD) == 1
+            judge["framing"]["system_prefix"] = prefix.replace(PROMPT_WORD, EDITED_WORD) if edited else prefix
+    path.write_text(yaml.safe_dump(panel, sort_keys=False), encoding="utf-8")
+
+
 def _real_suite(tmp_path: Path, name: str, panel: Path) -> Path:
     """pipelines/nightly.yaml cut to one system on one transition, judged by ``panel``.
 
@@ -184,17 +219,17 @@ def _real_suite(tmp_path: Path, name: str, panel: Path) -> Path:
 def test_rejudge_two_real_runs_differing_only_in_a_judge_prompt_word(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The packaged 1.5B CPU judge, one system, one transition (2 verdicts per run: text, speech)."""
+    """Two real runs of the nightly flow (one system, one transition: 2 verdicts per run, text and
+    speech) whose only difference is one word of the judge's system prompt; the judge is scripted
+    (:func:`prompt_reading_judge`), everything else is the shipped cpu panel."""
     from omnieval.cli import main
     from omnieval.runner import run_suite
 
     panel = tmp_path / "panels" / "cpu.yaml"
     panel.parent.mkdir()
-    text = SHIPPED_PANEL.read_text(encoding="utf-8")
-    assert text.count(PROMPT_WORD) == 1
-    panel.write_text(text, encoding="utf-8")
+    _scripted_panel(panel, edited=False)
     folder_a = Path(run_suite(_real_suite(tmp_path, "a", panel), sync_dvc=False)["run_folder"])
-    panel.write_text(text.replace(PROMPT_WORD, EDITED_WORD), encoding="utf-8")
+    _scripted_panel(panel, edited=True)
     folder_b = Path(run_suite(_real_suite(tmp_path, "b", panel), sync_dvc=False)["run_folder"])
     capsys.readouterr()  # the runs' own summaries
 
@@ -219,6 +254,9 @@ def test_rejudge_two_real_runs_differing_only_in_a_judge_prompt_word(
         assert cell["system_effect"] == {"delta": 0.0, "ci_low": 0.0, "ci_high": 0.0}, component
         plain_delta = plain["systems"]["oracle"][component]["delta"]
         assert judge["delta"] == pytest.approx(plain_delta), component
+        # The scripted judge gives 8 with the shipped wording and 6 with the edited one.
+        if component.startswith("judge."):
+            assert judge["delta"] == pytest.approx(-2.0), (component, judge)
     # B's judges had already judged these very bytes: re-judging A paid nothing.
     assert block["cost"] == {
         "model_calls": 0,

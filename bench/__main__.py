@@ -12,7 +12,18 @@ import sys
 import time
 from pathlib import Path
 
-BENCHES = ("pipeline", "metrics", "analysis", "heteronyms", "faults", "scale", "kill", "judge", "presence")
+BENCHES = (
+    "pipeline",
+    "metrics",
+    "analysis",
+    "heteronyms",
+    "faults",
+    "scale",
+    "kill",
+    "judge",
+    "judge_ranking",
+    "presence",
+)
 
 
 def main(argv: list[str]) -> int:

@@ -123,6 +123,18 @@ def test_scores_rows_follow_the_contract(prism_run: dict[str, Any]) -> None:
     assert scores["value"].between(0, 10).all()
 
 
+def test_the_packaged_cascade_judged_every_stage_of_every_pairing(prism_run: dict[str, Any]) -> None:
+    """PRISM's one real-judge run in CI: the packaged model through the cpu-cascade panel."""
+    lineage = json.loads((Path(prism_run["summary"]["run_folder"]) / "lineage.json").read_text())
+    panel = lineage["judges"]["cpu-cascade"]
+    assert panel["unavailable"] == [] and panel["judge_kind"] == "cascade"
+    # 2 stages (without, then with the caption) x 3 instances x 2 pairings with the ground truth.
+    assert panel["model_calls"] == 2 * len(prism_run["records"]) * len(SYSTEMS), panel["model_calls"]
+    assert panel["seconds_per_call"] > 0
+    judge = panel["judges"]["cpu-qwen2.5-coder-1.5b"]
+    assert len(judge["weights_digest"]) == 64 and judge["model"] == "Qwen2.5-Coder-1.5B-Instruct-Q4_K_M.gguf"
+
+
 def test_ground_truth_beats_swapped_audio(prism_run: dict[str, Any]) -> None:
     """The floor: another clip's sound under the same pictures scores below the clip's own sound.
 

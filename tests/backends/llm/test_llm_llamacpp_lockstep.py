@@ -250,22 +250,21 @@ def qwen_lockstep() -> Iterator[LlamaCppChatBackend]:
 
 
 def _verdict_request(candidate: str) -> ChatRequest:
+    """A short verdict request under the text track's schema. The rubric's long prompt is left out on
+    purpose: bit-equality of the two paths does not depend on the prompt's length, and a short
+    prompt keeps the four real verdicts cheap (the full prompts run in the e2e nightly)."""
     import omnieval.benchmarks  # noqa: F401  (registers the story-continuation rubrics)
-    from omnieval.judges import Framing, JudgeInputs, render_messages, template, verdict_schema
+    from omnieval.judges import verdict_schema
 
-    inputs = JudgeInputs(
-        metadata={"genre": "fairy tale", "characters": [{"name": "Pip", "description": "a small fox"}]},
-        condition={"scene": "the river bank", "text content": "Pip gives the lantern to the river mice"},
-        current_text="Pip carried the lantern along the stream.",
-        reference_text="At the river bank Pip set the lantern down, and the river mice cheered.",
-        reference_speech={},
-        candidate_text=candidate,
-    )
-    framing = Framing(
-        schema_constrained=True, rationale_max_chars=30, compact_json=True, rationale_first=True
-    )
     return ChatRequest(
-        messages=render_messages(template("text"), inputs, framing),
+        messages=(
+            Message.text_only("system", "Score a story continuation on four criteria, 1 to 10, JSON only."),
+            Message.text_only(
+                "user",
+                "Reference: At the river bank Pip set the lantern down, and the river mice cheered.\n"
+                f"Candidate: {candidate}",
+            ),
+        ),
         decoding=Decoding(max_tokens=120),
         json_schema=verdict_schema("text", rationale_max_chars=30, rationale_first=True),
     )

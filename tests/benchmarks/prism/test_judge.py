@@ -410,21 +410,3 @@ def test_read_stage_is_strict_on_content() -> None:
     assert read_stage(dotted, cells).ok
     conflicting = two(7, 6) + "\nor rather\n" + two(5, 6)
     assert "different verdicts" in read_stage(conflicting, cells).error
-
-
-@pytest.mark.slow
-def test_cascade_with_the_packaged_model_on_one_sample_instance(prism_sample: Path, tmp_path: Path) -> None:
-    from omnieval.benchmarks.prism._loader import load_prism
-
-    inst = next(i for i in load_prism(prism_sample).instances if i.id == "on-03")
-    root = tmp_path / "gt"
-    out = candidate_video(root, inst.index)
-    out.parent.mkdir(parents=True)
-    out.write_bytes(inst.reference_video.read_bytes())
-    result = judge_prism([inst], {"ground-truth": root}, panel="cpu-cascade", cache_dir=tmp_path / "cache")
-    assert result.unavailable == []
-    assert set(result.judgments.status) <= {"ok", "repaired"}
-    assert result.model_calls == 2 and len(result.scores) == 4 * 2
-    assert result.scores.value.between(0, 10).all()
-    assert result.lineage["seconds_per_call"] > 0
-    assert result.lineage["judges"]["cpu-qwen2.5-coder-1.5b"]["weights_digest"]

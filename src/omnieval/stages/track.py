@@ -274,6 +274,14 @@ def run(config: SuiteConfig, dataset_digest: str, started_at: datetime | None = 
     return TrackOutcome(ids.parent, folder, ids.systems)
 
 
+INTERRUPTED_TAG = "omnieval.killed_reason"
+INTERRUPTED_REASON = (
+    "interrupted: the run was stopped or killed before its run folder was complete; "
+    "marked KILLED by the next run of the suite"
+)
+"""The tag (and its text) on an MLflow run that :func:`_sweep_interrupted` ends as KILLED."""
+
+
 def _sweep_interrupted(suite_runs: Path) -> None:
     """Remove run folders a killed track stage left half-built, and end their MLflow runs as KILLED.
 
@@ -291,6 +299,7 @@ def _sweep_interrupted(suite_runs: Path) -> None:
 
             client = MlflowClient()
             if client.get_run(folder.name).info.status == "RUNNING":
+                client.set_tag(folder.name, INTERRUPTED_TAG, INTERRUPTED_REASON)
                 client.set_terminated(folder.name, status="KILLED")
         except Exception as exc:  # an unknown id or an unreachable store must not stop tonight's run
             note(f"[track] could not mark interrupted MLflow run {folder.name} KILLED: {type(exc).__name__}")

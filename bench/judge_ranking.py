@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-SAMPLE = REPO / "data" / "storybench-sample"
+from bench.judge import REPO, SAMPLE
+
 CPU_PANEL = REPO / "src/omnieval/benchmarks/storybench/panels/cpu.yaml"
 
 
@@ -55,7 +55,7 @@ def run() -> dict[str, Any]:
 
     started = time.perf_counter()
     result = run_judges(rows, candidates, panel=str(_text_only_cpu_panel(work)), cache_dir=work / "cache")
-    seconds = time.perf_counter() - started
+    per_verdict_s = (time.perf_counter() - started) / max(result.model_calls, 1)
     text = result.scores[result.scores.track == "text"]
     failed = text[text.status != "ok"]
     if len(failed):
@@ -75,7 +75,7 @@ def run() -> dict[str, Any]:
         f"  health: degenerate {bool(health['degenerate'])}, {figures['distinct_values']} distinct values, "
         f"identical-criteria share {figures['identical_share']:.0%}"
     )
-    print(f"  {seconds / max(result.model_calls, 1):.1f} s per verdict (model load included)")
+    print(f"  {per_verdict_s:.1f} s per verdict (model load included)")
     return {
         "rows": len(rows),
         "verdicts": result.model_calls,
@@ -85,5 +85,5 @@ def run() -> dict[str, Any]:
         "degenerate": bool(health["degenerate"]),
         "distinct_values": figures["distinct_values"],
         "identical_share": figures["identical_share"],
-        "seconds_per_verdict": seconds / max(result.model_calls, 1),
+        "seconds_per_verdict": per_verdict_s,
     }

@@ -56,7 +56,7 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ.setdefault("WANDB_DIR", str(base / "wandb"))
     # Workers share the cores for the whole session: each llama.cpp judge takes its share of them,
     # not every core that looked idle when it loaded (spinning threads on a busy core made a verdict
-    # 2-3 times slower; measured 47 s against ~20 s).
+    # up to 2 times slower; measured 47 s against 26 s idle).
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
     if workers > 1:
         from omnieval.backends.llm._cores import MAX_THREADS_ENV, usable_cores

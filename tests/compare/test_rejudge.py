@@ -156,17 +156,11 @@ def prompt_reading_judge(request: Any) -> str:
     shipped wording, 6 with the edited one, so a prompt edit moves every score as a real judge's
     might. The real CPU judge runs in tests/e2e/test_nightly_flow.py; here the point is the
     re-judging of two real runs, not the model."""
-    from omnieval.judges import TRACKS
+    from tests.judges.judge_scripts import verdict
 
-    system = request.messages[0].text
     track = "speech" if "<candidate_speech_analysis>" in request.messages[-1].text else "text"
-    score = 8 if PROMPT_WORD in system else 6
-    return json.dumps(
-        {
-            criterion: {"rationale": f"scripted: {criterion}", "score": score}
-            for criterion in TRACKS[track].criteria
-        }
-    )
+    score = 8 if PROMPT_WORD in request.messages[0].text else 6
+    return verdict(track, (score,) * 4, reason="scripted")
 
 
 def _scripted_panel(path: Path, *, edited: bool) -> None:

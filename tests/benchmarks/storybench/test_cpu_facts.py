@@ -69,50 +69,57 @@ def test_foreign_names_leave_out_openers_and_known_words() -> None:
 def test_text_facts_for_the_ground_truth_itself() -> None:
     facts = _lines(_text(_REFERENCE))
     assert facts["alignment_with_metadata"] == (
-        "book characters named: Pip (reference: Pip); names the book never uses: none (suggested score: 8 to 10)"
+        "book characters named: Pip in the reference, Pip in the candidate; capitalised words in the "
+        "candidate that the book, its page and the reference never use: none (suggested score: 8 to 10)"
     )
     # Candidate content words (7): only "pip" is on the current page.
     assert facts["natural_flow_from_current_narration"] == (
-        "its content words already on the current page: 14 %; reference word pairs kept in order: 100 % "
-        "(suggested score: 8 to 10)"
+        "content words of the candidate already on the current page: 1 of 7 (14 %); word pairs of the "
+        "reference kept in the same order: 8 of 8 (100 %) (suggested score: 8 to 10)"
     )
     # Requested: pip, finding, brass, lantern, mushrooms; the reference has all but "finding".
     assert facts["satisfaction_of_generation_conditions"] == (
-        "requested content words present: 80 % (reference: 80 %) (suggested score: 8 to 10)"
+        "content words of the requested next-page content: 4 of 5 (80 %) in the candidate, 4 of 5 (80 %) "
+        "in the reference (suggested score: 8 to 10)"
     )
     assert facts["semantic_consistency_with_ground_truth"] == (
-        "reference content words kept: 100 %; reference word pairs kept in order: 100 %; keeps all or "
-        "nearly all of the reference (suggested score: 9 to 10)"
+        "content words of the reference also in the candidate: 7 of 7 (100 %); word pairs of the reference "
+        "in the same order: 8 of 8 (100 %); overall the candidate keeps all or nearly all of the reference "
+        "(suggested score: 9 to 10)"
     )
 
 
 def test_text_facts_for_damaged_copies() -> None:
     # Another book's page: no shared words, a foreign name, no book character.
     other = _lines(_text("Bolt swept the wet street with his broom."))
-    assert other["alignment_with_metadata"].endswith("never uses: Bolt (suggested score: 1 to 3)")
-    assert "pairs kept in order: 0 %" in other["natural_flow_from_current_narration"]  # no pair kept
+    assert other["alignment_with_metadata"].endswith("never use: Bolt (suggested score: 1 to 3)")
+    assert "0 of 8 (0 %)" in other["natural_flow_from_current_narration"]  # no pair kept
     assert other["natural_flow_from_current_narration"].endswith("(suggested score: 4 to 7)")
-    assert other["satisfaction_of_generation_conditions"].startswith("requested content words present: 0 %")
+    assert other["satisfaction_of_generation_conditions"].startswith(
+        "content words of the requested next-page content: 0 of 5"
+    )
     assert other["semantic_consistency_with_ground_truth"].endswith(
         "keeps none of the reference (suggested score: 1 to 2)"
     )
     # The current page again: every content word (pip, woke, old, oak, tree) repeats it.
     copy = _lines(_text(_CURRENT))
     assert copy["natural_flow_from_current_narration"].startswith(
-        "its content words already on the current page: 100 %"
+        "content words of the candidate already on the current page: 5 of 5 (100 %)"
     )
     assert copy["natural_flow_from_current_narration"].endswith("(suggested score: 1 to 3)")
     # Scrambled words: all content words kept, 1 of 8 pairs: (7/7 + 1/8) / 2 = 0.5625 -> "most".
     scrambled = _lines(_text("lantern found mushrooms red the near a brass Pip"))
     assert scrambled["semantic_consistency_with_ground_truth"] == (
-        "reference content words kept: 100 %; reference word pairs kept in order: 12 %; keeps most of the "
-        "reference (suggested score: 6 to 8)"
+        "content words of the reference also in the candidate: 7 of 7 (100 %); word pairs of the reference "
+        "in the same order: 1 of 8 (12 %); overall the candidate keeps most of the reference "
+        "(suggested score: 6 to 8)"
     )
     assert scrambled["natural_flow_from_current_narration"].endswith("(suggested score: 2 to 4)")
     # A renamed character: Pip missing, Bolt foreign.
     renamed = _lines(_text(_REFERENCE.replace("Pip", "Bolt")))
     assert renamed["alignment_with_metadata"] == (
-        "book characters named: none (reference: Pip); names the book never uses: Bolt (suggested score: 1 to 3)"
+        "book characters named: Pip in the reference, none in the candidate; capitalised words in the "
+        "candidate that the book, its page and the reference never use: Bolt (suggested score: 1 to 3)"
     )
 
 
@@ -126,35 +133,35 @@ def test_speech_facts_compare_transcript_and_delivery_with_the_request() -> None
     # The line heard whole, pitch as requested, speed not: 6 of 6 words, 1 of 2 attributes.
     right = facts({"transcript": "Oh, a lantern all by itself.", "speed": "fast", "pitch": "high"})
     assert right["alignment_with_metadata"] == (
-        "words of the requested line heard: 100 % (suggested score: 8 to 10)"
+        "words of the requested line heard in the transcript: 6 of 6 (100 %) (suggested score: 8 to 10)"
     )
     assert right["satisfaction_of_generation_conditions"] == (
-        "words of the requested line heard: 100 %; delivery attributes matching the request: 1 of 2 measured "
-        "(suggested score: 6 to 8)"
+        "words of the requested line heard: 6 of 6 (100 %); measured delivery attributes that match the "
+        "request: 1 of 2 (suggested score: 6 to 8)"
     )
     assert right["semantic_consistency_and_persona_match_with_ground_truth"] == (
-        "speed fast, not the requested normal; pitch matches; gender not measured; emotion not measured; "
-        "words of the line heard: 100 % (suggested score: 4 to 6)"
+        "speed does not match (fast, requested normal); pitch matches (high); gender not measured; emotion "
+        "not measured; words of the line heard: 6 of 6 (100 %) (suggested score: 4 to 6)"
     )
     # Another line: only "a" is shared (1 of 6, below 25 %); both attributes match, so the delivery
     # (which ASR errors cannot hide) still earns the persona line 6 to 8, the words 2 to 4.
     wrong = facts({"transcript": "Bolt swept a street.", "speed": "normal", "pitch": "high"})
-    assert wrong["alignment_with_metadata"].endswith("heard: 17 % (suggested score: 2 to 4)")
+    assert wrong["alignment_with_metadata"].endswith("1 of 6 (17 %) (suggested score: 2 to 4)")
     assert wrong["naturalness_and_conversational_relevance"].endswith("(suggested score: 3 to 5)")
     # line level 0 + 2 x delivery 1.0 = 2 points -> 4 to 6.
-    assert wrong["satisfaction_of_generation_conditions"].endswith("2 of 2 measured (suggested score: 4 to 6)")
+    assert wrong["satisfaction_of_generation_conditions"].endswith("2 of 2 (suggested score: 4 to 6)")
     assert wrong["semantic_consistency_and_persona_match_with_ground_truth"].endswith(
         "(suggested score: 6 to 8)"
     )
     # Another line in another voice: nothing matches.
     worst = facts({"transcript": "Bolt swept a street.", "speed": "slow", "pitch": "low"})
-    assert worst["satisfaction_of_generation_conditions"].endswith("0 of 2 measured (suggested score: 1 to 3)")
+    assert worst["satisfaction_of_generation_conditions"].endswith("0 of 2 (suggested score: 1 to 3)")
     assert worst["semantic_consistency_and_persona_match_with_ground_truth"].endswith(
         "(suggested score: 1 to 3)"
     )
     # Nothing recognised.
     silent = facts({"transcript": "", "speed": None, "pitch": None})
-    assert silent["naturalness_and_conversational_relevance"].startswith("0 words recognised;")
+    assert silent["naturalness_and_conversational_relevance"].startswith("words recognised: 0;")
     assert silent["naturalness_and_conversational_relevance"].endswith("(suggested score: 1 to 2)")
 
 
@@ -186,7 +193,7 @@ def test_cpu_text_prompt_carries_the_facts_and_no_system_name(sample_root: Path)
     facts = text.split("<measured_facts>\n", 1)[1].split("\n</measured_facts>", 1)[0]
     assert facts == text_facts(inputs)
     assert (
-        "semantic_consistency_with_ground_truth: reference content words kept: 0 %"
+        "semantic_consistency_with_ground_truth: content words of the reference also in the candidate: 0 of"
         in facts
     )
     for leak in ("oracle", "shuffled", "copy-current", "ground truth", "ground-truth"):

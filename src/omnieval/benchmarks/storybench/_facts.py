@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Final
 if TYPE_CHECKING:
     from omnieval.judges import JudgeInputs
 
-FACTS_VERSION: Final = "storybench-cpu-facts/2"
+FACTS_VERSION: Final = "storybench-cpu-facts/1"
 """Changes with any change of what the facts say (it is part of the cpu prompt's version)."""
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’]*")
@@ -194,17 +194,6 @@ def share_text(found: int, total: int) -> str:
     return f"{found} of {total} ({round(100 * found / total) if total else 0} %)"
 
 
-def percent(found: int, total: int) -> str:
-    """``found`` of ``total`` as a whole percentage (``0 %`` of nothing): shorter in the prompt than
-    :func:`share_text`, which a small judge tends to copy into every rationale.
-
-    Example:
-        >>> percent(1, 17), percent(0, 0)
-        ('6 %', '0 %')
-    """
-    return f"{round(100 * found / total) if total else 0} %"
-
-
 def _pairs(tokens: list[str]) -> list[tuple[str, str]]:
     return list(itertools.pairwise(tokens))
 
@@ -331,10 +320,10 @@ def text_facts(inputs: JudgeInputs) -> str:
         ...     reference_text="Pip found a lantern near the oak.",
         ...     reference_speech={},
         ...     candidate_text="Bolt found a lantern near the river.")))
-        alignment_with_metadata: book characters named: none (reference: Pip); names the book never uses: Bolt (suggested score: 1 to 3)
-        natural_flow_from_current_narration: its content words already on the current page: 0 %; reference word pairs kept in order: 67 % (suggested score: 8 to 10)
-        satisfaction_of_generation_conditions: requested content words present: 33 % (reference: 67 %) (suggested score: 5 to 7)
-        semantic_consistency_with_ground_truth: reference content words kept: 60 %; reference word pairs kept in order: 67 %; keeps most of the reference (suggested score: 6 to 8)
+        alignment_with_metadata: book characters named: Pip in the reference, none in the candidate; capitalised words in the candidate that the book, its page and the reference never use: Bolt (suggested score: 1 to 3)
+        natural_flow_from_current_narration: content words of the candidate already on the current page: 0 of 5 (0 %); word pairs of the reference kept in the same order: 4 of 6 (67 %) (suggested score: 8 to 10)
+        satisfaction_of_generation_conditions: content words of the requested next-page content: 1 of 3 (33 %) in the candidate, 2 of 3 (67 %) in the reference (suggested score: 5 to 7)
+        semantic_consistency_with_ground_truth: content words of the reference also in the candidate: 3 of 5 (60 %); word pairs of the reference in the same order: 4 of 6 (67 %); overall the candidate keeps most of the reference (suggested score: 6 to 8)
     """
     candidate = inputs.candidate_text or ""
     reference = inputs.reference_text
@@ -377,17 +366,26 @@ def text_facts(inputs: JudgeInputs) -> str:
     conditions = (8, 10) if ratio >= 0.8 else (5, 7) if ratio >= 0.4 else (1, 4)
     semantic = (9, 10) if kept >= 0.8 else (6, 8) if kept >= 0.5 else (3, 5) if kept >= 0.25 else (1, 2)
     lines = [
-        f"alignment_with_metadata: book characters named: {_listing(cand_names)} "
-        f"(reference: {_listing(ref_names)}); names the book never uses: {_listing(foreign)}{_suggest(align)}",
-        f"natural_flow_from_current_narration: its content words already on the current page: "
-        f"{percent(repeated, len(cand_words))}; reference word pairs kept in order: "
-        f"{percent(pairs_found, pairs_total)}{_suggest(flow)}",
-        f"satisfaction_of_generation_conditions: requested content words present: "
-        f"{percent(asked_cand, len(requested))} (reference: {percent(asked_ref, len(requested))})"
-        f"{_suggest(conditions)}",
-        f"semantic_consistency_with_ground_truth: reference content words kept: "
-        f"{percent(ref_found, len(ref_words))}; reference word pairs kept in order: "
-        f"{percent(pairs_found, pairs_total)}; keeps {_band(kept)} of the reference{_suggest(semantic)}",
+        f"alignment_with_metadata: book characters named: {_listing(ref_names)} in the reference, "
+        f"{_listing(cand_names)} in the candidate; capitalised words in the candidate that the book, its "
+        f"page and the reference never use: {_listing(foreign)}{_suggest(align)}",
+        "natural_flow_from_current_narration: content words of the candidate already on the current page: "
+        + share_text(repeated, len(cand_words))
+        + "; word pairs of the reference kept in the same order: "
+        + share_text(pairs_found, pairs_total)
+        + _suggest(flow),
+        "satisfaction_of_generation_conditions: content words of the requested next-page content: "
+        + share_text(asked_cand, len(requested))
+        + " in the candidate, "
+        + share_text(asked_ref, len(requested))
+        + " in the reference"
+        + _suggest(conditions),
+        "semantic_consistency_with_ground_truth: content words of the reference also in the candidate: "
+        + share_text(ref_found, len(ref_words))
+        + "; word pairs of the reference in the same order: "
+        + share_text(pairs_found, pairs_total)
+        + f"; overall the candidate keeps {_band(kept)} of the reference"
+        + _suggest(semantic),
     ]
     return "\n".join(lines)
 
@@ -415,10 +413,10 @@ def speech_facts(inputs: JudgeInputs) -> str:
         ...                       "gender": "female", "emotion": "happy"},
         ...     candidate_audio_analysis={"transcript": "Run little goat!", "speed": "fast", "pitch": "normal",
         ...                               "gender": None})))
-        alignment_with_metadata: words of the requested line heard: 75 % (suggested score: 8 to 10)
-        naturalness_and_conversational_relevance: 3 words recognised; words of the requested line heard: 75 %; its word pairs heard in order: 67 % (suggested score: 8 to 10)
-        satisfaction_of_generation_conditions: words of the requested line heard: 75 %; delivery attributes matching the request: 1 of 2 measured (suggested score: 6 to 8)
-        semantic_consistency_and_persona_match_with_ground_truth: speed matches; pitch normal, not the requested high; gender not measured; emotion not measured; words of the line heard: 75 % (suggested score: 4 to 6)
+        alignment_with_metadata: words of the requested line heard in the transcript: 3 of 4 (75 %) (suggested score: 8 to 10)
+        naturalness_and_conversational_relevance: words recognised: 3; words of the requested line heard: 3 of 4 (75 %); word pairs of the line heard in the same order: 2 of 3 (67 %) (suggested score: 8 to 10)
+        satisfaction_of_generation_conditions: words of the requested line heard: 3 of 4 (75 %); measured delivery attributes that match the request: 1 of 2 (suggested score: 6 to 8)
+        semantic_consistency_and_persona_match_with_ground_truth: speed matches (fast); pitch does not match (normal, requested high); gender not measured; emotion not measured; words of the line heard: 3 of 4 (75 %) (suggested score: 4 to 6)
     """
     analysis = inputs.candidate_audio_analysis or {}
     wanted = inputs.reference_speech
@@ -442,15 +440,15 @@ def speech_facts(inputs: JudgeInputs) -> str:
         if not _measured(got):
             parts.append(f"{key} not measured")
         elif not _measured(req):
-            parts.append(f"{key} {got}, none requested")
+            parts.append(f"{key} {got} (nothing requested)")
         else:
             measured += 1
             if str(got).strip().lower() == str(req).strip().lower():
                 matched += 1
-                parts.append(f"{key} matches")
+                parts.append(f"{key} matches ({got})")
             else:
-                parts.append(f"{key} {got}, not the requested {req}")
-    said = percent(found, len(line_words))
+                parts.append(f"{key} does not match ({got}, requested {req})")
+    said = share_text(found, len(line_words))
     # The transcript of a pitch-shifted synthetic voice can miss most words even when the right
     # line was spoken, so the delivery (measured, not heard) weighs as much as the words.
     line_level = 2 if share >= 0.6 else 1 if share >= 0.25 else 0
@@ -471,11 +469,12 @@ def speech_facts(inputs: JudgeInputs) -> str:
         else (1, 3)
     )
     lines = [
-        f"alignment_with_metadata: words of the requested line heard: {said}{_suggest(fits)}",
-        f"naturalness_and_conversational_relevance: {len(heard)} words recognised; words of the requested "
-        f"line heard: {said}; its word pairs heard in order: {percent(pairs_found, pairs_total)}{_suggest(natural)}",
-        f"satisfaction_of_generation_conditions: words of the requested line heard: {said}; delivery "
-        f"attributes matching the request: {matched} of {measured} measured{_suggest(conditions)}",
+        f"alignment_with_metadata: words of the requested line heard in the transcript: {said}{_suggest(fits)}",
+        f"naturalness_and_conversational_relevance: words recognised: {len(heard)}; words of the requested "
+        f"line heard: {said}; word pairs of the line heard in the same order: "
+        f"{share_text(pairs_found, pairs_total)}{_suggest(natural)}",
+        f"satisfaction_of_generation_conditions: words of the requested line heard: {said}; measured "
+        f"delivery attributes that match the request: {matched} of {measured}{_suggest(conditions)}",
         "semantic_consistency_and_persona_match_with_ground_truth: "
         + "; ".join(parts)
         + f"; words of the line heard: {said}{_suggest(persona)}",

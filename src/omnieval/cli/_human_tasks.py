@@ -6,8 +6,9 @@ import argparse
 from typing import Any
 
 _ABOUT = (
-    "Write the tasks of a benchmark's human study (PRISM-Bench: its stratified sample of blind "
-    "ground-truth-versus-system pairs as Label Studio tasks). Options after BENCHMARK belong to that "
+    "Write the tasks of a benchmark's human study as Label Studio tasks (PRISM-Bench: its stratified "
+    "sample of blind ground-truth-versus-system pairs; OmniACBench: the class-balanced Table 4 subset "
+    "of its evaluators' validation, clips in blind order). Options after BENCHMARK belong to that "
     "benchmark's command: `omnieval human-tasks BENCHMARK --help` lists them."
 )
 

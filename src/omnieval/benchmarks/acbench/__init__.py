@@ -172,6 +172,12 @@ class AcBench(api.Benchmark):
 
         return sample_main(argv, prog)
 
+    def human_tasks_command(self, argv: Sequence[str], prog: str) -> int:
+        """The paper's Table 4 subset as blind Label Studio tasks, and its ``labels`` read-back."""
+        from omnieval.benchmarks.acbench._human_cli import human_tasks_main
+
+        return human_tasks_main(argv, prog)
+
     def metrics_command(self, argv: Sequence[str], prog: str) -> int:
         from omnieval.benchmarks.acbench._metrics_cli import metrics_main
 

@@ -6,7 +6,9 @@ read it after a spoken instruction, pick the target value an image implies from 
 has people label a class-balanced subset of generated clips. Their per-item results come in a CSV
 or JSONL file (format in docs/acbench.md); the scores table supplies what the suite already knows
 (the full task's WER under ``original`` for Table 3; each clip's feature, target value and evaluator
-hit for Table 4). Importing this module registers both analyses.
+hit for Table 4). Table 4's labels may come from a Label Studio export of the tasks that
+``omnieval human-tasks acbench`` writes: :func:`study_labels` applies the study's key file and gives
+the rows :func:`human_validation` reads. Importing this module registers both analyses.
 """
 
 from __future__ import annotations
@@ -16,11 +18,14 @@ import json
 import math
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from omnieval.analysis import AnalysisContext, AnalysisResult, Skip, analysis
 from omnieval.benchmarks.acbench._aggregate import BENCHMARK, aggregate_acbench
+from omnieval.benchmarks.acbench._human_sample import LABEL_CONTROL, STUDY, TASK_FIELD
+from omnieval.benchmarks.acbench._loader import FEATURES, canonical_target
 from omnieval.errors import DataError
 from omnieval.metrics.functional.labels import normalize_label
 from omnieval.scores import VALUED_STATUSES
@@ -296,6 +301,162 @@ def human_validation(
     }
 
 
+# -- Table 4 labels from a Label Studio export --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StudyLabels:
+    """The labels of a Label Studio export of ``omnieval human-tasks acbench`` tasks, key applied.
+
+    Attributes:
+        records: One row per annotation, the input of :func:`human_validation`: ``system``,
+            ``condition``, ``instance_id``, ``annotator``, ``label`` (the class, canonical spelling),
+            plus ``task``, ``feature`` and ``target_value`` for reading the file by eye.
+        counts: ``tasks`` (in the exports), ``annotations``, ``labels`` (rows written), ``skipped``
+            (cancelled or empty annotations), ``unlabelled_tasks`` (tasks of the key with no label).
+        per_clip: Feature -> ``{"clips", "min", "max"}``: labelled clips and annotations per clip.
+    """
+
+    records: tuple[dict[str, Any], ...]
+    counts: Mapping[str, int]
+    per_clip: Mapping[str, Mapping[str, int]]
+
+
+_KEY_FIELDS = ("feature", "target_value", "instance_id", "system", "condition")
+
+
+def _study_key(key: Any, source: str) -> dict[str, dict[str, str]]:
+    if not isinstance(key, Mapping) or key.get("study") != STUDY or not isinstance(key.get("tasks"), Mapping):
+        raise DataError(f"{source}: not the key file of omnieval human-tasks acbench (study {STUDY!r})")
+    tasks: dict[str, dict[str, str]] = {}
+    for task, entry in key["tasks"].items():
+        if not isinstance(entry, Mapping):
+            raise DataError(f"{source}: task {task}: not an object")
+        tasks[str(task)] = {f: _text(entry, f, f"{source}: task {task}") for f in _KEY_FIELDS}
+    return tasks
+
+
+def _annotator(annotation: Mapping[str, Any]) -> str:
+    who = annotation.get("completed_by")
+    if isinstance(who, Mapping):
+        who = who.get("id", who.get("email"))
+    return "" if who is None else str(who).strip()
+
+
+def study_labels(exports: Sequence[tuple[str, Any]], key: Any, key_source: str = "key") -> StudyLabels:
+    """Turn Label Studio exports of the human-validation tasks into :func:`human_validation` rows.
+
+    Args:
+        exports: ``(source name, decoded JSON)`` of each Label Studio "JSON" export (a list of
+            tasks; one export per feature project). A task's ``data.task`` is its blind id; each
+            annotation's ``result`` holds the choice of the ``label`` control, ``value`` =
+            ``{"choices": [class]}``; ``completed_by`` (a user id, or an object with ``id`` or
+            ``email``) is the annotator. Cancelled annotations and empty results are skipped.
+        key: The decoded key file (``key.json`` written beside the tasks).
+        key_source: Name of the key in messages.
+
+    Raises:
+        DataError: naming the export, task and annotation: a key that is not this study's, an export
+            that is not a list of tasks, a task id not in the key, a label that is not one of the
+            feature's classes, more than one label in an annotation, or one annotator labelling the
+            same clip twice.
+    """
+    clips = _study_key(key, key_source)
+    records: list[dict[str, Any]] = []
+    counts = dict.fromkeys(("tasks", "annotations", "labels", "skipped", "unlabelled_tasks"), 0)
+    seen: dict[tuple[str, str], str] = {}
+    for source, tasks in exports:
+        if not isinstance(tasks, list):
+            raise DataError(f"{source}: a Label Studio JSON export is a list of tasks")
+        for t_idx, task in enumerate(tasks):
+            counts["tasks"] += 1
+            where = (
+                f"{source}: task {task.get('id', f'#{t_idx}') if isinstance(task, Mapping) else f'#{t_idx}'}"
+            )
+            data = task.get("data") if isinstance(task, Mapping) else None
+            if not isinstance(data, Mapping):
+                raise DataError(f"{where}: field data: missing or not an object")
+            blind = data.get(TASK_FIELD)
+            if not isinstance(blind, str) or blind not in clips:
+                raise DataError(
+                    f"{where}: field data.{TASK_FIELD}: {blind!r} is not a task of {key_source} "
+                    "(an export of other tasks, or another study's key)"
+                )
+            clip = clips[blind]
+            for a_idx, ann in enumerate(task.get("annotations") or []):
+                counts["annotations"] += 1
+                a_where = f"{where} ({blind}) annotation {ann.get('id', f'#{a_idx}') if isinstance(ann, Mapping) else f'#{a_idx}'}"
+                if not isinstance(ann, Mapping):
+                    raise DataError(f"{a_where}: not an object")
+                results = ann.get("result")
+                if ann.get("was_cancelled") or not results:
+                    counts["skipped"] += 1
+                    continue
+                if not isinstance(results, list):
+                    raise DataError(f"{a_where}: field result: not a list")
+                chosen = [
+                    r.get("value")
+                    for r in results
+                    if isinstance(r, Mapping) and r.get("from_name") == LABEL_CONTROL
+                ]
+                if not chosen:
+                    counts["skipped"] += 1
+                    continue
+                value = chosen[0]
+                choices = value.get("choices") if isinstance(value, Mapping) else None
+                if len(chosen) > 1 or not isinstance(choices, list) or len(choices) != 1:
+                    raise DataError(f"{a_where}: field {LABEL_CONTROL}: expected exactly one choice")
+                label = canonical_target(clip["feature"], choices[0])
+                if label is None:
+                    raise DataError(
+                        f"{a_where}: field {LABEL_CONTROL}: {choices[0]!r} is not one of the {clip['feature']} "
+                        f"classes ({', '.join(FEATURES.get(clip['feature'], ()))})"
+                    )
+                annotator = _annotator(ann)
+                if not annotator:
+                    raise DataError(f"{a_where}: field completed_by: no annotator")
+                first = seen.setdefault((blind, annotator), a_where)
+                if first != a_where:
+                    raise DataError(f"{a_where}: annotator {annotator!r} labelled {blind} already ({first})")
+                records.append(
+                    {
+                        "system": clip["system"],
+                        "condition": clip["condition"],
+                        "instance_id": clip["instance_id"],
+                        "annotator": annotator,
+                        "label": label,
+                        "task": blind,
+                        "feature": clip["feature"],
+                        "target_value": clip["target_value"],
+                    }
+                )
+    counts["labels"] = len(records)
+    per_task = Counter(str(r["task"]) for r in records)
+    counts["unlabelled_tasks"] = sum(1 for task in clips if task not in per_task)
+    per_clip: dict[str, dict[str, int]] = {}
+    for feature in dict.fromkeys(c["feature"] for c in clips.values()):
+        n = [per_task[t] for t, c in clips.items() if c["feature"] == feature and per_task[t]]
+        per_clip[feature] = {"clips": len(n), "min": min(n, default=0), "max": max(n, default=0)}
+    return StudyLabels(tuple(records), counts, per_clip)
+
+
+def read_study_labels(exports: Sequence[Path], key: Path) -> StudyLabels:
+    """Read Label Studio export files and the key file, then :func:`study_labels`.
+
+    Raises:
+        DataError: a file that cannot be read or is not JSON, and everything :func:`study_labels` raises.
+    """
+
+    def load(path: Path, what: str) -> Any:
+        try:
+            return json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise DataError(f"{path}: cannot read {what}: {exc}") from None
+
+    decoded = [(str(p), load(p, "Label Studio export")) for p in exports]
+    return study_labels(decoded, load(key, "key file"), str(key))
+
+
 @analysis(
     "human_validation",
     summary="acbench Table 4: evaluator vs majority-vote human accuracy per system, condition, feature (--humans)",
@@ -316,8 +477,11 @@ def human_validation_analysis(ctx: AnalysisContext) -> AnalysisResult:
 
 __all__ = [
     "CAPABILITY_SETTINGS",
+    "StudyLabels",
     "capability_diagnostics",
     "human_validation",
     "majority_label",
     "read_records",
+    "read_study_labels",
+    "study_labels",
 ]

@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from omnieval import runner
+from omnieval.errors import OmnievalError
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -51,6 +52,17 @@ def test_sync_commits_only_the_suites_stages(monkeypatch: pytest.MonkeyPatch, tm
     assert calls == [["/usr/bin/dvc", "commit", "--force", "--quiet", *NIGHTLY]]
     runner.sync_dvc_lock(tmp_path.parent / "elsewhere.yaml")
     assert len(calls) == 1, "a suite outside the project is not part of its DAG"
+
+
+def test_sync_outside_any_dvc_project_does_nothing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A suite run from a folder with no dvc.yaml above it has no lock to sync: no error, no dvc call."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("OMNIEVAL_PROJECT_ROOT", raising=False)
+    monkeypatch.setattr(runner.shutil, "which", lambda name: "/usr/bin/dvc")
+    monkeypatch.setattr(runner.subprocess, "run", lambda *a, **k: pytest.fail("dvc must not run"))
+    with pytest.raises(OmnievalError):
+        runner.project_root()
+    runner.sync_dvc_lock(tmp_path / "suite.yaml")
 
 
 def test_train_evaluator_stage_covers_every_configured_feature() -> None:

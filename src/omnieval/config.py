@@ -24,7 +24,7 @@ from pydantic import (
 from omnieval.backends.llm import TokenPrice
 from omnieval.errors import ConfigError, validation_problems
 from omnieval.judges import JudgeBudget
-from omnieval.systems import SystemConfig, SystemSpec
+from omnieval.systems import GenerationBudget, SystemConfig, SystemSpec
 
 if TYPE_CHECKING:
     from omnieval.benchmarks import Benchmark
@@ -81,6 +81,15 @@ class JudgesConfig(_Strict):
     incomplete, so a rerun with a larger budget finishes it from the cache."""
     meta_eval: MetaEvalConfig = MetaEvalConfig()
     """The judges' check on the benchmark's known set (off unless enabled)."""
+
+
+class GenerationConfig(_Strict):
+    """How the generating systems run (docs/generation.md, "A budget for generation")."""
+
+    budget: GenerationBudget | None = None
+    """Most examples and/or wall seconds each generating system may spend generating in one run;
+    None = no limit. Once used, the rest are not generated (missing, with the budget's reason) and
+    the stage stays incomplete, so a rerun with a larger budget finishes it from the example cache."""
 
 
 class AnalysesConfig(_Strict):
@@ -241,6 +250,8 @@ class SuiteConfig(_Strict):
     ``i_to_t``, ``all_to_t``, ``oracle``); empty = the benchmark's default."""
     metrics: SerializeAsAny[BaseModel] = Field(default_factory=dict, validate_default=True)
     """The benchmark's typed metrics config (validated against it when the suite loads)."""
+    generation: GenerationConfig = GenerationConfig()
+    """Limits on the generating systems (``budget``)."""
     judges: JudgesConfig = JudgesConfig()
     analyses: AnalysesConfig = AnalysesConfig()
     tracking: TrackingConfig = TrackingConfig()

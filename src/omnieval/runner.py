@@ -34,7 +34,7 @@ def project_root(start: Path | None = None) -> Path:
     raise OmnievalError("cannot find dvc.yaml: run omnieval from the project folder")
 
 
-FLOWS = ("nightly", "train_evaluators")
+FLOWS = ("nightly", "night", "train_evaluators")
 """The flows of :mod:`omnieval.flows`."""
 
 
@@ -100,6 +100,42 @@ def run_suite(suite_path: Path, *, sync_dvc: bool = True, runner: str | None = N
     return summary
 
 
+def run_night(
+    suite_paths: list[Path],
+    *,
+    date: str | None = None,
+    timezone: str = "UTC",
+    nights_dir: Path | None = None,
+    sync_dvc: bool = True,
+) -> dict[str, Any]:
+    """Run the night flow on ``suite_paths`` in this process, now; return its summary.
+
+    The suites run one after another; one that fails is recorded as failed to run and the others
+    still run. ``sync_dvc`` records each suite's outputs in ``dvc.lock`` afterwards, as
+    :func:`run_suite` does.
+    """
+    from omnieval.flows import EarlyPrefectServer
+
+    prepare_prefect_env()
+    with EarlyPrefectServer() as server:
+        module = load_flow_module("night")
+        with prefect_api(server.wait()):
+            summary: dict[str, Any] = module.night(
+                [str(p) for p in suite_paths],
+                date=date,
+                timezone=timezone,
+                nights_dir=None if nights_dir is None else str(nights_dir),
+            )
+    if sync_dvc:
+        for path in suite_paths:
+            if Path(path).is_file():
+                try:
+                    sync_dvc_lock(path)
+                except OmnievalError:  # run outside a DVC project: nothing to record, the night stands
+                    continue
+    return summary
+
+
 def dvc_stages_for(suite_path: Path, dvc_yaml: Path) -> list[str]:
     """Names of the ``dvc.yaml`` stages whose command runs a stage module on ``suite_path``.
 
@@ -126,9 +162,13 @@ def sync_dvc_lock(suite_path: Path = Path("pipelines/nightly.yaml")) -> None:
 
     The flow runs exactly the stage functions that ``dvc.yaml`` declares for the suite, so
     committing their current deps and outs makes ``dvc status`` clean and ``dvc repro`` a no-op
-    after a run. Only the suite's own stages are committed.
+    after a run. Only the suite's own stages are committed. Outside any DVC project (no
+    ``dvc.yaml`` from the working directory up) there is no lock to sync: the run stands as it is.
     """
-    root = project_root()
+    try:
+        root = project_root()
+    except OmnievalError:
+        return
     dvc = shutil.which("dvc")
     if dvc is None or not (root / "dvc.yaml").is_file() or not (root / ".dvc").is_dir():
         return

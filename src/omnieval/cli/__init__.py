@@ -34,6 +34,7 @@ _SUBCOMMAND_MODULES = (
     "_trend",
     "_view",
     "_serve",
+    "_night",
     "_train",
 )
 

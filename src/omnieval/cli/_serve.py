@@ -24,11 +24,33 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
             "that server is used. Otherwise a persistent local Prefect server is started on 127.0.0.1 "
             "(its database in <PREFECT_HOME>/server/, PREFECT_HOME defaulting to .prefect) or, when one "
             "is already running there, reused; it stops when the last serve using it stops. A restart "
-            "keeps the scheduled runs and runs an interrupted night again (docs/nightly.md)."
+            "keeps the scheduled runs and runs an interrupted night again (docs/nightly.md). With --night "
+            "the suites run one after another as one night on one schedule and leave one record, "
+            "runs/nights/<date>/night.json and night.html, one MLflow run and one notification "
+            "(omnieval night prints it)."
         ),
     )
     parser.add_argument(
         "suites", type=Path, nargs="*", default=[Path("pipelines/nightly.yaml")], metavar="SUITE"
+    )
+    parser.add_argument(
+        "--night",
+        action="store_true",
+        help=(
+            "serve the suites as one night: one deployment (omnieval-night) that runs them one after "
+            "another, in the order given, on one schedule (--cron, default the first suite's "
+            "schedule.cron), then writes the night record and sends one notification"
+        ),
+    )
+    parser.add_argument(
+        "--cron",
+        default=None,
+        help="the night's cron (with --night; default the first suite's schedule.cron)",
+    )
+    parser.add_argument(
+        "--timezone",
+        default=None,
+        help="time zone of --cron and of the night's date (with --night; default the first suite's)",
     )
     parser.add_argument(
         "--port",
@@ -48,6 +70,11 @@ def _handle(args: argparse.Namespace) -> int:
     repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:
         raise OmnievalError(f"suite name(s) given twice: {', '.join(repeated)}; each suite is one deployment")
+    if not args.night and (args.cron or args.timezone):
+        raise OmnievalError("--cron and --timezone set the schedule of a night: use them with --night")
+    if args.night:
+        _check_cron(args.cron)
+        _check_timezone(args.timezone)
     prepare_prefect_env()
     server = None
     if os.environ.get("PREFECT_API_URL"):
@@ -63,7 +90,7 @@ def _handle(args: argparse.Namespace) -> int:
         # its modules half-initialized.
         preload = threading.Thread(target=_preload, name="omnieval-preload", daemon=True)
         preload.start()
-        server = acquire_server(names, folder=folder, port=args.port)
+        server = acquire_server(names + ([NIGHT] if args.night else []), folder=folder, port=args.port)
         preload.join()
         api_url = server.api_url
         how = "started" if server.started else "reusing the running"
@@ -75,34 +102,75 @@ def _handle(args: argparse.Namespace) -> int:
         if args.port and args.port != server.port:
             print(f"  (--port {args.port} not used: the running server keeps port {server.port})", flush=True)
         os.environ["PREFECT_API_URL"] = api_url
+    night = _night_schedule(args, suites[0][0]) if args.night else None
+    if night is not None:
+        others = [c.suite for c, _ in suites if (c.schedule.cron, c.schedule.timezone) != night]
+        if others:
+            print(f"  (the night runs on {night[0]} {night[1]}; schedule of {', '.join(others)} not used)")
     try:
-        _serve(suites, api_url)
+        _serve(suites, api_url, night=night)
     finally:
         if server is not None and server.release():
             print(f"Prefect server (pid {server.pid}) stopped", flush=True)
     return 0
 
 
+NIGHT = "(night)"
+"""What the server record lists for a ``serve --night`` beside its suites: one night per project."""
+
+
+def _night_schedule(args: argparse.Namespace, first: SuiteConfig) -> tuple[str, str]:
+    """The night's (cron, time zone): the options, else the first suite's schedule."""
+    return args.cron or first.schedule.cron, args.timezone or first.schedule.timezone
+
+
+def _check_cron(cron: str | None) -> None:
+    if cron is not None and len(cron.split()) not in (5, 6):
+        raise OmnievalError(f"--cron {cron!r}: expected five fields, e.g. '0 2 * * *'")
+
+
+def _check_timezone(timezone: str | None) -> None:
+    if timezone is None:
+        return
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        ZoneInfo(timezone)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise OmnievalError(
+            f"--timezone {timezone!r}: not a known time zone (e.g. UTC, Europe/Paris)"
+        ) from None
+
+
 def _preload() -> None:
     import importlib
 
-    for module in ("prefect.runner", "prefect.client.orchestration", "omnieval.flows.nightly"):
+    for module in (
+        "prefect.runner",
+        "prefect.client.orchestration",
+        "omnieval.flows.nightly",
+        "omnieval.flows.night",
+    ):
         try:
             importlib.import_module(module)
         except Exception:  # the import in the main thread reports it properly
             return
 
 
-def _serve(suites: list[tuple[SuiteConfig, Path]], api_url: str) -> None:
+def _serve(suites: list[tuple[SuiteConfig, Path]], api_url: str, *, night: tuple[str, str] | None) -> None:
     import asyncio
 
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
-    from omnieval.flows import serve_suites
+    from omnieval.flows import serve_night, serve_suites
 
     def announce(line: str) -> None:
         print(line, flush=True)
 
     with temporary_settings(updates={PREFECT_API_URL: api_url}):
         print("serving (Ctrl-C stops):", flush=True)
-        asyncio.run(serve_suites(suites, announce=announce))
+        if night is None:
+            asyncio.run(serve_suites(suites, announce=announce))
+        else:
+            cron, timezone = night
+            asyncio.run(serve_night(suites, cron=cron, timezone=timezone, announce=announce))

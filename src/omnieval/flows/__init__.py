@@ -9,13 +9,14 @@ from omnieval.flows._dask import dask_task_runner, shared_prefect_api
 from omnieval.flows._early import EarlyPrefectServer
 from omnieval.flows._env import prepare_prefect_env
 from omnieval.flows._server import acquire_server, server_folder
-from omnieval.flows._serving import serve_suites
+from omnieval.flows._serving import serve_night, serve_suites
 
 __all__ = [
     "EarlyPrefectServer",
     "acquire_server",
     "dask_task_runner",
     "prepare_prefect_env",
+    "serve_night",
     "serve_suites",
     "server_folder",
     "shared_prefect_api",

@@ -4,7 +4,8 @@
 restarted ``serve`` updates the same deployment instead of adding one), and runs a Prefect runner
 that executes the scheduled flow runs the server's scheduler creates. Prefect keys each scheduled
 run by deployment, schedule and time, so a slot gets one auto-scheduled run however often the
-deployment is re-applied.
+deployment is re-applied. ``omnieval serve --night`` registers one deployment instead,
+``omnieval-night``, whose flow runs the suites one after another (:func:`serve_night`).
 
 What Prefect does not do by itself, and :func:`plan_catch_up` decides at start-up:
 
@@ -249,42 +250,95 @@ async def next_fire_times(cron: str, timezone: str, n: int = 3) -> list[dt.datet
     return [dt.datetime.fromisoformat(date.isoformat()) for date in dates]
 
 
+class Served(NamedTuple):
+    """One deployment ``serve`` registers: a suite's nightly flow, or the night flow of several."""
+
+    label: str
+    """How the announcements name it (the suite, or ``night``)."""
+    deployment: str
+    flow: Any
+    cron: str
+    timezone: str
+    parameters: dict[str, Any]
+    tags: list[str]
+
+
+NIGHT_DEPLOYMENT = "omnieval-night"
+"""The deployment of ``omnieval serve --night``: one night per project, the same name on every start."""
+
+
 async def serve_suites(suites: Sequence[tuple[SuiteConfig, Path]], *, announce: Any = print) -> None:
     """Register a deployment per suite, catch up, print the next runs, and run until stopped.
 
     ``PREFECT_API_URL`` must point at a server with its scheduler running (``omnieval serve``
     sets it to the persistent local server).
     """
+    from omnieval.flows.nightly import nightly
+
+    served = [
+        Served(
+            config.suite,
+            deployment_name(config.suite),
+            nightly,
+            config.schedule.cron,
+            config.schedule.timezone,
+            {"suite_path": str(path)},
+            ["omnieval", f"suite:{config.suite}"],
+        )
+        for config, path in suites
+    ]
+    await _serve(served, announce=announce)
+
+
+async def serve_night(
+    suites: Sequence[tuple[SuiteConfig, Path]], *, cron: str, timezone: str, announce: Any = print
+) -> None:
+    """Register one deployment that runs ``suites`` one after another as a night on ``cron``
+    (``omnieval.flows.night``), catch up, print the next runs, and run until stopped."""
+    from omnieval.flows.night import night
+
+    served = Served(
+        "night",
+        NIGHT_DEPLOYMENT,
+        night,
+        cron,
+        timezone,
+        {"suite_paths": [str(path) for _, path in suites], "timezone": timezone},
+        ["omnieval", "night", *(f"suite:{config.suite}" for config, _ in suites)],
+    )
+    announce(f"  night: {', '.join(config.suite for config, _ in suites)}, one after another")
+    await _serve([served], announce=announce)
+
+
+async def _serve(served: Sequence[Served], *, announce: Any) -> None:
     from prefect.client.orchestration import get_client
     from prefect.runner import Runner
     from prefect.schedules import Cron
     from prefect.types.entrypoint import EntrypointType
 
-    from omnieval.flows.nightly import nightly
-
     track_flow_run_processes()
     runner = Runner(name=f"omnieval-serve-{os.getpid()}", pause_on_shutdown=False, limit=1)
     deployments: dict[str, UUID] = {}
-    for config, path in suites:
-        deployments[config.suite] = await runner.aadd_flow(
-            nightly,
-            name=deployment_name(config.suite),
-            schedule=Cron(config.schedule.cron, timezone=config.schedule.timezone),
-            parameters={"suite_path": str(path)},
-            tags=["omnieval", f"suite:{config.suite}"],
+    for one in served:
+        deployments[one.label] = await runner.aadd_flow(
+            one.flow,
+            name=one.deployment,
+            schedule=Cron(one.cron, timezone=one.timezone),
+            parameters=one.parameters,
+            tags=one.tags,
             entrypoint_type=EntrypointType.MODULE_PATH,
         )
     running: dict[str, int] = {}
     async with get_client() as client:
-        for config, _path in suites:
-            result = await catch_up(client, deployments[config.suite], config.suite)
+        for one in served:
+            result = await catch_up(client, deployments[one.label], one.label)
             for line in result.lines:
                 announce(line)
             running.update(result.running)
-    for config, _path in suites:
-        times = await next_fire_times(config.schedule.cron, config.schedule.timezone)
+    for one in served:
+        times = await next_fire_times(one.cron, one.timezone)
         shown = ", ".join(t.strftime("%Y-%m-%d %H:%M %Z") for t in times)
-        announce(f"  {config.suite}: deployment {deployment_name(config.suite)}; next runs {shown}")
+        announce(f"  {one.label}: deployment {one.deployment}; next runs {shown}")
     if running:
         # A killed serve's flow run still works on the suite's state folders: let it finish before
         # this runner starts another run of the same suite.

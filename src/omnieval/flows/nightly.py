@@ -84,20 +84,23 @@ def report_task(config: SuiteConfig, state: validate.DatasetState) -> report.Rep
 
 
 @task(name="track", retries=2, retry_delay_seconds=5, retry_condition_fn=_transient)
-def track_task(config: SuiteConfig, state: validate.DatasetState) -> track.TrackOutcome:
+def track_task(config: SuiteConfig, state: validate.DatasetState, notify: bool = True) -> track.TrackOutcome:
     _begin("[track] started")
     with heartbeat("track"):
-        return track.run(config, state.digest, started_at=state.started_at)
+        return track.run(config, state.digest, started_at=state.started_at, notify=notify)
 
 
 @flow(name="omnieval-nightly", log_prints=False)
-def nightly(suite_path: str = "pipelines/nightly.yaml", runner: str | None = None) -> dict[str, Any]:
+def nightly(
+    suite_path: str = "pipelines/nightly.yaml", runner: str | None = None, notify: bool = True
+) -> dict[str, Any]:
     """Validate -> generate (per system, concurrent) -> metrics -> judge (model-major) -> report -> track.
 
     ``runner``: ``default`` or ``dask`` (None: the suite's ``execution.runner``). Under Dask the
     per-shard tasks (generate and metrics per system, the judge shards) are submitted together and
     run on the cluster's worker processes; the default runner keeps metrics one system at a time
-    (they share loaded models) and judges all systems in one shard, model-major.
+    (they share loaded models) and judges all systems in one shard, model-major. ``notify``: send
+    the verdict through the suite's ``regression.notify`` (a night sends one for all its suites).
     """
     config = load_suite(Path(suite_path))
     distributed = (runner or config.execution.runner) == "dask"
@@ -138,7 +141,7 @@ def nightly(suite_path: str = "pipelines/nightly.yaml", runner: str | None = Non
     lap("judge")
     reported = report_task(config, state)
     lap("report")
-    tracked = track_task(config, state)
+    tracked = track_task(config, state, notify)
     lap("track")
     return {
         "suite": config.suite,

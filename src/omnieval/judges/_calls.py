@@ -261,6 +261,10 @@ class Job(Protocol):
         """Kept beside the cached answer (for people reading the cache, never part of the key)."""
         ...
 
+    # A job may also carry ``system: str``, the system whose candidate it judges; the runner then
+    # counts its usage per system too (:attr:`CallRunner.usage_by_system`). It is read with
+    # getattr, so jobs of benchmarks from outside the package need not have it.
+
     def on_done(self, completion: Completion, cached: bool) -> None: ...
     def on_error(self, error: BackendError) -> None: ...
     def on_unavailable(self, reason: str) -> None: ...
@@ -307,13 +311,26 @@ class CallRunner:
         self.usage: dict[str, Usage] = {}
         """What each judge (by id, repair models included) spent in this runner: calls, cache hits,
         tokens, seconds (:meth:`usage_json`)."""
+        self.usage_by_system: dict[str, dict[str, Usage]] = {}
+        """The same split by the system whose candidate each call judged (system -> judge id ->
+        usage), for jobs that name one (:meth:`usage_by_system_json`)."""
 
-    def _usage(self, judge: JudgeConfig) -> Usage:
-        return self.usage.setdefault(judge.id, Usage())
+    def _usage(self, job: Job) -> list[Usage]:
+        """The entries one job's call counts in: its judge's, and its (system, judge)'s when the job
+        names the system it judges (a ``system`` attribute; a repair counts for the judged system)."""
+        entries = [self.usage.setdefault(job.judge.id, Usage())]
+        system = getattr(job, "system", None)
+        if isinstance(system, str) and system:
+            entries.append(self.usage_by_system.setdefault(system, {}).setdefault(job.judge.id, Usage()))
+        return entries
 
     def usage_json(self) -> dict[str, Any]:
         """``{judge id: usage entry}`` for the benchmark's lineage (the judge stage sums it)."""
         return usage_table(self.usage)
+
+    def usage_by_system_json(self) -> dict[str, Any]:
+        """``{system: {judge id: usage entry}}`` for the benchmark's lineage (``usage_by_system``)."""
+        return {system: usage_table(self.usage_by_system[system]) for system in sorted(self.usage_by_system)}
 
     def identity(self, judge: JudgeConfig) -> ModelIdentity | None:
         """The judge's model as it will be loaded (None, with the reason in :attr:`identity_errors`,
@@ -350,7 +367,8 @@ class CallRunner:
             else:
                 self.counters.hits += 1
                 # A cache hit costs nothing now; the entry keeps the original call's usage.
-                self._usage(job.judge).add_cached()
+                for entry in self._usage(job):
+                    entry.add_cached()
                 job.on_done(cached, True)
         self._misses(len(misses))
         groups: dict[str, list[JobT]] = {}
@@ -405,7 +423,8 @@ class CallRunner:
         self._sent(len(pending), attempt > 0)
         resend: list[JobT] = []
         for job, result in zip(pending, results, strict=True):
-            self._usage(job.judge).add_call(result if isinstance(result, Completion) else None, share)
+            for entry in self._usage(job):
+                entry.add_call(result if isinstance(result, Completion) else None, share)
             if limit is not None:
                 tokens = None
                 if isinstance(result, Completion) and result.prompt_tokens is not None:

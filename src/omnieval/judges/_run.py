@@ -490,6 +490,7 @@ class _JudgeJob:
             record.order,
         )
         self.meta = {"judge": record.judge.id, "track": record.track, "prompt_sha256": record.prompt_sha256}
+        self.system = record.system
 
     def on_done(self, completion: Completion, cached: bool) -> None:
         record = self.record
@@ -513,6 +514,7 @@ class _RepairJob:
     ) -> None:
         self.runner, self.record = runner, record
         self.judge, self.request, self.key, self.order = judge, request, key, record.order
+        self.system = record.system
         self.meta = {
             "repair_for": record.judge_id,
             "track": record.track,
@@ -722,6 +724,7 @@ def _lineage(runner: _Runner, records: list[_Record]) -> dict[str, Any]:
         "cache_hits": runner.counters.hits,
         "audio_descriptions_computed": runner.counters.descriptions,
         "usage": runner.usage_json(),
+        "usage_by_system": runner.usage_by_system_json(),
     }
 
 

@@ -652,7 +652,12 @@ def generation_block(systems: Mapping[str, Any]) -> str:
                     esc(name),
                     esc(condition) if by_condition else "",
                     str(examples),
-                    f"{int(block.get('examples_generated') or 0)} / {int(block.get('examples_reused') or 0)}",
+                    f"{int(block.get('examples_generated') or 0)} / {int(block.get('examples_reused') or 0)}"
+                    + (
+                        f" ({int(block['examples_withheld'])} withheld)"
+                        if block.get("examples_withheld")
+                        else ""
+                    ),
                     ", ".join(f"{esc(m)} {int(n)}" for m, n in sorted(missing.items()) if int(n)) or "none",
                     ", ".join(f"{esc(c)} {int(n)}" for c, n in sorted(failures.items()) if int(n)) or "none",
                     per_example,

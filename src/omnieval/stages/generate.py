@@ -28,6 +28,8 @@ from omnieval.stages._common import (
     write_stamp,
 )
 from omnieval.stages._main import handoff_stage_main
+from omnieval.stages._usage import THIS_RUN_SUFFIX
+from omnieval.systems import GenerationLimit
 
 
 @dataclass(frozen=True)
@@ -107,14 +109,18 @@ def run(
     stage = f"generate@{system_id}"
     if is_fresh(paths, stage, key, [out]):
         note(f"[generate] {system_id}: unchanged, reusing {out}")
+        _write_this_run(out.parent / f"{system_id}{THIS_RUN_SUFFIX}", reused=True)
         roots = candidate_roots(config, system_id)
         return GenerateOutcome(system_id, next(iter(roots.values())), True, roots)
     if out.exists():
         shutil.rmtree(out)
     summaries: dict[str, Any] = {}
+    # One budget per system, shared by its input conditions; reference systems generate nothing.
+    budget = config.generation.budget
+    limit = GenerationLimit(budget) if budget is not None and isinstance(built, GeneratingSystem) else None
     # A generating system loads its models once for every condition and releases them at the end.
     try:
-        _generate_conditions(config, system_id, instances, built, summaries)
+        _generate_conditions(config, system_id, instances, built, summaries, limit)
     finally:
         if isinstance(built, GeneratingSystem):
             built.shutdown()
@@ -123,9 +129,23 @@ def run(
         out.parent / f"{system_id}.summary.json",
         {"system": system_id, **only} if only is not None else {"system": system_id, "conditions": summaries},
     )
-    write_stamp(paths, stage, key)
+    if limit is not None and limit.withheld:
+        # Not stamped: the next run generates again, and only the withheld examples cost anything.
+        note(
+            f"[generate] {system_id}: {limit.withheld} examples not generated: {limit.reason}; "
+            "their outputs are missing (not scored)"
+        )
+    else:
+        write_stamp(paths, stage, key)
+    _write_this_run(out.parent / f"{system_id}{THIS_RUN_SUFFIX}", reused=False)
     roots = candidate_roots(config, system_id)
     return GenerateOutcome(system_id, next(iter(roots.values())), False, roots)
+
+
+def _write_this_run(path: Path, *, reused: bool) -> None:
+    """:data:`~omnieval.stages._usage.THIS_RUN_SUFFIX`: whether this run reused the candidates whole."""
+    if path.parent.is_dir():
+        write_json(path, {"output_reused": reused})
 
 
 def _generate_conditions(
@@ -134,6 +154,7 @@ def _generate_conditions(
     instances: Sequence[Any],
     generating: object | None,
     summaries: dict[str, Any],
+    limit: GenerationLimit | None = None,
 ) -> None:
     from omnieval.benchmarks import GenerateJob
     from omnieval.gates import SpeechCheck, enforce, gate_candidates
@@ -165,6 +186,8 @@ def _generate_conditions(
                     condition=condition,
                     progress=update,
                     keep_open=True,
+                    # Only with a budget: a kind from outside the package may override generate().
+                    **({"limit": limit} if limit is not None else {}),
                 )
             else:
                 summary = bench.generate(GenerateJob(system, instances, target, condition, update))

@@ -229,6 +229,13 @@ def _merge_lineage(into: dict[str, Any], more: dict[str, Any]) -> dict[str, Any]
         from omnieval.backends.llm import merge_usage_json, usage_table
 
         into["usage"] = usage_table(merge_usage_json(into.get("usage") or {}, more["usage"]))
+    if "usage_by_system" in more:  # per system and judge, summed over the shards
+        from omnieval.backends.llm import merge_usage_json, usage_table
+
+        by_system = dict(into.get("usage_by_system") or {})
+        for system, table in (more["usage_by_system"] or {}).items():
+            by_system[system] = usage_table(merge_usage_json(by_system.get(system) or {}, table))
+        into["usage_by_system"] = {system: by_system[system] for system in sorted(by_system)}
     statuses = into.setdefault("statuses", {})
     for group, counts in (more.get("statuses") or {}).items():
         merged = statuses.setdefault(group, {})

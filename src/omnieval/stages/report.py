@@ -83,7 +83,10 @@ def generation_facts(config: SuiteConfig) -> dict[str, dict[str, Any]]:
             "completeness": {"examples": 0, "missing": {}},
             "examples_generated": 0,
             "examples_reused": 0,
+            "seconds_generated": {},
+            "examples_withheld": 0,
         }
+        reasons: list[str] = []
         for block in blocks.values():
             for cause, n in block.get("planning_failures", {}).items():
                 total["planning_failures"][cause] = total["planning_failures"].get(cause, 0) + int(n)
@@ -96,6 +99,14 @@ def generation_facts(config: SuiteConfig) -> dict[str, dict[str, Any]]:
                 missing[modality] = missing.get(modality, 0) + int(n)
             total["examples_generated"] += int(block.get("examples_generated", 0))
             total["examples_reused"] += int(block.get("examples_reused", 0))
+            for step, sec in (block.get("seconds_generated") or {}).items():
+                made = total["seconds_generated"]
+                made[step] = round(made.get(step, 0.0) + float(sec), 3)
+            total["examples_withheld"] += int(block.get("examples_withheld") or 0)
+            if block.get("withheld_reason"):
+                reasons.append(str(block["withheld_reason"]))
+        if reasons:  # one budget per system: its conditions give the same message
+            total["withheld_reason"] = reasons[-1]
         if set(blocks) != {""}:
             total["by_condition"] = blocks
         facts[sid] = total
@@ -112,6 +123,8 @@ def generation_metrics(generation: dict[str, Any]) -> dict[str, float]:
     out["generation.planning_failures.total"] = float(sum(failures.values()))
     for modality, n in generation.get("completeness", {}).get("missing", {}).items():
         out[f"generation.missing.{modality}"] = float(n)
+    if "examples_withheld" in generation:
+        out["generation.examples_withheld"] = float(generation["examples_withheld"])
     return out
 
 

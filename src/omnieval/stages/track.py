@@ -84,16 +84,32 @@ def _lineage_parts(
 
 def _run_usage(config: SuiteConfig, paths: StatePaths, systems: dict[str, Any]) -> dict[str, Any]:
     """The run's ``usage.json``: the judge stage's per-judge usage and each generating system's
-    (from its generation summary), priced with the suite's ``costs:``."""
-    from omnieval.stages._usage import USAGE_FILE, read_usage, run_usage, system_usage
+    (from its generation summary), priced with the suite's ``costs:``, and the same split by stage
+    per system (``by_system``: ``generation`` and ``judging``) with the run's totals of each."""
+    from omnieval.stages._usage import (
+        THIS_RUN_SUFFIX,
+        USAGE_FILE,
+        generation_usage,
+        read_usage,
+        run_usage,
+        system_usage,
+    )
 
     judges = read_usage(paths.judge_dir / USAGE_FILE) if config.panels else None
-    return run_usage(judges, system_usage(systems, config.costs))
+    reused: dict[str, bool] = {}
+    for sid in systems:
+        marker = paths.root / "candidates" / f"{sid}{THIS_RUN_SUFFIX}"
+        reused[sid] = bool(read_json(marker).get("output_reused")) if marker.is_file() else False
+    return run_usage(
+        judges, system_usage(systems, config.costs), generation_usage(systems, config.costs, reused)
+    )
 
 
 def _with_usage(document: dict[str, Any], usage: dict[str, Any]) -> dict[str, Any]:
-    """``leaderboard.json`` with its optional ``usage`` block, when the run has anything to show."""
-    if not usage["judges"] and not usage["systems"]:
+    """``leaderboard.json`` with its optional ``usage`` block, when the run has anything to show:
+    a judge, a system that calls a language model, or a system that generates."""
+    generates = any(e["generation"]["generates"] for e in (usage.get("by_system") or {}).values())
+    if not usage["judges"] and not usage["systems"] and not generates:
         return document
     return {**document, "usage": usage}
 
@@ -108,7 +124,14 @@ def _resolved_config(config: SuiteConfig, metrics: dict[str, Any], judges: dict[
     return resolved
 
 
-def run(config: SuiteConfig, dataset_digest: str, started_at: datetime | None = None) -> TrackOutcome:
+def run(
+    config: SuiteConfig, dataset_digest: str, started_at: datetime | None = None, *, notify: bool = True
+) -> TrackOutcome:
+    """Write the run folder, log the MLflow runs, compare with the previous run and send its verdict.
+
+    ``notify``: send the verdict through ``regression.notify``; off inside a night of several
+    suites, which sends one notification for all of them (docs/nightly.md, "The night record").
+    """
     import yaml
 
     from omnieval.benchmarks import ReportJob
@@ -249,9 +272,10 @@ def run(config: SuiteConfig, dataset_digest: str, started_at: datetime | None = 
     )
     write_json(paths.tracking, {"run_id": ids.parent, "run_folder": str(folder), "systems": ids.systems})
     # -- regression notifications (omnieval.compare, docs/nightly.md) --
-    from omnieval.compare import notify_regression
+    if notify:
+        from omnieval.compare import notify_regression
 
-    notify_regression(config, folder)
+        notify_regression(config, folder)
     # -- end regression notifications --
     if config.tracking.wandb:
         import pandas as pd

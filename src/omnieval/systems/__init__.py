@@ -18,6 +18,7 @@ from omnieval.systems._base import (
     write_image,
     write_text,
 )
+from omnieval.systems._budget import GenerationBudget, GenerationLimit
 from omnieval.systems._generating import (
     EXAMPLE_FILES,
     PLANNING_CODE,
@@ -58,6 +59,8 @@ __all__ = [
     "SYSTEMS",
     "ExampleResult",
     "GeneratingSystem",
+    "GenerationBudget",
+    "GenerationLimit",
     "GenerationSummary",
     "Planner",
     "PlannerConfig",

@@ -147,10 +147,69 @@ def usage_metrics(usage: Mapping[str, Any]) -> dict[str, float]:
     for kind, group in (("judge", "judges"), ("system", "systems")):
         for name, entry in (usage.get(group) or {}).items():
             safe = _METRIC_UNSAFE.sub("_", str(name))
-            for key in USAGE_METRIC_FIELDS:
-                value = entry.get(key)
-                if isinstance(value, int | float) and not isinstance(value, bool):
-                    out[f"usage.{kind}.{safe}.{key}"] = float(value)
+            out.update(_entry_metrics(f"usage.{kind}.{safe}", entry))
+    out.update(stage_usage_metrics(usage))
+    return out
+
+
+USAGE_STAGE_FIELDS: tuple[str, ...] = (
+    "examples_generated",
+    "examples_reused",
+    "examples_withheld",
+)
+"""Generation's example counts, logged beside :data:`USAGE_METRIC_FIELDS` for each generation entry."""
+
+
+def _entry_metrics(
+    prefix: str, entry: Mapping[str, Any], fields: Sequence[str] = USAGE_METRIC_FIELDS
+) -> dict[str, float]:
+    """``<prefix>.<field>`` for the numeric fields of one usage entry (a cost per currency as
+    ``<prefix>.cost.<currency>``); null token counts are left out."""
+    out: dict[str, float] = {}
+    for key in fields:
+        value = entry.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            out[f"{prefix}.{key}"] = float(value)
+        elif key == "cost" and isinstance(value, Mapping):
+            for currency, amount in value.items():
+                out[f"{prefix}.cost.{_METRIC_UNSAFE.sub('_', str(currency))}"] = float(amount)
+    return out
+
+
+def stage_usage_metrics(usage: Mapping[str, Any]) -> dict[str, float]:
+    """The cost-by-stage metrics of a run's ``usage.json`` (its ``by_system``, ``generation`` and
+    ``judging`` blocks; none for a file without them).
+
+    ``usage.system.<system>.generation.<field>`` and ``usage.system.<system>.judging.<field>`` per
+    system, ``usage.generation.<field>`` and ``usage.judging.<field>`` for the run: the fields of
+    :data:`USAGE_METRIC_FIELDS`, generation's example counts (:data:`USAGE_STAGE_FIELDS`) and its
+    seconds per step as ``generation.seconds.<step>``. A cost summed over models is logged per
+    currency (``cost.<currency>``). A system that generates nothing (a reference) gets no generation
+    metrics, and a run without judge calls no judging ones.
+
+    Example:
+        >>> stage_usage_metrics({"by_system": {"s": {"generation": {"calls": 2, "seconds": 3.0,
+        ...     "seconds_by_step": {"plan": 3.0}, "examples_generated": 2}, "judging": {"calls": 4}}}})
+        {'usage.system.s.generation.calls': 2.0, 'usage.system.s.generation.seconds': 3.0, 'usage.system.s.generation.examples_generated': 2.0, 'usage.system.s.generation.seconds.plan': 3.0, 'usage.system.s.judging.calls': 4.0}
+    """
+    out: dict[str, float] = {}
+
+    def stages(prefix: str, generation: Any, judging: Any) -> None:
+        # A reference system generates nothing: no row of zeros for it.
+        if isinstance(generation, Mapping) and generation.get("generates") is not False:
+            out.update(
+                _entry_metrics(f"{prefix}generation", generation, USAGE_METRIC_FIELDS + USAGE_STAGE_FIELDS)
+            )
+            for step, seconds in (generation.get("seconds_by_step") or {}).items():
+                out[f"{prefix}generation.seconds.{_METRIC_UNSAFE.sub('_', str(step))}"] = float(seconds)
+        if isinstance(judging, Mapping) and (judging.get("calls") or judging.get("cached_calls")):
+            out.update(_entry_metrics(f"{prefix}judging", judging))
+
+    for name, entry in (usage.get("by_system") or {}).items():
+        if isinstance(entry, Mapping):
+            safe = _METRIC_UNSAFE.sub("_", str(name))
+            stages(f"usage.system.{safe}.", entry.get("generation"), entry.get("judging"))
+    stages("usage.", usage.get("generation"), usage.get("judging"))
     return out
 
 

@@ -830,6 +830,7 @@ class _StageJob:
         self.judge, self.request, self.key = call.judge, call.request, call.key
         self.order: tuple[int, int, str, bool] = call.sort_key
         self.meta = {"judge": call.judge.id, "benchmark": BENCHMARK}
+        self.system = call.system
 
     def on_done(self, completion: Completion, cached: bool) -> None:
         call = self.call
@@ -856,6 +857,7 @@ class _StageRepairJob:
         self.judge, self.request, self.key = repair, request, key
         self.order = (position,)
         self.meta = {"judge": repair.id, "benchmark": BENCHMARK}
+        self.system = call.system
 
     def on_done(self, completion: Completion, cached: bool) -> None:
         call = self.call
@@ -1044,6 +1046,7 @@ def _lineage(
         "cache_hits": runner.counters.hits,
         "seconds_per_call": (sum(lat) / len(lat)) if lat else None,
         "usage": runner.usage_json(),
+        "usage_by_system": runner.usage_by_system_json(),
         "unavailable": unavailable,
     }
     if panel.judge_kind == "cascade":

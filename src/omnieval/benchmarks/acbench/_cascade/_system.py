@@ -50,6 +50,7 @@ from omnieval.systems import (
     PLANNING_CODE,
     ExampleResult,
     GeneratingSystem,
+    GenerationLimit,
     GenerationSummary,
     Planner,
     PlannerConfig,
@@ -244,6 +245,8 @@ class CascadeSystem(GeneratingSystem):
             "tts": "espeak-ng",
             "vision": vision,
             "not_planned": dict(NOT_PLANNED),
+            # What the planner spent in this process (every condition so far; cache hits aside).
+            "usage": {**self.planner.usage.to_json(), "model": self.cfg.planner.model},
         }
 
     def generate(
@@ -256,6 +259,7 @@ class CascadeSystem(GeneratingSystem):
         condition: str = "",
         progress: Progress | None = None,
         keep_open: bool = False,
+        limit: GenerationLimit | None = None,
     ) -> GenerationSummary:
         """The shared driver on the evaluated subset, then what the cascade saw, from the raw files."""
         ordered = sorted(instances, key=lambda inst: int(inst.index))
@@ -271,6 +275,7 @@ class CascadeSystem(GeneratingSystem):
             condition=condition,
             progress=progress,  # counts the planned examples only: the left-out rows cost nothing
             keep_open=keep_open,
+            limit=limit,
         )
         for inst in left_out:
             clear_index(out_root, int(inst.index))

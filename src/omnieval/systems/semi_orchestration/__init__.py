@@ -1,6 +1,13 @@
-"""``semi-orchestration``: a backbone writes the narration itself; experts render the picture and the
-spoken line from it (Omni-StoryBench section 4). Registered on import."""
+"""``semi-orchestration``: a backbone writes the narration itself (``produces: text``), or two
+modalities plus the intermediate fields from which an expert renders the third (``text+speech``,
+``text+image``; Omni-StoryBench section 5.1). Registered on import."""
 
+from omnieval.systems.semi_orchestration._backbones import (
+    INTERMEDIATE_FILE,
+    BackboneRun,
+    ScriptedBackboneConfig,
+)
+from omnieval.systems.semi_orchestration._fields import THIRD, FieldsOutcome, intermediate_schema, read_fields
 from omnieval.systems.semi_orchestration._system import (
     BackboneConfig,
     SemiOrchestrationConfig,
@@ -11,10 +18,17 @@ from omnieval.systems.semi_orchestration._system import (
 )
 
 __all__ = [
+    "INTERMEDIATE_FILE",
+    "THIRD",
     "BackboneConfig",
+    "BackboneRun",
+    "FieldsOutcome",
+    "ScriptedBackboneConfig",
     "SemiOrchestrationConfig",
     "SemiOrchestrationSystem",
     "first_sentence",
+    "intermediate_schema",
+    "read_fields",
     "speaker_emotion",
     "spoken_line",
 ]

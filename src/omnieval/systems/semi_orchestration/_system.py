@@ -1,7 +1,19 @@
-"""The ``semi-orchestration`` kind (Omni-StoryBench): a backbone writes the narration itself, experts
-render the rest.
+"""The ``semi-orchestration`` kind (Omni-StoryBench): a backbone writes some modalities itself,
+experts render the rest.
 
-Unlike ``orchestration``, the backbone is not asked for a plan: it writes the next page's narration
+Two kinds of backbone (``produces`` in the config):
+
+- ``produces: text+speech`` or ``text+image`` (the paper's semi-orchestration, section 5.1): the
+  backbone (:mod:`._backbones`: ``command``, ``openai-omni``, ``scripted``) writes those two
+  modalities and the intermediate fields (:mod:`._fields`) from which one expert renders the third.
+  Unusable fields (``unparseable_json``, ``missing_field``, ``unusable_prompt``, ``refusal``) leave
+  the third modality missing with that cause, counted as a planning failure, while the backbone's
+  own outputs are kept; a backbone timeout (``timeout``) or crash loses what it did not write; an
+  expert failure costs only the third modality. Seconds: ``backbone`` (or ``backbone_speech`` and
+  ``backbone_plan``) and the third modality.
+- ``produces: text`` (the default, below): a text-only backbone.
+
+With a text-only backbone, unlike ``orchestration``, the backbone is not asked for a plan: it writes the next page's narration
 as plain text (its own text output, no JSON), and the other modalities are derived from that text
 and the visible conditions by fixed rules, then rendered by experts:
 
@@ -21,9 +33,9 @@ from __future__ import annotations
 import re
 import time
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
 from omnieval.backends.llm import (
     BackendConfig,
@@ -40,9 +52,10 @@ from omnieval.backends.llm import (
     open_backend,
 )
 from omnieval.systems._base import SYSTEMS
-from omnieval.systems._generating import ExampleResult, GeneratingSystem, PlanningFailure, Task
+from omnieval.systems._generating import PLANNING_CODE, ExampleResult, GeneratingSystem, PlanningFailure, Task
 from omnieval.systems._planner import _REFUSAL
 from omnieval.systems._spec import SystemSpec
+from omnieval.systems.command import CommandConfig
 from omnieval.systems.experts import (
     DrawnConfig,
     EspeakConfig,
@@ -51,8 +64,11 @@ from omnieval.systems.experts import (
     SpeechExpertConfig,
     SpeechPlan,
 )
+from omnieval.systems.openai_omni import OpenAIOmniConfig
 from omnieval.systems.orchestration import SPEECH_LABELS, ExpertPair, fail_all, user_prompt, write_text
 from omnieval.systems.orchestration._system import PAGE_MODALITIES
+from omnieval.systems.semi_orchestration._backbones import ScriptedBackboneConfig
+from omnieval.systems.semi_orchestration._two import TwoModalityRunner
 
 MIN_WORDS = 5
 _QUOTED = re.compile(r"[\"“]([^\"”]{2,200})[\"”]")
@@ -79,15 +95,76 @@ class BackboneConfig(BaseModel):
     timeout_s: float = Field(default=300.0, gt=0)
 
 
+def _backbone_kind(value: Any) -> str:
+    """A backbone block's tag: its ``kind`` (two-modality backbones), else ``llm`` (text-only)."""
+    kind = value.get("kind") if isinstance(value, dict) else getattr(value, "kind", None)
+    return str(kind) if kind else "llm"
+
+
+#: ``backbone:`` of a suite entry: a text-only chat model (no ``kind``), or a two-modality backbone.
+BackboneChoice = Annotated[
+    Annotated[BackboneConfig, Tag("llm")]
+    | Annotated[CommandConfig, Tag("command")]
+    | Annotated[OpenAIOmniConfig, Tag("openai-omni")]
+    | Annotated[ScriptedBackboneConfig, Tag("scripted")],
+    Discriminator(_backbone_kind),
+]
+
+
 class SemiOrchestrationConfig(SystemSpec):
-    """``semi-orchestration`` (storybench): backbone text + image and speech experts."""
+    """``semi-orchestration`` (storybench): a backbone writes some modalities, experts the rest.
+
+    Example (suite YAML), a two-modality backbone with an image expert for the third::
+
+        semi-ts:
+          kind: semi-orchestration
+          produces: text+speech
+          backbone:
+            kind: command
+            argv: ["/opt/envs/emova/bin/python", "backbone.py", "{input_dir}", "{output_dir}"]
+            timeout_s: 600
+          image: {name: drawn}
+    """
 
     kind: Literal["semi-orchestration"] = "semi-orchestration"
-    backbone: BackboneConfig
+    produces: Literal["text", "text+speech", "text+image"] = Field(
+        default="text", exclude_if=lambda value: value == "text"
+    )
+    """What the backbone writes itself: ``text`` (a chat model's narration; experts render image
+    and speech from it by fixed rules), or two modalities plus the intermediate fields from which
+    the third modality's expert (``image`` for ``text+speech``, ``speech`` for ``text+image``)
+    renders it. Left out of dumps while ``text``, so the configs of suites that never set it stay
+    byte-identical."""
+    backbone: BackboneChoice
+    """``produces: text``: a chat model (``model``, ``backend``...). Two modalities: a ``kind``:
+    ``command`` (any program, the ``command`` protocol plus ``intermediate.json``), ``openai-omni``
+    (``text+speech`` only) or ``scripted`` (tests)."""
     image: ImageExpertConfig = DrawnConfig()
+    """The image expert (unused when the backbone makes the image)."""
     speech: SpeechExpertConfig = EspeakConfig()
+    """The speech expert (unused when the backbone makes the speech)."""
     voice_gender: Literal["female", "male"] = "female"
     current_text_max_chars: int = Field(default=600, ge=40)
+
+    @model_validator(mode="after")
+    def _backbone_fits(self) -> SemiOrchestrationConfig:
+        text_only = isinstance(self.backbone, BackboneConfig)
+        if self.produces == "text" and not text_only:
+            raise ValueError(
+                f"backbone kind {_backbone_kind(self.backbone)!r} makes two modalities: set produces to "
+                "text+speech or text+image"
+            )
+        if self.produces != "text" and text_only:
+            raise ValueError(
+                f"produces {self.produces}: the backbone needs a kind (command, openai-omni, scripted); "
+                "a chat model backbone writes text only (produces: text)"
+            )
+        if self.produces == "text+image" and isinstance(self.backbone, OpenAIOmniConfig):
+            raise ValueError("an openai-omni backbone makes text and speech: produces text+speech")
+        own = {"text+speech": "speech", "text+image": "image"}.get(self.produces)
+        if own is not None and own in self.model_fields_set:
+            raise ValueError(f"the backbone makes {own} itself ({self.produces}): remove {own}:")
+        return self
 
 
 def first_sentence(text: str) -> str:
@@ -127,6 +204,12 @@ class SemiOrchestrationSystem(GeneratingSystem):
 
     kind: ClassVar[str] = "semi-orchestration"
     config_model: ClassVar[type[SystemSpec]] = SemiOrchestrationConfig
+    depends_on: ClassVar[tuple[str, ...]] = (
+        *PLANNING_CODE,
+        "systems/orchestration",
+        "systems/command",
+        "systems/openai_omni",
+    )
 
     def __init__(self, config: SystemSpec, *, system_id: str = "", cache_dir: Path | None = None) -> None:
         super().__init__(config, system_id=system_id, cache_dir=cache_dir)
@@ -137,10 +220,17 @@ class SemiOrchestrationSystem(GeneratingSystem):
         self._identity: dict[str, Any] | None = None
         self.usage = Usage()
         """Calls, tokens and seconds of the backbone in this process (the run's ``usage.json``)."""
+        self.two: TwoModalityRunner | None = (
+            TwoModalityRunner(config, system_id=self.system_id) if config.produces != "text" else None
+        )
+        """The two-modality backbone's runner (``produces`` other than ``text``)."""
 
     def identity(self) -> dict[str, Any]:
+        if self.two is not None:
+            return self.two.identity()
         if self._identity is None:
             b = self.spec.backbone
+            assert isinstance(b, BackboneConfig)
             ident = backend_identity(b.backend, model=b.model, revision=b.revision)
             self._identity = {
                 "backbone": {
@@ -156,7 +246,10 @@ class SemiOrchestrationSystem(GeneratingSystem):
         return self._identity
 
     def lineage(self) -> dict[str, Any]:
+        if self.two is not None:
+            return self.two.lineage()
         b = self.spec.backbone
+        assert isinstance(b, BackboneConfig)
         return {
             "paradigm": "semi-orchestration",
             "label": f"{b.model} backbone text ({b.backend.kind}), {self.experts.label()}",
@@ -166,6 +259,9 @@ class SemiOrchestrationSystem(GeneratingSystem):
         }
 
     def close(self) -> None:
+        if self.two is not None:
+            self.two.close()
+            return
         if self._backend is not None:
             self._backend.close()
             self._backend = None
@@ -173,6 +269,7 @@ class SemiOrchestrationSystem(GeneratingSystem):
 
     def _write(self, task: Task) -> tuple[str, PlanningFailure | None, str, float]:
         b = self.spec.backbone
+        assert isinstance(b, BackboneConfig)
         if self._backend is None:
             self._backend = open_backend(b.backend, model=b.model, revision=b.revision)
         parts: list[TextPart | ImagePart] = [ImagePart(task.inputs.current_image)] if b.sees_images else []
@@ -209,6 +306,8 @@ class SemiOrchestrationSystem(GeneratingSystem):
         return narration, None, "", seconds
 
     def run_example(self, task: Task, workdir: Path) -> ExampleResult:
+        if self.two is not None:
+            return self.two.run_example(task, workdir)
         result = ExampleResult()
         narration, failure, error, seconds = self._write(task)
         result.seconds["backbone"] = seconds
@@ -228,3 +327,10 @@ class SemiOrchestrationSystem(GeneratingSystem):
         result.raw["speech_plan"] = plan.__dict__
         self.experts.say(result, workdir, plan)
         return result
+
+    def _load(self, key: str) -> tuple[ExampleResult, Path] | None:
+        stored = super()._load(key)
+        # A backbone server that was down or busy says nothing about the model: generate again.
+        if stored is not None and stored[0].raw.get("backbone", {}).get("transient"):
+            return None
+        return stored

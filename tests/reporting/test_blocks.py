@@ -159,8 +159,8 @@ def test_what_moved_has_chart_movers_and_changes() -> None:
     (fig,) = figures_of(html)
     assert "1 of 4 system/component deltas are significant" in fig["caption"]
     assert "book/p01__p02" in html and "-9.00" in html
-    # Each top mover opens its instance in the run folder's instance viewer.
-    assert 'href="instances.html#book/p01__p02"' in html
+    # Each top mover opens its (instance, system) pair in the run folder's instance viewer.
+    assert 'href="instances.html#book/p01__p02/a"' in html
     assert re.search(r"code</td><td[^>]*><span class=\"flag\">changed", html)
     assert re.search(r"dataset</td><td[^>]*>unchanged", html)
 

@@ -2,8 +2,10 @@
 
 Browsers refuse many ``file://`` media loads and the task inputs live in the dataset folder, not the
 run folder, so the viewer is best read through a small HTTP server: the run folder at ``/`` and the
-run's dataset folder (``dataset.path`` of its ``config.resolved.yaml``) at ``/_dataset/``. Nothing
-else is served, and only on the loopback interface unless ``--host`` says otherwise.
+run's dataset folder (``dataset.path`` of its ``config.resolved.yaml``) at ``/_dataset/``, and the
+compared run's ``candidates/`` folder (``regression.json``'s baseline) at ``/_compared/candidates/``
+for the viewer's A/B candidates. Nothing else is served, and only on the loopback interface unless
+``--host`` says otherwise.
 """
 
 from __future__ import annotations
@@ -127,23 +129,30 @@ def _ensure_page(folder: Path, *, rebuild: bool) -> None:
 
 
 class ViewHandler(SimpleHTTPRequestHandler):
-    """Static files of the run folder, and of the dataset folder under ``/_dataset/``."""
+    """Static files of the run folder, of the dataset folder under ``/_dataset/`` and of the compared
+    run's candidates under ``/_compared/candidates/``."""
 
     dataset: Path | None = None
+    compared: Path | None = None
+    """The compared run's ``candidates/`` folder (None: not compared, or its folder is gone)."""
 
     def translate_path(self, path: str) -> str:
-        from omnieval.reporting import DATASET_ROUTE
+        from omnieval.reporting import COMPARED_ROUTE, DATASET_ROUTE
 
-        route = f"/{DATASET_ROUTE}"
         plain = urlsplit(path).path
-        if self.dataset is not None and (plain == route or plain.startswith(route + "/")):
-            # The parent class keeps the result inside self.directory (it drops '..' segments).
-            own = self.directory
-            self.directory = str(self.dataset)
-            try:
-                return super().translate_path(path[len(route) :] or "/")
-            finally:
-                self.directory = own
+        for route, root in (
+            (f"/{DATASET_ROUTE}", self.dataset),
+            (f"/{COMPARED_ROUTE}/candidates", self.compared),
+        ):
+            if root is not None and (plain == route or plain.startswith(route + "/")):
+                # The parent class keeps the result inside self.directory (it normalizes the path
+                # and drops '..' segments), so nothing above ``root`` is reachable.
+                own = self.directory
+                self.directory = str(root)
+                try:
+                    return super().translate_path(path[len(route) :] or "/")
+                finally:
+                    self.directory = own
         return super().translate_path(path)
 
     def log_message(self, format: str, *args: Any) -> None:
@@ -152,7 +161,14 @@ class ViewHandler(SimpleHTTPRequestHandler):
 
 def make_server(folder: Path, *, host: str = "127.0.0.1", port: int = 0) -> ThreadingHTTPServer:
     """An HTTP server for ``folder`` (not yet serving); ``server.server_address`` has the real port."""
-    handler = type("RunViewHandler", (ViewHandler,), {"dataset": dataset_root(folder)})
+    from omnieval.stages import compared_run
+
+    _, compared = compared_run(folder)
+    attributes = {
+        "dataset": dataset_root(folder),
+        "compared": (compared / "candidates").resolve() if compared is not None else None,
+    }
+    handler = type("RunViewHandler", (ViewHandler,), attributes)
     return ThreadingHTTPServer((host, port), partial(handler, directory=str(folder.resolve())))
 
 

@@ -31,6 +31,7 @@ from omnieval.reporting._blocks import (
     verdict_banner,
     what_moved,
 )
+from omnieval.reporting._compared import COMPARED_ROUTE, changed_modalities, changed_outputs, output_digests
 from omnieval.reporting._figures import (
     Interval,
     Panel,
@@ -58,6 +59,7 @@ from omnieval.reporting._templates import render, trusted
 from omnieval.reporting._usage import usage_block
 
 __all__ = [
+    "COMPARED_ROUTE",
     "DATASET_ROUTE",
     "INSTANCES_PAGE",
     "LEDGER_STATUSES",
@@ -78,6 +80,8 @@ __all__ = [
     "baseline_href",
     "bootstrap_reading",
     "build_instances_page",
+    "changed_modalities",
+    "changed_outputs",
     "ci_chart",
     "delta_chart",
     "delta_reading",
@@ -91,6 +95,7 @@ __all__ = [
     "known_set_block",
     "leaderboard_ci",
     "ledger_reading",
+    "output_digests",
     "panel_bars",
     "pct",
     "plot",

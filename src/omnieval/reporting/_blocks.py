@@ -225,7 +225,8 @@ def what_moved(regression: Mapping[str, Any] | None) -> str:
                 esc(m.get("component", "")),
                 str(
                     Markup('<a href="{}"><code>{}</code></a>').format(
-                        instances_href(str(m.get("instance_id", ""))), m.get("instance_id", "")
+                        instances_href(str(m.get("instance_id", "")), str(m.get("system", ""))),
+                        m.get("instance_id", ""),
                     )
                 ),
                 fmt(m.get("a")),

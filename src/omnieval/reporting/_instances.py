@@ -18,6 +18,11 @@ Scale (900 instances x 32 systems) decides the data layout:
 Media are linked, never inlined: candidates by their path in the run folder, task inputs by their
 path in the dataset folder. ``omnieval view`` serves the dataset under ``_dataset/``; opened as a
 file, the page uses the dataset's path relative to the run folder instead.
+
+When the run was compared with an earlier one, each (instance, system) whose candidate changed (by
+SHA-256, :mod:`omnieval.reporting._compared`) also carries the compared run's candidate and
+judgments; they are linked under ``_compared/`` (served by ``omnieval view``) or relative to the run
+folder, and the index lists the changed pairs for the "changed outputs" filter.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from omnieval.candidates import OUTPUT_FILES, Modality
+from omnieval.reporting._compared import COMPARED_ROUTE, candidate_root, changed_outputs
 from omnieval.reporting._templates import render, trusted
 
 if TYPE_CHECKING:
@@ -133,6 +139,11 @@ class InstancesSource:
         previous: the compared run's scores table (its values appear beside today's), or None.
         baseline: the compared run's id ('' when there is none).
         title: the page heading (suite and run).
+        run_id: this run's id.
+        previous_folder: the compared run's folder, whose changed candidates are shown beside
+            today's; None when there is no compared run or its folder is gone (the page says so).
+        previous_judgments: the compared run's ``judgments.parquet`` (its rationales for a changed
+            candidate), or None.
     """
 
     folder: Path
@@ -144,6 +155,8 @@ class InstancesSource:
     baseline: str = ""
     title: str = "instances"
     run_id: str = ""
+    previous_folder: Path | None = None
+    previous_judgments: pd.DataFrame | None = None
 
 
 @dataclass
@@ -160,11 +173,20 @@ class _Codes:
         return self.index[value]
 
 
-def instances_href(instance_id: str) -> str:
-    """Link from a page in the run folder to one instance of ``instances.html``."""
+def instances_href(instance_id: str, system: str = "") -> str:
+    """Link from a page in the run folder to one instance of ``instances.html``, or to one system's
+    candidate of it (``#<instance id>/<system>``: the viewer opens the instance filtered to the system,
+    with the compared run's candidate beside it when it changed).
+
+    >>> instances_href("book/p01__p02"), instances_href("book/p01__p02", "copy current")
+    ('instances.html#book/p01__p02', 'instances.html#book/p01__p02/copy%20current')
+    """
     from urllib.parse import quote
 
-    return f"{INSTANCES_PAGE}#{quote(instance_id, safe='/:')}"
+    anchor = quote(instance_id, safe="/:")
+    if system:
+        anchor += "/" + quote(system, safe=":")
+    return f"{INSTANCES_PAGE}#{anchor}"
 
 
 def _url_path(path: Path) -> str:
@@ -260,8 +282,7 @@ class _CandidateFolder:
 
     @classmethod
     def read(cls, folder: Path, system: str, condition: str) -> _CandidateFolder:
-        root = folder / "candidates" / system
-        root = root / condition if condition else root
+        root = candidate_root(folder, system, condition)
         pointer = root / "IMPORTED.json"
         imported = (
             _clip(pointer.read_text(encoding="utf-8", errors="replace"), 600) if pointer.is_file() else None
@@ -335,6 +356,86 @@ def _judgment_record(row: Mapping[str, Any]) -> dict[str, Any]:
         # An invalid judgment is explained by what the judge actually answered.
         record["raw_response"] = _clip(raw, 2000)
     return record
+
+
+# -- the compared run's candidates ------------------------------------------------------------------
+
+
+def _attach_compared(
+    source: InstancesSource,
+    order: Sequence[str],
+    first: Mapping[str, tuple[int, str]],
+    details: dict[int, dict[str, Any]],
+    systems: _Codes,
+    conditions: _Codes,
+) -> tuple[list[list[int]], list[str]]:
+    """Put the compared run's candidate and judgments beside each changed (instance, system) pair.
+
+    Returns the changed pairs as ``[instance position, system code, condition code]`` and the
+    systems the compared run kept candidates of (a pair of any other system has nothing to compare
+    with, and is neither changed nor unchanged).
+    """
+    compared_folder, previous = source.previous_folder, source.previous
+    if compared_folder is None or previous is None or previous.empty:
+        return [], []
+    # The compared run's slot of an instance: its own index there (the dataset may have moved).
+    compared_index = {
+        iid: int(idx)
+        for iid, idx in zip(_column(previous, "instance_id"), previous["index"].tolist(), strict=True)
+    }
+    # A system the compared run kept no candidates of (a pruned or never-copied folder) has nothing
+    # to compare with: calling all its outputs "new" would bury the real changes.
+    compared_systems = sorted(
+        s for s in set(_column(previous, "system")) if (compared_folder / "candidates" / s).is_dir()
+    )
+    known = set(compared_systems)
+    listings: dict[tuple[str, str], _CandidateFolder] = {}
+    changed: list[list[int]] = []
+    blocks: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for n, iid in enumerate(order):
+        if iid not in compared_index:
+            continue
+        for system, per_condition in details[n]["systems"].items():
+            if system not in known or system not in systems.index:
+                continue
+            for condition, block in per_condition.items():
+                if not candidate_root(compared_folder, system, condition).is_dir():
+                    continue
+                modalities = changed_outputs(
+                    source.folder,
+                    compared_folder,
+                    system,
+                    index=first[iid][0],
+                    compared_index=compared_index[iid],
+                    condition=condition,
+                )
+                if not modalities:
+                    continue
+                if (system, condition) not in listings:
+                    listings[system, condition] = _CandidateFolder.read(compared_folder, system, condition)
+                theirs = _outputs(compared_folder, listings[system, condition], compared_index[iid])
+                theirs.pop("raw", None)
+                theirs.pop("raw_src", None)
+                block["compared"] = {"changed": list(modalities), **theirs, "judgments": []}
+                blocks[iid, system, condition] = block["compared"]
+                changed.append([n, systems.index[system], conditions.code(condition)])
+    judgments = source.previous_judgments
+    if blocks and judgments is not None and not judgments.empty:
+        keys = zip(
+            _column(judgments, "instance_id"),
+            _column(judgments, "system"),
+            _column(judgments, "condition"),
+            strict=True,
+        )
+        wanted = [k in blocks for k in keys]
+        for record in judgments[wanted].to_dict("records"):
+            key = (
+                str(record.get("instance_id", "")),
+                str(record.get("system", "")),
+                str(_plain(record.get("condition")) or ""),
+            )
+            blocks[key]["judgments"].append(_judgment_record(record))
+    return changed, compared_systems
 
 
 # -- assembly ---------------------------------------------------------------------------------------
@@ -446,6 +547,8 @@ def build_instances_page(
                     listings[system, condition] = _CandidateFolder.read(folder, system, condition)
                 block.update(_outputs(folder, listings[system, condition], index))
 
+    changed, compared_systems = _attach_compared(source, order, first, details, systems, conditions)
+
     for item in source.inputs:
         if item.instance_id in position:
             fields = _with_media(dict(item.fields), item.media, folder, source.dataset_root)
@@ -477,6 +580,17 @@ def build_instances_page(
         "data_dir": DATA_DIR,
         "dataset_route": DATASET_ROUTE,
         "dataset_file": dataset_file,
+        # The compared run's candidates: which systems it had, which pairs changed, where its
+        # candidates are (served route, or its folder relative to this one); gone: folder not found.
+        "compared_systems": compared_systems,
+        "changed": changed,
+        "compared_route": COMPARED_ROUTE,
+        "compared_file": (
+            _url_path(Path(os.path.relpath(source.previous_folder.resolve(), folder.resolve())))
+            if source.previous_folder is not None
+            else ""
+        ),
+        "compared_gone": bool(source.baseline) and source.previous_folder is None,
     }
     html = render(
         "instances.html.j2",

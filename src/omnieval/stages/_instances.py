@@ -55,8 +55,12 @@ def _task_inputs(bench: Benchmark, dataset_path: Path, scores: pd.DataFrame) -> 
     return out
 
 
-def _baseline(folder: Path) -> tuple[str, Path | None]:
-    """The compared run's id and its run folder (a sibling of ``folder``), from ``regression.json``."""
+def compared_run(folder: Path) -> tuple[str, Path | None]:
+    """The compared run's id and its run folder (a sibling of ``folder``), from ``regression.json``.
+
+    The folder is None when the run was not compared, or when the compared run's folder is gone
+    (neither the sibling nor the recorded folder still has its ``scores.parquet``).
+    """
     regression_path = folder / "regression.json"
     if not regression_path.is_file():
         return "", None
@@ -93,8 +97,12 @@ def write_run_instances(
     scores = read_scores(folder / "scores.parquet")
     judgments_path = folder / "judgments.parquet"
     judgments = pd.read_parquet(judgments_path) if judgments_path.is_file() else None
-    baseline, baseline_folder = _baseline(folder)
-    previous = read_scores(baseline_folder / "scores.parquet") if baseline_folder is not None else None
+    baseline, baseline_folder = compared_run(folder)
+    previous = previous_judgments = None
+    if baseline_folder is not None:
+        previous = read_scores(baseline_folder / "scores.parquet")
+        if (baseline_folder / "judgments.parquet").is_file():
+            previous_judgments = pd.read_parquet(baseline_folder / "judgments.parquet")
     inputs = _task_inputs(bench, dataset_path, scores) if dataset_path is not None else []
     source = InstancesSource(
         folder=folder,
@@ -106,5 +114,7 @@ def write_run_instances(
         baseline=baseline,
         title=f"{suite} · {run_id}" if run_id else suite,
         run_id=run_id,
+        previous_folder=baseline_folder,
+        previous_judgments=previous_judgments,
     )
     return write_instances_page(source, **options)

@@ -106,9 +106,12 @@ def test_the_full_nightly_is_the_default_without_its_limit() -> None:
     full = load_suite(ROOT / "pipelines" / "nightly-full.yaml")
     assert short.dataset.limit == 2 and full.dataset.limit is None
     assert (full.suite, full.experiment) == ("nightly-full", "omnieval/nightly-full")
-    # Everything else that decides the scores is the same suite.
-    for field in ("benchmark", "systems", "metrics", "judges", "drift", "analyses"):
+    # Everything else that decides the scores is the same suite; only the full one checks its judges
+    # on the known set (the check's verdicts are not scores of the systems).
+    for field in ("benchmark", "systems", "metrics", "drift", "analyses"):
         assert getattr(full, field) == getattr(short, field), field
+    assert full.judges.model_copy(update={"meta_eval": short.judges.meta_eval}) == short.judges
+    assert full.judges.meta_eval.enabled and not short.judges.meta_eval.enabled
 
 
 def test_drift_defaults_come_from_the_benchmark(tmp_path: Path) -> None:

@@ -196,3 +196,38 @@ def test_night_run_command_runs_the_flow_under_prefect(
     assert out.splitlines()[0].startswith("night 2026-12-05: NO-GO")
     assert "MLflow: run " in out
     assert (tmp_path / "runs" / "nights" / "2026-12-05" / "night.html").is_file()
+
+
+def test_a_night_stopped_mid_suite_records_it_failed_and_the_rest_not_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from omnieval.cli import Terminated
+    from omnieval.flows.night import night
+
+    runs = tmp_path / "runs"
+
+    def nightly(suite_path: str, **_: Any) -> dict[str, Any]:
+        name = Path(suite_path).stem
+        if name == "acbench":  # serve stops: SIGTERM lands inside the judge stage
+            code = compile("raise Terminated", "/x/src/omnieval/stages/judge.py", "exec")
+            exec(code, {"Terminated": Terminated})
+        folder = write_run(runs, name, f"{name}-run", "GO", ["fine"], usage_doc=usage(judge_calls=2))
+        return {"suite": name, "run_id": folder.name, "run_folder": str(folder)}
+
+    monkeypatch.setattr("omnieval.flows.night.nightly", nightly)
+    monkeypatch.setenv("OMNIEVAL_STOPPED_BY", "omnieval serve")
+    log = tmp_path / "verdicts.jsonl"
+    with pytest.raises(Terminated):  # the flow run still ends interrupted (cancelled/crashed)
+        night.fn([str(p) for p in _suites(tmp_path, log)], date="2026-12-05", track=False)
+    record = json.loads((runs / "nights" / "2026-12-05" / "night.json").read_text())
+    assert {k: v["verdict"] for k, v in record["suites"].items()} == {
+        "nightly": "GO",
+        "acbench": "INCONCLUSIVE",
+        "prism": "INCONCLUSIVE",
+    }
+    assert record["verdict"] == "INCONCLUSIVE"
+    assert record["reasons"] == [
+        "acbench: failed to run in the judge stage: interrupted: omnieval serve stopped (SIGTERM)",
+        "prism: failed to run: the night was interrupted before this suite ran",
+    ]
+    assert not log.exists()  # no notification: serve's catch-up reruns the night and notifies

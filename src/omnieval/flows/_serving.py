@@ -261,6 +261,8 @@ class Served(NamedTuple):
     timezone: str
     parameters: dict[str, Any]
     tags: list[str]
+    open_markers: tuple[Path, ...] = ()
+    """The suites' ``mlflow.open.json`` (``omnieval.tracking.open_runs``), read when ``serve`` stops."""
 
 
 NIGHT_DEPLOYMENT = "omnieval-night"
@@ -284,6 +286,7 @@ async def serve_suites(suites: Sequence[tuple[SuiteConfig, Path]], *, announce: 
             config.schedule.timezone,
             {"suite_path": str(path)},
             ["omnieval", f"suite:{config.suite}"],
+            (_open_marker(config),),
         )
         for config, path in suites
     ]
@@ -305,6 +308,7 @@ async def serve_night(
         timezone,
         {"suite_paths": [str(path) for _, path in suites], "timezone": timezone},
         ["omnieval", "night", *(f"suite:{config.suite}" for config, _ in suites)],
+        tuple(_open_marker(config) for config, _ in suites),
     )
     announce(f"  night: {', '.join(config.suite for config, _ in suites)}, one after another")
     await _serve([served], announce=announce)
@@ -316,7 +320,11 @@ async def _serve(served: Sequence[Served], *, announce: Any) -> None:
     from prefect.schedules import Cron
     from prefect.types.entrypoint import EntrypointType
 
+    from omnieval.tracking.open_runs import STOPPED_BY_ENV
+
     track_flow_run_processes()
+    # The flow-run processes inherit it: a run stopped with serve says so on its MLflow runs.
+    os.environ[STOPPED_BY_ENV] = "omnieval serve"
     runner = Runner(name=f"omnieval-serve-{os.getpid()}", pause_on_shutdown=False, limit=1)
     deployments: dict[str, UUID] = {}
     for one in served:
@@ -346,4 +354,62 @@ async def _serve(served: Sequence[Served], *, announce: Any) -> None:
         announce(f"  waiting for run(s) left running by the previous serve: {shown}")
         while any(pid_alive(pid) for pid in running.values()):
             await asyncio.sleep(1.0)
-    await runner.start()
+    stop: dict[str, str] = {}
+    handle_sigterm = runner.handle_sigterm
+
+    def on_sigterm(*args: Any, **kwargs: Any) -> None:
+        stop.setdefault("how", "SIGTERM")
+        handle_sigterm(*args, **kwargs)
+
+    runner.handle_sigterm = on_sigterm  # type: ignore[method-assign]  # Runner.start installs it
+    try:
+        await runner.start()
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        stop.setdefault("how", "Ctrl-C")
+        raise
+    finally:
+        markers = [marker for one in served for marker in one.open_markers]
+        for line in end_interrupted_runs(markers, stop.get("how", "SIGTERM")):
+            announce(line)
+
+
+# --- MLflow runs a stopped flow run left open ---
+
+
+def _open_marker(config: SuiteConfig) -> Path:
+    from omnieval.stages._common import state_paths
+    from omnieval.tracking.open_runs import OPEN_RUNS_FILE
+
+    return state_paths(config).root / OPEN_RUNS_FILE
+
+
+def end_interrupted_runs(markers: Sequence[Path], how: str, *, wait_s: float = 35.0) -> list[str]:
+    """At ``serve``'s shutdown: end the MLflow runs its stopped flow runs left open, ``KILLED``.
+
+    A flow-run process that unwinds from the runner's SIGTERM ends its own runs; one killed after
+    Prefect's grace period (30 s), or by SIGKILL, leaves its ``mlflow.open.json`` behind. Waits up
+    to ``wait_s`` for the processes named in the markers to exit, then ends what they left with
+    ``omnieval serve stopped (<how>) during the <stage> stage``. Returns what to announce.
+    """
+    import time
+
+    from omnieval.tracking.open_runs import end_open_runs, read_open, stopped_reason
+
+    present = [marker for marker in markers if marker.is_file()]
+    if not present:
+        return []
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        pids = [doc.get("pid") for doc in (read_open(m) for m in present if m.is_file()) if doc]
+        if not any(isinstance(pid, int) and pid != os.getpid() and pid_alive(pid) for pid in pids):
+            break
+        time.sleep(0.2)
+
+    def reason(stage: Any) -> str:
+        return stopped_reason(how, stage if isinstance(stage, str) else None, by="omnieval serve")
+
+    try:
+        ended = end_open_runs(present, reason)
+    except Exception as exc:  # the next run's sweep ends them
+        return [f"  could not end the MLflow runs left open: {type(exc).__name__}: {exc}"]
+    return [f"  MLflow run {run_id} of the stopped flow run marked KILLED" for run_id in ended]

@@ -78,7 +78,7 @@ def night(
     entries: dict[str, SuiteNight] = {}
     notifiers: list[tuple[NotifierConfig, ...]] = []
     runs_dirs: list[Path] = []
-    for path in suite_paths:
+    for index, path in enumerate(suite_paths):
         name = Path(path).stem
         try:
             config = load_suite(Path(path))
@@ -99,6 +99,18 @@ def night(
             entries[name] = failed_suite(exc, stage=failed_stage(exc))
             note(f"[night] {name}: {entries[name].reasons[0]}")
             continue
+        except BaseException as stop:  # Ctrl-C, SIGTERM (serve stopping): record the night, then stop
+            entries[name] = failed_suite(interrupted_reason(stop), stage=failed_stage(stop))
+            for later in suite_paths[index + 1 :]:
+                entries[_unique(Path(later).stem, entries)] = failed_suite(NOT_REACHED)
+            note(f"[night] {name}: {entries[name].reasons[0]}")
+            where = (
+                Path(nights_dir)
+                if nights_dir
+                else (runs_dirs[0] if runs_dirs else Path("runs")) / NIGHTS_FOLDER
+            )
+            _record_interrupted(night_date, entries, where, track=track)
+            raise
         entries[name] = suite_night(summary["run_folder"], run_id=summary["run_id"])
         note(f"[night] {name}: {entries[name].verdict}")
     where = Path(nights_dir) if nights_dir else (runs_dirs[0] if runs_dirs else Path("runs")) / NIGHTS_FOLDER
@@ -122,6 +134,30 @@ def night(
         ],
         "problems": list(outcome.problems),
     }
+
+
+NOT_REACHED = "the night was interrupted before this suite ran"
+"""Why a suite after the one a stopped night was running has no result."""
+
+
+def interrupted_reason(stop: BaseException) -> str:
+    """``interrupted: omnieval serve stopped (SIGTERM)``: why a suite's run ended with the night."""
+    from omnieval.tracking.open_runs import signal_name, stopped_reason
+
+    return f"interrupted: {stopped_reason(signal_name(stop), None)}"
+
+
+def _record_interrupted(night_date: str, entries: dict[str, SuiteNight], where: Path, *, track: bool) -> None:
+    """Write the record of a night stopped mid-suite (INCONCLUSIVE; no notification: the catch-up
+    run that ``serve`` starts on its next start replaces the record and notifies)."""
+    try:
+        outcome = finish_night(night_date, entries, nights_dir=where, notifiers=(), track=track)
+    except Exception as exc:  # the interrupt must still stop the night
+        note(
+            f"[night] {night_date}: interrupted; its record could not be written: {type(exc).__name__}: {exc}"
+        )
+        return
+    note(f"[night] {night_date}: interrupted, {outcome.record.verdict} ({outcome.record_path})")
 
 
 def _unique(name: str, taken: dict[str, SuiteNight]) -> str:

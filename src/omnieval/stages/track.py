@@ -24,6 +24,7 @@ from omnieval.stages._handoff import (
 )
 from omnieval.stages._main import handoff_stage_main
 from omnieval.systems import SystemConfig, SystemSpec
+from omnieval.tracking.open_runs import KILLED_REASON_TAG, OPEN_RUNS_FILE
 
 
 @dataclass(frozen=True)
@@ -142,7 +143,7 @@ def run(
     paths = state_paths(config)
     report = paths.report_dir
     board = read_json(report / "leaderboard.json")
-    _sweep_interrupted(config.runs_dir / config.suite)
+    _sweep_interrupted(config.runs_dir / config.suite, paths.root / OPEN_RUNS_FILE)
     system_metrics: dict[str, dict[str, float]] = board.get(MLFLOW_METRICS_KEY, {})
     metrics_lineage, judge_lineage, systems = _lineage_parts(config, paths)
     usage = _run_usage(config, paths, systems)
@@ -256,6 +257,7 @@ def run(
         headline_patterns=bench.headline_metric_patterns,
         git_dirty=bool(lineage["code"]["git_dirty"]),
         usage=usage,
+        open_marker=paths.root / OPEN_RUNS_FILE,
     )
     folder = folder_holder["folder"]
     from omnieval.tracking.gates_log import log_gate_results
@@ -298,7 +300,7 @@ def run(
     return TrackOutcome(ids.parent, folder, ids.systems)
 
 
-INTERRUPTED_TAG = "omnieval.killed_reason"
+INTERRUPTED_TAG = KILLED_REASON_TAG
 INTERRUPTED_REASON = (
     "interrupted: the run was stopped or killed before its run folder was complete; "
     "marked KILLED by the next run of the suite"
@@ -306,13 +308,20 @@ INTERRUPTED_REASON = (
 """The tag (and its text) on an MLflow run that :func:`_sweep_interrupted` ends as KILLED."""
 
 
-def _sweep_interrupted(suite_runs: Path) -> None:
+def _sweep_interrupted(suite_runs: Path, open_marker: Path | None = None) -> None:
     """Remove run folders a killed track stage left half-built, and end their MLflow runs as KILLED.
 
     ``mlflow.json`` is the last file a run folder gets; a folder without it was interrupted (a
     suite's runs are sequential: they share one state folder). Its MLflow run, still RUNNING, is
-    marked KILLED so the UI never shows it as in progress or finished.
+    marked KILLED so the UI never shows it as in progress or finished. ``open_marker``: the state
+    folder's ``mlflow.open.json``; runs a killed process left open before its run folder existed
+    are ended the same way (``omnieval.tracking.open_runs``).
     """
+    if open_marker is not None and open_marker.is_file():
+        from omnieval.tracking.open_runs import end_open_runs
+
+        for run_id in end_open_runs([open_marker], lambda _stage: INTERRUPTED_REASON):
+            note(f"[track] MLflow run {run_id} of an interrupted run marked KILLED")
     if not suite_runs.is_dir():
         return
     for folder in sorted(suite_runs.iterdir()):

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from omnieval.tracking._store import (
     configure_mlflow,
 )
+from omnieval.tracking.open_runs import clear_open, end_runs, mark_open, signal_name, stopped_reason
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -313,6 +314,7 @@ def log_suite_run(
     git_dirty: bool = False,
     headline_patterns: Iterable[str] = DEFAULT_HEADLINE_PATTERNS,
     usage: Mapping[str, Any] | None = None,
+    open_marker: Path | None = None,
 ) -> SuiteRunIds:
     """Log one suite execution: parent run, a child run per system, analysis child runs.
 
@@ -333,6 +335,11 @@ def log_suite_run(
         headline_patterns: which child metric keys the parent repeats as ``<system>/<key>``.
         usage: the run's ``usage.json`` (tokens, seconds, cost per judge and system), logged on the
             parent as :func:`usage_metrics`; None logs none.
+        open_marker: while the runs are open, a file naming them (``omnieval.tracking.open_runs``),
+            so a process that is killed leaves its runs to be ended ``KILLED``; None writes none.
+
+    An interrupt (Ctrl-C, SIGTERM) while logging ends the runs ``KILLED`` with the tag
+    ``omnieval.killed_reason``; an error ends them ``FAILED``.
     """
     import mlflow
     from mlflow.entities import Metric, Param
@@ -370,6 +377,8 @@ def log_suite_run(
     parent_id = parent.info.run_id
     run_ids = [parent_id]
     try:
+        if open_marker is not None:
+            mark_open(open_marker, run_ids)
         params: dict[str, str] = {}
         _flatten("", config, params)
         params = dict(list(params.items())[:400])
@@ -394,6 +403,8 @@ def log_suite_run(
             )
             child_id = child.info.run_id
             run_ids.append(child_id)
+            if open_marker is not None:
+                mark_open(open_marker, run_ids)
             flat: dict[str, str] = {}
             _flatten("system", system_params.get(system, {}), flat)
             flat.update(short_params)
@@ -467,14 +478,24 @@ def log_suite_run(
         for figure in sorted(folder.glob("report_*.png")):
             client.log_artifact(parent_id, str(figure))
         client.log_artifacts(parent_id, str(folder), artifact_path="run")
-    except BaseException:
+    except Exception:
         for run_id in reversed(run_ids):
             client.set_terminated(run_id, status="FAILED")
+        clear_open(open_marker)
+        raise
+    except BaseException as stop:  # Ctrl-C, SIGTERM (omnieval.cli.Terminated, Prefect's TerminationSignal)
+        try:
+            end_runs([parent_id], stopped_reason(signal_name(stop), "track"))
+        except Exception:  # the marker stays: serve's shutdown or the next run ends them
+            pass
+        else:
+            clear_open(open_marker)
         raise
     # Without an explicit end, the run ends once its artifacts are uploaded.
     finish = _ms(ended_at) if ended_at is not None else _ms(datetime.now(UTC))
     for run_id in reversed(run_ids):
         client.set_terminated(run_id, status="FINISHED", end_time=finish)
+    clear_open(open_marker)
     return SuiteRunIds(parent_id, system_runs, analysis_runs, name)
 
 

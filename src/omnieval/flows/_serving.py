@@ -377,7 +377,7 @@ async def _serve(served: Sequence[Served], *, announce: Any) -> None:
 
 
 def _open_marker(config: SuiteConfig) -> Path:
-    from omnieval.stages._common import state_paths
+    from omnieval.stages import state_paths
     from omnieval.tracking.open_runs import OPEN_RUNS_FILE
 
     return state_paths(config).root / OPEN_RUNS_FILE

@@ -7,10 +7,9 @@ from omnieval.systems.semi_orchestration._backbones import (
     BackboneRun,
     ScriptedBackboneConfig,
 )
+from omnieval.systems.semi_orchestration._config import BackboneConfig, SemiOrchestrationConfig
 from omnieval.systems.semi_orchestration._fields import THIRD, FieldsOutcome, intermediate_schema, read_fields
 from omnieval.systems.semi_orchestration._system import (
-    BackboneConfig,
-    SemiOrchestrationConfig,
     SemiOrchestrationSystem,
     first_sentence,
     speaker_emotion,

@@ -29,7 +29,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from omnieval.backends.llm import Message
+from omnieval.backends.llm import BackendError, Message
 from omnieval.candidates import Modality
 from omnieval.security import redact, secret_values
 from omnieval.systems._generating import EXAMPLE_FILES, Task
@@ -187,14 +187,28 @@ class CommandBackbone:
         return run
 
 
+def _load_callable(spec: str) -> Callable[[Path, Path], object]:
+    """Import ``module:function``; a clear :class:`BackendError` when it cannot."""
+    import importlib
+
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise BackendError(f"scripted backbone: expected 'module:function', got {spec!r}")
+    try:
+        fn = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise BackendError(f"scripted backbone: cannot load {spec!r}: {exc}") from None
+    if not callable(fn):
+        raise BackendError(f"scripted backbone: {spec!r} is not callable")
+    return fn  # type: ignore[no-any-return]
+
+
 class ScriptedBackbone:
     """A Python function with the ``command`` protocol's folders, in-process (plumbing tests)."""
 
     def __init__(self, config: ScriptedBackboneConfig) -> None:
-        from omnieval.backends.llm._scripted import load_script
-
         self.config = config
-        self.script: Callable[[Path, Path], object] = load_script(config.script)  # type: ignore[assignment]
+        self.script: Callable[[Path, Path], object] = _load_callable(config.script)
 
     def identity(self) -> dict[str, Any]:
         return {"script": self.config.script}

@@ -38,7 +38,7 @@ from omnieval.systems.semi_orchestration._fields import (
 )
 
 if TYPE_CHECKING:
-    from omnieval.systems.semi_orchestration._system import SemiOrchestrationConfig
+    from omnieval.systems.semi_orchestration._config import SemiOrchestrationConfig
 
 
 def open_backbone(config: SemiOrchestrationConfig, system_id: str) -> Backbone:

@@ -120,11 +120,16 @@ class RunFacts:
         diagnostic: ids of the diagnostic systems (:meth:`Benchmark.diagnostic_systems`), which a
             benchmark scores but keeps out of figures derived from the systems under test; None =
             the benchmark's default ids (a bare scores table names systems by id only).
+        reference: ids of the reference systems (:meth:`Benchmark.reference_systems`: the ground
+            truth as a candidate, judged beside itself), which a benchmark that pairs candidates
+            with the ground truth keeps out of figures derived from the systems under test; None =
+            the benchmark's default ids.
     """
 
     n_instances: int | None = None
     judge_lineage: Mapping[str, Any] = field(default_factory=dict)
     diagnostic: frozenset[str] | None = None
+    reference: frozenset[str] | None = None
 
 
 class ReportSuite(Protocol):
@@ -255,6 +260,10 @@ class Benchmark(ABC):
     """Headline components where a smaller value is better (e.g. error rates)."""
     headline_metric_patterns: ClassVar[tuple[str, ...]] = ()
     """Glob patterns of MLflow metric keys the parent run repeats per system (``<system>/<key>``)."""
+    reference_kinds: ClassVar[frozenset[str]] = frozenset()
+    """System kinds whose candidate is the ground truth itself (PRISM-Bench's ``ground-truth``): a
+    benchmark that pairs candidates with the ground truth keeps their pairings (the ground truth
+    beside itself) out of figures derived from the systems under test."""
     diagnostic_kinds: ClassVar[frozenset[str]] = frozenset()
     """System kinds that are diagnostic unless a suite says ``diagnostic: false`` (probes that
     should not move the scores of the systems under test; see :meth:`diagnostic_systems`)."""
@@ -397,6 +406,11 @@ class Benchmark(ABC):
             for sid, spec in systems.items()
             if (spec.diagnostic if spec.diagnostic is not None else spec.kind in self.diagnostic_kinds)
         )
+
+    def reference_systems(self, systems: Mapping[str, SystemSpec]) -> frozenset[str]:
+        """The ids of a suite's reference systems: those of a kind in :attr:`reference_kinds` (the
+        ground truth itself as a candidate). The report stage hands them to :meth:`leaderboard`."""
+        return frozenset(sid for sid, spec in systems.items() if spec.kind in self.reference_kinds)
 
     def leaderboard_model(self) -> type[BaseModel] | None:
         """The pydantic model of this benchmark's ``leaderboard.json`` document (None: untyped)."""

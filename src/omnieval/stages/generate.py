@@ -51,6 +51,10 @@ def _build_system(config: SuiteConfig, system_id: str, condition: str) -> object
     factory = SYSTEMS.get(spec.kind)
     if isinstance(factory, type) and issubclass(factory, GeneratingSystem):
         return factory(spec, system_id=system_id, cache_dir=state_paths(config).cache / "generate")
+    typed = getattr(factory, "config_model", None)
+    if isinstance(typed, type) and isinstance(spec, typed):
+        # A kind with its own typed config (e.g. prism's cpu-t2av) takes the validated entry.
+        return factory(spec)  # type: ignore[call-arg]
     seed = getattr(spec, "seed", None)
     path = getattr(spec, "path", None)
     kwargs: dict[str, object] = {}

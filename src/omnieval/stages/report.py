@@ -146,12 +146,14 @@ def run(config: SuiteConfig, dataset_digest: str) -> ReportOutcome:
         }
     )
     diagnostic = bench.diagnostic_systems(config.systems)
+    reference = bench.reference_systems(config.systems)
     key = content_key(
         stage="report",
         dataset=dataset_digest,
         inputs=inputs,
         analyses=config.analyses.model_dump(),
         diagnostic=sorted(diagnostic),
+        reference=sorted(reference),
         code=code_digest(),
     )
     if is_fresh(paths, "report", key, [scores_path, leaderboard_path, report_path]):
@@ -175,7 +177,7 @@ def run(config: SuiteConfig, dataset_digest: str) -> ReportOutcome:
     n_instances = int(scores["instance_id"].nunique())
     judge_lineage = paths.judge_dir / "lineage.json"
     panels = read_json(judge_lineage).get("panels", {}) if config.panels and judge_lineage.is_file() else {}
-    result = bench.leaderboard(scores, RunFacts(n_instances, panels, diagnostic))
+    result = bench.leaderboard(scores, RunFacts(n_instances, panels, diagnostic, reference))
     generation = generation_facts(config)
     for sid, block in generation.items():
         system_doc = result.document.setdefault("systems", {}).setdefault(sid, {})

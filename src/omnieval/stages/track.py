@@ -161,6 +161,9 @@ def run(
             **{s: seed for s, c in config.systems.items() if (seed := getattr(c, "seed", None)) is not None},
         },
     )
+    if isinstance(board.get("calibration"), dict):
+        # Which pairings a ground-truth-calibrated benchmark (prism) took its global mean from.
+        lineage["calibration"] = board["calibration"]
     tags = {
         "omnieval.benchmark": bench.name,
         "omnieval.dataset.version": dataset_digest,

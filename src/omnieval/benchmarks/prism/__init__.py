@@ -2,7 +2,7 @@
 
 The benchmark object wires the JSONL manifest (FORMATS.md section 6) and its gate, the reference
 systems (``ground-truth``, ``muted``, ``swapped-audio``, ``offset``; ``import`` for videos made
-elsewhere), the blind side-by-side two-stage judging (``cpu-cascade`` here, ``omni`` on a GPU server),
+elsewhere; ``cpu-t2av``, a CPU cascade that is NOT a generative model), the blind side-by-side two-stage judging (``cpu-cascade`` here, ``omni`` on a GPU server),
 the ground-truth-calibrated aggregate (FORMATS.md section 7) and the judge-stability analyses
 (section 8) into the shared stages.
 """
@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from omnieval.benchmarks import _base as api
 from omnieval.benchmarks.prism import _analyses  # noqa: F401  (registers the prism analyses)
-from omnieval.benchmarks.prism._aggregate import DEFAULT_DIAGNOSTIC
+from omnieval.benchmarks.prism._aggregate import DEFAULT_DIAGNOSTIC, DEFAULT_REFERENCE
 from omnieval.systems import SYSTEMS
 
 if TYPE_CHECKING:
@@ -53,6 +53,11 @@ def _register_systems() -> None:
     SYSTEMS.register("muted")(muted)
     SYSTEMS.register("swapped-audio")(swapped_audio)
     SYSTEMS.register("offset")(offset)
+
+    from omnieval.benchmarks.prism._cascade import cpu_t2av
+
+    # A system under test that is NOT a generative model (a rule-based CPU cascade).
+    SYSTEMS.register("cpu-t2av")(cpu_t2av)
 
 
 _register_systems()
@@ -94,6 +99,8 @@ class Prism(api.Benchmark):
     score_range: ClassVar[Mapping[str, tuple[float, float]]] = SCORE_RANGE
     # The reference probes stay out of the calibration's global ground-truth mean (_aggregate.py).
     diagnostic_kinds: ClassVar[frozenset[str]] = frozenset(DEFAULT_DIAGNOSTIC)
+    # The ground truth beside itself stays out of it too (systems under test only; FORMATS.md §7).
+    reference_kinds: ClassVar[frozenset[str]] = frozenset(DEFAULT_REFERENCE)
 
     def detect(self, root: Path) -> bool:
         """A ``manifest.jsonl`` whose first record has PRISM fields (acbench shares the file name)."""

@@ -12,7 +12,11 @@
    *Diagnostic* systems (:data:`DEFAULT_DIAGNOSTIC`, or the ids a caller names) are calibrated with
    the same global mean but their pairings never enter it: a probe such as a muted reference is
    judged beside a ground truth that the judge may score differently from how it scores it beside a
-   real candidate, and adding such a probe must not move any other system's score.
+   real candidate, and adding such a probe must not move any other system's score. The *reference
+   system* (``ground-truth``, :data:`DEFAULT_REFERENCE`: the ground truth judged beside itself)
+   stays out too. A subset with no system under test falls back to the reference system's
+   pairings (the ground truth beside itself) and says so in ``calibration``; without those either,
+   its cells are ``null``. Which pairings entered the mean is the document's ``calibration`` entry.
 3. **Dimension total** = sum of the calibrated cells of the dimension's active audio types;
    **final** = sum of the dimension totals. All values on the judges' 0-10 scale per cell, unrounded.
 
@@ -47,6 +51,15 @@ CELL_KEYS: tuple[str, ...] = ("subset", "system", "paired_with", "instance_id", 
 """Columns identifying one judge-averaged cell (:func:`judge_cells`)."""
 
 _MAX_SHOWN = 5
+
+DEFAULT_REFERENCE: tuple[str, ...] = ("ground-truth",)
+"""The reference system (its candidate is the reference clip itself, so its pairing is the ground
+truth beside itself): as a system kind in a suite and as a system id in a bare scores table. Its
+pairings never enter the calibration's global mean while a system under test exists."""
+
+SOURCE_UNDER_TEST = "systems_under_test"
+SOURCE_REFERENCE = "reference_beside_itself"
+SOURCE_NONE = "none"
 
 DEFAULT_DIAGNOSTIC: tuple[str, ...] = ("muted", "swapped-audio", "offset")
 """The reference probes, diagnostic by default: as system kinds in a suite (``diagnostic: false``
@@ -266,7 +279,8 @@ def calibrate(
             gt_paired_mean,
             gt_global_mean,
             "no valid ground-truth score beside a system under test (the global mean leaves out "
-            "diagnostic systems; mark one as not diagnostic to calibrate against it)",
+            "diagnostic systems and the ground truth beside itself; mark one as not diagnostic to "
+            "calibrate against it)",
         )
     if gt_paired_mean == 0.0:
         return Calibration(
@@ -313,6 +327,68 @@ def _diagnostic(facts: Any, diagnostic: Iterable[str] | None) -> frozenset[str]:
     return frozenset(DEFAULT_DIAGNOSTIC if given is None else given)
 
 
+def _reference(facts: Any, reference: Iterable[str] | None) -> frozenset[str]:
+    """The reference-system ids: the argument, else the facts' ``reference``, else the defaults."""
+    if reference is not None:
+        return frozenset(reference)
+    given = facts.get("reference") if isinstance(facts, Mapping) else getattr(facts, "reference", None)
+    return frozenset(DEFAULT_REFERENCE if given is None else given)
+
+
+def _pairing_counts(gt_cells: pd.DataFrame, systems: Iterable[str]) -> dict[str, dict[str, int]]:
+    """Per pairing system: instances and valid ground-truth cells beside it (sorted by system)."""
+    out: dict[str, dict[str, int]] = {}
+    for system in sorted(systems):
+        own = gt_cells[gt_cells["paired_with"] == system]
+        valid = own[own["value"].notna()]
+        out[system] = {"instances": int(valid["instance_id"].nunique()), "cells": len(valid)}
+    return out
+
+
+def _calibration_sources(
+    gt_cells: pd.DataFrame, probes: frozenset[str], references: frozenset[str]
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The ground-truth cells the global mean takes, per subset, and the ``calibration`` document.
+
+    Per subset: the pairings with systems under test (neither diagnostic nor the reference system);
+    when the subset has none, the reference system's (the ground truth beside itself); else none.
+    """
+    import pandas as pd
+
+    taken: list[pd.DataFrame] = []
+    doc: dict[str, Any] = {}
+    for subset in _ordered(gt_cells["subset"], SUBSETS):
+        in_subset = gt_cells[gt_cells["subset"] == subset]
+        paired = set(in_subset["paired_with"])
+        under_test = paired - probes - references
+        selves = paired & references - probes
+        if under_test:
+            source, chosen = SOURCE_UNDER_TEST, under_test
+            note = "ground truth beside the systems under test only"
+        elif selves:
+            source, chosen = SOURCE_REFERENCE, selves
+            note = (
+                "no system under test in this subset: the global mean falls back to the ground truth "
+                "judged beside itself (the reference system), so calibrated cells read against the "
+                "reference's own pairing"
+            )
+        else:
+            source, chosen = SOURCE_NONE, set()
+            note = "no system under test and no reference system in this subset: no global mean"
+        taken.append(in_subset[in_subset["paired_with"].isin(chosen)])
+        doc[subset] = {
+            "source": source,
+            "pairings": _pairing_counts(in_subset, chosen),
+            "left_out": {
+                "diagnostic": sorted(paired & probes),
+                "reference": sorted(paired & references - probes - chosen),
+            },
+            "note": note,
+        }
+    frame = pd.concat(taken, ignore_index=True) if taken else gt_cells.iloc[0:0]
+    return frame, doc
+
+
 def _ordered(values: Iterable[str], order: tuple[str, ...]) -> list[str]:
     present = set(values)
     return [v for v in order if v in present]
@@ -324,6 +400,7 @@ def aggregate_prism(
     *,
     panel: str | None = None,
     diagnostic: Iterable[str] | None = None,
+    reference: Iterable[str] | None = None,
 ) -> dict[str, Any]:
     """Aggregate a prism scores table into FORMATS.md section 7's document.
 
@@ -332,8 +409,12 @@ def aggregate_prism(
     ground-truth mean per cell, with totals and final) is the extra top-level ``ground_truth`` entry.
     The global mean is taken over the pairings of the systems under test only; a diagnostic
     system's entry carries ``"diagnostic": true`` and is calibrated against that same mean, so
-    adding or removing one leaves every other entry unchanged. A subset judged with diagnostic
-    systems only has no global mean: its cells are ``null``, with the reason in ``not_computed``.
+    adding or removing one leaves every other entry unchanged. The reference system (the ground
+    truth beside itself, ``reference``) stays out of the mean too; a subset without any system
+    under test falls back to its pairings, and one with diagnostic systems only has no global
+    mean: its cells are ``null``, with the reason in ``not_computed``. ``calibration`` says per
+    subset which pairings entered the mean (``source``, ``pairings`` with instances and valid cells
+    per system, ``left_out``).
     With rows of several panels the cells average every (panel, judge) alike; ``panel`` restricts
     the aggregate to one panel's judges.
 
@@ -351,12 +432,15 @@ def aggregate_prism(
         panel: Only this panel's judges.
         diagnostic: Ids of the diagnostic systems; default the facts' ``diagnostic`` (a
             :class:`~omnieval.benchmarks.RunFacts` or mapping key), else :data:`DEFAULT_DIAGNOSTIC`.
+        reference: Ids of the reference system (the ground truth as a candidate); default the
+            facts' ``reference``, else :data:`DEFAULT_REFERENCE`.
 
     Returns:
         ``{"benchmark": "prism", "panel": str | None, "judges": ["<panel>/<judge>", ...],
         "systems": {SYSTEM: {"subsets": {SUBSET: {"cells": {DIMENSION: {AUDIO_TYPE: calibrated}},
         "dimensions": {DIMENSION: total}, "final": x}}, "diagnostic": true (diagnostic systems
         only)}}, "ground_truth": {"subsets": {...}},
+        "calibration": {"subsets": {SUBSET: {"source", "pairings", "left_out", "note"}}},
         "coverage": {SYSTEM: {SUBSET: {"instances", "cells", "valid_cells"}}}, "not_computed": [...]}``;
         systems sorted by name, subsets, dimensions and audio types in the paper's order.
 
@@ -379,13 +463,14 @@ def aggregate_prism(
     """
     frame = prism_scores(scores, panel=panel)
     probes = _diagnostic(facts, diagnostic)
+    references = _reference(facts, reference)
     cells = judge_cells(frame, checked=True)
     is_gt = cells["system"] == GROUND_TRUTH
     sys_cells, gt_cells = cells[~is_gt], cells[is_gt]
     sys_mean = _means(sys_cells, ["subset", "system", "dimension", "audio_type"])
     gt_paired = _means(gt_cells, ["subset", "paired_with", "dimension", "audio_type"])
-    under_test = gt_cells[~gt_cells["paired_with"].isin(probes)]
-    gt_global = _means(under_test, ["subset", "dimension", "audio_type"])
+    global_cells, calibration = _calibration_sources(gt_cells, probes, references)
+    gt_global = _means(global_cells, ["subset", "dimension", "audio_type"])
 
     systems_doc: dict[str, Any] = {}
     gt_doc: dict[str, Any] = {}
@@ -438,6 +523,7 @@ def aggregate_prism(
         "judges": judges,
         "systems": {s: systems_doc[s] for s in all_systems if s in systems_doc},
         "ground_truth": {"subsets": gt_doc},
+        "calibration": {"subsets": calibration},
         "coverage": {s: coverage[s] for s in all_systems if s in coverage},
         "not_computed": not_computed,
     }
@@ -548,6 +634,27 @@ def _fmt(value: Any, width: int) -> str:
     return ("n/a" if value is None else f"{value:.2f}").rjust(width)
 
 
+def calibration_line(source: Mapping[str, Any]) -> str:
+    """One line saying which pairings a subset's global ground-truth mean took (and left out).
+
+    >>> calibration_line({"source": "systems_under_test", "pairings": {"a": {"instances": 3, "cells": 3}},
+    ...                   "left_out": {"diagnostic": ["muted"], "reference": ["ground-truth"]}})
+    'global GT mean: beside a (3 instances, 3 cells); left out: muted (diagnostic), ground-truth (reference)'
+    """
+    pairings = source.get("pairings", {})
+    taken = ", ".join(f"{s} ({c['instances']} instances, {c['cells']} cells)" for s, c in pairings.items())
+    left = source.get("left_out", {})
+    out = [f"{s} (diagnostic)" for s in left.get("diagnostic", [])]
+    out += [f"{s} (reference)" for s in left.get("reference", [])]
+    if source.get("source") == SOURCE_REFERENCE:
+        head = f"global GT mean: NO system under test, fell back to the ground truth beside itself: {taken}"
+    elif source.get("source") == SOURCE_NONE:
+        head = "global GT mean: none (no system under test, no reference system)"
+    else:
+        head = f"global GT mean: beside {taken}"
+    return head + (f"; left out: {', '.join(out)}" if out else "")
+
+
 def leaderboard_text(document: Mapping[str, Any]) -> str:
     """The leaderboard as terminal tables, one per subset: systems x dimension totals + final.
 
@@ -586,6 +693,9 @@ def leaderboard_text(document: Mapping[str, Any]) -> str:
                 continue
             cells = "".join(f" {_fmt(entry['dimensions'].get(d), 9)}" for d in dims)
             lines.append(f"{name.ljust(width)}{cells} {_fmt(entry['final'], 9)}")
+        source = document.get("calibration", {}).get("subsets", {}).get(subset)
+        if source:
+            lines.append(calibration_line(source))
     if any(entry.get("diagnostic") for entry in document["systems"].values()):
         lines += [
             "",

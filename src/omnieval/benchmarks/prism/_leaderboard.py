@@ -52,6 +52,43 @@ class GroundTruthReference(DocumentModel):
     subsets: dict[str, SubsetScores]
 
 
+class CalibrationPairing(DocumentModel):
+    """The ground-truth cells beside one system that entered a subset's global mean."""
+
+    instances: int
+    """Instances with at least one valid ground-truth cell beside the system."""
+    cells: int
+    """Valid ground-truth cells beside the system (instance x dimension x audio type)."""
+
+
+class CalibrationLeftOut(DocumentModel):
+    """Pairings of a subset kept out of its global ground-truth mean."""
+
+    diagnostic: list[str]
+    """Diagnostic systems (probes) the ground truth was judged beside."""
+    reference: list[str]
+    """The reference system (the ground truth beside itself), when systems under test exist."""
+
+
+class CalibrationSource(DocumentModel):
+    """Which pairings one subset's global ground-truth mean took (FORMATS.md section 7)."""
+
+    source: Literal["systems_under_test", "reference_beside_itself", "none"]
+    """``systems_under_test`` (the rule); ``reference_beside_itself`` when the subset has no system
+    under test (the fallback); ``none`` when it has neither (calibrated cells are ``null``)."""
+    pairings: dict[str, CalibrationPairing]
+    """System -> the ground-truth cells beside it that entered the mean, sorted by system."""
+    left_out: CalibrationLeftOut
+    note: str
+    """The rule in words."""
+
+
+class Calibration(DocumentModel):
+    """Where the calibration's global ground-truth mean came from, per subset."""
+
+    subsets: dict[str, CalibrationSource]
+
+
 class SubsetCoverage(DocumentModel):
     """How much of one subset a system's judged cells cover."""
 
@@ -91,6 +128,8 @@ class PrismLeaderboard(LeaderboardDocument):
     systems: dict[str, PrismSystem]
     """System id -> entry, sorted by id."""
     ground_truth: GroundTruthReference
+    calibration: Calibration | None = None
+    """Which pairings entered each subset's global ground-truth mean."""
     coverage: dict[str, dict[str, SubsetCoverage]]
     """System -> subset -> coverage."""
     not_computed: list[str]
@@ -104,6 +143,10 @@ class PrismLeaderboard(LeaderboardDocument):
 
 
 __all__ = [
+    "Calibration",
+    "CalibrationLeftOut",
+    "CalibrationPairing",
+    "CalibrationSource",
     "CellValues",
     "GroundTruthReference",
     "PrismLeaderboard",

@@ -30,10 +30,10 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import Field
 
-from omnieval.benchmarks.prism._loader import PrismInstance, candidate_video
+from omnieval.benchmarks.prism._loader import PrismInstance
 from omnieval.benchmarks.prism._media import MediaError, encode_clip, fit_length
-from omnieval.candidates import Modality
-from omnieval.systems import GenerationSummary, Progress, SystemSpec, clear_index, record_missing
+from omnieval.benchmarks.prism._systems import ClipSystem
+from omnieval.systems import SystemSpec
 
 KIND = "cpu-t2av"
 NOT_A_MODEL = "NOT a generative model: a rule-based CPU cascade (PIL frames + espeak-ng/numpy audio + ffmpeg)"
@@ -184,7 +184,7 @@ def draw_frames(caption: str, config: CpuT2avConfig, rng: np.random.Generator) -
     return frames
 
 
-class CpuT2av:
+class CpuT2av(ClipSystem):
     """The ``cpu-t2av`` system (NOT a generative model): prompt -> drawn frames + rule audio -> mp4.
 
     Args:
@@ -198,42 +198,20 @@ class CpuT2av:
     def __init__(self, config: CpuT2avConfig | None = None) -> None:
         self.config = config or CpuT2avConfig(kind=KIND)
 
-    def make(self, instance: PrismInstance, out: Path) -> None:
+    def make(self, instance: PrismInstance, out: Path, instances: Sequence[PrismInstance] = ()) -> None:
         """Write the clip of ``instance`` at ``out`` from its caption only."""
         rng = _rng(self.config.seed, instance.id)
         frames = draw_frames(instance.caption, self.config, rng)
         audio = make_audio(instance.caption, self.config, rng)
         encode_clip(frames, self.config.fps, audio, self.config.sample_rate, out)
 
-    def generate(
-        self,
-        instances: Sequence[PrismInstance],
-        out_root: Path,
-        *,
-        condition: str = "",
-        progress: Progress | None = None,
-    ) -> GenerationSummary:
-        """Write ``<out_root>/video/<index>/generated.mp4`` (or ``missing.txt``) for every instance."""
-        out_root = Path(out_root)
-        counts: dict[str, int] = {}
-        written = 0
-        for done, inst in enumerate(instances, start=1):
-            clear_index(out_root, inst.index)
-            out = candidate_video(out_root, inst.index)
-            out.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                self.make(inst, out)
-                written += 1
-            except MediaError as exc:
-                record_missing(out_root, Modality.VIDEO, inst.index, f"{self.kind}: {exc}", counts)
-            if progress:
-                progress(done, len(instances))
-        lineage = {
+    def describe(self, instances: Sequence[PrismInstance]) -> dict[str, Any]:
+        """The lineage: made from the caption alone, by rules (no model)."""
+        return {
             "source": "caption only",
             "what": NOT_A_MODEL,
             "config": self.config.model_dump(mode="json", exclude={"diagnostic"}),
         }
-        return GenerationSummary(self.kind, self.kind, out_root, written, counts, lineage)
 
 
 def cpu_t2av(config: CpuT2avConfig | None = None, **kwargs: Any) -> CpuT2av:

@@ -37,8 +37,9 @@ from omnieval.systems import GenerationSummary, Progress, clear_index, record_mi
 DEFAULT_AUDIO_RATE = 48000
 
 
-class _ReferenceSystem:
-    """Writes one clip per instance from its reference with :meth:`make`."""
+class ClipSystem:
+    """Writes one clip per instance with :meth:`make` (the reference and diagnostic systems make it
+    from the reference clip, ``cpu-t2av`` from the caption); :meth:`describe` gives the lineage."""
 
     kind: str = ""
     uses_ground_truth = True
@@ -93,7 +94,7 @@ def _audio_rate(path: Path) -> int:
     return info.audio_rate or DEFAULT_AUDIO_RATE
 
 
-class GroundTruth(_ReferenceSystem):
+class GroundTruth(ClipSystem):
     """The reference clip as the candidate.
 
     Args:
@@ -126,7 +127,7 @@ class GroundTruth(_ReferenceSystem):
         return {"method": "hard link (copy across filesystems)" if self.link else "copy"}
 
 
-class Muted(_ReferenceSystem):
+class Muted(ClipSystem):
     """The reference picture with a silent audio track of the same length."""
 
     kind = "muted"
@@ -191,7 +192,7 @@ def swap_partners(instances: Sequence[PrismInstance], seed: int = 0) -> dict[int
     return {order[k].index: order[donor[k]].index for k in range(n)}
 
 
-class SwappedAudio(_ReferenceSystem):
+class SwappedAudio(ClipSystem):
     """The reference picture with another instance's audio (a floor for coherence and prompt following).
 
     Args:
@@ -250,7 +251,7 @@ def delay(samples: np.ndarray, shift: int) -> np.ndarray:
     return out
 
 
-class Offset(_ReferenceSystem):
+class Offset(ClipSystem):
     """The reference audio delayed against its picture (a sync probe).
 
     Args:

@@ -181,6 +181,30 @@ def _media_name(key: str, source: Path, used: set[str]) -> str:
     return name
 
 
+def collect_outputs(
+    output_dir: Path,
+    workdir: Path,
+    modalities: Sequence[str],
+    written: dict[str, str],
+    missing: dict[str, str],
+) -> None:
+    """Move each wanted output the program wrote in ``output_dir`` into the example's ``workdir``.
+
+    ``written`` gets modality -> file name, ``missing`` modality -> why (not written, or a symbolic
+    link: a link could hand a file from outside the output folder to the judges).
+    """
+    for modality in modalities:
+        name = EXAMPLE_FILES[Modality(modality)]
+        produced = output_dir / name
+        if produced.is_symlink():
+            missing[modality] = f"undecodable: {name} is a symbolic link; write the file itself"
+        elif produced.is_file():
+            shutil.move(produced, workdir / name)
+            written[modality] = name
+        else:
+            missing[modality] = "not written"
+
+
 def tail_lines(path: Path, n: int, *, max_bytes: int = 65536) -> list[str]:
     """The last ``n`` non-empty lines of a text file (its last ``max_bytes`` only), decoded leniently."""
     if not path.is_file():

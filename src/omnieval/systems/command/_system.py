@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import tempfile
 import uuid
 from collections.abc import Callable
@@ -21,6 +20,7 @@ from omnieval.systems.command._process import ProcessOutcome, run_command
 from omnieval.systems.command._protocol import (
     ResolvedEnv,
     child_environment,
+    collect_outputs,
     crash_cause,
     launch_argv,
     program_files,
@@ -161,17 +161,7 @@ class CommandSystem(GeneratingSystem):
         self, output_dir: Path, workdir: Path, wanted: tuple[str, ...], result: ExampleResult
     ) -> None:
         expected = {EXAMPLE_FILES[Modality(m)] for m in wanted}
-        for modality in wanted:
-            name = EXAMPLE_FILES[Modality(modality)]
-            produced = output_dir / name
-            if produced.is_symlink():
-                # A link could hand a file from outside the output folder to the judges.
-                result.missing[modality] = f"undecodable: {name} is a symbolic link; write the file itself"
-            elif produced.is_file():
-                shutil.move(produced, workdir / name)
-                result.written[modality] = name
-            else:
-                result.missing[modality] = "not written"
+        collect_outputs(output_dir, workdir, wanted, result.written, result.missing)
         extra = sorted(p.name for p in output_dir.iterdir() if p.name not in expected)
         if extra:
             result.raw["command"]["ignored_outputs"] = extra[:_MAX_EXTRA_FILES]

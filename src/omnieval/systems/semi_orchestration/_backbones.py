@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import tempfile
 import time
 from collections.abc import Callable, Mapping
@@ -35,7 +34,13 @@ from omnieval.security import redact, secret_values
 from omnieval.systems._generating import EXAMPLE_FILES, Task
 from omnieval.systems.command import CommandConfig, CommandSystem, crash_cause, timeout_cause, write_task
 from omnieval.systems.command._process import run_command
-from omnieval.systems.command._protocol import child_environment, launch_argv, substitute, tail_lines
+from omnieval.systems.command._protocol import (
+    child_environment,
+    collect_outputs,
+    launch_argv,
+    substitute,
+    tail_lines,
+)
 from omnieval.systems.openai_omni import OpenAIOmniConfig, OpenAIOmniSystem
 from omnieval.systems.openai_omni._requests import speech_messages
 from omnieval.systems.orchestration import user_prompt
@@ -114,16 +119,7 @@ def write_backbone_task(
 
 def collect(output_dir: Path, workdir: Path, modalities: tuple[str, ...], run: BackboneRun) -> None:
     """Move the backbone's files from ``output_dir`` into the example's folder; read the fields."""
-    for modality in modalities:
-        name = EXAMPLE_FILES[Modality(modality)]
-        produced = output_dir / name
-        if produced.is_symlink():
-            run.missing[modality] = f"undecodable: {name} is a symbolic link; write the file itself"
-        elif produced.is_file():
-            shutil.move(produced, workdir / name)
-            run.written[modality] = name
-        else:
-            run.missing[modality] = "not written"
+    collect_outputs(output_dir, workdir, modalities, run.written, run.missing)
     fields = output_dir / INTERMEDIATE_FILE
     if fields.is_file() and not fields.is_symlink():
         run.fields = fields.read_text(encoding="utf-8", errors="replace")

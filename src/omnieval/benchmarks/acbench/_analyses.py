@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from omnieval.analysis import AnalysisContext, AnalysisResult, Skip, analysis
+from omnieval.benchmarks._labelstudio import submitted_annotations
 from omnieval.benchmarks.acbench._aggregate import BENCHMARK, aggregate_acbench
 from omnieval.benchmarks.acbench._human_sample import LABEL_CONTROL, STUDY, TASK_FIELD
 from omnieval.benchmarks.acbench._loader import FEATURES, canonical_target
@@ -383,17 +384,7 @@ def study_labels(exports: Sequence[tuple[str, Any]], key: Any, key_source: str =
                     "(an export of other tasks, or another study's key)"
                 )
             clip = clips[blind]
-            for a_idx, ann in enumerate(task.get("annotations") or []):
-                counts["annotations"] += 1
-                a_where = f"{where} ({blind}) annotation {ann.get('id', f'#{a_idx}') if isinstance(ann, Mapping) else f'#{a_idx}'}"
-                if not isinstance(ann, Mapping):
-                    raise DataError(f"{a_where}: not an object")
-                results = ann.get("result")
-                if ann.get("was_cancelled") or not results:
-                    counts["skipped"] += 1
-                    continue
-                if not isinstance(results, list):
-                    raise DataError(f"{a_where}: field result: not a list")
+            for ann, a_where, results in submitted_annotations(task, f"{where} ({blind})", counts):
                 chosen = [
                     r.get("value")
                     for r in results

@@ -45,6 +45,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from omnieval.benchmarks._labelstudio import submitted_annotations
 from omnieval.benchmarks.prism._aggregate import judge_cells
 from omnieval.benchmarks.prism._tags import (
     AUDIO_TYPES,
@@ -200,17 +201,7 @@ def parse_two_stage_export(tasks: Any, source: str = "export") -> HumanExport:
                 f"{where}: field data.tags/data.subset: item {instance_id!r} was given other tags or subset by another task"
             )
         sides = ORDERS[str(order)]
-        for a_idx, ann in enumerate(task.get("annotations") or []):
-            counts["annotations"] += 1
-            a_where = f"{where} annotation {ann.get('id', f'#{a_idx}') if isinstance(ann, Mapping) else f'#{a_idx}'}"
-            if not isinstance(ann, Mapping):
-                raise DataError(f"{a_where}: not an object")
-            results = ann.get("result")
-            if ann.get("was_cancelled") or not results:
-                counts["skipped"] += 1
-                continue
-            if not isinstance(results, list):
-                raise DataError(f"{a_where}: field result: not a list")
+        for ann, a_where, results in submitted_annotations(task, where, counts):
             by_video: dict[str, dict[Cell, float]] = {"1": {}, "2": {}}
             discard = False
             for res in results:

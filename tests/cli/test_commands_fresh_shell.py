@@ -96,7 +96,7 @@ def _pin_suite(tmp: Path) -> Path:
     finally:
         sys.path.remove(str(ROOT / "tests" / "judges"))
     anchors = tmp / "anchors"
-    shutil.copytree(DATA / "anchors" / "storybench-text", anchors)
+    shutil.copytree(DATA / "anchors" / "storybench", anchors)
     (anchors / "pinned.json").unlink()
     suite = yaml.safe_load((ROOT / "pipelines" / "nightly.yaml").read_text())
     suite.update(
@@ -276,9 +276,10 @@ def test_judge_pin_anchors_pins_what_the_judge_answered(done: dict[str, Done], t
         f"pinned 6 anchor verdicts of panel known-scripted-ground-truth to {pinned_to}"
     )
     pinned = json.loads(pinned_to.read_text())
-    assert set(pinned["anchors"]) == set(
-        json.loads((DATA / "anchors" / "storybench-text" / "pinned.json").read_text())["anchors"]
-    )
+    # The scripted panel judges the text track only: the six narration anchors, not the spoken lines.
+    shipped = json.loads((DATA / "anchors" / "storybench" / "manifest.json").read_text())["anchors"]
+    assert set(pinned["anchors"]) == {a["id"] for a in shipped if a["track"] == "text"}
+    assert {a["track"] for a in shipped} == {"text", "speech"}
     for anchor, verdicts in pinned["anchors"].items():
         scores = set(verdicts["scripted-ground-truth"]["scores"].values())
         # The oracle anchors are the reference narration (9); copy-current and shuffled are not (2).

@@ -5,8 +5,8 @@ The flow runs inside a throwaway copy of the project's DVC DAG (``dvc.yaml``, th
 and the sample the stages depend on), so a real ``dvc status`` can check that ``dvc repro`` has
 nothing to do after a run. The first night is ``make run`` in that copy, the second ``omnieval run
 pipelines/nightly.yaml --json``: the console script in a new process, which syncs ``dvc.lock``. The
-suite keeps the shipped drift block on two of the six pinned anchors (one good, one bad): the real
-CPU judge re-judges them. This is storybench's one real-judge run in CI; the tests that check the
+suite keeps the shipped drift block on three of the nine pinned anchors (a good and a bad narration,
+a good spoken line): the real CPU judge re-judges them, on both judged tracks. This is storybench's one real-judge run in CI; the tests that check the
 judge's ranking and health read it.
 """
 
@@ -34,7 +34,7 @@ pytestmark = [
     pytest.mark.usefixtures("prefect_api"),
     pytest.mark.timeout(1800),
 ]
-# Two transitions of one book, two systems: 2 x 2 x 2 = 8 verdicts, plus 2 drift anchors (E2E_ANCHORS).
+# Two transitions of one book, two systems: 2 x 2 x 2 = 8 verdicts, plus 3 drift anchors (E2E_ANCHORS).
 LIMIT = 2
 SYSTEMS = {"oracle": {"kind": "oracle"}, "shuffled": {"kind": "shuffled", "seed": 0}}
 
@@ -58,14 +58,15 @@ def _suite(
     return path
 
 
-E2E_ANCHORS = ("anchor-01-oracle-1", "anchor-06-shuffled-15")
-"""The pinned drift anchors this run re-judges: one good, one bad (of the six `make run` re-judges;
-each anchor is a real verdict of ~25-55 s, so CI takes two)."""
+E2E_ANCHORS = ("anchor-01-oracle-1", "anchor-06-shuffled-15", "anchor-07-speech-oracle-1")
+"""The pinned drift anchors this run re-judges: a good and a bad narration and a good spoken line
+(of the nine `make run` re-judges; each anchor is a real verdict of ~25-55 s, so CI takes three:
+both judged tracks, through the benchmark's own judging with its audio describer)."""
 
 
 def _anchor_subset(dest: Path) -> Path:
     """The shipped anchor set cut to :data:`E2E_ANCHORS`, with their pinned scores and hashes as pinned."""
-    shipped = ROOT / "data" / "anchors" / "storybench-text"
+    shipped = ROOT / "data" / "anchors" / "storybench"
     if dest.exists():
         return dest
     manifest = json.loads((shipped / "manifest.json").read_text())
@@ -290,6 +291,9 @@ def test_drift_rejudges_the_pinned_anchors_with_the_real_judge(flow_env: dict[st
     current = {entry["anchor"]: entry["current"] for entry in drift["anchors"]}
     # The real judge still tells the pinned good narration from the pinned bad one.
     assert current["anchor-01-oracle-1"] > current["anchor-06-shuffled-15"], current
+    # Each judged track has its own shift: the spoken line went through the speech cascade.
+    assert set(drift["by_track"]) == {"text", "speech"}, drift["by_track"]
+    assert drift["by_track"]["speech"]["n_anchors"] == 1
     # The verdict of the night carries it: a run judged with a drifted judge would be INCONCLUSIVE.
     assert flow_env["first"]["judge_model_calls"] >= len(E2E_ANCHORS)
 

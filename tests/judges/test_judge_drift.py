@@ -94,6 +94,24 @@ def test_same_judge_is_ok_and_pinned_file_has_identity(story: Story, tmp_path: P
     assert written["status"] == "ok" and written["judge"] == pinned["judges"]
 
 
+def test_the_anchors_go_through_the_judge_the_suite_hands_in(story: Story, tmp_path: Path) -> None:
+    """A benchmark's own judging (its judge inputs, its audio describer) replaces the default call."""
+    from omnieval.judges import run_judges
+
+    calls: list[tuple[str, list[str]]] = []
+
+    def judge(instances, candidates, panel, cache_dir, progress):  # type: ignore[no-untyped-def]
+        calls.append((panel, sorted(candidates)))
+        return run_judges(instances, candidates, panel=panel, cache_dir=cache_dir, progress=progress)
+
+    config = _suite(story, _panel(tmp_path))
+    pinned = pin_anchors(config, story.transitions, today=DAY1, judge=judge)
+    assert calls == [(str(_panel(tmp_path)), ["bad", "good"])]
+    assert pinned["panel"] == "drift-test"  # the panel's own name, as its run reports it
+    doc = run_drift_check(config, story.transitions, today=DAY2, judge=judge)
+    assert len(calls) == 2 and doc["status"] == "ok" and doc["by_track"]["text"]["n_anchors"] == 2
+
+
 def test_shift_beyond_threshold_is_drift(
     story: Story, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -184,6 +202,67 @@ def test_compare_runs_by_hand() -> None:
     assert out["mean_signed_shift"] == pytest.approx(1 / 6)
     assert out["status"] == "ok"
     assert compare_runs(now, pinned, threshold=0.4)["status"] == "drift"
+
+
+def _two_track_doc(
+    text: tuple[int, ...], speech: tuple[int, ...], *, speech_prompt: str = "ps", speech_settings: str = "ss"
+) -> dict:  # type: ignore[type-arg]
+    """Three text anchors holding ``text`` and one speech anchor holding ``speech`` (one judge)."""
+    from omnieval.judges._tracks import TRACKS
+
+    ident = {
+        "j": {
+            "model": "m",
+            "revision": "r",
+            "weights_sha256": {},
+            "settings_sha256": f"st+{speech_settings}",
+            "settings_sha256_by_track": {"text": "st", "speech": speech_settings},
+            "prompt_sha256": {"text": "pt", "speech": speech_prompt},
+        }
+    }
+    values = {"t1": ("text", text), "t2": ("text", text), "t3": ("text", text), "s1": ("speech", speech)}
+    return {
+        "judges": ident,
+        "tracks": {a: track for a, (track, _) in values.items()},
+        "anchors": {
+            a: {
+                "j": {"status": "ok", "scores": dict(zip(TRACKS[t].criteria, v, strict=True)), "expected": {}}
+            }
+            for a, (t, v) in values.items()
+        },
+    }
+
+
+def test_a_drifting_track_is_not_averaged_away_and_is_named() -> None:
+    # Text steady on three anchors, speech +2 on its one: overall mean |shift| 0.5 <= 1, speech 2 > 1.
+    pinned = _two_track_doc((6, 6, 6, 6), (4, 4, 4, 4))
+    now = _two_track_doc((6, 6, 6, 6), (6, 6, 6, 6))
+    out = compare_runs(now, pinned, threshold=1.0)
+    assert out["mean_shift"] == pytest.approx(0.5)
+    assert out["by_track"]["speech"] == {
+        "mean_shift": 2.0,
+        "max_shift": 2.0,
+        "mean_signed_shift": 2.0,
+        "n_anchors": 1,
+    }
+    assert out["by_track"]["text"]["mean_shift"] == 0.0 and out["by_track"]["text"]["n_anchors"] == 3
+    assert out["status"] == "drift"
+    assert out["reasons"] == ["track speech: mean absolute shift 2.000 > threshold 1"]
+    assert compare_runs(pinned, pinned, threshold=1.0)["status"] == "ok"
+
+
+def test_a_changed_setting_names_the_track() -> None:
+    pinned = _two_track_doc((6, 6, 6, 6), (4, 4, 4, 4))
+    prompt = compare_runs(
+        _two_track_doc((6, 6, 6, 6), (4, 4, 4, 4), speech_prompt="ps2"), pinned, threshold=1.0
+    )
+    assert prompt["status"] == "identity_changed"
+    assert prompt["reasons"][0].startswith("judge j: prompt template changed on track speech (")
+    settings = compare_runs(
+        _two_track_doc((6, 6, 6, 6), (4, 4, 4, 4), speech_settings="ss2"), pinned, threshold=1.0
+    )
+    assert settings["status"] == "identity_changed"
+    assert settings["reasons"][0].startswith("judge j: settings_sha256 changed on track speech (")
 
 
 def _suite_file(story: Story, panel: Path, anchors: Path) -> Path:

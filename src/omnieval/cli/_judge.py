@@ -261,10 +261,13 @@ def _prompts(args: argparse.Namespace) -> int:
 def _pin_anchors(args: argparse.Namespace) -> int:
     from omnieval.config import load_suite
     from omnieval.judges import pin_anchors, pinned_path
+    from omnieval.stages.judge import anchor_instances, panel_judge
     from omnieval.stages.validate import load_instances
 
     config = load_suite(args.suite)
-    document = pin_anchors(config, load_instances(config))
+    # The whole dataset, as the nightly check reads it: the anchors may sit beyond a `dataset.limit`.
+    instances = anchor_instances(config, load_instances(config))
+    document = pin_anchors(config, instances, judge=panel_judge(config))
     n = sum(len(per) for per in document["anchors"].values())
     print(f"pinned {n} anchor verdicts of panel {document['panel']} to {pinned_path(config)}")
     return 0

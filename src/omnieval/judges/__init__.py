@@ -45,7 +45,15 @@ from omnieval.judges._calls import (
     mlflow_tag_part,
     role_lineage,
 )
-from omnieval.judges._drift import DriftSettings, DriftSuite, pin_anchors, pinned_path, run_drift_check
+from omnieval.judges._drift import (
+    DriftSettings,
+    DriftSuite,
+    JudgedPanel,
+    PanelJudge,
+    pin_anchors,
+    pinned_path,
+    run_drift_check,
+)
 from omnieval.judges._health import judge_health
 from omnieval.judges._meta import (
     DEFAULT_FLOOR,
@@ -136,12 +144,14 @@ __all__ = [
     "JudgeConfig",
     "JudgeInputs",
     "JudgeResult",
+    "JudgedPanel",
     "JudgedSet",
     "KnownPair",
     "KnownSetManifest",
     "KnownSetRunner",
     "PairVerdict",
     "PanelConfig",
+    "PanelJudge",
     "ParseResult",
     "PromptTemplate",
     "RepairOutcome",

@@ -18,6 +18,12 @@ reference systems) with the scores one *pinned* judge run gave them (``pinned.js
     when pinned; an anchor's score is the mean of its four greedy criterion scores (1-10 scale).
     ``mean_signed_shift`` keeps the sign (positive = the judge is more generous now);
     ``mean_shift_expected`` is the same on the ``judge_expected`` scores when both runs have them.
+``by_track``
+    The same shifts per judge track (``{track: {"mean_shift", "max_shift", "mean_signed_shift",
+    "n_anchors"}}``). The threshold applies to each track's mean on its own, so a track with few
+    anchors (speech) is not averaged away by a steady one (text); a reason names the track
+    (``track speech: mean absolute shift ...``), and so does an identity change where the pinned
+    file says which track's prompt or settings moved.
 
 Real calls, not cached answers: the anchors use their own response cache, one folder per date
 (``<cache>/drift/<YYYY-MM-DD>``, older dates are removed), so the first check of a day always calls
@@ -39,11 +45,14 @@ import shutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from omnieval.errors import ConfigError, DataError
 from omnieval.judges._tracks import TRACKS
 from omnieval.paths import StatePaths
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 log = logging.getLogger(__name__)
 
@@ -148,6 +157,35 @@ def load_anchors(folder: Path) -> list[Anchor]:
     return anchors
 
 
+class JudgedPanel(Protocol):
+    """What judging the anchors with a panel returns (a benchmark's :class:`JudgeOutput` has it)."""
+
+    @property
+    def judgments(self) -> pd.DataFrame:
+        """One row per (system, instance, track, judge): ``status``, ``scores``, ``expected_scores``."""
+        ...
+
+    @property
+    def lineage(self) -> Mapping[str, Any]:
+        """The panel's lineage: ``judges`` (identity and ``roles`` per track) and ``prompts``."""
+        ...
+
+    @property
+    def model_calls(self) -> int: ...
+
+    @property
+    def cache_hits(self) -> int: ...
+
+
+PanelJudge = Callable[
+    [Sequence[Any], Mapping[str, Path], str, Path, "Callable[[str, int, int], None] | None"], JudgedPanel
+]
+"""``judge(instances, candidates, panel, cache_dir, progress)``: the suite's benchmark judging the
+anchors as its judge stage judges systems (its judge inputs, and for the speech cascade its audio
+describer). Without one the anchors go through :func:`omnieval.judges.run_judges` with the
+registered tracks' defaults, which has no audio describer: speech anchors settle not_applicable."""
+
+
 @dataclass(frozen=True)
 class AnchorRun:
     """The anchors judged once.
@@ -181,10 +219,12 @@ def judge_anchors(
     panel: str,
     cache_dir: Path,
     progress: Callable[[str, int, int], None] | None = None,
+    judge: PanelJudge | None = None,
 ) -> AnchorRun:
     """Judge every anchor with ``panel``'s judges for its track (through ``cache_dir``'s cache).
 
     ``progress``: ``progress(label, done, total)`` in model calls (as :func:`run_judges` reports).
+    ``judge``: how the suite's benchmark judges (:data:`PanelJudge`); None = :func:`run_judges`.
     """
     from omnieval.judges._run import run_judges
 
@@ -201,13 +241,13 @@ def judge_anchors(
     transitions = [by_id[i] for i in wanted]
     # Each anchor is a "system" whose folder holds one output: the other (anchor, instance) pairs
     # settle as missing outputs without a model call.
-    result = run_judges(
-        transitions,
-        {a.id: a.candidate for a in anchors},
-        panel=panel,
-        cache_dir=cache_dir,
-        progress=progress,
-    )
+    candidates = {a.id: a.candidate for a in anchors}
+    result: JudgedPanel
+    if judge is None:
+        result = run_judges(transitions, candidates, panel=panel, cache_dir=cache_dir, progress=progress)
+    else:
+        result = judge(transitions, candidates, panel, cache_dir, progress)
+    panel_name = _panel_name(result, panel)
     lineage = result.lineage
     tracks = {a.track for a in anchors}
     judges: dict[str, dict[str, Any]] = {}
@@ -221,6 +261,7 @@ def judge_anchors(
             "revision": info.get("revision", ""),
             "weights_sha256": dict(info.get("weights_sha256", {})),
             "settings_sha256": _sha256_json(roles),
+            "settings_sha256_by_track": {t: _sha256_json(r) for t, r in sorted(roles.items())},
             "prompt_sha256": {
                 t: lineage["prompts"][t]["sha256"] for t in sorted(roles) if t in lineage.get("prompts", {})
             },
@@ -235,7 +276,17 @@ def judge_anchors(
             "scores": {k: float(v) for k, v in json.loads(row.scores).items()},
             "expected": {k: float(v) for k, v in json.loads(row.expected_scores or "{}").items()},
         }
-    return AnchorRun(judges, scores, result.panel, result.model_calls, result.cache_hits)
+    return AnchorRun(judges, scores, panel_name, result.model_calls, result.cache_hits)
+
+
+def _panel_name(result: JudgedPanel, asked: str) -> str:
+    """The panel's name as its run reports it (a panel given as a file path has a ``name``)."""
+    named = getattr(result, "panel", None)
+    if isinstance(named, str) and named:
+        return named
+    if "panel" in result.judgments.columns and len(result.judgments):
+        return str(result.judgments["panel"].iloc[0])
+    return asked
 
 
 def _anchor_mean(values: Mapping[str, float], track_name: str) -> float | None:
@@ -279,10 +330,13 @@ def compare_runs(
             if now != then:
                 identity_changed = True
                 label = "prompt template" if field == "prompt_sha256" else field
-                reasons.append(f"judge {jid}: {label} changed ({then!r} -> {now!r})")
+                moved = _tracks_that_moved(cur_judges[jid], pin_judges[jid], field)
+                where = f" on track {', '.join(moved)}" if moved else ""
+                reasons.append(f"judge {jid}: {label} changed{where} ({then!r} -> {now!r})")
 
     tracks: Mapping[str, str] = {**pinned.get("tracks", {}), **current.get("tracks", {})}
     shifts: list[float] = []
+    track_shifts: dict[str, list[float]] = {}
     expected_shifts: list[float] = []
     details: list[dict[str, Any]] = []
     for aid in sorted(pinned.get("anchors", {})):
@@ -299,6 +353,7 @@ def compare_runs(
                 continue
             shift = is_ - was
             shifts.append(shift)
+            track_shifts.setdefault(track_name, []).append(shift)
             entry: dict[str, Any] = {
                 "anchor": aid,
                 "judge": jid,
@@ -324,21 +379,56 @@ def compare_runs(
             sum(abs(s) for s in expected_shifts) / len(expected_shifts) if expected_shifts else None
         ),
         "n_anchors": n,
+        "by_track": {t: _shift_summary(values) for t, values in sorted(track_shifts.items())},
         "anchors": details,
     }
+    drifted = [
+        f"track {t}: mean absolute shift {summary['mean_shift']:.3f} > threshold {threshold:g}"
+        for t, summary in out["by_track"].items()
+        if summary["mean_shift"] > threshold
+    ]
     if identity_changed:
         status = "identity_changed"
+        reasons.extend(drifted)
     elif not n:
         status = "unavailable"
         reasons.append("no anchor could be compared with its pinned score")
-    elif mean_shift is not None and mean_shift > threshold:
+    elif drifted:
         status = "drift"
-        reasons.append(f"mean absolute shift {mean_shift:.3f} > threshold {threshold:g}")
+        reasons.extend(drifted)
     else:
         status = "ok"
     out["status"] = status
     out["reasons"] = reasons
     return out
+
+
+def _shift_summary(shifts: Sequence[float]) -> dict[str, Any]:
+    """Mean and largest absolute shift, signed mean and count of one track's (judge, anchor) pairs."""
+    return {
+        "mean_shift": sum(abs(s) for s in shifts) / len(shifts),
+        "max_shift": max(abs(s) for s in shifts),
+        "mean_signed_shift": sum(shifts) / len(shifts),
+        "n_anchors": len(shifts),
+    }
+
+
+def _tracks_that_moved(now: Mapping[str, Any], then: Mapping[str, Any], field: str) -> list[str]:
+    """The tracks whose part of a per-track identity ``field`` differs between two judge identities.
+
+    ``prompt_sha256`` is per track in both; ``settings_sha256`` is one hash over every track, so the
+    tracks come from ``settings_sha256_by_track`` when both runs recorded it (pins older than that
+    field name no track). Other fields (model, weights) are the judge's, not a track's: none.
+    """
+    if field == "prompt_sha256":
+        a, b = now.get(field), then.get(field)
+    elif field == "settings_sha256":
+        a, b = now.get("settings_sha256_by_track"), then.get("settings_sha256_by_track")
+    else:
+        return []
+    if not isinstance(a, Mapping) or not isinstance(b, Mapping):
+        return []
+    return sorted(t for t in set(a) | set(b) if a.get(t) != b.get(t))
 
 
 def _as_document(run: AnchorRun, anchors: Sequence[Anchor]) -> dict[str, Any]:
@@ -380,7 +470,11 @@ def pinned_path(config: DriftSuite) -> Path:
 
 
 def pin_anchors(
-    config: DriftSuite, instances: Sequence[Any], *, today: dt.date | None = None
+    config: DriftSuite,
+    instances: Sequence[Any],
+    *,
+    today: dt.date | None = None,
+    judge: PanelJudge | None = None,
 ) -> dict[str, Any]:
     """Judge the anchors now and write the result as ``pinned.json`` (the new reference).
 
@@ -391,7 +485,9 @@ def pin_anchors(
 
     day = today or dt.date.today()
     anchors = load_anchors(anchors_folder(config))
-    run = judge_anchors(anchors, instances, panel=_drift_panel(config), cache_dir=_day_cache(config, day))
+    run = judge_anchors(
+        anchors, instances, panel=_drift_panel(config), cache_dir=_day_cache(config, day), judge=judge
+    )
     document = {"format": PINNED_FORMAT, "pinned_on": day.isoformat(), **_as_document(run, anchors)}
     write_json_atomic(pinned_path(config), document, sort_keys=True, ensure_ascii=False)
     return document
@@ -404,6 +500,7 @@ def run_drift_check(
     today: dt.date | None = None,
     out: Path | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    judge: PanelJudge | None = None,
 ) -> dict[str, Any]:
     """Re-judge the anchors and compare with ``pinned.json``; write and return ``drift.json``.
 
@@ -413,6 +510,7 @@ def run_drift_check(
         today: the date that salts the cache (default: today); a new date means new model calls.
         out: where to write; default ``<judge_dir>/drift.json``.
         progress: ``progress(label, done, total)`` in model calls.
+        judge: how the suite's benchmark judges (:data:`PanelJudge`); None = :func:`run_judges`.
 
     Returns:
         ``{"status", "threshold", "mean_shift", "max_shift", "mean_signed_shift",
@@ -442,6 +540,7 @@ def run_drift_check(
             panel=_drift_panel(config),
             cache_dir=_day_cache(config, day),
             progress=progress,
+            judge=judge,
         )
     except (DataError, BackendError) as exc:
         document = {

@@ -8,10 +8,10 @@ python -m omnieval.stages.judge --suite pipelines/nightly.yaml
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from omnieval.config import SuiteConfig
 from omnieval.progress import note, progress_bar
@@ -26,6 +26,9 @@ from omnieval.stages._common import (
     write_stamp,
 )
 from omnieval.stages._main import handoff_stage_main
+
+if TYPE_CHECKING:
+    from omnieval.judges import JudgedPanel, PanelJudge
 
 
 @dataclass(frozen=True)
@@ -501,13 +504,32 @@ def _drift_panel(config: SuiteConfig) -> str | None:
     return config.drift.panel if config.drift.enabled else None
 
 
-def _anchor_instances(config: SuiteConfig, instances: Sequence[Any]) -> Sequence[Any]:
+def anchor_instances(config: SuiteConfig, instances: Sequence[Any]) -> Sequence[Any]:
     """The instances the drift anchors may name: the whole dataset, also when ``dataset.limit``
     evaluates only a prefix (the anchors are pinned on rows anywhere in the sample)."""
     if config.dataset.limit is None:
         return instances
     bench = config.bench
     return tuple(bench.instances(bench.load(config.dataset_path)))
+
+
+def panel_judge(config: SuiteConfig) -> PanelJudge:
+    """The suite's benchmark judging a set of candidates as its judge stage does (its judge inputs
+    and, for a speech cascade, its audio describer): what the drift anchors are judged with."""
+    from omnieval.benchmarks import JudgeJob
+
+    bench = config.bench
+
+    def judge(
+        instances: Sequence[Any],
+        candidates: Mapping[str, Path],
+        panel: str,
+        cache_dir: Path,
+        progress: Callable[[str, int, int], None] | None,
+    ) -> JudgedPanel:
+        return bench.judge(JudgeJob(instances, candidates, panel, config.metrics, cache_dir, progress))
+
+    return judge
 
 
 def _drift(config: SuiteConfig, instances: Sequence[Any]) -> int:
@@ -521,7 +543,9 @@ def _drift(config: SuiteConfig, instances: Sequence[Any]) -> int:
         def report(_label: str, done: int, total: int) -> None:
             update(done, total)
 
-        document = run_drift_check(config, _anchor_instances(config, instances), progress=report)
+        document = run_drift_check(
+            config, anchor_instances(config, instances), progress=report, judge=panel_judge(config)
+        )
     calls = int(document.get("model_calls", 0))
     note(
         f"[judge] drift check: {document['status']} (mean shift {document.get('mean_shift')}, "
@@ -551,7 +575,7 @@ def _meta_eval(config: SuiteConfig, instances: Sequence[Any]) -> int:
     runner: KnownSetRunner | None = None
     try:
         # The set names rows anywhere in the sample, also when dataset.limit judges a prefix.
-        runner = config.bench.known_set(_anchor_instances(config, instances), config.metrics)
+        runner = config.bench.known_set(anchor_instances(config, instances), config.metrics)
         if runner is None:
             raise ConfigError(f"benchmark {config.benchmark} has no known set to check its judges on")
     except OmnievalError as exc:

@@ -119,7 +119,7 @@ def test_drift_defaults_come_from_the_benchmark(tmp_path: Path) -> None:
     story.write_text("suite: s\nsystems:\n  a: {kind: oracle}\ndrift: {enabled: true}\n")
     config = load_suite(story, check=False)
     # storybench's benchmark.yaml declares its anchors; its first default panel re-judges them.
-    assert config.drift.anchors == Path("data/anchors/storybench-text") and config.drift.panel == "cpu"
+    assert config.drift.anchors == Path("data/anchors/storybench") and config.drift.panel == "cpu"
     own = tmp_path / "own.yaml"
     own.write_text(
         "suite: s\nsystems:\n  a: {kind: oracle}\ndrift: {enabled: true, anchors: mine, panel: p.yaml}\n"

@@ -13,6 +13,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     SecretStr,
     SerializeAsAny,
     ValidationError,
@@ -41,7 +42,8 @@ class DatasetConfig(_Strict):
     name: str | None = None
     """Dataset name, shown in MLflow as the dataset input's name; default the folder's name."""
     path: Path | None = None
-    """Dataset folder, relative to the working directory; default the benchmark's bundled sample."""
+    """Dataset folder, relative to the working directory (to the suite file when ``benchmark:`` is a
+    folder); default the benchmark's bundled sample."""
     limit: int | None = Field(default=None, ge=1)
     """Evaluate only the first N transitions (quick runs and tests); None = all."""
 
@@ -241,7 +243,11 @@ class ExecutionConfig(_Strict):
 class SuiteConfig(_Strict):
     suite: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
     benchmark: str = DEFAULT_BENCHMARK
-    """Registered benchmark (``omnieval benchmarks`` lists them)."""
+    """Registered benchmark (``omnieval benchmarks`` lists them; installed plugins included), or a
+    folder holding ``benchmark.yaml`` and its hooks, relative to the suite file (FORMATS.md section
+    10). Once loaded it holds the benchmark's registered name. In a suite whose benchmark is a
+    folder, the relative ``dataset.path`` and the systems' relative ``path`` and ``cwd`` are read
+    relative to the suite file too, so a copy of the folder runs anywhere."""
     dataset: DatasetConfig = DatasetConfig()
     systems: dict[str, SerializeAsAny[SystemSpec]]
     """System id -> its config, typed by the kind's config model (generating kinds have their own)."""
@@ -270,20 +276,30 @@ class SuiteConfig(_Strict):
     completion tokens; turns the run's token totals into cost in ``usage.json``, MLflow and the
     report (docs/judges.md, "Tokens, time and cost"). Unpriced models show tokens only."""
 
+    _benchmark_folder: Path | None = PrivateAttr(default=None)
+    """The folder the benchmark was loaded from (None: a package or plugin benchmark). It travels
+    with the config (pickled to Dask workers), so :attr:`bench` can load the folder again there."""
+
     @field_validator("benchmark")
     @classmethod
-    def _registered(cls, value: str) -> str:
-        from omnieval.benchmarks import get_benchmark
-        from omnieval.registry import UnknownComponentError
+    def _registered(cls, value: str, info: ValidationInfo) -> str:
+        from omnieval.benchmarks import resolve_benchmark
 
         try:
-            return get_benchmark(value).name
-        except UnknownComponentError as exc:
+            return resolve_benchmark(value, _suite_folder(info)).name
+        except ConfigError as exc:
             raise ValueError(str(exc)) from None
+
+    @field_validator("dataset")
+    @classmethod
+    def _dataset_beside_suite(cls, value: DatasetConfig, info: ValidationInfo) -> DatasetConfig:
+        if value.path is None or value.path.is_absolute() or not _folder_suite(info):
+            return value
+        return value.model_copy(update={"path": _suite_folder(info) / value.path})
 
     @field_validator("systems", mode="before")
     @classmethod
-    def _typed_systems(cls, value: Any) -> Any:
+    def _typed_systems(cls, value: Any, info: ValidationInfo) -> Any:
         from omnieval.systems import config_model
 
         if not isinstance(value, dict):
@@ -299,6 +315,11 @@ class SuiteConfig(_Strict):
             if not isinstance(entry, dict) or not isinstance(entry.get("kind"), str):
                 problems.append(f"systems.{sid}: expected a mapping with a 'kind'")
                 continue
+            if _folder_suite(info):
+                entry = {
+                    k: str(_suite_folder(info) / v) if k in ("path", "cwd") and _relative(v) else v
+                    for k, v in entry.items()
+                }
             try:
                 typed[sid] = config_model(entry["kind"]).model_validate(entry)
             except ValidationError as exc:
@@ -356,6 +377,13 @@ class SuiteConfig(_Strict):
             raise ValueError(problems) from None
 
     @model_validator(mode="after")
+    def _remember_folder(self) -> SuiteConfig:
+        from omnieval.benchmarks import benchmark_folder
+
+        self._benchmark_folder = benchmark_folder(self.benchmark)
+        return self
+
+    @model_validator(mode="after")
     def _conditions_known(self) -> SuiteConfig:
         known = self.bench.conditions
         for condition in self.conditions:
@@ -376,9 +404,12 @@ class SuiteConfig(_Strict):
 
     @property
     def bench(self) -> Benchmark:
-        """The registered benchmark this suite evaluates."""
-        from omnieval.benchmarks import get_benchmark
+        """The registered benchmark this suite evaluates (its folder loaded again in a process that
+        has not loaded it, e.g. a Dask worker)."""
+        from omnieval.benchmarks import BENCHMARKS, get_benchmark, load_folder
 
+        if self._benchmark_folder is not None and self.benchmark not in BENCHMARKS.registered():
+            return load_folder(self._benchmark_folder)
         return get_benchmark(self.benchmark)
 
     @property
@@ -407,6 +438,26 @@ class SuiteConfig(_Strict):
     @property
     def experiment(self) -> str:
         return self.tracking.experiment or f"omnieval/{self.suite}"
+
+
+def _suite_folder(info: ValidationInfo) -> Path:
+    """The folder of the suite file being validated (``load_suite`` passes it), else the working
+    directory: relative paths of a folder benchmark's suite are read against it."""
+    context = info.context if isinstance(info.context, dict) else {}
+    suite_file = context.get("suite_file")
+    return Path(suite_file).absolute().parent if suite_file is not None else Path.cwd()
+
+
+def _folder_suite(info: ValidationInfo) -> bool:
+    """Whether the suite being validated names its benchmark by folder (not by registered name)."""
+    from omnieval.benchmarks import benchmark_folder
+
+    name = info.data.get("benchmark")
+    return isinstance(name, str) and benchmark_folder(name) is not None
+
+
+def _relative(value: Any) -> bool:
+    return isinstance(value, str) and bool(value) and not Path(value).expanduser().is_absolute()
 
 
 def check_components(config: SuiteConfig, source: Path | str = "config") -> None:
@@ -467,7 +518,7 @@ def load_suite(path: Path | str, *, check: bool = True) -> SuiteConfig:
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: expected a mapping at the top level")
     try:
-        config = SuiteConfig.model_validate(raw)
+        config = SuiteConfig.model_validate(raw, context={"suite_file": path})
     except ValidationError as exc:
         raise ConfigError(validation_problems(f"{path}: invalid suite config", exc)) from None
     if check:

@@ -1,8 +1,12 @@
 """Benchmarks: one package per evaluation protocol, registered by name with :func:`benchmark`.
 
 Importing this package imports every benchmark package in its folder, and each registers itself:
-adding a benchmark is adding a folder. Stages, the report and tracking look a benchmark up with
-:func:`get_benchmark` (the suite's ``benchmark:`` key) and never name one.
+adding a benchmark is adding a folder. A benchmark may also live outside the package: a folder a
+suite names by path (:func:`load_folder`, :func:`resolve_benchmark`) or an installed package's entry
+point in the group ``omnieval.benchmarks`` (loaded the first time a name is missing or the names
+are listed). Stages, the report and tracking look a benchmark up with :func:`get_benchmark` (the
+suite's ``benchmark:`` key) and never name one. :class:`DeclaredBenchmark` is the short way to
+write one: a record model and a metric function, the rest derived from declarations.
 
 Example:
     >>> from omnieval.benchmarks import BENCHMARKS
@@ -32,6 +36,24 @@ from omnieval.benchmarks._base import (
     RunFacts,
     benchmark,
 )
+from omnieval.benchmarks._declared import (
+    DeclaredBenchmark,
+    DeclaredLeaderboard,
+    Instance,
+    NoOptions,
+    Outputs,
+    Record,
+    read_records,
+    record_expectations,
+    summarize,
+)
+from omnieval.benchmarks._external import (
+    ENTRY_POINT_GROUP,
+    benchmark_folder,
+    enable_plugins,
+    load_folder,
+    resolve_benchmark,
+)
 
 
 def _import_packages() -> None:
@@ -46,10 +68,13 @@ def _import_packages() -> None:
 
 
 _import_packages()
+enable_plugins()
 
 
 def get_benchmark(name: str) -> Benchmark:
-    """The registered benchmark ``name``; raises with the known names when there is none."""
+    """The registered benchmark ``name`` (installed plugins included); raises with the known names
+    when there is none. A folder benchmark is registered under its name once :func:`load_folder`
+    (or loading a suite that names the folder) has imported it in this process."""
     return BENCHMARKS.get(name)
 
 
@@ -64,19 +89,32 @@ def detect_benchmark(root: Path) -> Benchmark | None:
 
 __all__ = [
     "BENCHMARKS",
+    "ENTRY_POINT_GROUP",
     "Benchmark",
     "DatasetReport",
     "DatasetSummary",
+    "DeclaredBenchmark",
+    "DeclaredLeaderboard",
     "GenerateJob",
+    "Instance",
     "JudgeJob",
     "JudgeOutput",
     "Leaderboard",
     "MetricsJob",
     "MetricsOutput",
+    "NoOptions",
+    "Outputs",
+    "Record",
     "ReportJob",
     "ReportSuite",
     "RunFacts",
     "benchmark",
+    "benchmark_folder",
     "detect_benchmark",
     "get_benchmark",
+    "load_folder",
+    "read_records",
+    "record_expectations",
+    "resolve_benchmark",
+    "summarize",
 ]

@@ -92,7 +92,8 @@ class DatasetSpec(_Strict):
     marker: str = Field(min_length=1)
     """A file relative to a dataset folder whose presence identifies the layout (``detect``)."""
     sample: Path
-    """The bundled sample (relative to the project root), used when a suite names no dataset."""
+    """The bundled sample, used when a suite names no dataset: relative to the project root for a
+    benchmark in this package, to its own folder for one a suite loads from a folder."""
 
     @field_validator("marker")
     @classmethod

@@ -25,16 +25,50 @@ def state_paths(config: SuiteConfig) -> StatePaths:
     return StatePaths(config.state)
 
 
-@lru_cache(maxsize=1)
-def code_digest() -> str:
-    """SHA-256 over the package's source files: any code change invalidates stage stamps."""
-    root = Path(omnieval.__file__).parent
-    digest = hashlib.sha256(omnieval.__version__.encode())
+_SOURCE_SUFFIXES = frozenset({".py", ".yaml", ".json", ".txt", ".j2"})
+
+
+def _hash_sources(digest: Any, root: Path, label: str = "") -> None:
+    """Feed each source file's path (after ``label``) and bytes below ``root`` to ``digest``."""
     for path in sorted(root.rglob("*")):
-        if path.suffix in {".py", ".yaml", ".json", ".txt", ".j2"} and "__pycache__" not in path.parts:
-            digest.update(path.relative_to(root).as_posix().encode())
+        if path.suffix in _SOURCE_SUFFIXES and "__pycache__" not in path.parts and path.is_file():
+            digest.update(f"{label}{path.relative_to(root).as_posix()}".encode())
             digest.update(path.read_bytes())
-    return digest.hexdigest()
+
+
+def external_benchmark_roots() -> dict[str, Path]:
+    """Benchmark name -> the folder of its hooks, for registered benchmarks whose code lives outside
+    this package (a suite's benchmark folder, an installed plugin)."""
+    import sys
+
+    from omnieval.benchmarks import BENCHMARKS
+
+    root = Path(omnieval.__file__).resolve().parent
+    found: dict[str, Path] = {}
+    for name in BENCHMARKS.names():
+        module = sys.modules.get(type(BENCHMARKS.get(name)).__module__)
+        where = getattr(module, "__file__", None)
+        if where is not None and not Path(where).resolve().is_relative_to(root):
+            found[name] = Path(where).resolve().parent
+    return found
+
+
+@lru_cache(maxsize=1)
+def _package_digest() -> Any:
+    """The package's part of :func:`code_digest` (read once per process: it does not change under a run)."""
+    digest = hashlib.sha256(omnieval.__version__.encode())
+    _hash_sources(digest, Path(omnieval.__file__).parent)
+    return digest
+
+
+def code_digest() -> str:
+    """SHA-256 over the package's source files and the hooks of benchmarks loaded from outside it
+    (a suite's benchmark folder, a plugin): any code change invalidates stage stamps. Without such
+    a benchmark it is the package's digest alone, as before plugins existed."""
+    digest = _package_digest().copy()
+    for name, folder in sorted(external_benchmark_roots().items()):
+        _hash_sources(digest, folder, f"benchmark:{name}/")
+    return str(digest.hexdigest())
 
 
 def content_key(**parts: Any) -> str:

@@ -1,11 +1,12 @@
-"""The worked example as a contract check: toy_caption runs through the Benchmark API the stages use
-(load -> gate -> fingerprint -> generate -> metrics -> leaderboard -> report), from a dataset built here."""
+"""toy_caption (a DeclaredBenchmark) through the Benchmark API the stages use (load -> gate ->
+fingerprint -> generate -> metrics -> leaderboard -> report), from a dataset built here."""
 
 from __future__ import annotations
 
 import fnmatch
 import json
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, cast
 
 import pytest
@@ -59,8 +60,18 @@ def test_the_stage_sequence(bench: Benchmark, dataset: Path, outputs: Path, tmp_
     instances = bench.instances(bench.load(dataset))
     assert [c.id for c in instances] == ["fox", "owl", "cat"]
     assert bench.gate(dataset, tmp_path / "gate.json").success
+    assert json.loads((tmp_path / "gate.json").read_text())["suite"] == "toy_caption_dataset"
     assert len(bench.fingerprint(bench.load(dataset)).digest) == 64
-    assert len(bench.dataset_frame(dataset)) == 3
+    assert list(bench.dataset_frame(dataset)["id"]) == ["fox", "owl", "cat"]
+    # what a generating system may see: the prompt, never the reference
+    task = bench.visible_task(instances[0])
+    assert task.fields() == {
+        "benchmark": "toy_caption",
+        "index": 0,
+        "id": "fox",
+        "condition": "",
+        "prompt": "Caption the fox picture.",
+    }
     # generate stage: the import system, with the benchmark's modalities
     system = SYSTEMS.get("import")(outputs, modalities=bench.modalities)
     out_root = tmp_path / "candidates" / "imported"
@@ -73,19 +84,23 @@ def test_the_stage_sequence(bench: Benchmark, dataset: Path, outputs: Path, tmp_
     assert list(result.scores.columns) == list(SCORE_COLUMNS)
     assert list(result.scores["status"]) == ["ok", "ok", "missing_output"]
     assert result.scores["value"].iloc[0] == 1.0
-    # report stage
+    # report stage: valid-only (1 + 2/3) / 2, zero-filled (1 + 2/3 + 0) / 3
     board = bench.leaderboard(result.scores, RunFacts(n_instances=len(instances)))
-    entry = board.document["systems"]["imported"]
-    assert entry == {"token_f1": pytest.approx((1.0 + 2 / 3) / 2), "n_valid": 2, "n_missing": 1}
+    entry = board.document["systems"]["imported"]["components"]["token_f1"]
+    assert entry["valid_only"] == pytest.approx(5 / 6) and entry["zero_filled"] == pytest.approx(5 / 9)
+    assert (entry["n_valid"], entry["n_missing"]) == (2, 1)
+    lo, hi = entry["valid_only_ci95"]
+    assert 2 / 3 <= lo <= 5 / 6 <= hi <= 1.0
     keys = list(board.mlflow_metrics["imported"])
-    assert keys == ["toy_caption.valid_only.token_f1"]
+    assert keys == ["toy_caption.valid_only.token_f1", "toy_caption.zero_filled.token_f1"]
     assert all(any(fnmatch.fnmatch(k, p) for p in bench.headline_metric_patterns) for k in keys)
+    assert bench.leaderboard_model() is not None
     components = bench.instance_components(result.scores)
     assert set(components["component"]) <= set(bench.headline_components)
     assert "imported" in bench.leaderboard_text(board.document)
     report = tmp_path / "report.html"
-    # The toy's report reads no suite setting, so the run's SuiteConfig is not needed here.
-    bench.write_report(ReportJob(report, cast(Any, None), board.document, tmp_path))
+    suite = cast(Any, SimpleNamespace(suite="toy"))  # the declared report reads the suite's name only
+    bench.write_report(ReportJob(report, suite, board.document, tmp_path))
     assert "imported" in report.read_text(encoding="utf-8")
 
 
@@ -103,12 +118,12 @@ def test_a_bad_dataset_is_named_by_line_and_field(bench: Benchmark, dataset: Pat
     with pytest.raises(DataError) as raised:
         bench.load(dataset)
     assert raised.value.problems == [
-        "line 2 (owl): reference: must be a non-empty string",
-        "line 4 (fox): id: repeats an earlier line",
+        "captions.jsonl:2 (owl): reference: String should have at least 1 character",
+        "captions.jsonl:4 (fox): id: repeats line 1",
     ]
     gate = bench.gate(dataset, None)
     assert not gate.success
     assert {(f.expectation_type, f.column) for f in gate.failed} == {
+        ("expect_column_values_to_be_in_set", "record__parses"),
         ("expect_column_values_to_be_unique", "id"),
-        ("expect_column_value_lengths_to_be_between", "reference"),
     }

@@ -21,7 +21,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: Contract name -> the ``ignore_imports`` it may carry. An ignore hides an import from
 #: ``lint-imports``, so "1 kept" would hold with any number of them; a new one must change this list.
-ALLOWED_IGNORE_IMPORTS: dict[str, tuple[str, ...]] = {"omnieval layers": ()}
+ALLOWED_IGNORE_IMPORTS: dict[str, tuple[str, ...]] = {
+    "omnieval layers": (),
+    "benchmarks are independent": (),
+    "system kinds are independent": (),
+}
+#: Subpackages of ``omnieval.systems`` that are shared pieces every kind may use, not system kinds.
+SHARED_SYSTEM_PACKAGES = frozenset({"experts"})
 
 
 @pytest.fixture(scope="module")
@@ -122,7 +128,7 @@ def test_the_layer_contract_holds() -> None:
     lint = shutil.which("lint-imports") or str(Path(sys.executable).with_name("lint-imports"))
     done = subprocess.run([lint, "--no-cache"], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
-    assert "Contracts: 1 kept, 0 broken." in done.stdout
+    assert f"Contracts: {len(ALLOWED_IGNORE_IMPORTS)} kept, 0 broken." in done.stdout
     # What lint-imports checked is pyproject.toml's contract with exactly the allowed ignores
     # (setup.cfg and .importlinter would take precedence over pyproject.toml).
     setup_cfg = ROOT / "setup.cfg"
@@ -132,6 +138,32 @@ def test_the_layer_contract_holds() -> None:
         contracts = tomllib.load(fh)["tool"]["importlinter"]["contracts"]
     ignores = {c["name"]: tuple(c.get("ignore_imports", ())) for c in contracts}
     assert ignores == ALLOWED_IGNORE_IMPORTS, ignores
+    layers = next(c for c in contracts if c["name"] == "omnieval layers")
+    assert layers.get("exhaustive") is True and layers.get("containers") == ["omnieval"]
+
+
+def _subpackages(folder: Path, *, skip: frozenset[str] = frozenset()) -> list[str]:
+    return sorted(
+        p.name
+        for p in folder.iterdir()
+        if (p / "__init__.py").is_file() and not p.name.startswith("_") and p.name not in skip
+    )
+
+
+def test_the_independence_contracts_name_every_benchmark_and_system_kind() -> None:
+    """A benchmark or system kind added as a package is covered by its independence contract."""
+    with (ROOT / "pyproject.toml").open("rb") as fh:
+        contracts = {c["name"]: c for c in tomllib.load(fh)["tool"]["importlinter"]["contracts"]}
+    src = ROOT / "src" / "omnieval"
+    benchmarks = contracts["benchmarks are independent"]
+    assert benchmarks["type"] == "independence"
+    assert sorted(benchmarks["modules"]) == [
+        f"omnieval.benchmarks.{n}" for n in _subpackages(src / "benchmarks")
+    ]
+    kinds = contracts["system kinds are independent"]
+    assert kinds["type"] == "independence"
+    expected = [f"omnieval.systems.{n}" for n in _subpackages(src / "systems", skip=SHARED_SYSTEM_PACKAGES)]
+    assert sorted(kinds["modules"]) == expected
 
 
 def _benchmark_mentions(path: Path, names: frozenset[str]) -> list[str]:

@@ -20,9 +20,9 @@ from omnieval.config import load_suite
 from omnieval.errors import ConfigError
 from omnieval.stages import generate, validate
 from omnieval.systems import SYSTEMS, config_model
+from omnieval.systems._process import run_command
+from omnieval.systems._protocol import launch_argv, program_files, resolve_env
 from omnieval.systems.command import CommandConfig, CommandSystem, ContainerConfig
-from omnieval.systems.command._process import run_command
-from omnieval.systems.command._protocol import launch_argv, program_files, resolve_env
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "tok-4f1c9a27e35b"  # a value from the caller's environment that must never be recorded

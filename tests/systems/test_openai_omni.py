@@ -26,7 +26,13 @@ from llm_stub_server import Recorded, Reply, StubServer
 from omnieval.benchmarks import get_benchmark
 from omnieval.candidates import Modality, read_candidate
 from omnieval.systems import SYSTEMS, config_model
-from omnieval.systems.openai_omni import IMAGE_UNAVAILABLE, OpenAIOmniConfig, OpenAIOmniSystem, parse_answer
+from omnieval.systems.openai_omni import (
+    IMAGE_UNAVAILABLE,
+    OmniClient,
+    OpenAIOmniConfig,
+    OpenAIOmniSystem,
+    parse_answer,
+)
 
 KEY = "omni-key-93b7d1f0c2"
 NARRATION = "Pip held the lantern up to the light and wondered who had lost it."
@@ -112,10 +118,50 @@ def test_registered_with_typed_config() -> None:
         OpenAIOmniConfig(model="m")
     with pytest.raises(ValueError, match="credentials in the URL"):
         OpenAIOmniConfig(model="m", base_url="http://me:secret@gpu-7:8091/v1")
-    with pytest.raises(ValueError, match=r"unknown placeholders \['next_text'\]"):
-        OpenAIOmniConfig.model_validate(
-            {"model": "m", "base_url": "http://h/v1", "prompts": {"speech": "{next_text}"}}
+    with pytest.raises(ValueError, match=r"prompts.speech: not a valid template"):
+        OpenAIOmniConfig.model_validate({"model": "m", "base_url": "http://h/v1", "prompts": {"speech": "{"}})
+
+
+@pytest.mark.parametrize(
+    "prompts,message",
+    [
+        ({"speech": "{next_text}"}, r"prompts.speech: unknown placeholders \['next_text'\]"),
+        ({"narattion": "{metadata}"}, r"prompts.narattion: storybench makes no request of that name"),
+    ],
+)
+def test_a_replaced_prompt_must_fit_the_benchmarks_request(
+    tmp_path: Path, storybench_instances: tuple[Any, ...], prompts: dict[str, str], message: str
+) -> None:
+    # The requests are the benchmark's: a template replacing one is checked against it on the first
+    # example, before any request is sent.
+    from omnieval.errors import ConfigError
+
+    bench = get_benchmark("storybench")
+    config = OpenAIOmniConfig.model_validate(
+        {"model": "m", "base_url": "http://127.0.0.1:9/v1", "prompts": prompts}
+    )
+    system = OpenAIOmniSystem(config, system_id="o", cache_dir=tmp_path / "cache")
+    with pytest.raises(ConfigError, match=message):
+        system.generate(
+            storybench_instances[:1],
+            tmp_path / "cand",
+            visible=bench.visible_task,
+            modalities=bench.modalities,
         )
+    assert system.client._client is None
+
+
+def test_a_replaced_prompt_is_sent(
+    tmp_path: Path, server: StubServer, storybench_instances: tuple[Any, ...]
+) -> None:
+    bench = get_benchmark("storybench")
+    system = _system(tmp_path, prompts={"speech": "Speak after: {narration}"})
+    system.generate(
+        storybench_instances[:1], tmp_path / "cand", visible=bench.visible_task, modalities=bench.modalities
+    )
+    told, spoken = (r.body for r in server.state.requests)
+    assert _user_parts(spoken)[-1]["text"] == f"Speak after: {NARRATION}"
+    assert _user_parts(told)[-1]["text"].startswith("You are continuing an illustrated")
 
 
 def test_prism_suites_refuse_it(tmp_path: Path) -> None:
@@ -132,15 +178,15 @@ def test_prism_suites_refuse_it(tmp_path: Path) -> None:
 
 
 def test_a_task_asking_for_neither_text_nor_speech_gets_nothing_and_no_request(tmp_path: Path) -> None:
-    # The kind picks its work from the modalities the task asks for, not from the benchmark's name:
-    # video alone is nothing it can write, so every asked modality is missing and no call is made.
+    # The kind sends the requests of the task's brief, never chosen by the benchmark's name: a task
+    # without a brief (video alone is nothing it can write) gets every modality missing and no call.
     from omnieval.systems import Task
 
     system = OpenAIOmniSystem(OpenAIOmniConfig(model="m", base_url="http://127.0.0.1:9/v1"), system_id="o")
     result = system.run_example(Task("clips", 0, "c0", "", None, modalities=("video",)), tmp_path)
     assert result.written == {}
-    assert result.missing == {"video": "unavailable: openai-omni does not serve clips"}
-    assert system._client is None
+    assert result.missing == {"video": "unavailable: openai-omni returns no video"}
+    assert system.client._client is None
 
 
 def test_storybench_narration_then_spoken_line(
@@ -247,7 +293,7 @@ def test_failed_requests_cost_one_example_and_transient_ones_are_retried_on_reru
     retried: bool,
 ) -> None:
     monkeypatch.setenv("OMNI_TEST_KEY", KEY)
-    monkeypatch.setattr(OpenAIOmniSystem, "retry_wait_s", 0.0)
+    monkeypatch.setattr(OmniClient, "retry_wait_s", 0.0)
     bench = get_benchmark("acbench")
     calls: list[int] = []
     with StubServer(respond=_failing(status, calls)) as stub:
@@ -264,7 +310,7 @@ def test_failed_requests_cost_one_example_and_transient_ones_are_retried_on_reru
             )
 
         run()
-        attempts = 1 + OpenAIOmniSystem.retries if retried else 1
+        attempts = 1 + OmniClient.retries if retried else 1
         assert len(calls) == 2 * attempts
         reason = (out / "speech" / "1" / "missing.txt").read_text().strip()
         assert reason.startswith(f"request failed: HTTP {status}: ") and KEY not in reason and "***" in reason

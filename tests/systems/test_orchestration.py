@@ -21,6 +21,7 @@ import pytest
 import yaml
 
 from omnieval.backends.llm import ChatRequest
+from omnieval.benchmarks.storybench._brief import PLAN_LABELS, brief
 from omnieval.candidates import Modality, read_candidate
 from omnieval.systems.orchestration import (
     OrchestrationConfig,
@@ -296,7 +297,7 @@ def test_planner_never_sees_a_target(storybench_instances: tuple[Any, ...]) -> N
     from omnieval.benchmarks import get_benchmark
 
     task = get_benchmark("storybench").visible_task(inst, "")
-    prompt = user_prompt(task.inputs)
+    prompt = user_prompt(task.brief)
     assert _key(inst.current_text)[:40] in " ".join(prompt.split())
     assert inst.next_text[:40] not in prompt
     assert inst.target_speech.line not in prompt
@@ -315,11 +316,11 @@ def test_plan_rules() -> None:
             "pitch": "high",
         },
     }
-    assert check_plan(good) is None
+    assert check_plan(good, PLAN_LABELS) is None
     for prompt in ("", "N/A", "a nice picture", "the and the but"):
-        failure = check_plan({**good, "image_prompt": prompt})
+        failure = check_plan({**good, "image_prompt": prompt}, PLAN_LABELS)
         assert failure is not None and failure[0].value == "unusable_prompt", prompt
-    bad = check_plan({**good, "speech": {**good["speech"], "pitch": "squeaky"}})
+    bad = check_plan({**good, "speech": {**good["speech"], "pitch": "squeaky"}}, PLAN_LABELS)
     assert bad is not None and bad[0].value == "missing_field" and "speech.pitch" in bad[1]
 
 
@@ -422,9 +423,9 @@ def test_configs_are_typed_and_strict() -> None:
 
 def test_label_codes_are_constrained_integers(storybench_instances: tuple[Any, ...]) -> None:
     from omnieval.backends.llm._skeleton import IntChoice, plan_schema
-    from omnieval.systems.orchestration._prompt import speech_labels
+    from omnieval.systems._plan import speech_labels
 
-    segments = plan_schema(schema(240, 160, 100, "codes"))
+    segments = plan_schema(schema(PLAN_LABELS, 240, 160, 100, "codes"))
     assert segments is not None  # the fast skeleton path, not a grammar
     choices = {s.path: s.values for s in segments if isinstance(s, IntChoice)}
     assert choices == {
@@ -438,7 +439,12 @@ def test_label_codes_are_constrained_integers(storybench_instances: tuple[Any, .
         "image_prompt": "Pip the fox runs home through the dark forest",
         "speech": {"text": "Wait!", "emotion": 3, "gender": 1, "speed": 2, "pitch": 0},
     }
-    assert check_plan(plan) is None
-    assert speech_labels(plan) == {"emotion": "angry", "gender": "male", "speed": "fast", "pitch": "low"}
-    prompt = user_prompt(storybench_instances[0].task_inputs(), labels="codes")
+    assert check_plan(plan, PLAN_LABELS) is None
+    assert speech_labels(plan, PLAN_LABELS) == {
+        "emotion": "angry",
+        "gender": "male",
+        "speed": "fast",
+        "pitch": "low",
+    }
+    prompt = user_prompt(brief(storybench_instances[0].task_inputs()), style="codes")
     assert "0 neutral, 1 happy, 2 sad, 3 angry" in prompt and "0 female, 1 male" in prompt

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from omnieval.backends.llm import ChatRequest
+from omnieval.benchmarks.storybench._brief import speaker_emotion
 from omnieval.candidates import Modality, read_candidate
 from omnieval.systems.semi_orchestration import (
     SemiOrchestrationConfig,
     SemiOrchestrationSystem,
-    speaker_emotion,
 )
 
 #: index -> the backbone's answer (others get the default narration).

@@ -268,8 +268,7 @@ def test_command_backbone_end_to_end(storybench_instances: tuple[Any, ...], tmp_
 def test_openai_omni_failed_second_pass_keeps_first_pass_speech(
     storybench_instances: tuple[Any, ...], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from omnieval.systems.openai_omni import OmniAnswer, OpenAIOmniSystem
-    from omnieval.systems.openai_omni._system import CallOutcome
+    from omnieval.systems.openai_omni import CallOutcome, OmniAnswer, OmniClient
 
     wav = tmp_path / "line.wav"
     _wav(wav)
@@ -290,7 +289,7 @@ def test_openai_omni_failed_second_pass_keeps_first_pass_speech(
             return CallOutcome(None, "request failed: HTTP 400: bad request", seconds=0.1)
         return CallOutcome(OmniAnswer(text, None, "stop"), seconds=0.2)
 
-    monkeypatch.setattr(OpenAIOmniSystem, "call", call)
+    monkeypatch.setattr(OmniClient, "call", call)
     config = _config(
         "text+speech",
         {"kind": "openai-omni", "model": "Qwen/Qwen2.5-Omni-7B", "base_url": "http://127.0.0.1:9/v1"},
@@ -354,7 +353,7 @@ def test_packaged_rule_backbone_on_cpu(
     argv = [
         sys.executable,
         "-m",
-        "omnieval.systems.semi_orchestration.rule_backbone",
+        "omnieval.benchmarks.storybench.rule_backbone",
         "{input_dir}",
         "{output_dir}",
     ]
@@ -366,5 +365,5 @@ def test_packaged_rule_backbone_on_cpu(
         for modality in Modality.TEXT, Modality.IMAGE, Modality.SPEECH:
             assert read_candidate(tmp_path / "semi-rules", modality, index).present
     assert summary.lineage["label"].startswith(
-        "command omnieval.systems.semi_orchestration.rule_backbone backbone"
+        "command omnieval.benchmarks.storybench.rule_backbone backbone"
     )

@@ -125,6 +125,50 @@ def test_task_inputs_have_no_target_attribute(benchmark: str, instances: dict[st
                 getattr(task.inputs, name)
         # The task object itself carries nothing else a system could reach the instance through.
         assert not any(v is instance for v in vars(task).values())
-        assert set(vars(task)) == {"benchmark", "index", "id", "condition", "inputs", "modalities"}
+        assert set(vars(task)) == {
+            "benchmark",
+            "index",
+            "id",
+            "condition",
+            "inputs",
+            "modalities",
+            "files",
+            "brief",
+        }
+        # Media by role are visible inputs' files; the brief, where there is one, states no target.
+        assert set(task.files.values()) <= set(task.media())
+        if task.brief is not None:
+            said = task.brief.context(10**6) + task.brief.picture + " ".join(task.brief.delivery.values())
+            for ask in (*task.brief.asks(True), *task.brief.asks(False)):
+                said += ask.template + " ".join(ask.values.values()) + " ".join(p.text for p in ask.parts)
+                # A request shows only the task's own media.
+                assert {p.media for p in ask.parts if p.media} <= set(task.files)
+            for name in TARGET_FIELDS[benchmark]:
+                value = getattr(instance, name)
+                if isinstance(value, str) and len(value) > 20:
+                    assert value not in said, f"{benchmark} {instance.id}: the brief states {name}"
         # What the benchmark asks for is names only (the generate driver fills it in).
         assert all(isinstance(m, str) for m in task.modalities)
+
+
+@pytest.mark.parametrize("condition", ["original", "s_to_t", "i_to_t", "all_to_t", "oracle"])
+def test_acbench_tasks_give_their_media_by_role_and_one_spoken_request(
+    condition: str, instances: dict[str, tuple[Any, ...]]
+) -> None:
+    from omnieval.systems import AUDIO_ROLE, IMAGE_ROLE
+
+    bench = get_benchmark("acbench")
+    task = bench.visible_task(instances["acbench"][0], condition)
+    inputs = task.inputs
+    expected = {IMAGE_ROLE: inputs.image, AUDIO_ROLE: inputs.instruction_audio}
+    assert dict(task.files) == {role: path for role, path in expected.items() if path is not None}
+    assert task.brief is not None and task.brief.plan is None
+    (ask,) = task.brief.asks(True)
+    assert (ask.name, ask.answer, ask.values["script"]) == ("delivery", "speech", inputs.script)
+    shown = [p.media for p in ask.parts if p.media]
+    assert shown == [role for role in (AUDIO_ROLE, IMAGE_ROLE) if role in task.files]
+    # A system that sends no pictures gets the request without the picture, told it is left out.
+    (blind,) = task.brief.asks(False)
+    assert IMAGE_ROLE not in {p.media for p in blind.parts}
+    if IMAGE_ROLE in task.files:
+        assert "not sent" in blind.values["context"]

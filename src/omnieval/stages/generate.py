@@ -51,22 +51,9 @@ def _build_system(config: SuiteConfig, system_id: str, condition: str) -> object
     factory = SYSTEMS.get(spec.kind)
     if isinstance(factory, type) and issubclass(factory, GeneratingSystem):
         return factory(spec, system_id=system_id, cache_dir=state_paths(config).cache / "generate")
-    typed = getattr(factory, "config_model", None)
-    if isinstance(typed, type) and isinstance(spec, typed):
-        # A kind with its own typed config (e.g. prism's cpu-t2av) takes the validated entry.
-        return factory(spec)  # type: ignore[call-arg]
-    seed = getattr(spec, "seed", None)
-    path = getattr(spec, "path", None)
-    kwargs: dict[str, object] = {}
-    if seed is not None:
-        kwargs["seed"] = seed
-    if path is not None:
-        # Imported outputs of a benchmark with conditions sit in one subfolder per condition.
-        per_condition = Path(path) / condition
-        kwargs["path"] = str(per_condition) if condition and per_condition.is_dir() else path
-    if spec.kind == "import":
-        kwargs["modalities"] = config.bench.modalities
-    return factory(**kwargs)
+    # A reference kind: its typed entry says how its factory is called (the entry itself, or the
+    # keyword arguments it sets, per input condition; `import` adds the benchmark's modalities).
+    return spec.build(factory, condition=condition, modalities=tuple(config.bench.modalities))
 
 
 def _generates(kind: str) -> bool:
@@ -92,9 +79,8 @@ def run(
     paths = state_paths(config)
     out = paths.candidates(system_id)
     spec = config.systems.get(system_id)
-    extra = ""
-    if spec is not None and spec.kind == "import" and getattr(spec, "path", None):
-        extra = tree_digest(Path(spec.path))  # type: ignore[attr-defined]
+    imported = spec.imported_from() if spec is not None else None
+    extra = tree_digest(imported) if imported is not None else ""
     # What a generating system's config does not show (a command's script, model weights):
     # editing it must regenerate, as the per-example keys already do.
     built = _build_system(config, system_id, "") if spec is not None and _generates(spec.kind) else None

@@ -4,7 +4,9 @@ generating kinds (FORMATS.md section 9).
 Each benchmark registers its own reference systems (and any generating kind that serves only it,
 such as acbench's ``cascade``) when its package is imported (:mod:`omnieval.benchmarks`); importing
 this package registers ``import`` and every benchmark-independent generating kind (each in its own
-subpackage, registered where it is defined).
+subpackage, registered where it is defined). Installed packages add kinds through the entry-point
+group ``omnieval.systems`` (name = the ``kind:`` a suite uses; loaded the first time a kind is not
+found or the kinds are listed).
 """
 
 from omnieval.systems import _import  # noqa: F401  (registration side effect)
@@ -33,9 +35,22 @@ from omnieval.systems._generating import (
 from omnieval.systems._import import resolve_candidates_root
 from omnieval.systems._kinds import load_kinds
 from omnieval.systems._planner import Planner, PlannerConfig
-from omnieval.systems._spec import SystemConfig, SystemSpec
+from omnieval.systems._spec import ImportConfig, SystemConfig, SystemSpec
+from omnieval.systems._task import AUDIO_ROLE, IMAGE_ROLE, Answer, Ask, Brief, LabelStyle, Part, PlanRequest
 
 load_kinds()
+
+ENTRY_POINT_GROUP = "omnieval.systems"
+"""Entry-point group of installed system-kind plugins (name = the suite's ``kind:``)."""
+
+
+def _enable_plugins() -> None:
+    from omnieval.errors import ConfigError
+
+    SYSTEMS.use_entry_points(ENTRY_POINT_GROUP, error=ConfigError)
+
+
+_enable_plugins()
 
 
 def config_model(kind: str) -> type[SystemSpec]:
@@ -54,14 +69,23 @@ def system_kinds_for(benchmark: str, declared: frozenset[str]) -> frozenset[str]
 
 
 __all__ = [
+    "AUDIO_ROLE",
     "EXAMPLE_FILES",
+    "IMAGE_ROLE",
     "PLANNING_CODE",
     "SYSTEMS",
+    "Answer",
+    "Ask",
+    "Brief",
     "ExampleResult",
     "GeneratingSystem",
     "GenerationBudget",
     "GenerationLimit",
     "GenerationSummary",
+    "ImportConfig",
+    "LabelStyle",
+    "Part",
+    "PlanRequest",
     "Planner",
     "PlannerConfig",
     "PlanningFailure",

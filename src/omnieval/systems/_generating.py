@@ -47,6 +47,7 @@ from omnieval.hashing import sha256_file
 from omnieval.systems._base import GenerationSummary, Progress, clear_index
 from omnieval.systems._budget import GenerationLimit
 from omnieval.systems._spec import SystemSpec
+from omnieval.systems._task import Brief, PlanRequest
 
 #: Bump when the stored example format changes (old entries are then ignored, not misread).
 CACHE_FORMAT = "generate-example-v1"
@@ -80,13 +81,19 @@ class Task:
         index: The dataset row (the candidate layout's ``<index>``).
         id: The instance id.
         condition: The input condition ('' for benchmarks without conditions).
-        inputs: The benchmark's visible inputs (a frozen dataclass without target fields, e.g.
-            storybench's :class:`~omnieval.data.TaskInputs`).
+        inputs: The benchmark's visible inputs (a frozen dataclass without target fields): what the
+            ``command`` protocol's ``task.json`` holds and what a benchmark's own kinds read.
         modalities: The modalities the benchmark asks for (its ``modalities``), filled in by
-            :meth:`GeneratingSystem.generate`. A kind decides what to write from these and from
-            ``inputs``, never from the benchmark's name. They are not part of :meth:`fields` (the
-            ``command`` protocol's ``task.json`` lists them apart) nor of the example key: a
+            :meth:`GeneratingSystem.generate`. A kind decides what to write from these, the brief
+            and the files, never from the benchmark's name. They are not part of :meth:`fields`
+            (the ``command`` protocol's ``task.json`` lists them apart) nor of the example key: a
             benchmark always asks for the same ones.
+        files: Input media by role (:data:`~omnieval.systems.IMAGE_ROLE`,
+            :data:`~omnieval.systems.AUDIO_ROLE`): what a kind attaches to a model's request or hands
+            an expert as a reference.
+        brief: The example in words (:class:`~omnieval.systems.Brief`): the context, the prompts
+            and, where the benchmark asks for one, the plan. Kinds that prompt a model read it;
+            None when the benchmark gives none (such kinds then cannot serve it).
     """
 
     benchmark: str
@@ -95,6 +102,8 @@ class Task:
     condition: str
     inputs: Any
     modalities: tuple[str, ...] = ()
+    files: Mapping[str, Path] = field(default_factory=dict)
+    brief: Brief | None = None
 
     def fields(self) -> dict[str, Any]:
         """The task as JSON-able fields; media files as their paths (see :func:`describe`)."""
@@ -109,6 +118,33 @@ class Task:
     def media(self) -> list[Path]:
         """Every media file the task refers to, in field order."""
         return list(_media(self.inputs))
+
+    def briefed(self, kind: str) -> Brief:
+        """The brief, for a kind that prompts a model.
+
+        Raises:
+            ConfigError: the benchmark gives no brief, so ``kind`` cannot serve it.
+        """
+        if self.brief is None:
+            from omnieval.errors import ConfigError
+
+            raise ConfigError(
+                f"{kind}: benchmark {self.benchmark} gives its tasks no brief to prompt a model with"
+            )
+        return self.brief
+
+    def plan_request(self, kind: str) -> PlanRequest:
+        """The plan the benchmark asks for, for a planning kind.
+
+        Raises:
+            ConfigError: the benchmark asks for no plan, so ``kind`` cannot serve it.
+        """
+        plan = self.briefed(kind).plan
+        if plan is None:
+            from omnieval.errors import ConfigError
+
+            raise ConfigError(f"{kind}: benchmark {self.benchmark} asks for no plan")
+        return plan
 
 
 def _walk(value: Any, on_path: Callable[[Path], Any]) -> Any:
@@ -171,6 +207,16 @@ PLANNING_CODE: tuple[str, ...] = (
     "systems/experts",
     "backends",
 )
+
+#: Shared modules of the ``command`` protocol (its config, ``task.json`` and the process runner):
+#: part of the code key of every kind that runs a program with it.
+COMMAND_CODE: tuple[str, ...] = ("systems/_command_config.py", "systems/_protocol.py", "systems/_process.py")
+
+#: Shared modules of the planning kinds: the plan's schema and rules, the expert pair and writers.
+PLAN_CODE: tuple[str, ...] = ("systems/_plan.py", "systems/_page.py")
+
+#: The shared omni model client (its config, requests and answers).
+OMNI_CODE: tuple[str, ...] = ("systems/_omni_client.py",)
 
 #: The folder whose presence in :attr:`GeneratingSystem.depends_on` means "uses experts".
 _EXPERTS_CODE = "systems/experts"
@@ -364,6 +410,7 @@ class GeneratingSystem(ABC):
                     "id": task.id,
                     "condition": task.condition,
                     "inputs": _content_fields(task.inputs),
+                    "brief": task.brief.digest() if task.brief is not None else None,
                 },
             },
             sort_keys=True,

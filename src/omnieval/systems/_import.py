@@ -10,6 +10,7 @@ from typing import Any
 from omnieval.candidates import Modality, read_candidate
 from omnieval.errors import ConfigError
 from omnieval.systems._base import SYSTEMS, GenerationSummary, Progress
+from omnieval.systems._spec import ImportConfig, SystemSpec
 
 ALL_MODALITIES: tuple[str, ...] = tuple(m.value for m in Modality if m is not Modality.VIDEO)
 """FORMATS.md section 2's candidate layout (text, image, speech): the default when a caller names no
@@ -20,6 +21,7 @@ class ImportSystem:
     """Points at an existing candidate folder; missing or undecodable outputs become ``missing_output``."""
 
     uses_ground_truth = False
+    config_model: type[SystemSpec] = ImportConfig
 
     def __init__(self, path: str | Path, modalities: Sequence[str] = ALL_MODALITIES) -> None:
         self.path = Path(path).expanduser()

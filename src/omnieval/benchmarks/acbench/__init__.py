@@ -34,8 +34,8 @@ from omnieval.benchmarks.acbench._systems import (
     ACCENT_VOICES,
     NOT_EVALUATED,
     Delivery,
-    neutral,
-    oracle_control,
+    Neutral,
+    OracleControl,
     render_delivery,
 )
 from omnieval.systems import SYSTEMS
@@ -47,8 +47,9 @@ if TYPE_CHECKING:
     from omnieval.data import Manifest
     from omnieval.gates import GateResult
 
-SYSTEMS.register("oracle-control")(oracle_control)
-SYSTEMS.register("neutral")(neutral)
+# The classes themselves, so that each kind's typed config (``config_model``) is found.
+SYSTEMS.register("oracle-control")(OracleControl)
+SYSTEMS.register("neutral")(Neutral)
 
 
 @api.benchmark("acbench")
@@ -100,11 +101,17 @@ class AcBench(api.Benchmark):
         )
 
     def visible_task(self, instance: Any, condition: str = "") -> Any:
+        from omnieval.benchmarks.acbench._brief import brief
         from omnieval.benchmarks.acbench._conditions import task_inputs
-        from omnieval.systems import Task
+        from omnieval.systems import AUDIO_ROLE, IMAGE_ROLE, Task
 
         inputs = task_inputs(instance, condition)
-        return Task(self.name, instance.index, instance.id, inputs.condition, inputs)
+        # The media a condition gives, by role: what a model's request shows (the brief says where).
+        roles = {IMAGE_ROLE: inputs.image, AUDIO_ROLE: inputs.instruction_audio}
+        files = {role: path for role, path in roles.items() if path is not None}
+        return Task(
+            self.name, instance.index, instance.id, inputs.condition, inputs, files=files, brief=brief(inputs)
+        )
 
     # -- scoring ------------------------------------------------------------------------------
     def compute_metrics(self, job: api.MetricsJob) -> api.MetricsOutput:

@@ -19,7 +19,7 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -28,7 +28,14 @@ from omnieval.backends.tts import EspeakProsody, SpeechRequest, SynthesisError, 
 from omnieval.benchmarks.acbench._conditions import task_inputs
 from omnieval.benchmarks.acbench._loader import AcbenchInstance, HeteronymRef
 from omnieval.candidates import Modality, output_path
-from omnieval.systems import GenerationSummary, Progress, clear_index, record_missing
+from omnieval.systems import (
+    GenerationSummary,
+    Progress,
+    SystemConfig,
+    SystemSpec,
+    clear_index,
+    record_missing,
+)
 
 #: espeak-ng settings shared by both systems; only the labels a target needs differ from ``normal``.
 ACBENCH_PROSODY = EspeakProsody(
@@ -51,6 +58,19 @@ _ARPABET_TO_ESPEAK: dict[str, str] = {
     "L": "l", "M": "m", "N": "n", "NG": "N", "P": "p", "R": "r", "S": "s", "SH": "S", "T": "t",
     "TH": "T", "V": "v", "W": "w", "Y": "j", "Z": "z", "ZH": "Z",
 }  # fmt: skip
+
+
+class OracleControlConfig(SystemConfig):
+    """``kind: oracle-control``: no settings of its own (``seed`` and ``path`` are accepted and
+    unused, as for every reference kind, so existing suites and their cache keys stay as they were)."""
+
+    kind: Literal["oracle-control"] = "oracle-control"
+
+
+class NeutralConfig(SystemConfig):
+    """``kind: neutral``: no settings of its own."""
+
+    kind: Literal["neutral"] = "neutral"
 
 
 @dataclass(frozen=True)
@@ -342,6 +362,7 @@ class OracleControl(_EspeakSystem):
 
     kind = "oracle-control"
     uses_ground_truth = True
+    config_model: ClassVar[type[SystemSpec]] = OracleControlConfig
 
     def deliver(self, instance: AcbenchInstance, condition: str) -> Delivery:
         """The target delivery of ``instance`` (see :func:`oracle_delivery`)."""
@@ -376,6 +397,7 @@ class Neutral(_EspeakSystem):
 
     kind = "neutral"
     uses_ground_truth = False
+    config_model: ClassVar[type[SystemSpec]] = NeutralConfig
 
     def deliver(self, instance: AcbenchInstance, condition: str) -> Delivery:
         """The condition's script in the default voice; nothing else of the inputs is used."""

@@ -47,12 +47,13 @@ SCORE_RANGE: Mapping[str, tuple[float, float]] = {"judge": (0.0, 10.0)}
 
 
 def _register_systems() -> None:
-    from omnieval.benchmarks.prism._systems import ground_truth, muted, offset, swapped_audio
+    from omnieval.benchmarks.prism._systems import GroundTruth, Muted, Offset, SwappedAudio
 
-    SYSTEMS.register("ground-truth")(ground_truth)
-    SYSTEMS.register("muted")(muted)
-    SYSTEMS.register("swapped-audio")(swapped_audio)
-    SYSTEMS.register("offset")(offset)
+    # The classes themselves, so that each kind's typed config (``config_model``) is found.
+    SYSTEMS.register("ground-truth")(GroundTruth)
+    SYSTEMS.register("muted")(Muted)
+    SYSTEMS.register("swapped-audio")(SwappedAudio)
+    SYSTEMS.register("offset")(Offset)
 
     from omnieval.benchmarks.prism._cascade import cpu_t2av
 

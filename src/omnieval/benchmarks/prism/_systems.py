@@ -24,17 +24,49 @@ import os
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
 from omnieval.benchmarks.prism._loader import PrismInstance, candidate_video
 from omnieval.benchmarks.prism._media import MediaError, decode_audio, probe, replace_audio
 from omnieval.candidates import Modality
-from omnieval.systems import GenerationSummary, Progress, clear_index, record_missing
+from omnieval.systems import (
+    GenerationSummary,
+    Progress,
+    SystemConfig,
+    SystemSpec,
+    clear_index,
+    record_missing,
+)
 
 #: Sample rate used when a reference has no audio stream to copy the rate from (Hz).
 DEFAULT_AUDIO_RATE = 48000
+
+
+class GroundTruthConfig(SystemConfig):
+    """``kind: ground-truth``: no settings of its own (``seed`` and ``path`` are accepted and
+    unused, as for every reference kind, so existing suites and their cache keys stay as they were)."""
+
+    kind: Literal["ground-truth"] = "ground-truth"
+
+
+class MutedConfig(SystemConfig):
+    """``kind: muted``: no settings of its own."""
+
+    kind: Literal["muted"] = "muted"
+
+
+class SwappedAudioConfig(SystemConfig):
+    """``kind: swapped-audio``: ``seed`` chooses the donor of each clip's audio (0 when unset)."""
+
+    kind: Literal["swapped-audio"] = "swapped-audio"
+
+
+class OffsetConfig(SystemConfig):
+    """``kind: offset``: no settings of its own (the shift is the default 0.5 s)."""
+
+    kind: Literal["offset"] = "offset"
 
 
 class ClipSystem:
@@ -103,6 +135,7 @@ class GroundTruth(ClipSystem):
     """
 
     kind = "ground-truth"
+    config_model: ClassVar[type[SystemSpec]] = GroundTruthConfig
 
     def __init__(self, link: bool = True) -> None:
         self.link = link
@@ -131,6 +164,7 @@ class Muted(ClipSystem):
     """The reference picture with a silent audio track of the same length."""
 
     kind = "muted"
+    config_model: ClassVar[type[SystemSpec]] = MutedConfig
 
     def make(self, instance: PrismInstance, out: Path, instances: Sequence[PrismInstance]) -> None:
         """Replace the audio with zeros at the reference's sample rate."""
@@ -200,6 +234,7 @@ class SwappedAudio(ClipSystem):
     """
 
     kind = "swapped-audio"
+    config_model: ClassVar[type[SystemSpec]] = SwappedAudioConfig
 
     def __init__(self, seed: int = 0) -> None:
         self.seed = seed
@@ -259,6 +294,7 @@ class Offset(ClipSystem):
     """
 
     kind = "offset"
+    config_model: ClassVar[type[SystemSpec]] = OffsetConfig
 
     def __init__(self, offset_s: float = 0.5) -> None:
         if not offset_s > 0:

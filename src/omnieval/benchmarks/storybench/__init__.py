@@ -121,10 +121,20 @@ class StoryBench(api.Benchmark):
         return job.system.generate(job.instances, job.out_root, progress=job.progress)
 
     def visible_task(self, instance: Any, condition: str = "") -> Any:
-        from omnieval.systems import Task
+        from omnieval.benchmarks.storybench._brief import brief
+        from omnieval.systems import IMAGE_ROLE, Task
 
         # TaskInputs has no next-page field: a system cannot read the target even by accident.
-        return Task(self.name, instance.index, instance.id, condition, instance.task_inputs())
+        inputs = instance.task_inputs()
+        return Task(
+            self.name,
+            instance.index,
+            instance.id,
+            condition,
+            inputs,
+            files={IMAGE_ROLE: inputs.current_image},
+            brief=brief(inputs),
+        )
 
     # -- scoring ------------------------------------------------------------------------------
     def compute_metrics(self, job: api.MetricsJob) -> api.MetricsOutput:

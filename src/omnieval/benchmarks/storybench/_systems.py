@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import ClassVar, Literal
 
 from omnieval.backends.tts import EspeakProsody, SpeechRequest, SynthesisError, synthesize
 from omnieval.benchmarks.storybench._records import TargetSpeech, Transition
@@ -17,11 +18,32 @@ from omnieval.systems import (
     SYSTEMS,
     GenerationSummary,
     Progress,
+    SystemConfig,
+    SystemSpec,
     clear_index,
     record_missing,
     write_image,
     write_text,
 )
+
+
+class OracleConfig(SystemConfig):
+    """``kind: oracle``: no settings of its own (``seed`` and ``path`` are accepted and unused, as
+    for every reference kind, so existing suites and their cache keys stay as they were)."""
+
+    kind: Literal["oracle"] = "oracle"
+
+
+class CopyCurrentConfig(SystemConfig):
+    """``kind: copy-current``: no settings of its own."""
+
+    kind: Literal["copy-current"] = "copy-current"
+
+
+class ShuffledConfig(SystemConfig):
+    """``kind: shuffled``: ``seed`` chooses the donor transitions (0 when unset)."""
+
+    kind: Literal["shuffled"] = "shuffled"
 
 
 def _speak(root: Path, index: int, speech: TargetSpeech, *, controlled: bool, counts: dict[str, int]) -> None:
@@ -81,6 +103,7 @@ class OracleSystem:
     """Ground-truth narration and image; the target line spoken with the target attributes."""
 
     uses_ground_truth = True
+    config_model: ClassVar[type[SystemSpec]] = OracleConfig
 
     def generate(
         self, transitions: Sequence[Transition], out_root: Path, *, progress: Progress | None = None
@@ -106,6 +129,7 @@ class CopyCurrentSystem:
     """Repeats the current page: its narration, its image, and its first sentence in the default voice."""
 
     uses_ground_truth = False
+    config_model: ClassVar[type[SystemSpec]] = CopyCurrentConfig
 
     def generate(
         self, transitions: Sequence[Transition], out_root: Path, *, progress: Progress | None = None
@@ -145,6 +169,7 @@ class ShuffledSystem:
     """Another transition's ground truth (another book's where possible): a floor for every metric."""
 
     uses_ground_truth = True
+    config_model: ClassVar[type[SystemSpec]] = ShuffledConfig
 
     def __init__(self, seed: int = 0) -> None:
         self.seed = seed

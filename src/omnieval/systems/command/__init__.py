@@ -6,8 +6,8 @@ A lab adds a checkpoint as one suite entry; omnieval runs ``argv`` once per exam
 protocol and a worked example.
 """
 
-from omnieval.systems.command._config import CommandConfig, ContainerConfig
-from omnieval.systems.command._protocol import TASK_FILE, crash_cause, timeout_cause, write_task
+from omnieval.systems._command_config import CommandConfig, ContainerConfig
+from omnieval.systems._protocol import TASK_FILE, crash_cause, timeout_cause, write_task
 from omnieval.systems.command._system import CommandSystem
 
 __all__ = [

@@ -2,34 +2,25 @@
 
 from __future__ import annotations
 
-import os
 import re
 import tempfile
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
 from omnieval.candidates import Modality
-from omnieval.security import redact, secret_values
 from omnieval.systems._base import SYSTEMS
-from omnieval.systems._generating import EXAMPLE_FILES, ExampleResult, GeneratingSystem, Task, timed
-from omnieval.systems._spec import SystemSpec
-from omnieval.systems.command._config import CommandConfig
-from omnieval.systems.command._process import ProcessOutcome, run_command
-from omnieval.systems.command._protocol import (
-    ResolvedEnv,
-    child_environment,
-    collect_outputs,
-    crash_cause,
-    launch_argv,
-    program_files,
-    resolve_env,
-    substitute,
-    tail_lines,
-    timeout_cause,
-    write_task,
+from omnieval.systems._command_config import CommandConfig
+from omnieval.systems._generating import (
+    COMMAND_CODE,
+    EXAMPLE_FILES,
+    ExampleResult,
+    GeneratingSystem,
+    Task,
+    timed,
 )
+from omnieval.systems._protocol import CommandProgram, ResolvedEnv, collect_outputs, write_task
+from omnieval.systems._spec import SystemSpec
 
 #: At most this many unexpected file names are recorded per example.
 _MAX_EXTRA_FILES = 20
@@ -48,9 +39,9 @@ class CommandSystem(GeneratingSystem):
 
     kind: ClassVar[str] = "command"
     config_model: ClassVar[type[CommandConfig]] = CommandConfig
-    depends_on: ClassVar[
-        tuple[str, ...]
-    ] = ()  # runs no model of ours: the script and interpreter are in identity()
+    # Runs no model of ours (the script and interpreter are in identity()); the protocol's shared
+    # modules are its code.
+    depends_on: ClassVar[tuple[str, ...]] = COMMAND_CODE
 
     def __init__(self, config: SystemSpec, *, system_id: str = "", cache_dir: Path | None = None) -> None:
         if not isinstance(config, CommandConfig):
@@ -59,39 +50,20 @@ class CommandSystem(GeneratingSystem):
             )
         super().__init__(config, system_id=system_id, cache_dir=cache_dir)
         self.spec: CommandConfig = config
-        self._identity: dict[str, Any] | None = None
-        self._env: ResolvedEnv | None = None
+        self.program = CommandProgram(config, system_id)
 
     # -- facts ----------------------------------------------------------------------------------
     @property
     def cwd(self) -> Path:
-        return Path(self.spec.cwd) if self.spec.cwd is not None else Path.cwd()
+        return self.program.cwd
 
     def identity(self) -> dict[str, Any]:
         """argv, the names of the extra variables (never their values) and the digests of the files
         argv names (interpreter, script): editing the script regenerates every example."""
-        if self._identity is None:
-            self._identity = {
-                "argv": list(self.spec.argv),
-                "env_keys": sorted(self.spec.env),
-                "files": program_files(self.spec.argv, self.cwd),
-            }
-        return self._identity
+        return self.program.identity()
 
     def lineage(self) -> dict[str, Any]:
-        launcher = "direct"
-        if self.spec.conda_env is not None:
-            launcher = f"conda run -n {self.spec.conda_env}"
-        elif self.spec.container is not None:
-            launcher = f"{self.spec.container.engine} image {self.spec.container.image}"
-        return {
-            "argv": list(self.spec.argv),
-            "timeout_s": self.spec.timeout_s,
-            "env_keys": sorted(self.spec.env),
-            "env_from_caller": sorted(self.spec.env_references()),
-            "launcher": launcher,
-            "program_files": self.identity()["files"],
-        }
+        return self.program.lineage()
 
     # -- running ----------------------------------------------------------------------------------
     def open(self) -> None:
@@ -99,9 +71,7 @@ class CommandSystem(GeneratingSystem):
         self._resolved_env()
 
     def _resolved_env(self) -> ResolvedEnv:
-        if self._env is None:
-            self._env = resolve_env(self.spec, os.environ, system_id=self.system_id)
-        return self._env
+        return self.program.resolved_env()
 
     def wanted(self, task: Task) -> tuple[str, ...]:
         """The modalities the task's benchmark asks for (every modality when the task names none:
@@ -109,7 +79,7 @@ class CommandSystem(GeneratingSystem):
         return task.modalities or tuple(m.value for m in Modality)
 
     def run_example(self, task: Task, workdir: Path) -> ExampleResult:
-        env = self._resolved_env()
+        self._resolved_env()
         wanted = self.wanted(task)
         result = ExampleResult()
         # A container may leave root-owned files behind: a folder we cannot clear must not fail the run.
@@ -119,38 +89,17 @@ class CommandSystem(GeneratingSystem):
             output_dir.mkdir()
             write_task(task, input_dir, wanted)
             name = _container_name(self.system_id, task.index)
-            argv = launch_argv(
-                self.spec,
-                substitute(self.spec.argv, input_dir, output_dir),
-                input_dir,
-                output_dir,
-                container_name=name,
-            )
-            stdout, stderr = Path(tmp) / "stdout.log", Path(tmp) / "stderr.log"
             with timed(result.seconds, "command"):
-                outcome = run_command(
-                    argv,
-                    env=child_environment(self.spec, env, os.environ),
-                    cwd=self.cwd if self.spec.container is None else None,
-                    timeout_s=self.spec.timeout_s,
-                    stdout=stdout,
-                    stderr=stderr,
-                    on_timeout=self._stop_container(name),
-                )
-            hidden = (*env.hidden, *secret_values())
-            err = [redact(line, hidden) for line in tail_lines(stderr, self.spec.stderr_tail_lines)]
-            if outcome.start_error:
-                err.append(redact(outcome.start_error, hidden))
-            out = [redact(line, hidden) for line in tail_lines(stdout, self.spec.stderr_tail_lines)]
+                run = self.program.run(input_dir, output_dir, Path(tmp), container_name=name)
             result.raw = {
                 "command": {
-                    "exit_status": outcome.returncode,
-                    "timed_out": outcome.timed_out,
-                    "stderr_tail": err,
-                    "stdout_tail": out,
+                    "exit_status": run.outcome.returncode,
+                    "timed_out": run.outcome.timed_out,
+                    "stderr_tail": run.stderr_tail,
+                    "stdout_tail": run.stdout_tail,
                 }
             }
-            cause = _failure_cause(outcome, err, self.spec.timeout_s)
+            cause = run.failure(self.spec.timeout_s)
             if cause is not None:
                 result.missing = dict.fromkeys(wanted, cause)
                 return result
@@ -165,27 +114,6 @@ class CommandSystem(GeneratingSystem):
         extra = sorted(p.name for p in output_dir.iterdir() if p.name not in expected)
         if extra:
             result.raw["command"]["ignored_outputs"] = extra[:_MAX_EXTRA_FILES]
-
-    def _stop_container(self, name: str) -> Callable[[], None] | None:
-        box = self.spec.container
-        if box is None:
-            return None
-        engine = box.engine
-
-        def stop() -> None:
-            import subprocess
-
-            subprocess.run([engine, "kill", name], capture_output=True, timeout=30, check=False)
-
-        return stop
-
-
-def _failure_cause(outcome: ProcessOutcome, stderr_tail: list[str], timeout_s: float) -> str | None:
-    if outcome.timed_out:
-        return timeout_cause(timeout_s)
-    if outcome.returncode not in (0, None):
-        return crash_cause(int(outcome.returncode or 0), stderr_tail)
-    return None
 
 
 def _container_name(system_id: str, index: int) -> str:

@@ -1,30 +1,32 @@
 """``orchestration``: a planner writes the narration and plans the picture and the spoken line;
-modality experts render them (Omni-StoryBench section 4). Registered on import."""
+modality experts render them (the paradigm of Omni-StoryBench's section 4; the benchmark words the
+plan). Registered on import."""
 
-from omnieval.systems.orchestration._prompt import (
-    SPEECH_LABELS,
+from omnieval.systems._page import ExpertPair, fail_all, write_text
+from omnieval.systems._plan import (
     check_plan,
     image_prompt_problem,
+    label_problem,
+    label_word,
+    plan_check,
     schema,
+    speech_labels,
     user_prompt,
 )
-from omnieval.systems.orchestration._system import (
-    ExpertPair,
-    OrchestrationConfig,
-    OrchestrationSystem,
-    fail_all,
-    write_text,
-)
+from omnieval.systems.orchestration._system import OrchestrationConfig, OrchestrationSystem
 
 __all__ = [
-    "SPEECH_LABELS",
     "ExpertPair",
     "OrchestrationConfig",
     "OrchestrationSystem",
     "check_plan",
     "fail_all",
     "image_prompt_problem",
+    "label_problem",
+    "label_word",
+    "plan_check",
     "schema",
+    "speech_labels",
     "user_prompt",
     "write_text",
 ]

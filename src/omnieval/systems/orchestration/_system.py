@@ -1,9 +1,9 @@
-"""The ``orchestration`` kind (Omni-StoryBench): a planner and two modality experts.
+"""The ``orchestration`` kind (Omni-StoryBench's paradigm): a planner and two modality experts.
 
-Per example: the planner (any :mod:`omnieval.backends.llm` backend) reads the current narration,
-the current picture when it takes images (``planner.sees_images``), the book metadata and the next
-page's conditions, and answers with a plan (:mod:`._prompt`). The narration is the text output; the
-image expert draws ``image_prompt``; the speech expert speaks ``speech.text`` with the planned
+Per example: the planner (any :mod:`omnieval.backends.llm` backend) reads the benchmark's brief
+(its context and plan instructions, :class:`~omnieval.systems.Brief`) and, when it takes images
+(``planner.sees_images``), the task's input picture, and answers with a plan (:mod:`omnieval.systems._plan`). The narration is the text
+output; the image expert draws ``image_prompt``; the speech expert speaks ``speech.text`` with the planned
 delivery. A failed plan removes all three outputs (the paper's rule), each ``missing.txt`` naming
 the cause. An expert that fails costs only its own modality. Seconds are recorded per step:
 ``plan``, ``text``, ``image``, ``speech``.
@@ -11,45 +11,30 @@ the cause. An expert that fails costs only its own modality. Seconds are recorde
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
 from omnieval.systems._base import SYSTEMS
-from omnieval.systems._generating import EXAMPLE_FILES, ExampleResult, GeneratingSystem, Task, timed
+from omnieval.systems._generating import PLAN_CODE, PLANNING_CODE, ExampleResult, GeneratingSystem, Task
+from omnieval.systems._page import PAGE_MODALITIES, ExpertPair, fail_all, write_text
+from omnieval.systems._plan import plan_check, schema, speech_labels, user_prompt
 from omnieval.systems._planner import Planner, PlannerConfig
 from omnieval.systems._spec import SystemSpec
+from omnieval.systems._task import IMAGE_ROLE
 from omnieval.systems.experts import (
     DrawnConfig,
     EspeakConfig,
-    ExpertConfig,
-    ImageExpert,
     ImageExpertConfig,
     ImageRequest,
-    SpeechExpert,
     SpeechExpertConfig,
     SpeechPlan,
-    image_expert,
-    release_accelerator_memory,
-    speech_expert,
 )
-from omnieval.systems.orchestration._prompt import (
-    SYSTEM_PROMPT,
-    check_plan,
-    schema,
-    speech_labels,
-    user_prompt,
-)
-
-#: What the planning kinds write for an example: a planning failure marks each of these missing
-#: unless the task names the modalities its benchmark asks for.
-PAGE_MODALITIES: tuple[str, ...] = ("text", "image", "speech")
 
 
 class OrchestrationConfig(SystemSpec):
-    """``orchestration`` (storybench): planner + image expert + speech expert.
+    """``orchestration``: planner + image expert + speech expert.
 
     Example (suite YAML)::
 
@@ -74,85 +59,8 @@ class OrchestrationConfig(SystemSpec):
     image_prompt_max_chars: int = Field(default=200, ge=20)
     line_max_chars: int = Field(default=140, ge=10)
     current_text_max_chars: int = Field(default=600, ge=40)
-    """The current narration is shortened to this many characters in the planner's prompt."""
-
-
-class ExpertPair:
-    """An image and a speech expert, each built once, opened on first use and closed together."""
-
-    def __init__(self, image: ExpertConfig, speech: ExpertConfig) -> None:
-        self.image: ImageExpert[Any] = image_expert(image)  # type: ignore[arg-type]
-        self.speech: SpeechExpert[Any] = speech_expert(speech)  # type: ignore[arg-type]
-        self._identity: dict[str, Any] | None = None
-
-    def identity(self) -> dict[str, Any]:
-        if self._identity is None:
-            self._identity = {"image": self.image.identity(), "speech": self.speech.identity()}
-        return self._identity
-
-    def lineage(self) -> dict[str, Any]:
-        return {"image": self.image.lineage(), "speech": self.speech.lineage()}
-
-    def label(self) -> str:
-        """How the report names the experts, e.g. ``drawn images (not a generative model), espeak voice``."""
-
-        def one(expert: Any, what: str) -> str:
-            note = "" if expert.is_generative_model else " (not a generative model)"
-            return f"{expert.name} {what}{note}"
-
-        return f"{one(self.image, 'images')}, {one(self.speech, 'voice')}"
-
-    def close(self) -> None:
-        self.image.close()
-        self.speech.close()
-        release_accelerator_memory()
-
-    def draw(self, result: ExampleResult, workdir: Path, request: ImageRequest) -> None:
-        """Image expert call: the file, or the modality missing with the expert's error."""
-        self._call(result, workdir, "image", self.image, lambda out: self.image.render(request, out))
-
-    def say(self, result: ExampleResult, workdir: Path, plan: SpeechPlan) -> None:
-        """Speech expert call: the file, or the modality missing with the expert's error."""
-        self._call(result, workdir, "speech", self.speech, lambda out: self.speech.speak(plan, out))
-
-    @staticmethod
-    def _call(
-        result: ExampleResult,
-        workdir: Path,
-        modality: str,
-        expert: ImageExpert[Any] | SpeechExpert[Any],
-        make: Callable[[Path], dict[str, Any]],
-    ) -> None:
-        name = EXAMPLE_FILES_NAME[modality]
-        with timed(result.seconds, modality):
-            try:
-                expert.open()
-                facts = make(workdir / name)
-                result.written[modality] = name
-                result.raw[f"{modality}_expert"] = facts
-            except Exception as exc:  # an expert failure costs only its own modality
-                result.missing[modality] = (
-                    f"{modality} expert {expert.name} failed: {type(exc).__name__}: {exc}"
-                )
-            finally:
-                release_accelerator_memory()
-
-
-EXAMPLE_FILES_NAME: dict[str, str] = {m.value: name for m, name in EXAMPLE_FILES.items()}
-
-
-def write_text(result: ExampleResult, workdir: Path, text: str) -> None:
-    name = EXAMPLE_FILES_NAME["text"]
-    with timed(result.seconds, "text"):
-        (workdir / name).write_text(text.strip() + "\n", encoding="utf-8")
-        result.written["text"] = name
-
-
-def fail_all(result: ExampleResult, modalities: tuple[str, ...], reason: str) -> ExampleResult:
-    """A failed plan removes every output of the example (Omni-StoryBench's rule)."""
-    for modality in modalities:
-        result.missing[modality] = reason
-    return result
+    """The longest input of the benchmark's context (the current text) is shortened to this many
+    characters in the planner's prompt."""
 
 
 @SYSTEMS.register("orchestration")
@@ -161,6 +69,7 @@ class OrchestrationSystem(GeneratingSystem):
 
     kind: ClassVar[str] = "orchestration"
     config_model: ClassVar[type[SystemSpec]] = OrchestrationConfig
+    depends_on: ClassVar[tuple[str, ...]] = (*PLANNING_CODE, *PLAN_CODE)
 
     def __init__(self, config: SystemSpec, *, system_id: str = "", cache_dir: Path | None = None) -> None:
         super().__init__(config, system_id=system_id, cache_dir=cache_dir)
@@ -168,9 +77,6 @@ class OrchestrationSystem(GeneratingSystem):
         self.spec = config
         self.planner = Planner(config.planner)
         self.experts = ExpertPair(config.image, config.speech)
-        self.schema = schema(
-            config.narration_max_chars, config.image_prompt_max_chars, config.line_max_chars, config.labels
-        )
         self._identity: dict[str, Any] | None = None
 
     def identity(self) -> dict[str, Any]:
@@ -199,14 +105,23 @@ class OrchestrationSystem(GeneratingSystem):
         self.experts.close()
 
     def run_example(self, task: Task, workdir: Path) -> ExampleResult:
-        inputs = task.inputs
+        brief = task.briefed(self.kind)
+        wanted = task.plan_request(self.kind)
+        spec = self.spec
+        picture = task.files.get(IMAGE_ROLE)
         result = ExampleResult()
         plan = self.planner.plan(
-            SYSTEM_PROMPT,
-            user_prompt(inputs, current_max_chars=self.spec.current_text_max_chars, labels=self.spec.labels),
-            self.schema,
-            images=[inputs.current_image],
-            check=check_plan,
+            wanted.system_prompt,
+            user_prompt(brief, context_max_chars=spec.current_text_max_chars, style=spec.labels),
+            schema(
+                wanted.labels,
+                spec.narration_max_chars,
+                spec.image_prompt_max_chars,
+                spec.line_max_chars,
+                spec.labels,
+            ),
+            images=[picture] if picture is not None else [],
+            check=plan_check(wanted),
         )
         result.seconds["plan"] = plan.seconds
         result.raw.update(plan.as_raw())
@@ -220,8 +135,8 @@ class OrchestrationSystem(GeneratingSystem):
         self.experts.draw(
             result,
             workdir,
-            ImageRequest(str(fields["image_prompt"]).strip(), inputs.current_image, task.index),
+            ImageRequest(str(fields["image_prompt"]).strip(), picture, task.index),
         )
-        labels = speech_labels(fields)
+        labels = speech_labels(fields, wanted.labels)
         self.experts.say(result, workdir, SpeechPlan(text=str(fields["speech"]["text"]).strip(), **labels))
         return result

@@ -12,7 +12,6 @@ from omnieval.systems.semi_orchestration._fields import THIRD, FieldsOutcome, in
 from omnieval.systems.semi_orchestration._system import (
     SemiOrchestrationSystem,
     first_sentence,
-    speaker_emotion,
     spoken_line,
 )
 
@@ -28,6 +27,5 @@ __all__ = [
     "first_sentence",
     "intermediate_schema",
     "read_fields",
-    "speaker_emotion",
     "spoken_line",
 ]

@@ -6,9 +6,11 @@ itself (text+speech: EMOVA, Qwen2.5-Omni; text+image: MMaDA, Emu3) plus the inte
   ``task.json`` lists in ``outputs`` only the backbone's two modalities, and in ``intermediate`` the
   file to write the fields to (``intermediate.json``), the modality they feed, their JSON schema and
   a description. Crash and timeout causes are the ``command`` kind's.
-- ``openai-omni`` (text+speech): an omni model behind an OpenAI-compatible API (the ``openai-omni``
-  kind's client). First pass: the spoken line (text and audio; its audio is the speech output).
-  Second pass: one JSON object with the narration (the text output) and the intermediate fields.
+- ``openai-omni`` (text+speech): an omni model behind an OpenAI-compatible API (the client the
+  ``openai-omni`` kind uses too, :mod:`omnieval.systems._omni_client`). First pass: the benchmark's
+  request answered as speech (:attr:`~omnieval.systems.Brief.asks`), told none of the earlier
+  answers it quotes (text and audio; its audio is the speech output). Second pass: one JSON object
+  with the narration (the text output) and the intermediate fields, asked in the benchmark's words.
   A failed second pass leaves text and the third modality missing while the first pass's speech
   stays (the paper's Qwen2.5-Omni case).
 - ``scripted``: a Python function run in-process with the ``command`` protocol's folders
@@ -30,20 +32,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from omnieval.backends.llm import BackendError, Message
 from omnieval.candidates import Modality
-from omnieval.security import redact, secret_values
+from omnieval.errors import ConfigError
+from omnieval.systems._command_config import CommandConfig
 from omnieval.systems._generating import EXAMPLE_FILES, Task
-from omnieval.systems.command import CommandConfig, CommandSystem, crash_cause, timeout_cause, write_task
-from omnieval.systems.command._process import run_command
-from omnieval.systems.command._protocol import (
-    child_environment,
-    collect_outputs,
-    launch_argv,
-    substitute,
-    tail_lines,
-)
-from omnieval.systems.openai_omni import OpenAIOmniConfig, OpenAIOmniSystem
-from omnieval.systems.openai_omni._requests import speech_messages
-from omnieval.systems.orchestration import user_prompt
+from omnieval.systems._omni_client import OmniClient, OpenAIOmniConfig, ask_messages
+from omnieval.systems._protocol import CommandProgram, collect_outputs, write_task
 from omnieval.systems.semi_orchestration._fields import describe_fields, intermediate_schema
 
 #: The file a files-protocol backbone writes its intermediate fields to, in ``{output_dir}``.
@@ -105,13 +98,14 @@ def write_backbone_task(
     task: Task, input_dir: Path, modalities: tuple[str, ...], third: str
 ) -> dict[str, Any]:
     """``task.json`` of the ``command`` protocol plus ``intermediate``: where to write the fields
-    for the third modality's expert, and their schema."""
+    for the third modality's expert, their schema and the benchmark's description of them."""
+    plan = task.plan_request("semi-orchestration")
     document = write_task(task, input_dir, modalities)
     document["intermediate"] = {
         "file": INTERMEDIATE_FILE,
         "for": third,
-        "schema": intermediate_schema(third),
-        "description": describe_fields(third),
+        "schema": intermediate_schema(third, plan.labels),
+        "description": describe_fields(third, plan),
     }
     (input_dir / "task.json").write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", "utf-8")
     return document
@@ -130,19 +124,19 @@ class CommandBackbone:
 
     def __init__(self, config: CommandConfig, system_id: str) -> None:
         self.config = config
-        self.command = CommandSystem(config, system_id=system_id)
+        self.program = CommandProgram(config, system_id)
 
     def identity(self) -> dict[str, Any]:
-        return self.command.identity()
+        return self.program.identity()
 
     def lineage(self) -> dict[str, Any]:
-        return {"kind": "command", **self.command.lineage()}
+        return {"kind": "command", **self.program.lineage()}
 
     def close(self) -> None:
         """Nothing stays open between examples."""
 
     def run(self, task: Task, workdir: Path, modalities: tuple[str, ...], third: str) -> BackboneRun:
-        env = self.command._resolved_env()
+        self.program.resolved_env()
         run = BackboneRun()
         with tempfile.TemporaryDirectory(prefix="omnieval-backbone-", ignore_cleanup_errors=True) as tmp:
             input_dir, output_dir = Path(tmp) / "input", Path(tmp) / "output"
@@ -150,34 +144,18 @@ class CommandBackbone:
             output_dir.mkdir()
             write_backbone_task(task, input_dir, modalities, third)
             name = f"omnieval-backbone-{task.index}-{os.getpid()}"
-            argv = launch_argv(
-                self.config,
-                substitute(self.config.argv, input_dir, output_dir),
-                input_dir,
-                output_dir,
-                container_name=name,
-            )
-            stdout, stderr = Path(tmp) / "stdout.log", Path(tmp) / "stderr.log"
             started = time.perf_counter()
-            outcome = run_command(
-                argv,
-                env=child_environment(self.config, env, os.environ),
-                cwd=self.command.cwd if self.config.container is None else None,
-                timeout_s=self.config.timeout_s,
-                stdout=stdout,
-                stderr=stderr,
-                on_timeout=self.command._stop_container(name),
-            )
+            ran = self.program.run(input_dir, output_dir, Path(tmp), container_name=name)
             run.seconds["backbone"] = time.perf_counter() - started
-            hidden = (*env.hidden, *secret_values())
-            err = [redact(line, hidden) for line in tail_lines(stderr, self.config.stderr_tail_lines)]
-            if outcome.start_error:
-                err.append(redact(outcome.start_error, hidden))
-            run.raw = {"exit_status": outcome.returncode, "timed_out": outcome.timed_out, "stderr_tail": err}
-            if outcome.timed_out:
-                run.failed, run.timed_out = timeout_cause(self.config.timeout_s), True
-            elif outcome.returncode not in (0, None):
-                run.failed = crash_cause(int(outcome.returncode or 0), err)
+            outcome = ran.outcome
+            run.raw = {
+                "exit_status": outcome.returncode,
+                "timed_out": outcome.timed_out,
+                "stderr_tail": ran.stderr_tail,
+            }
+            failure = ran.failure(self.config.timeout_s)
+            if failure is not None:
+                run.failed, run.timed_out = failure, outcome.timed_out
             else:
                 collect(output_dir, workdir, modalities, run)
         return run
@@ -233,38 +211,35 @@ class ScriptedBackbone:
         return run
 
 
-#: The second pass of the ``openai-omni`` backbone: narration and intermediate fields as one JSON object.
-PLAN_INSTRUCTIONS = (
-    "The line a character says aloud on the next page: {line}\n\n"
-    "Answer with one JSON object and nothing else, with these fields:\n"
-    "\"narration\": the next page's text, two or three sentences in the book's tense and voice;\n"
-    "{fields}."
-)
-
-
 class OmniBackbone:
     """Text and speech from an omni model behind an OpenAI-compatible API, in two passes."""
 
     def __init__(self, config: OpenAIOmniConfig, system_id: str, current_text_max_chars: int) -> None:
         self.config = config
-        self.client = OpenAIOmniSystem(config, system_id=system_id)
+        self.client = OmniClient(config, system_id)
         self.current_text_max_chars = current_text_max_chars
 
     def identity(self) -> dict[str, Any]:
         return {"model": self.config.model, "revision": self.config.revision}
 
     def lineage(self) -> dict[str, Any]:
-        facts = self.client.lineage()
-        facts.pop("image", None)
-        return {"kind": "openai-omni", **facts}
+        return {"kind": "openai-omni", **self.client.lineage()}
 
     def close(self) -> None:
         self.client.close()
 
     def run(self, task: Task, workdir: Path, modalities: tuple[str, ...], third: str) -> BackboneRun:
         run = BackboneRun(text_in_fields=True)
-        # First pass: the spoken line, with its audio.
-        spoken = self.client.call(speech_messages(task.inputs, "", self.config), audio=True)
+        # First pass: the spoken line, with its audio: the benchmark's request answered as speech,
+        # told none of the answers it would quote (the narration comes in the second pass).
+        brief = task.briefed("semi-orchestration")
+        speaks = [a for a in brief.asks(self.config.sends_images) if a.answer == "speech"]
+        if not speaks:
+            raise ConfigError(
+                f"semi-orchestration: benchmark {task.benchmark} words no spoken request for an "
+                "openai-omni backbone"
+            )
+        spoken = self.client.call(ask_messages(speaks[0], task.files, {}, self.config.prompts), audio=True)
         run.seconds["backbone_speech"] = spoken.seconds
         line = spoken.answer.text if spoken.answer else ""
         name = EXAMPLE_FILES[Modality.SPEECH]
@@ -275,11 +250,10 @@ class OmniBackbone:
         else:
             (workdir / name).write_bytes(spoken.answer.audio)
             run.written["speech"] = name
-        # Second pass: the narration and the intermediate fields.
-        prompt = user_prompt(
-            task.inputs, current_max_chars=self.current_text_max_chars, plan_instructions=False
-        )
-        prompt += "\n\n" + PLAN_INSTRUCTIONS.format(line=line or "(none)", fields=describe_fields(third))
+        # Second pass: the narration and the intermediate fields, in the benchmark's words.
+        plan = task.plan_request("semi-orchestration")
+        prompt = brief.context(self.current_text_max_chars)
+        prompt += "\n\n" + plan.followup.format(line=line or "(none)", fields=describe_fields(third, plan))
         messages = (
             Message.text_only("system", self.config.prompts.system),
             Message.text_only("user", prompt),

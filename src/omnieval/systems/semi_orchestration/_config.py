@@ -12,10 +12,10 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
 from omnieval.backends.llm import BackendConfig, Decoding
+from omnieval.systems._command_config import CommandConfig
+from omnieval.systems._omni_client import OpenAIOmniConfig
 from omnieval.systems._spec import SystemSpec
-from omnieval.systems.command import CommandConfig
 from omnieval.systems.experts import DrawnConfig, EspeakConfig, ImageExpertConfig, SpeechExpertConfig
-from omnieval.systems.openai_omni import OpenAIOmniConfig
 from omnieval.systems.semi_orchestration._backbones import ScriptedBackboneConfig
 
 
@@ -50,7 +50,7 @@ BackboneChoice = Annotated[
 
 
 class SemiOrchestrationConfig(SystemSpec):
-    """``semi-orchestration`` (storybench): a backbone writes some modalities, experts the rest.
+    """``semi-orchestration``: a backbone writes some modalities, experts the rest.
 
     Example (suite YAML), a two-modality backbone with an image expert for the third::
 

@@ -1,12 +1,14 @@
 """The intermediate fields a two-modality backbone hands the expert of the third modality, as pure
 functions: their schema, how an answer is classified (FORMATS.md section 9) and what the expert gets.
 
-The schema is the part of the orchestration plan (:func:`omnieval.systems.orchestration.schema`)
+The schema is the part of the orchestration plan (:mod:`omnieval.systems._plan`)
 that feeds that expert, so both paradigms ask for the same thing in the same vocabularies:
 
 - the **image** expert needs ``image_prompt`` (one sentence describing the next page's picture);
-- the **speech** expert needs ``speech``: ``text`` (the line) with ``emotion``, ``gender``, ``speed``
-  and ``pitch`` from the target speech vocabularies (:data:`~omnieval.systems.orchestration.SPEECH_LABELS`).
+- the **speech** expert needs ``speech``: ``text`` (the line) with the delivery labels (``emotion``,
+  ``gender``, ``speed``, ``pitch``) from the vocabularies the benchmark's plan names
+  (:attr:`~omnieval.systems.PlanRequest.labels`); how a prompt describes each field is the
+  benchmark's too (:attr:`~omnieval.systems.PlanRequest.field_notes`).
 
 An answer is unusable, and the third modality missing, when it holds no JSON object
 (``unparseable_json``; ``refusal`` when it declines instead), lacks a required field or gives a
@@ -19,13 +21,14 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 from omnieval.systems._generating import PlanningFailure
+from omnieval.systems._plan import Labels, image_prompt_problem, label_problem, schema, speech_labels
 from omnieval.systems._planner import _REFUSAL, missing_fields, parse_plan
+from omnieval.systems._task import PlanRequest
 from omnieval.systems.experts import ImageRequest, SpeechPlan
-from omnieval.systems.orchestration import SPEECH_LABELS, image_prompt_problem, schema
-from omnieval.systems.orchestration._prompt import label_word, speech_labels
 
 #: What a two-modality backbone writes itself (``produces`` in the config).
 Produces = Literal["text+speech", "text+image"]
@@ -50,28 +53,23 @@ def backbone_modalities(produces: str) -> tuple[str, ...]:
     return tuple(produces.split("+"))
 
 
-def intermediate_schema(third: str) -> dict[str, Any]:
+def intermediate_schema(third: str, labels: Labels) -> dict[str, Any]:
     """The JSON schema of the intermediate fields for the ``third`` modality's expert.
 
-    >>> intermediate_schema("image")["required"]
+    >>> labels = {"emotion": ("calm", "glad"), "pitch": ("low", "high")}
+    >>> intermediate_schema("image", labels)["required"]
     ['image_prompt']
-    >>> sorted(intermediate_schema("speech")["properties"]["speech"]["required"])
-    ['emotion', 'gender', 'pitch', 'speed', 'text']
+    >>> sorted(intermediate_schema("speech", labels)["properties"]["speech"]["required"])
+    ['emotion', 'pitch', 'text']
     """
     key = FIELD_FOR[third]
-    plan = schema(1000, IMAGE_PROMPT_MAX_CHARS, LINE_MAX_CHARS, "words")
+    plan = schema(labels, 1000, IMAGE_PROMPT_MAX_CHARS, LINE_MAX_CHARS, "words")
     return {"type": "object", "properties": {key: plan["properties"][key]}, "required": [key]}
 
 
-def describe_fields(third: str) -> str:
-    """The fields in words, for a prompt (what each holds and its allowed values)."""
-    if third == "image":
-        return (
-            '"image_prompt": one sentence for the illustrator of the next page naming the characters '
-            "shown, the place, the time of day and the mood"
-        )
-    labels = "; ".join(f"{name}: one of {', '.join(values)}" for name, values in SPEECH_LABELS.items())
-    return f'"speech": an object with "text" (the words one character says aloud) and {labels}'
+def describe_fields(third: str, plan: PlanRequest) -> str:
+    """The fields in words, for a prompt (the benchmark's note on the field that feeds ``third``)."""
+    return plan.field_notes[FIELD_FOR[third]]
 
 
 @dataclass(frozen=True)
@@ -89,17 +87,18 @@ class FieldsOutcome:
     error: str = ""
 
 
-def read_fields(answer: str | Mapping[str, Any] | None, third: str) -> FieldsOutcome:
-    """Classify a backbone's intermediate fields (see the module docstring).
+def read_fields(answer: str | Mapping[str, Any] | None, third: str, labels: Labels) -> FieldsOutcome:
+    """Classify a backbone's intermediate fields (see the module docstring); ``labels`` are the
+    plan's delivery vocabularies.
 
     ``answer`` is the JSON text (or an already parsed object); None when the backbone wrote none.
 
-    >>> read_fields('{"image_prompt": "Pip the fox waves from the lighthouse at dawn"}', "image").failure is None
+    >>> moods = {"emotion": ("neutral", "happy", "sad", "angry"), "gender": ("female", "male")}
+    >>> read_fields('{"image_prompt": "Pip the fox waves from the lighthouse at dawn"}', "image", moods).failure is None
     True
-    >>> read_fields('{"image_prompt": ', "image").failure.value
+    >>> read_fields('{"image_prompt": ', "image", moods).failure.value
     'unparseable_json'
-    >>> read_fields({"speech": {"text": "Hi", "emotion": "joyful", "gender": "male",
-    ...              "speed": "fast", "pitch": "low"}}, "speech").error
+    >>> read_fields({"speech": {"text": "Hi", "emotion": "joyful", "gender": "male"}}, "speech", moods).error
     "speech.emotion: 'joyful' is not one of neutral, happy, sad, angry"
     """
     if answer is None:
@@ -116,7 +115,7 @@ def read_fields(answer: str | Mapping[str, Any] | None, third: str) -> FieldsOut
         return FieldsOutcome(
             None, PlanningFailure.UNPARSEABLE_JSON, "no JSON object in the intermediate fields"
         )
-    absent = missing_fields(fields, intermediate_schema(third))
+    absent = missing_fields(fields, intermediate_schema(third, labels))
     if absent:
         return FieldsOutcome(fields, PlanningFailure.MISSING_FIELD, "missing: " + ", ".join(absent))
     if third == "image":
@@ -124,22 +123,21 @@ def read_fields(answer: str | Mapping[str, Any] | None, third: str) -> FieldsOut
         if problem:
             return FieldsOutcome(fields, PlanningFailure.UNUSABLE_PROMPT, problem)
         return FieldsOutcome(fields, None)
-    speech = fields["speech"]
-    for name, values in SPEECH_LABELS.items():
-        if label_word(name, speech.get(name)) is None:
-            error = f"speech.{name}: {speech.get(name)!r} is not one of {', '.join(values)}"
-            return FieldsOutcome(fields, PlanningFailure.MISSING_FIELD, error)
+    error = label_problem(fields["speech"], labels)
+    if error:
+        return FieldsOutcome(fields, PlanningFailure.MISSING_FIELD, error)
     return FieldsOutcome(fields, None)
 
 
-def image_request(fields: Mapping[str, Any], inputs: Any, seed: int) -> ImageRequest:
-    """What the image expert draws (call after :func:`read_fields` accepted ``fields``)."""
-    return ImageRequest(str(fields["image_prompt"]).strip(), getattr(inputs, "current_image", None), seed)
+def image_request(fields: Mapping[str, Any], reference: Path | None, seed: int) -> ImageRequest:
+    """What the image expert draws (call after :func:`read_fields` accepted ``fields``);
+    ``reference`` is the task's input picture, if it has one."""
+    return ImageRequest(str(fields["image_prompt"]).strip(), reference, seed)
 
 
-def speech_plan(fields: Mapping[str, Any]) -> SpeechPlan:
+def speech_plan(fields: Mapping[str, Any], labels: Labels) -> SpeechPlan:
     """What the speech expert says (call after :func:`read_fields` accepted ``fields``)."""
-    return SpeechPlan(text=str(fields["speech"]["text"]).strip(), **speech_labels(fields))
+    return SpeechPlan(text=str(fields["speech"]["text"]).strip(), **speech_labels(fields, labels))
 
 
 __all__ = [

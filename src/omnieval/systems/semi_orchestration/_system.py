@@ -1,5 +1,5 @@
-"""The ``semi-orchestration`` kind (Omni-StoryBench): a backbone writes some modalities itself,
-experts render the rest.
+"""The ``semi-orchestration`` kind (Omni-StoryBench's paradigm): a backbone writes some modalities
+itself, experts render the rest; what the backbone is told is the benchmark's brief.
 
 Two kinds of backbone (``produces`` in the config):
 
@@ -13,14 +13,15 @@ Two kinds of backbone (``produces`` in the config):
   ``backbone_plan``) and the third modality.
 - ``produces: text`` (the default, below): a text-only backbone.
 
-With a text-only backbone, unlike ``orchestration``, the backbone is not asked for a plan: it writes the next page's narration
-as plain text (its own text output, no JSON), and the other modalities are derived from that text
-and the visible conditions by fixed rules, then rendered by experts:
+With a text-only backbone, unlike ``orchestration``, the backbone is not asked for a plan: told
+the brief's writer prompt and context, it writes the output's narration as plain text (its own text
+output, no JSON), and the other modalities are derived from that text and the brief by fixed rules,
+then rendered by experts:
 
-- **image**: the image expert draws "<the next page's scene>. <the narration's first sentence>";
+- **image**: the image expert draws "<the brief's picture note>. <the narration's first sentence>";
 - **speech**: the speech expert speaks the narration's first quoted line (straight or curly
-  quotes), else its first sentence, with the emotion the conditions give the first character who
-  speaks (one of the speech vocabulary, else ``neutral``), ``voice_gender`` and normal speed and pitch.
+  quotes), else its first sentence, with the brief's delivery (the emotion the benchmark's
+  conditions imply, else ``neutral``), ``voice_gender`` and normal speed and pitch.
 
 Backbone failures are planning failures that remove all three outputs: ``timeout``, ``refusal`` (an
 answer that declines), ``missing_field`` (no usable narration: the backend failed to answer, the
@@ -48,15 +49,24 @@ from omnieval.backends.llm import (
     open_backend,
 )
 from omnieval.systems._base import SYSTEMS
-from omnieval.systems._generating import PLANNING_CODE, ExampleResult, GeneratingSystem, PlanningFailure, Task
+from omnieval.systems._generating import (
+    COMMAND_CODE,
+    OMNI_CODE,
+    PLAN_CODE,
+    PLANNING_CODE,
+    ExampleResult,
+    GeneratingSystem,
+    PlanningFailure,
+    Task,
+)
+from omnieval.systems._page import PAGE_MODALITIES, ExpertPair, fail_all, write_text
 from omnieval.systems._planner import _REFUSAL
 from omnieval.systems._spec import SystemSpec
+from omnieval.systems._task import IMAGE_ROLE
 from omnieval.systems.experts import (
     ImageRequest,
     SpeechPlan,
 )
-from omnieval.systems.orchestration import SPEECH_LABELS, ExpertPair, fail_all, user_prompt, write_text
-from omnieval.systems.orchestration._system import PAGE_MODALITIES
 from omnieval.systems.semi_orchestration._config import BackboneConfig, SemiOrchestrationConfig
 from omnieval.systems.semi_orchestration._two import TwoModalityRunner
 
@@ -64,15 +74,11 @@ MIN_WORDS = 5
 _QUOTED = re.compile(r"[\"“]([^\"”]{2,200})[\"”]")
 _SENTENCE = re.compile(r"(.+?[.!?])(?:\s|$)")
 
-SYSTEM_PROMPT = (
-    "You write the next page of an illustrated children's story book. Reply with the next page's "
-    "narration only: two or three sentences in the book's tense and voice, including one short line "
-    "a character says aloud in double quotes. No title, no notes."
-)
-
 
 def first_sentence(text: str) -> str:
-    """>>> first_sentence("It rained. Then it stopped.")
+    """The text up to its first sentence end (all of it when none), whitespace collapsed.
+
+    >>> first_sentence("It rained. Then it stopped.")
     'It rained.'
     """
     text = " ".join(text.split())
@@ -92,16 +98,6 @@ def spoken_line(narration: str) -> str:
     return found.group(1).strip() if found else first_sentence(narration)
 
 
-def speaker_emotion(inputs: Any) -> str:
-    """The emotion of the first condition character who speaks, if it is in the vocabulary."""
-    for c in inputs.condition.characters:
-        intent = str(c.extra.get("speech_intent", "")).lower()
-        if intent and "silent" not in intent:
-            emotion = str(c.extra.get("emotion", "")).strip().lower()
-            return emotion if emotion in SPEECH_LABELS["emotion"] else "neutral"
-    return "neutral"
-
-
 @SYSTEMS.register("semi-orchestration")
 class SemiOrchestrationSystem(GeneratingSystem):
     """Backbone narration + experts (see the module docstring)."""
@@ -110,9 +106,9 @@ class SemiOrchestrationSystem(GeneratingSystem):
     config_model: ClassVar[type[SystemSpec]] = SemiOrchestrationConfig
     depends_on: ClassVar[tuple[str, ...]] = (
         *PLANNING_CODE,
-        "systems/orchestration",
-        "systems/command",
-        "systems/openai_omni",
+        *PLAN_CODE,
+        *COMMAND_CODE,
+        *OMNI_CODE,
     )
 
     def __init__(self, config: SystemSpec, *, system_id: str = "", cache_dir: Path | None = None) -> None:
@@ -176,13 +172,14 @@ class SemiOrchestrationSystem(GeneratingSystem):
         assert isinstance(b, BackboneConfig)
         if self._backend is None:
             self._backend = open_backend(b.backend, model=b.model, revision=b.revision)
-        parts: list[TextPart | ImagePart] = [ImagePart(task.inputs.current_image)] if b.sees_images else []
-        prompt = user_prompt(
-            task.inputs, current_max_chars=self.spec.current_text_max_chars, plan_instructions=False
+        brief = task.briefed(self.kind)
+        picture = task.files.get(IMAGE_ROLE)
+        parts: list[TextPart | ImagePart] = (
+            [ImagePart(picture)] if b.sees_images and picture is not None else []
         )
-        parts.append(TextPart(prompt))
+        parts.append(TextPart(brief.context(self.spec.current_text_max_chars)))
         request = ChatRequest(
-            messages=(Message.text_only("system", SYSTEM_PROMPT), Message("user", tuple(parts))),
+            messages=(Message.text_only("system", brief.writer_prompt), Message("user", tuple(parts))),
             decoding=b.decoding,
         )
         start = time.perf_counter()
@@ -222,11 +219,14 @@ class SemiOrchestrationSystem(GeneratingSystem):
             reason = f"planning failure: {failure.value}: {error}"
             return fail_all(result, task.modalities or PAGE_MODALITIES, reason)
         write_text(result, workdir, narration)
-        prompt = f"{task.inputs.condition.scene.strip().rstrip('.')}. {first_sentence(narration)}"
+        brief = task.briefed(self.kind)
+        prompt = f"{brief.picture.strip().rstrip('.')}. {first_sentence(narration)}"
         result.raw["image_prompt"] = prompt
-        self.experts.draw(result, workdir, ImageRequest(prompt, task.inputs.current_image, task.index))
+        self.experts.draw(result, workdir, ImageRequest(prompt, task.files.get(IMAGE_ROLE), task.index))
         plan = SpeechPlan(
-            text=spoken_line(narration), emotion=speaker_emotion(task.inputs), gender=self.spec.voice_gender
+            text=spoken_line(narration),
+            emotion=brief.delivery.get("emotion", "neutral"),
+            gender=self.spec.voice_gender,
         )
         result.raw["speech_plan"] = plan.__dict__
         self.experts.say(result, workdir, plan)

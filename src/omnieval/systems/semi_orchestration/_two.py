@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from omnieval.backends.llm import Usage
+from omnieval.systems._command_config import CommandConfig
 from omnieval.systems._generating import ExampleResult, PlanningFailure, Task
-from omnieval.systems.command import CommandConfig
+from omnieval.systems._omni_client import OpenAIOmniConfig
+from omnieval.systems._page import PAGE_MODALITIES, ExpertPair, write_text
+from omnieval.systems._task import IMAGE_ROLE
 from omnieval.systems.experts import image_expert, release_accelerator_memory, speech_expert
-from omnieval.systems.openai_omni import OpenAIOmniConfig
-from omnieval.systems.orchestration import ExpertPair, write_text
-from omnieval.systems.orchestration._system import PAGE_MODALITIES
 from omnieval.systems.semi_orchestration._backbones import (
     Backbone,
     CommandBackbone,
@@ -123,7 +123,8 @@ class TwoModalityRunner:
                 if modality not in result.written:
                     result.missing.setdefault(modality, reason)
             return result
-        outcome = read_fields(run.fields, self.third)
+        labels = task.plan_request("semi-orchestration").labels
+        outcome = read_fields(run.fields, self.third, labels)
         result.raw["intermediate_fields"] = outcome.fields if outcome.fields is not None else run.fields
         result.raw["intermediate_error"] = outcome.error or None
         reason = f"planning failure: {outcome.failure.value}: {outcome.error}" if outcome.failure else ""
@@ -142,13 +143,13 @@ class TwoModalityRunner:
         assert outcome.fields is not None
         fields = outcome.fields
         if self.third == "image":
-            request = image_request(fields, task.inputs, task.index)
+            request = image_request(fields, task.files.get(IMAGE_ROLE), task.index)
             result.raw["image_prompt"] = request.prompt
             ExpertPair._call(
                 result, workdir, "image", self.expert, lambda out: self.expert.render(request, out)
             )
         else:
-            plan = speech_plan(fields)
+            plan = speech_plan(fields, labels)
             result.raw["speech_plan"] = plan.__dict__
             ExpertPair._call(result, workdir, "speech", self.expert, lambda out: self.expert.speak(plan, out))
         return result

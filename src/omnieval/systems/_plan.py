@@ -1,8 +1,13 @@
-"""The orchestration planner's prompt, answer schema and plan rules (Omni-StoryBench).
+"""The plan of the planning kinds: its JSON schema, the planner's request and the plan rules.
 
-The planner writes the next page's narration itself and hands the picture and the spoken line to
+Shared by ``orchestration`` (the whole plan) and ``semi-orchestration`` (the part of it a
+two-modality backbone hands the third modality's expert); no system kind imports another.
+
+The planner writes the output's narration itself and hands the picture and the spoken line to
 experts, so its answer holds three things: ``narration``, ``image_prompt`` and ``speech`` (the line
-and its delivery in the target speech vocabularies of Omni-StoryBench).
+and its delivery labels). What the planner is told, and the label vocabularies, are the benchmark's:
+they come with the task (:class:`~omnieval.systems.PlanRequest` in its
+:class:`~omnieval.systems.Brief`), so this module names no benchmark.
 
 A plan is unusable, and the example fails with every modality missing, when:
 
@@ -12,7 +17,7 @@ A plan is unusable, and the example fails with every modality missing, when:
 Delivery labels travel either as ``words`` (``"happy"``: short strings, checked after decoding) or
 as ``codes`` (``1``: integers constrained by the schema's ``enum``, which llama.cpp's skeleton
 decoder picks from the model's next-token distribution, so a small planner cannot answer a word
-outside the vocabulary; the prompt gives each code's word).
+outside the vocabulary; the benchmark's instructions give each code's word).
 - the image prompt does not describe a picture (``unusable_prompt``): fewer than
   :data:`MIN_PROMPT_WORDS` words, fewer than :data:`MIN_CONTENT_WORDS` distinct content words (three
   letters or more, not a function word), or a placeholder such as "image", "N/A" or "none".
@@ -25,14 +30,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from omnieval.systems._generating import PlanningFailure
+from omnieval.systems._planner import PlanCheck
+from omnieval.systems._task import Brief, PlanRequest
 
-#: Delivery vocabularies of Omni-StoryBench's target speech (storybench's SPEECH_LABELS).
-SPEECH_LABELS: dict[str, tuple[str, ...]] = {
-    "emotion": ("neutral", "happy", "sad", "angry"),
-    "gender": ("female", "male"),
-    "speed": ("slow", "normal", "fast"),
-    "pitch": ("low", "normal", "high"),
-}
+#: Label name -> vocabulary, in code order (a :attr:`PlanRequest.labels`).
+Labels = Mapping[str, tuple[str, ...]]
+
 MIN_PROMPT_WORDS = 4
 MIN_CONTENT_WORDS = 3
 _PLACEHOLDERS = {
@@ -104,25 +107,24 @@ _FUNCTION_WORDS = frozenset(
 )
 _WORD = re.compile(r"[A-Za-z]+")
 
-SYSTEM_PROMPT = (
-    "You are the story planner of a picture-book generator. From the book details, the current page "
-    "and the instructions for the next page, you plan the next page: its narration, a description "
-    "for the illustrator, and one line a character says aloud with how it is said. "
-    "Answer with a single JSON object and nothing else."
-)
 
-
-def schema(narration_max: int, prompt_max: int, line_max: int, labels: str = "words") -> dict[str, Any]:
+def schema(
+    labels: Labels, narration_max: int, prompt_max: int, line_max: int, style: str = "words"
+) -> dict[str, Any]:
     """The plan's JSON schema (fixed shape, so llama.cpp's skeleton decoder can fill it fast).
 
-    With ``labels="words"`` delivery labels are short strings, not string enums (a string enum
+    With ``style="words"`` delivery labels are short strings, not string enums (a string enum
     would force llama.cpp onto its slower grammar path); the allowed values are in the prompt and
-    checked by :func:`check_plan`. With ``labels="codes"`` each label is an integer ``enum``.
+    checked by :func:`check_plan`. With ``style="codes"`` each label is an integer ``enum``.
+
+    >>> s = schema({"emotion": ("calm", "glad")}, 300, 200, 100, "codes")
+    >>> s["properties"]["speech"]["properties"]["emotion"], s["properties"]["speech"]["required"]
+    ({'type': 'integer', 'enum': [0, 1]}, ['text', 'emotion'])
     """
 
     def label(name: str) -> dict[str, Any]:
-        if labels == "codes":
-            return {"type": "integer", "enum": list(range(len(SPEECH_LABELS[name])))}
+        if style == "codes":
+            return {"type": "integer", "enum": list(range(len(labels[name])))}
         return {"type": "string", "minLength": 1, "maxLength": 8}
 
     def text(limit: int) -> dict[str, Any]:
@@ -132,9 +134,9 @@ def schema(narration_max: int, prompt_max: int, line_max: int, labels: str = "wo
         "type": "object",
         "properties": {
             "text": text(line_max),
-            **{name: label(name) for name in SPEECH_LABELS},
+            **{name: label(name) for name in labels},
         },
-        "required": ["text", *SPEECH_LABELS],
+        "required": ["text", *labels],
     }
     return {
         "type": "object",
@@ -143,106 +145,61 @@ def schema(narration_max: int, prompt_max: int, line_max: int, labels: str = "wo
     }
 
 
-def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3].rsplit(" ", 1)[0] + "..."
+def user_prompt(brief: Brief, *, context_max_chars: int = 600, style: str = "words") -> str:
+    """The planner's request: the benchmark's context (its longest input shortened to
+    ``context_max_chars``), a blank line and the benchmark's plan instructions for ``style``.
 
-
-def user_prompt(
-    inputs: Any, *, current_max_chars: int = 600, plan_instructions: bool = True, labels: str = "words"
-) -> str:
-    """The planner's request for one storybench task (``data.TaskInputs``: no target in it).
-
-    Without ``plan_instructions`` only the task itself (book, current page, next page's conditions).
+    Raises:
+        ValueError: the brief asks for no plan.
     """
-    meta, cond = inputs.metadata, inputs.condition
-    cast = "; ".join(f"{c.name}: {_clip(c.description, 120)}" for c in meta.characters) or "none listed"
-    on_page = []
-    for c in cond.characters:
-        extra = ", ".join(f"{k}: {v}" for k, v in c.extra.items() if isinstance(v, str) and v)
-        on_page.append(f"- {c.name} ({extra})" if extra else f"- {c.name}")
-    task = [
-        f"Book: {meta.genre}; {meta.topic}. Style: {meta.style}. "
-        f"Narrated in the {meta.narrative_tense} tense, {meta.narrative_perspective}.",
-        f"Characters: {cast}",
-        f"Current page: {_clip(inputs.current_text, current_max_chars)}",
-        "Next page must show:",
-        f"Scene: {cond.scene}",
-        f"Narration should: {cond.text_content}",
-        "Characters on it:",
-        *(on_page or ["- none"]),
-        f"Ambient sound: {cond.ambient_sound}",
-    ]
-    if not plan_instructions:
-        return "\n".join(task)
-    return "\n".join(
-        [
-            *task,
-            "",
-            "Write the JSON plan:",
-            "narration: the next page's text, two sentences in the book's tense and voice.",
-            "image_prompt: one sentence for the illustrator naming the characters shown, the place, "
-            "the time of day and the mood.",
-            "speech.text: the words one character on the next page says aloud.",
-            *(_label_instructions(labels)),
-        ]
-    )
-
-
-def _label_instructions(labels: str) -> list[str]:
-    if labels == "codes":
-
-        def codes(name: str) -> str:
-            return ", ".join(f"{i} {word}" for i, word in enumerate(SPEECH_LABELS[name]))
-
-        return [
-            f"speech.emotion: a number ({codes('emotion')}); for any other feeling the closest "
-            "(curious or calm: neutral; excited or proud: happy; scared or worried: sad).",
-            f"speech.gender: the speaker's, a number ({codes('gender')}). speech.speed: a number "
-            f"({codes('speed')}). speech.pitch: a number ({codes('pitch')}).",
-        ]
-    return [
-        "speech.emotion: exactly one of neutral, happy, sad, angry; for any other feeling use the "
-        "closest (curious or calm: neutral; excited or proud: happy; scared or worried: sad).",
-        "speech.gender: the speaker's, female or male. speech.speed: slow, normal or fast. "
-        "speech.pitch: low, normal or high.",
-    ]
+    if brief.plan is None:
+        raise ValueError("the task's brief asks for no plan")
+    return f"{brief.context(context_max_chars)}\n\n{brief.plan.instructions[style]}"
 
 
 def _normalise(value: Any) -> str:
     return str(value).strip().strip(".").lower() if isinstance(value, str) else ""
 
 
-def label_word(name: str, value: Any) -> str | None:
+def label_word(values: tuple[str, ...], value: Any) -> str | None:
     """A delivery label as its vocabulary word: a word (any case) or a code; None when neither.
 
-    >>> label_word("emotion", " Happy"), label_word("emotion", 3), label_word("speed", 7), label_word("pitch", True)
+    >>> moods = ("neutral", "happy", "sad", "angry")
+    >>> label_word(moods, " Happy"), label_word(moods, 3), label_word(moods, 7), label_word(moods, True)
     ('happy', 'angry', None, None)
     """
-    values = SPEECH_LABELS[name]
     if isinstance(value, int) and not isinstance(value, bool):
         return values[value] if 0 <= value < len(values) else None
     word = _normalise(value)
     return word if word in values else None
 
 
-def check_plan(plan: Mapping[str, Any]) -> tuple[PlanningFailure, str] | None:
+def label_problem(speech: Mapping[str, Any], labels: Labels) -> str:
+    """Why the spoken line's delivery labels are unusable ('' when every one is in its vocabulary)."""
+    for name, values in labels.items():
+        if label_word(values, speech.get(name)) is None:
+            return f"speech.{name}: {speech.get(name)!r} is not one of {', '.join(values)}"
+    return ""
+
+
+def check_plan(plan: Mapping[str, Any], labels: Labels) -> tuple[PlanningFailure, str] | None:
     """The kind's rules on top of the schema (see the module docstring); None when usable.
 
+    >>> labels = {"emotion": ("neutral", "happy", "sad", "angry"), "gender": ("female", "male")}
     >>> good = {"narration": "x", "image_prompt": "Pip the fox runs through the snowy forest at night",
-    ...         "speech": {"text": "Hi", "emotion": "Happy", "gender": "male", "speed": "fast", "pitch": "low"}}
-    >>> check_plan(good) is None
+    ...         "speech": {"text": "Hi", "emotion": "Happy", "gender": "male"}}
+    >>> check_plan(good, labels) is None
     True
-    >>> check_plan({**good, "image_prompt": "a picture"})[0].value
+    >>> check_plan({**good, "image_prompt": "a picture"}, labels)[0].value
     'unusable_prompt'
-    >>> check_plan({**good, "speech": {**good["speech"], "emotion": "joyful"}})
+    >>> check_plan({**good, "speech": {**good["speech"], "emotion": "joyful"}}, labels)
     (<PlanningFailure.MISSING_FIELD: 'missing_field'>, "speech.emotion: 'joyful' is not one of neutral, happy, sad, angry")
     """
     speech = plan.get("speech")
     if not isinstance(speech, Mapping):
         return PlanningFailure.MISSING_FIELD, "speech: not an object"
-    for name, values in SPEECH_LABELS.items():
-        if label_word(name, speech.get(name)) is None:
+    for name, values in labels.items():
+        if label_word(values, speech.get(name)) is None:
             return (
                 PlanningFailure.MISSING_FIELD,
                 f"speech.{name}: {speech.get(name)!r} is not one of {', '.join(values)}",
@@ -271,7 +228,25 @@ def image_prompt_problem(prompt: str) -> str:
     return ""
 
 
-def speech_labels(plan: Mapping[str, Any]) -> dict[str, str]:
+def speech_labels(plan: Mapping[str, Any], labels: Labels) -> dict[str, str]:
     """The plan's delivery labels as words (call after :func:`check_plan` accepted the plan)."""
     speech = plan["speech"]
-    return {name: label_word(name, speech[name]) or "" for name in SPEECH_LABELS}
+    return {name: label_word(values, speech[name]) or "" for name, values in labels.items()}
+
+
+def plan_check(plan: PlanRequest) -> PlanCheck:
+    """:func:`check_plan` bound to the vocabularies of ``plan`` (a planner's ``check``)."""
+    return lambda fields: check_plan(fields, plan.labels)
+
+
+__all__ = [
+    "Labels",
+    "check_plan",
+    "image_prompt_problem",
+    "label_problem",
+    "label_word",
+    "plan_check",
+    "schema",
+    "speech_labels",
+    "user_prompt",
+]

@@ -1,8 +1,10 @@
-"""The ``command`` protocol as pure functions (FORMATS.md section 9).
+"""The ``command`` protocol (FORMATS.md section 9), shared by the ``command`` kind and every kind
+that runs an external program with it (a ``semi-orchestration`` command backbone).
 
-What one call of an external generator looks like: the ``task.json`` it reads, the argv and
-environment it runs with, and the causes written to ``missing.txt`` when it fails. The process
-itself is run by :mod:`omnieval.systems.command._process`.
+What one call of an external generator looks like, as pure functions: the ``task.json`` it reads,
+the argv and environment it runs with, and the causes written to ``missing.txt`` when it fails;
+and :class:`CommandProgram`, one configured program run once per example (the process itself is
+run by :mod:`omnieval.systems._process`).
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Mapping, Sequence
+import subprocess
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -19,8 +22,10 @@ from typing import Any
 
 from omnieval.candidates import Modality
 from omnieval.errors import ConfigError
+from omnieval.security import redact, secret_values
+from omnieval.systems._command_config import ENV_REFERENCE, PLACEHOLDERS, CommandConfig
 from omnieval.systems._generating import EXAMPLE_FILES, Task
-from omnieval.systems.command._config import ENV_REFERENCE, PLACEHOLDERS, CommandConfig
+from omnieval.systems._process import ProcessOutcome, run_command
 
 #: The file a command reads its task from, in ``{input_dir}``.
 TASK_FILE = "task.json"
@@ -280,10 +285,134 @@ def _digest(path: str, size: int, mtime_ns: int) -> str:
     return digest.hexdigest()
 
 
+@dataclass(frozen=True)
+class ProgramRun:
+    """One run of a :class:`CommandProgram`.
+
+    Attributes:
+        outcome: How the process ended (exit status, timeout, start error).
+        stderr_tail: The last lines of its stderr (plus the start error), secrets masked.
+        stdout_tail: The last lines of its stdout, secrets masked.
+    """
+
+    outcome: ProcessOutcome
+    stderr_tail: list[str]
+    stdout_tail: list[str]
+
+    def failure(self, timeout_s: float) -> str | None:
+        """The ``missing.txt`` cause of a failed run (timeout or crash); None when it exited 0."""
+        if self.outcome.timed_out:
+            return timeout_cause(timeout_s)
+        if self.outcome.returncode not in (0, None):
+            return crash_cause(int(self.outcome.returncode or 0), self.stderr_tail)
+        return None
+
+
+class CommandProgram:
+    """One configured external program, run once per example with the ``command`` protocol.
+
+    It knows what identifies the program (argv, variable names, the digests of the files argv
+    names), how to describe it in the lineage, and how to run it on one prepared input folder: the
+    launcher (conda, a container), the environment, the time limit and the masked output tails.
+    """
+
+    def __init__(self, config: CommandConfig, system_id: str = "") -> None:
+        self.config = config
+        self.system_id = system_id
+        self._identity: dict[str, Any] | None = None
+        self._env: ResolvedEnv | None = None
+
+    @property
+    def cwd(self) -> Path:
+        """Working directory of the program (and base of relative paths in argv)."""
+        return Path(self.config.cwd) if self.config.cwd is not None else Path.cwd()
+
+    def identity(self) -> dict[str, Any]:
+        """argv, the names of the extra variables (never their values) and the digests of the files
+        argv names (interpreter, script): editing the script regenerates every example."""
+        if self._identity is None:
+            self._identity = {
+                "argv": list(self.config.argv),
+                "env_keys": sorted(self.config.env),
+                "files": program_files(self.config.argv, self.cwd),
+            }
+        return self._identity
+
+    def lineage(self) -> dict[str, Any]:
+        """argv, limit, variable names, launcher and program digests, for the lineage."""
+        launcher = "direct"
+        if self.config.conda_env is not None:
+            launcher = f"conda run -n {self.config.conda_env}"
+        elif self.config.container is not None:
+            launcher = f"{self.config.container.engine} image {self.config.container.image}"
+        return {
+            "argv": list(self.config.argv),
+            "timeout_s": self.config.timeout_s,
+            "env_keys": sorted(self.config.env),
+            "env_from_caller": sorted(self.config.env_references()),
+            "launcher": launcher,
+            "program_files": self.identity()["files"],
+        }
+
+    def resolved_env(self) -> ResolvedEnv:
+        """The extra variables with ``${NAME}`` expanded (resolved once).
+
+        Raises:
+            ConfigError: a referenced variable is not set.
+        """
+        if self._env is None:
+            self._env = resolve_env(self.config, os.environ, system_id=self.system_id)
+        return self._env
+
+    def stop_container(self, name: str) -> Callable[[], None] | None:
+        """What stops the container ``name`` on a timeout (None without a container: killing the
+        process group is enough)."""
+        box = self.config.container
+        if box is None:
+            return None
+        engine = box.engine
+
+        def stop() -> None:
+            subprocess.run([engine, "kill", name], capture_output=True, timeout=30, check=False)
+
+        return stop
+
+    def run(self, input_dir: Path, output_dir: Path, logs: Path, *, container_name: str) -> ProgramRun:
+        """Run the program once on a prepared ``input_dir``; its stdout and stderr go to ``logs``."""
+        env = self.resolved_env()
+        argv = launch_argv(
+            self.config,
+            substitute(self.config.argv, input_dir, output_dir),
+            input_dir,
+            output_dir,
+            container_name=container_name,
+        )
+        stdout, stderr = logs / "stdout.log", logs / "stderr.log"
+        outcome = run_command(
+            argv,
+            env=child_environment(self.config, env, os.environ),
+            cwd=self.cwd if self.config.container is None else None,
+            timeout_s=self.config.timeout_s,
+            stdout=stdout,
+            stderr=stderr,
+            on_timeout=self.stop_container(container_name),
+        )
+        hidden = (*env.hidden, *secret_values())
+        lines = self.config.stderr_tail_lines
+        err = [redact(line, hidden) for line in tail_lines(stderr, lines)]
+        if outcome.start_error:
+            err.append(redact(outcome.start_error, hidden))
+        out = [redact(line, hidden) for line in tail_lines(stdout, lines)]
+        return ProgramRun(outcome, err, out)
+
+
 __all__ = [
     "TASK_FILE",
+    "CommandProgram",
+    "ProgramRun",
     "ResolvedEnv",
     "child_environment",
+    "collect_outputs",
     "crash_cause",
     "launch_argv",
     "program_files",

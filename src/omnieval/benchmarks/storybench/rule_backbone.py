@@ -1,7 +1,7 @@
 """A rule-based stand-in for a two-modality backbone, for CPU runs of the plumbing: **not a
 generative model**. It speaks the ``command`` protocol of a ``semi-orchestration`` backbone::
 
-    python -m omnieval.systems.semi_orchestration.rule_backbone INPUT_DIR OUTPUT_DIR
+    python -m omnieval.benchmarks.storybench.rule_backbone INPUT_DIR OUTPUT_DIR
 
 From ``task.json`` (storybench's visible inputs) it writes the text (the next page's scene and the
 first character's action, in the past tense only by accident), the backbone's second modality

@@ -27,7 +27,7 @@ export RAY_USAGE_STATS_ENABLED=0
 export TOKENIZERS_PARALLELISM=false
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: help setup run test test-fast ui ui-screenshots bench lint lock train-demo clean-runs
+.PHONY: help setup run test test-fast ui ui-screenshots bench lint lock train-demo clean-runs dvc-yaml dvc-lock
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -40,6 +40,21 @@ $(STAMP): $(LOCK) pyproject.toml scripts/setup.sh
 
 run: setup  ## evaluate the bundled Omni-StoryBench sample end to end (nightly suite on CPU)
 	$(PY) -m omnieval run $(SUITE)
+
+dvc-yaml: setup  ## rewrite dvc.yaml from the suites it covers (omnieval dvc-yaml; --check in the tests)
+	$(PY) -m omnieval dvc-yaml
+
+# dvc.lock as a run at this commit writes it: every suite dvc.yaml covers runs once (each run
+# records its own stages, `dvc commit`), then `dvc status` must be clean (train_evaluator too). Run it last,
+# when nothing under src/ or pipelines/ changes any more, and commit dvc.lock with that commit.
+dvc-lock: setup  ## regenerate dvc.lock: run every suite dvc.yaml covers (slow: prism and acbench too)
+	$(PY) -m omnieval dvc-yaml --check
+	set -e; for suite in $$($(PY) -m omnieval dvc-yaml --list); do \
+		echo "== omnieval run $$suite"; $(PY) -m omnieval run $$suite; done
+	@mkdir -p .cache
+	$(VENV)/bin/dvc status | tee .cache/dvc-status.txt
+	@grep -q "Data and pipelines are up to date" .cache/dvc-status.txt || \
+		{ echo "make dvc-lock: dvc status is not clean (above): a stage's outputs changed between runs" >&2; exit 1; }
 
 # Tests run on TEST_WORKERS pytest-xdist workers (both cores of a CI machine); a test module stays on
 # one worker so its module-scoped fixtures (a flow run) are made once. The whole suite is stopped
@@ -69,8 +84,8 @@ bench: setup  ## speed/memory benchmarks, printed as ratios against in-process b
 	$(PY) -m bench
 
 lint: setup  ## ruff, mypy and the import-layer contract (import-linter)
-	$(VENV)/bin/ruff check src tests flows bench
-	$(VENV)/bin/ruff format --check src tests flows bench
+	$(VENV)/bin/ruff check src tests flows bench examples
+	$(VENV)/bin/ruff format --check src tests flows bench examples
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports --no-cache
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -78,12 +79,27 @@ def test_train_evaluator_stage_covers_every_configured_feature() -> None:
         assert f"--feature {feature['feature']} " in locked["cmd"]
 
 
-@pytest.mark.skipif(shutil.which("dvc") is None, reason="dvc is not on PATH")
 def test_committed_checkpoints_match_their_corpus_config_and_training_code() -> None:
     # Fails when training code, config or a corpus changed without `dvc repro train_evaluator`
     # (and a commit of dvc.lock), or when `make setup` did not pull the checkpoints.
+    dvc = shutil.which("dvc") or str(Path(sys.executable).with_name("dvc"))
+    assert Path(dvc).is_file(), "dvc is not installed: run `make setup`"
     result = subprocess.run(
-        ["dvc", "status", "train_evaluator"], cwd=ROOT, capture_output=True, text=True, timeout=300
+        [dvc, "status", "train_evaluator"], cwd=ROOT, capture_output=True, text=True, timeout=300
     )
     assert result.returncode == 0, result.stderr
     assert "up to date" in result.stdout, result.stdout
+
+
+def test_drift_names_the_stages_dvc_yaml_lacks_for_the_suite(tmp_path: Path) -> None:
+    """A suite whose systems changed since dvc.yaml was rendered: the run names the stale stages."""
+    assert runner.dvc_yaml_drift(Path("pipelines/acbench.yaml"), ROOT) == []
+    shutil.copytree(ROOT / "pipelines", tmp_path / "pipelines")
+    for folder in ("data", "expectations", "src"):
+        (tmp_path / folder).symlink_to(ROOT / folder)
+    doc = yaml.safe_load((ROOT / "dvc.yaml").read_text())
+    doc["stages"]["acbench_metrics"]["foreach"].remove("neutral")
+    (tmp_path / "dvc.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    assert runner.dvc_yaml_drift(Path("pipelines/acbench.yaml"), tmp_path) == ["acbench_metrics"]
+    assert runner.dvc_yaml_drift(Path("pipelines/nightly.yaml"), tmp_path) == []
+    assert runner.dvc_yaml_drift(Path("pipelines/nightly-full.yaml"), tmp_path) == [], "not covered"

@@ -3,7 +3,8 @@
 The Prefect flows live in :mod:`omnieval.flows` (scheduling, retries, concurrency only; the
 top-level ``flows/*.py`` are thin entry points the library never loads). This module imports a
 flow, runs it, and syncs DVC's lock afterwards so ``dvc repro`` sees a run made by the flow as up
-to date.
+to date. ``dvc.yaml`` itself is rendered from the suites (:mod:`omnieval.flows.dvc_yaml`,
+``omnieval dvc-yaml``); a run says so when the suite's stages there are stale.
 """
 
 from __future__ import annotations
@@ -157,6 +158,14 @@ def dvc_stages_for(suite_path: Path, dvc_yaml: Path) -> list[str]:
     return names
 
 
+def _beside_interpreter(tool: str) -> str | None:
+    """``tool`` installed beside this Python (a virtual environment not on PATH), or None."""
+    import sys
+
+    found = Path(sys.executable).with_name(tool)
+    return str(found) if found.is_file() else None
+
+
 def sync_dvc_lock(suite_path: Path = Path("pipelines/nightly.yaml")) -> None:
     """Record the outputs the flow just produced in ``dvc.lock`` (``dvc commit``).
 
@@ -169,7 +178,7 @@ def sync_dvc_lock(suite_path: Path = Path("pipelines/nightly.yaml")) -> None:
         root = project_root()
     except OmnievalError:
         return
-    dvc = shutil.which("dvc")
+    dvc = shutil.which("dvc") or _beside_interpreter("dvc")
     if dvc is None or not (root / "dvc.yaml").is_file() or not (root / ".dvc").is_dir():
         return
     try:
@@ -178,7 +187,34 @@ def sync_dvc_lock(suite_path: Path = Path("pipelines/nightly.yaml")) -> None:
         return  # a suite outside the project is not part of its DAG
     stages = dvc_stages_for(relative, root / "dvc.yaml")
     if stages:
+        stale = dvc_yaml_drift(relative, root)
+        if stale:
+            print(
+                f"dvc.yaml is not what {relative.as_posix()} gives (stages {', '.join(stale)}): "
+                "run `omnieval dvc-yaml` and commit it; dvc.lock records the stages dvc.yaml has",
+                flush=True,
+            )
         subprocess.run([dvc, "commit", "--force", "--quiet", *stages], cwd=root, check=False, timeout=600)
+
+
+def dvc_yaml_drift(suite: Path, root: Path) -> list[str]:
+    """Names of the suite's ``dvc.yaml`` stages that differ from what the suite file gives now
+    (``omnieval dvc-yaml`` renders them); empty when they match or the suite is not covered."""
+    import yaml
+
+    from omnieval.flows.dvc_yaml import covered_suites, stage_prefix, suite_stages
+
+    dvc_yaml = root / "dvc.yaml"
+    try:
+        suites = covered_suites(dvc_yaml)
+        name = suite.as_posix()
+        if name not in suites:
+            return []
+        wanted = suite_stages(name, root, prefix=stage_prefix(name, root, suites.index(name) == 0)).stages
+        have = (yaml.safe_load(dvc_yaml.read_text(encoding="utf-8")) or {}).get("stages") or {}
+    except (OmnievalError, OSError, yaml.YAMLError):
+        return []  # a suite that does not load fails its run elsewhere; nothing to say here
+    return [stage for stage, body in wanted.items() if have.get(stage) != body]
 
 
 def _record_gate_failure(config: Any, reason: str) -> None:

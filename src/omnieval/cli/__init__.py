@@ -36,6 +36,7 @@ _SUBCOMMAND_MODULES = (
     "_serve",
     "_night",
     "_train",
+    "_dvc",
 )
 
 

@@ -103,3 +103,35 @@ def test_drift_names_the_stages_dvc_yaml_lacks_for_the_suite(tmp_path: Path) -> 
     assert runner.dvc_yaml_drift(Path("pipelines/acbench.yaml"), tmp_path) == ["acbench_metrics"]
     assert runner.dvc_yaml_drift(Path("pipelines/nightly.yaml"), tmp_path) == []
     assert runner.dvc_yaml_drift(Path("pipelines/nightly-full.yaml"), tmp_path) == [], "not covered"
+
+
+def test_a_run_of_a_changed_suite_rewrites_its_stages_before_recording_them(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A system dropped from the suite: the run rewrites dvc.yaml from the suites, then commits the
+    stages the suite now has (never a stage of a system the run did not evaluate)."""
+    shutil.copytree(ROOT / "pipelines", tmp_path / "pipelines")
+    for folder in ("data", "expectations", "src"):
+        (tmp_path / folder).symlink_to(ROOT / folder)
+    (tmp_path / "dvc.yaml").write_text((ROOT / "dvc.yaml").read_text())
+    (tmp_path / ".dvc").mkdir()
+    suite = tmp_path / "pipelines" / "nightly.yaml"
+    doc = yaml.safe_load(suite.read_text())
+    del doc["systems"]["orchestrated-cpu"]
+    suite.write_text(yaml.safe_dump(doc, sort_keys=False))
+    calls: list[list[str]] = []
+
+    def fake_run(cmd: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+        calls.append(cmd)
+        return subprocess.CompletedProcess(cmd, 0)
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(runner, "project_root", lambda start=None: tmp_path)
+    monkeypatch.setattr(runner.shutil, "which", lambda name: "/usr/bin/dvc")
+    monkeypatch.setattr(runner.subprocess, "run", fake_run)
+    runner.sync_dvc_lock(suite)
+    assert "dvc.yaml: rewrote the stages of pipelines/nightly.yaml" in capsys.readouterr().out
+    rewritten = yaml.safe_load((tmp_path / "dvc.yaml").read_text())["stages"]
+    assert rewritten["generate"]["foreach"] == ["oracle", "copy-current", "shuffled"]
+    assert runner.dvc_yaml_drift(Path("pipelines/nightly.yaml"), tmp_path) == []
+    assert calls == [["/usr/bin/dvc", "commit", "--force", "--quiet", *NIGHTLY]]

@@ -185,16 +185,33 @@ def sync_dvc_lock(suite_path: Path = Path("pipelines/nightly.yaml")) -> None:
         relative = Path(suite_path).resolve().relative_to(root.resolve())
     except ValueError:
         return  # a suite outside the project is not part of its DAG
+    if not dvc_stages_for(relative, root / "dvc.yaml"):
+        return
+    stale = dvc_yaml_drift(relative, root)
+    if stale and _rewrite_dvc_yaml(root):
+        # The suite changed (a system added or removed, another dataset): its stages follow it, as
+        # `omnieval dvc-yaml` would write them, so the lock records what the run just did.
+        print(
+            f"dvc.yaml: rewrote the stages of {relative.as_posix()} from the suite "
+            f"({', '.join(stale)} had changed; `omnieval dvc-yaml --check` compares, commit it with the suite)",
+            flush=True,
+        )
     stages = dvc_stages_for(relative, root / "dvc.yaml")
     if stages:
-        stale = dvc_yaml_drift(relative, root)
-        if stale:
-            print(
-                f"dvc.yaml is not what {relative.as_posix()} gives (stages {', '.join(stale)}): "
-                "run `omnieval dvc-yaml` and commit it; dvc.lock records the stages dvc.yaml has",
-                flush=True,
-            )
         subprocess.run([dvc, "commit", "--force", "--quiet", *stages], cwd=root, check=False, timeout=600)
+
+
+def _rewrite_dvc_yaml(root: Path) -> bool:
+    """Render ``dvc.yaml`` again from the suites it covers; False (and a note) when that fails."""
+    from omnieval.flows.dvc_yaml import covered_suites, render, write_atomic
+
+    try:
+        text, _ = render(covered_suites(root / "dvc.yaml"), root)
+    except (OmnievalError, OSError) as exc:
+        print(f"dvc.yaml is stale for this suite and could not be rewritten: {exc}", flush=True)
+        return False
+    write_atomic(root / "dvc.yaml", text)
+    return True
 
 
 def dvc_yaml_drift(suite: Path, root: Path) -> list[str]:

@@ -149,7 +149,7 @@ def test_the_leaderboard_aggregates_per_system() -> None:
 
 def test_a_declaration_the_defaults_cannot_work_with_is_refused() -> None:
     with pytest.raises(ConfigError, match="set record to a Record subclass"):
-        type("NoRecord", (DeclaredBenchmark,), {})()
+        type("NoRecord", (DeclaredBenchmark,), {"score": lambda self, record, outputs, config: {}})()
 
     class Line(Record):
         text: str
@@ -172,3 +172,12 @@ def test_the_metric_must_return_the_declared_components(tmp_path: Path) -> None:
     job = MetricsJob(bench.instances(bench.load(root)), "s", {"": tmp_path / "out"}, bench.metrics_config())
     with pytest.raises(ConfigError, match=r"score\(\) returned \['f1'\], declared \['token_f1'\]"):
         bench.compute_metrics(job)
+
+
+def test_a_declared_benchmark_without_score_cannot_be_registered() -> None:
+    class NoScore(DeclaredBenchmark):
+        record = Caption
+        targets = ("reference",)
+
+    with pytest.raises(TypeError, match="score"):
+        NoScore()  # what @benchmark does when it registers the class

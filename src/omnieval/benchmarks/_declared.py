@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import json
 import math
+from abc import abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -335,10 +336,11 @@ class DeclaredBenchmark(Benchmark):
         assert self.spec is not None
         return self.spec.headline.components
 
+    @abstractmethod
     def score(self, record: Any, outputs: Outputs, config: Any) -> Mapping[str, float | None]:
         """Component -> value of one instance (None: not applicable); ``config`` is the suite's
-        typed ``metrics:`` block. Called only when every declared modality was written."""
-        raise NotImplementedError(f"{type(self).__qualname__} must define score()")
+        typed ``metrics:`` block. Called only when every declared modality was written. Abstract:
+        a subclass without it cannot be instantiated, so ``@benchmark`` refuses it when registering."""
 
     # -- data -----------------------------------------------------------------------------------
     def _read(self, root: Path) -> RecordLines:

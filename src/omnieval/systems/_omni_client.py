@@ -424,7 +424,9 @@ def _reported_tokens(data: Any) -> tuple[int | None, int | None]:
     return count("prompt_tokens"), count("completion_tokens")
 
 
-def _record(outcome: CallOutcome) -> dict[str, Any]:
+def outcome_record(outcome: CallOutcome) -> dict[str, Any]:
+    """What an example's raw record keeps of one request: the answer text, why it ended, audio size
+    (bytes), the error and the seconds it took."""
     answer = outcome.answer
     return {
         "text": answer.text if answer else None,
@@ -446,6 +448,7 @@ __all__ = [
     "ask_messages",
     "ask_template",
     "check_prompt_names",
+    "outcome_record",
     "parse_answer",
     "request_body",
 ]

@@ -16,8 +16,6 @@ from omnieval.benchmarks.acbench._systems import (
     Neutral,
     OracleControl,
     arpabet_to_espeak,
-    neutral,
-    oracle_control,
     oracle_delivery,
 )
 
@@ -42,9 +40,11 @@ def _seconds(path: Path) -> float:
     return float(info.frames / info.samplerate)
 
 
-def test_factories_and_flags() -> None:
-    assert isinstance(oracle_control(), OracleControl) and OracleControl.uses_ground_truth
-    assert isinstance(neutral(), Neutral) and not Neutral.uses_ground_truth
+def test_registered_kinds_and_flags() -> None:
+    from omnieval.systems import SYSTEMS
+
+    assert SYSTEMS.get("oracle-control") is OracleControl and OracleControl.uses_ground_truth
+    assert SYSTEMS.get("neutral") is Neutral and not Neutral.uses_ground_truth
     assert (OracleControl.kind, Neutral.kind) == ("oracle-control", "neutral")
 
 

@@ -15,11 +15,7 @@ from omnieval.benchmarks.prism._systems import (
     Offset,
     SwappedAudio,
     delay,
-    ground_truth,
-    muted,
-    offset,
     swap_partners,
-    swapped_audio,
 )
 from omnieval.systems._import import ImportSystem
 
@@ -44,15 +40,17 @@ def _check_layout(inst: PrismInstance, out: Path) -> None:
     assert (got.width, got.height, got.fps, got.n_frames) == (ref.width, ref.height, ref.fps, ref.n_frames)
 
 
-def test_factories() -> None:
-    assert isinstance(ground_truth(), GroundTruth) and isinstance(muted(), Muted)
-    assert isinstance(swapped_audio(seed=3), SwappedAudio) and swapped_audio(seed=3).seed == 3
-    assert isinstance(offset(offset_s=0.25), Offset) and offset(offset_s=0.25).offset_s == 0.25
-    kinds = [f().kind for f in (ground_truth, muted, swapped_audio, offset)]
-    assert kinds == ["ground-truth", "muted", "swapped-audio", "offset"]
-    assert all(f().uses_ground_truth for f in (ground_truth, muted, swapped_audio, offset))
+def test_registered_kinds() -> None:
+    from omnieval.systems import SYSTEMS
+
+    classes = (GroundTruth, Muted, SwappedAudio, Offset)
+    assert [SYSTEMS.get(k) for k in ("ground-truth", "muted", "swapped-audio", "offset")] == list(classes)
+    assert isinstance(GroundTruth(), GroundTruth) and isinstance(Muted(), Muted)
+    assert SwappedAudio(seed=3).seed == 3 and Offset(offset_s=0.25).offset_s == 0.25
+    assert [c().kind for c in classes] == ["ground-truth", "muted", "swapped-audio", "offset"]
+    assert all(c().uses_ground_truth for c in classes)
     with pytest.raises(ValueError):
-        offset(offset_s=0)
+        Offset(offset_s=0)
 
 
 def test_ground_truth_is_the_reference(small: PrismDataset, tmp_path: Path) -> None:

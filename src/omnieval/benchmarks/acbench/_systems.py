@@ -414,13 +414,3 @@ class Neutral(_EspeakSystem):
             "rate_wpm": self.prosody.rate(request.speed),
             "inputs_used": ["script"],
         }
-
-
-def oracle_control(**kwargs: Any) -> OracleControl:
-    """Factory of :class:`OracleControl` (``kind: oracle-control`` in a suite)."""
-    return OracleControl(**kwargs)
-
-
-def neutral(**kwargs: Any) -> Neutral:
-    """Factory of :class:`Neutral` (``kind: neutral`` in a suite)."""
-    return Neutral(**kwargs)

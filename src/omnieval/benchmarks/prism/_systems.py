@@ -310,23 +310,3 @@ class Offset(ClipSystem):
     def describe(self, instances: Sequence[PrismInstance]) -> dict[str, Any]:
         """The delay."""
         return {"offset_s": self.offset_s, "audio": "reference audio delayed, end cut to keep the length"}
-
-
-def ground_truth(**kwargs: Any) -> GroundTruth:
-    """Factory of :class:`GroundTruth` (``kind: ground-truth`` in a suite)."""
-    return GroundTruth(**kwargs)
-
-
-def muted(**kwargs: Any) -> Muted:
-    """Factory of :class:`Muted` (``kind: muted``)."""
-    return Muted(**kwargs)
-
-
-def swapped_audio(**kwargs: Any) -> SwappedAudio:
-    """Factory of :class:`SwappedAudio` (``kind: swapped-audio``)."""
-    return SwappedAudio(**kwargs)
-
-
-def offset(**kwargs: Any) -> Offset:
-    """Factory of :class:`Offset` (``kind: offset``)."""
-    return Offset(**kwargs)

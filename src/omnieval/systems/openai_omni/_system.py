@@ -21,6 +21,7 @@ from omnieval.systems._omni_client import (
     OpenAIOmniConfig,
     ask_messages,
     check_prompt_names,
+    outcome_record,
 )
 from omnieval.systems._spec import SystemSpec
 from omnieval.systems._task import Ask
@@ -115,7 +116,7 @@ class OpenAIOmniSystem(GeneratingSystem):
                 outcome = self.client.call(messages, audio=ask.answer == "speech")
             texts[ask.name] = outcome.answer.text if outcome.answer else ""
             self._take(ask, outcome, workdir, result)
-            records[ask.name] = _record(outcome)
+            records[ask.name] = outcome_record(outcome)
             transient = transient or outcome.transient
         result.raw = {"openai_omni": {**records, "transient": transient}}
         return result
@@ -144,17 +145,6 @@ class OpenAIOmniSystem(GeneratingSystem):
         if stored is not None and stored[0].raw.get("openai_omni", {}).get("transient"):
             return None
         return stored
-
-
-def _record(outcome: CallOutcome) -> dict[str, Any]:
-    answer = outcome.answer
-    return {
-        "text": answer.text if answer else None,
-        "finish_reason": answer.finish_reason if answer else None,
-        "audio_bytes": len(answer.audio) if answer and answer.audio is not None else 0,
-        "error": outcome.error or None,
-        "seconds": round(outcome.seconds, 3),
-    }
 
 
 __all__ = ["ANSWER_FILES", "OpenAIOmniSystem", "unavailable"]

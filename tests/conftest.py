@@ -57,6 +57,12 @@ def pytest_configure(config: pytest.Config) -> None:
     # Workers share the cores for the whole session: each llama.cpp judge takes its share of them,
     # not every core that looked idle when it loaded (spinning threads on a busy core made a verdict
     # up to 2 times slower; measured 47 s against 26 s idle).
+    # The controller of an xdist run compiles the numba kernels before the workers start: two
+    # workers compiling one at once can leave a cache that crashes every later process.
+    if worker == "main" and getattr(config.option, "numprocesses", None):
+        from omnieval.flows.numba_warm import warm_numba_kernels
+
+        warm_numba_kernels()
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
     if workers > 1:
         from omnieval.backends.llm._cores import MAX_THREADS_ENV, usable_cores

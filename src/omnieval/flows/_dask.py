@@ -24,6 +24,10 @@ def dask_task_runner(execution: ExecutionConfig) -> Any:
 
     if execution.address:
         return DaskTaskRunner(address=execution.address)
+    # Worker processes compiling one numba kernel at once can corrupt its on-disk cache.
+    from omnieval.flows.numba_warm import warm_numba_kernels
+
+    warm_numba_kernels()
     return DaskTaskRunner(
         cluster_class="distributed.LocalCluster",
         cluster_kwargs={

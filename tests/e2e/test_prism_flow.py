@@ -24,6 +24,26 @@ pytestmark = [
     pytest.mark.timeout(1800),
 ]
 SYSTEMS = ("ground-truth", "swapped-audio")
+E2E_ANCHOR = "anchor-01-ground-truth-on-01"
+"""The pinned drift anchor this run re-judges (of the four the shipped suite re-judges): the
+reference of on-01, an instance of this run's dataset; two real stage calls score its four
+dimensions."""
+
+
+def _anchor_subset(dest: Path) -> Path:
+    """The shipped prism anchor set cut to :data:`E2E_ANCHOR`, with its pins as pinned."""
+    shipped = ROOT / "data" / "anchors" / "prism"
+    manifest = json.loads((shipped / "manifest.json").read_text())
+    pinned = json.loads((shipped / "pinned.json").read_text())
+    manifest["anchors"] = [a for a in manifest["anchors"] if a["id"] == E2E_ANCHOR]
+    keep = {k for k in pinned["anchors"] if k.startswith(E2E_ANCHOR + ".")}
+    pinned["anchors"] = {k: v for k, v in pinned["anchors"].items() if k in keep}
+    pinned["tracks"] = {k: v for k, v in pinned["tracks"].items() if k in keep}
+    assert len(manifest["anchors"]) == 1 and len(keep) == 4
+    shutil.copytree(shipped / manifest["anchors"][0]["candidate"], dest / manifest["anchors"][0]["candidate"])
+    (dest / "manifest.json").write_text(json.dumps(manifest, indent=2))
+    (dest / "pinned.json").write_text(json.dumps(pinned, indent=2))
+    return dest
 
 
 def _one_per_subset(dest: Path) -> list[dict[str, Any]]:
@@ -55,6 +75,7 @@ def prism_run(tmp_path_factory: pytest.TempPathFactory) -> Any:
         "systems": {sid: shipped["systems"][sid] for sid in SYSTEMS},
         "tracking": {"experiment": "omnieval/prism-e2e"},
         "dataset": {"name": "prism-e2e", "path": str(tmp / "data")},
+        "drift": {**shipped["drift"], "anchors": str(_anchor_subset(tmp / "anchors"))},
     }
     path = tmp / "prism-e2e.yaml"
     path.write_text(yaml.safe_dump(suite))
@@ -67,6 +88,18 @@ def prism_run(tmp_path_factory: pytest.TempPathFactory) -> Any:
     summary = run_suite_cli(path, cwd=tmp)
     yield {"tmp": tmp, "uri": uri, "summary": summary, "records": records, "suite": path}
     mp.undo()
+
+
+def test_drift_rejudges_the_pinned_clip_per_dimension_with_the_real_judge(prism_run: dict[str, Any]) -> None:
+    (path,) = (prism_run["tmp"] / "state").glob("*/judge/drift.json")
+    drift = json.loads(path.read_text())
+    assert drift["status"] == "ok", drift["reasons"]
+    assert drift["model_calls"] == 2, drift  # one clip, both stages, real calls (a new day's cache)
+    assert set(drift["by_track"]) == {"av_coherence", "audio_quality", "expressiveness", "prompt_following"}
+    assert drift["n_anchors"] == 4 and drift["mean_shift"] <= drift["threshold"]
+    assert {entry["anchor"] for entry in drift["anchors"]} == {
+        f"{E2E_ANCHOR}.{track}" for track in drift["by_track"]
+    }
 
 
 def test_mlflow_holds_prism_keys_per_system(prism_run: dict[str, Any]) -> None:

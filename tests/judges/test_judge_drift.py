@@ -328,3 +328,61 @@ def test_pin_anchors_command_errors_exit_2_without_writing(
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "anchor manifest not found" in err and "Traceback" not in err
     assert not (empty / "pinned.json").exists()
+
+
+def _multi_track_manifest(folder: Path, entry: dict) -> Path:  # type: ignore[type-arg]
+    (folder / "clip" / "video" / "3").mkdir(parents=True)
+    (folder / "manifest.json").write_text(json.dumps({"anchors": [entry]}))
+    return folder
+
+
+def test_an_entry_with_several_tracks_is_one_judged_clip_scored_per_track(tmp_path: Path) -> None:
+    entry = {"id": "a", "instance_id": "x", "index": 3, "tracks": ["t1", "t2"], "candidate": "clip"}
+    tracks = {"t1": ("video",), "t2": ("video",)}
+    anchors = load_anchors(_multi_track_manifest(tmp_path, entry), tracks)
+    assert [(a.id, a.track, a.judged_as) for a in anchors] == [("a.t1", "t1", "a"), ("a.t2", "t2", "a")]
+    # Without the benchmark's tracks, the registered judge tracks are the only ones known.
+    with pytest.raises(DataError, match=r"anchors\[0\]\.track: unknown judge track 't1' \(known: "):
+        load_anchors(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"track": "t1"}, r"give either 'track' or a list 'tracks'"),
+        ({"tracks": []}, r"expected a non-empty list of distinct track names"),
+        ({"tracks": ["t1", "t1"]}, r"expected a non-empty list of distinct track names"),
+        ({"index": 4}, r"video/4 not found"),
+    ],
+)
+def test_a_bad_multi_track_entry_names_the_entry(tmp_path: Path, change: dict, message: str) -> None:  # type: ignore[type-arg]
+    entry = {"id": "a", "instance_id": "x", "index": 3, "tracks": ["t1"], "candidate": "clip", **change}
+    with pytest.raises(DataError, match=rf"anchors\[0\].*{message}"):
+        load_anchors(_multi_track_manifest(tmp_path, entry), {"t1": ("video",)})
+
+
+def test_a_benchmark_track_scores_the_mean_of_the_values_it_has() -> None:
+    ident = {
+        "j": {
+            "model": "m",
+            "revision": "r",
+            "weights_sha256": {},
+            "settings_sha256": "s",
+            "prompt_sha256": {},
+        }
+    }
+
+    def doc(cells: dict[str, float]) -> dict:  # type: ignore[type-arg]
+        return {
+            "judges": ident,
+            "tracks": {"a.dim": "dim"},
+            "anchors": {"a.dim": {"j": {"status": "ok", "scores": cells, "expected": {}}}},
+        }
+
+    out = compare_runs(doc({"speech": 8.0, "music": 4.0}), doc({"speech": 8.0, "music": 2.0}), threshold=0.5)
+    assert out["by_track"]["dim"]["mean_shift"] == pytest.approx(1.0)  # 6 now, 5 pinned
+    assert out["status"] == "drift" and out["reasons"] == [
+        "track dim: mean absolute shift 1.000 > threshold 0.5"
+    ]
+    empty = compare_runs(doc({}), doc({"speech": 8.0}), threshold=0.5)
+    assert empty["status"] == "unavailable" and "no valid verdict tonight" in empty["reasons"][0]

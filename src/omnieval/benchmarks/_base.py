@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from omnieval.audit import AuditInputs
     from omnieval.data import Manifest
     from omnieval.gates import GateResult
-    from omnieval.judges import KnownSetRunner, ParseResult
+    from omnieval.judges import AnchorTracks, JudgedPanel, KnownSetRunner, ParseResult
     from omnieval.judgments import JudgmentSchema
     from omnieval.systems import SystemSpec
 
@@ -387,6 +387,22 @@ class Benchmark(ABC):
         from omnieval.errors import ConfigError
 
         raise ConfigError(f"benchmark {self.name} has no judge tracks (panel {job.panel})")
+
+    def anchor_tracks(self) -> AnchorTracks | None:
+        """Track -> candidate modalities the drift anchors' manifest may name (None: the registered
+        judge tracks, storybench's). A benchmark whose judge tracks are its own gives them here."""
+        return None
+
+    def judge_anchors(self, job: JudgeJob) -> JudgedPanel:
+        """The drift anchors (each a one-output "system") judged as the judge stage judges systems.
+
+        The result's ``judgments`` must hold one row per (anchor, instance, track, judge) with
+        ``status``, ``scores`` (JSON: criterion -> value) and ``expected_scores``, and its lineage
+        ``judges`` (with ``roles`` per track) and ``prompts`` (per track, with ``sha256``), as
+        storybench's judge stage writes them (the default: :meth:`judge`). A benchmark whose
+        judgments have another shape converts them here.
+        """
+        return self.judge(job)
 
     def known_set(self, instances: Sequence[Any], metrics_config: BaseModel) -> KnownSetRunner | None:
         """This benchmark's pinned meta-evaluation set (``omnieval judge check``, the nightly's judge

@@ -267,7 +267,9 @@ def _pin_anchors(args: argparse.Namespace) -> int:
     config = load_suite(args.suite)
     # The whole dataset, as the nightly check reads it: the anchors may sit beyond a `dataset.limit`.
     instances = anchor_instances(config, load_instances(config))
-    document = pin_anchors(config, instances, judge=panel_judge(config))
+    document = pin_anchors(
+        config, instances, judge=panel_judge(config), anchor_tracks=config.bench.anchor_tracks()
+    )
     n = sum(len(per) for per in document["anchors"].values())
     print(f"pinned {n} anchor verdicts of panel {document['panel']} to {pinned_path(config)}")
     return 0

@@ -46,6 +46,7 @@ from omnieval.judges._calls import (
     role_lineage,
 )
 from omnieval.judges._drift import (
+    AnchorTracks,
     DriftSettings,
     DriftSuite,
     JudgedPanel,
@@ -130,6 +131,7 @@ __all__ = [
     "REPAIR_SYSTEM",
     "TRACKS",
     "VALUED",
+    "AnchorTracks",
     "AnswerReading",
     "BackendPool",
     "CallCounters",

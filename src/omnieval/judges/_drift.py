@@ -102,11 +102,13 @@ class Anchor:
     """One fixed candidate output: which instance it answers and where its candidate folder is.
 
     Attributes:
-        id: the anchor's id (also the "system" it is judged as).
+        id: the anchor's id: the manifest entry's, or ``<entry id>.<track>`` for an entry that
+            lists several ``tracks`` (one candidate judged once, scored on each track).
         instance_id: the dataset instance the candidate answers.
         index: that instance's index (the candidate layout's ``<index>`` folder).
         track: the judge track that scores it.
         candidate: candidate root (FORMATS.md section 2) holding this anchor's output only.
+        system: the "system" the candidate is judged as (the manifest entry's id).
     """
 
     id: str
@@ -114,10 +116,31 @@ class Anchor:
     index: int
     track: str
     candidate: Path
+    system: str = ""
+
+    @property
+    def judged_as(self) -> str:
+        return self.system or self.id
 
 
-def load_anchors(folder: Path) -> list[Anchor]:
-    """Read ``<folder>/manifest.json``; DataError naming the file and entry on any problem."""
+AnchorTracks = Mapping[str, Sequence[str]]
+"""Judge track -> the candidate modalities (layout folders) an anchor on that track must hold.
+A benchmark whose tracks are not the registered judge tracks (PRISM's dimensions) gives its own."""
+
+
+def _registered_tracks() -> dict[str, tuple[str, ...]]:
+    return {name: tuple(m.value for m in spec.needs) for name, spec in TRACKS.items()}
+
+
+def load_anchors(folder: Path, tracks: AnchorTracks | None = None) -> list[Anchor]:
+    """Read ``<folder>/manifest.json``; DataError naming the file and entry on any problem.
+
+    An entry names one ``track``, or several ``tracks`` that one judging of its candidate scores
+    (a PRISM clip: its stage calls score every dimension); it becomes one anchor per track.
+    ``tracks``: the tracks an anchor may name and the modalities its candidate needs (default: the
+    registered judge tracks).
+    """
+    known = dict(tracks) if tracks is not None else _registered_tracks()
     path = Path(folder) / MANIFEST
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
@@ -134,15 +157,19 @@ def load_anchors(folder: Path) -> list[Anchor]:
         where = f"{path}: anchors[{k}]"
         if not isinstance(entry, dict):
             raise DataError(f"{where}: expected an object")
-        for name in ("id", "instance_id", "index", "track", "candidate"):
+        for name in ("id", "instance_id", "index", "candidate"):
             if name not in entry:
                 raise DataError(f"{where}: missing field {name!r}")
-        aid, track_name = str(entry["id"]), str(entry["track"])
+        if ("track" in entry) == ("tracks" in entry):
+            raise DataError(f"{where}: give either 'track' or a list 'tracks'")
+        aid = str(entry["id"])
         if aid in seen:
             raise DataError(f"{where}.id: duplicate anchor id {aid!r}")
         seen.add(aid)
-        if track_name not in TRACKS:
-            raise DataError(f"{where}.track: unknown judge track {track_name!r}")
+        several = "tracks" in entry
+        names = entry["tracks"] if several else [entry["track"]]
+        if not isinstance(names, list) or not names or len(set(map(str, names))) != len(names):
+            raise DataError(f"{where}.tracks: expected a non-empty list of distinct track names")
         index = entry["index"]
         if not isinstance(index, int) or isinstance(index, bool) or index < 0:
             raise DataError(f"{where}.index: expected a non-negative integer, got {index!r}")
@@ -150,10 +177,16 @@ def load_anchors(folder: Path) -> list[Anchor]:
         candidate = (Path(folder) / rel).resolve()
         if rel.is_absolute() or not candidate.is_relative_to(Path(folder).resolve()):
             raise DataError(f"{where}.candidate: {rel} must be a path inside {folder}")
-        for modality in (m.value for m in TRACKS[track_name].needs):
-            if not (candidate / modality / str(index)).is_dir():
-                raise DataError(f"{where}.candidate: {candidate / modality / str(index)} not found")
-        anchors.append(Anchor(aid, str(entry["instance_id"]), index, track_name, candidate))
+        for track_name in map(str, names):
+            if track_name not in known:
+                raise DataError(
+                    f"{where}.track: unknown judge track {track_name!r} (known: {', '.join(sorted(known))})"
+                )
+            for modality in known[track_name]:
+                if not (candidate / modality / str(index)).is_dir():
+                    raise DataError(f"{where}.candidate: {candidate / modality / str(index)} not found")
+            anchor_id = f"{aid}.{track_name}" if several else aid
+            anchors.append(Anchor(anchor_id, str(entry["instance_id"]), index, track_name, candidate, aid))
     return anchors
 
 
@@ -240,8 +273,8 @@ def judge_anchors(
     wanted = list(dict.fromkeys(a.instance_id for a in anchors))
     transitions = [by_id[i] for i in wanted]
     # Each anchor is a "system" whose folder holds one output: the other (anchor, instance) pairs
-    # settle as missing outputs without a model call.
-    candidates = {a.id: a.candidate for a in anchors}
+    # settle as missing outputs without a model call. Anchors of one multi-track entry share it.
+    candidates = {a.judged_as: a.candidate for a in anchors}
     result: JudgedPanel
     if judge is None:
         result = run_judges(transitions, candidates, panel=panel, cache_dir=cache_dir, progress=progress)
@@ -266,12 +299,13 @@ def judge_anchors(
                 t: lineage["prompts"][t]["sha256"] for t in sorted(roles) if t in lineage.get("prompts", {})
             },
         }
-    wanted_pairs = {(a.id, a.instance_id, a.track) for a in anchors}
+    wanted_pairs = {(a.judged_as, a.instance_id, a.track): a.id for a in anchors}
     scores: dict[str, dict[str, dict[str, Any]]] = {}
     for row in result.judgments.itertuples(index=False):
-        if (row.system, row.instance_id, row.track) not in wanted_pairs or row.judge not in judges:
+        anchor_id = wanted_pairs.get((row.system, row.instance_id, row.track))
+        if anchor_id is None or row.judge not in judges:
             continue
-        scores.setdefault(str(row.system), {})[str(row.judge)] = {
+        scores.setdefault(anchor_id, {})[str(row.judge)] = {
             "status": str(row.status),
             "scores": {k: float(v) for k, v in json.loads(row.scores).items()},
             "expected": {k: float(v) for k, v in json.loads(row.expected_scores or "{}").items()},
@@ -290,7 +324,10 @@ def _panel_name(result: JudgedPanel, asked: str) -> str:
 
 
 def _anchor_mean(values: Mapping[str, float], track_name: str) -> float | None:
-    """Mean of the four criteria, or None unless every criterion has a value."""
+    """Mean of a registered track's criteria, or None unless every criterion has a value; on a
+    benchmark's own track (a PRISM dimension: its active cells), the mean of the values given."""
+    if track_name not in TRACKS:
+        return sum(float(v) for v in values.values()) / len(values) if values else None
     criteria = TRACKS[track_name].criteria
     if not all(c in values for c in criteria):
         return None
@@ -475,16 +512,17 @@ def pin_anchors(
     *,
     today: dt.date | None = None,
     judge: PanelJudge | None = None,
+    anchor_tracks: AnchorTracks | None = None,
 ) -> dict[str, Any]:
     """Judge the anchors now and write the result as ``pinned.json`` (the new reference).
 
     Run this only after a deliberate judge change (new model, prompt or settings), then commit the
-    file; the nightly compares against it from then on.
+    file; the nightly compares against it from then on. ``anchor_tracks``: as :func:`load_anchors`.
     """
     from omnieval.jsonio import write_json_atomic
 
     day = today or dt.date.today()
-    anchors = load_anchors(anchors_folder(config))
+    anchors = load_anchors(anchors_folder(config), anchor_tracks)
     run = judge_anchors(
         anchors, instances, panel=_drift_panel(config), cache_dir=_day_cache(config, day), judge=judge
     )
@@ -501,6 +539,7 @@ def run_drift_check(
     out: Path | None = None,
     progress: Callable[[str, int, int], None] | None = None,
     judge: PanelJudge | None = None,
+    anchor_tracks: AnchorTracks | None = None,
 ) -> dict[str, Any]:
     """Re-judge the anchors and compare with ``pinned.json``; write and return ``drift.json``.
 
@@ -511,6 +550,7 @@ def run_drift_check(
         out: where to write; default ``<judge_dir>/drift.json``.
         progress: ``progress(label, done, total)`` in model calls.
         judge: how the suite's benchmark judges (:data:`PanelJudge`); None = :func:`run_judges`.
+        anchor_tracks: the benchmark's anchor tracks (:func:`load_anchors`); None = the registered ones.
 
     Returns:
         ``{"status", "threshold", "mean_shift", "max_shift", "mean_signed_shift",
@@ -533,7 +573,7 @@ def run_drift_check(
             pinned = json.loads(pin_file.read_text(encoding="utf-8"))
         except ValueError as exc:
             raise DataError(f"{pin_file}: not valid JSON: {exc}") from None
-        anchors = load_anchors(anchors_folder(config))
+        anchors = load_anchors(anchors_folder(config), anchor_tracks)
         run = judge_anchors(
             anchors,
             instances,

@@ -527,7 +527,9 @@ def panel_judge(config: SuiteConfig) -> PanelJudge:
         cache_dir: Path,
         progress: Callable[[str, int, int], None] | None,
     ) -> JudgedPanel:
-        return bench.judge(JudgeJob(instances, candidates, panel, config.metrics, cache_dir, progress))
+        return bench.judge_anchors(
+            JudgeJob(instances, candidates, panel, config.metrics, cache_dir, progress)
+        )
 
     return judge
 
@@ -544,7 +546,11 @@ def _drift(config: SuiteConfig, instances: Sequence[Any]) -> int:
             update(done, total)
 
         document = run_drift_check(
-            config, anchor_instances(config, instances), progress=report, judge=panel_judge(config)
+            config,
+            anchor_instances(config, instances),
+            progress=report,
+            judge=panel_judge(config),
+            anchor_tracks=config.bench.anchor_tracks(),
         )
     calls = int(document.get("model_calls", 0))
     note(

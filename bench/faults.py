@@ -151,7 +151,7 @@ def _panel(path: Path) -> Path:
 @contextmanager
 def _fault_tally() -> Iterator[Counter[str]]:
     """Faults injected per kind, summed over every faults backend closed inside the block."""
-    from omnieval.backends.llm._faults import FaultInjectingBackend
+    from omnieval_testkit.faults import FaultInjectingBackend
 
     tally: Counter[str] = Counter()
     original = FaultInjectingBackend.close

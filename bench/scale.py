@@ -157,8 +157,8 @@ def child(fraction: float, work: Path, time_scale: float, profile: bool) -> dict
     """One measured run (in its own process): returns its figures."""
     import resource
 
-    from omnieval.backends.llm import _simulated
     from omnieval.judges._stream import stream_judges
+    from omnieval_testkit import simulated as _simulated
 
     n_transitions = max(1, round(TRANSITIONS * fraction))
     transitions, candidates = make_inputs(work / "inputs", SYSTEMS, n_transitions)

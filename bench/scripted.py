@@ -13,8 +13,9 @@ import hashlib
 import json
 import re
 
-from omnieval.backends.llm import ChatRequest, request_digest
+from omnieval.backends.llm import ChatRequest
 from omnieval.judges import REPAIR_SYSTEM, TRACKS, registered_templates
+from omnieval_testkit import request_digest
 
 CALLS: list[tuple[str, str]] = []
 """(role, request digest) of every request the scripted models answered, in order."""

@@ -50,15 +50,18 @@ echo "setup: installing requirements-cpu.lock into $VENV (llama-cpp-python from 
 uv pip install -q --python "$VENV/bin/python" --no-deps "$(llama_wheel)"
 uv pip install -q --python "$VENV/bin/python" --find-links /opt/wheels -r requirements-cpu.lock
 uv pip install -q --python "$VENV/bin/python" --no-deps -e .
+# The test kit (scripted, simulated and fault-injecting backends, synthetic tables) is a distribution of
+# its own, so the omnieval package ships only library code; tests and bench/ find it in the same venv.
+uv pip install -q --python "$VENV/bin/python" --no-deps -e testkit
 
 # Byte-compile the environment and omnieval once. Where PYTHONDONTWRITEBYTECODE is set (CI machines
 # set it) Python never writes .pyc files, so every new process compiled mlflow, prefect, torch ...
 # from source again: ~3 s at the start of each command and of each test's subprocess (measured: a
 # warm `make run` 16.7 s -> 10.9 s). Python still reads compiled files with that variable set.
 # Some packages ship files that are not meant to compile (templates, Python 2 examples): skipped.
-echo "setup: byte-compiling $VENV and src/ (~40 s)"
+echo "setup: byte-compiling $VENV, src/ and testkit/src/ (~40 s)"
 "$VENV/bin/python" -m compileall -q -j 0 \
-  "$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" src >/dev/null 2>&1 || true
+  "$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" src testkit/src >/dev/null 2>&1 || true
 
 # librosa's and omnieval's numba kernels are cached on disk by whichever process compiles them
 # first; two processes doing it at once (the test suite's workers) can leave a mixed cache that

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 from collections.abc import Generator, Iterator
@@ -133,6 +134,31 @@ def prefect_api() -> Iterator[str | None]:
             from prefect.logging.handlers import APILogWorker
 
             APILogWorker.drain_all(timeout=60)
+
+
+def _handler_stream(handler: logging.Handler) -> Any:
+    stream = getattr(handler, "stream", None)
+    if stream is None:  # Prefect's console handler writes through a rich Console
+        console = getattr(handler, "console", None)
+        stream = getattr(console, "_file", None)
+    return stream
+
+
+@pytest.fixture(autouse=True)
+def _no_log_handler_on_a_closed_stream() -> None:
+    """Drop log handlers left writing to a stream pytest has closed.
+
+    Prefect configures the root logger's console handler on the ``sys.stderr`` of the moment; when
+    that was a test's ``capsys`` buffer, a later test in the same worker that logs through the root
+    logger (Great Expectations does) got "--- Logging error --- Traceback ..." on its stderr.
+    """
+    loggers = [logging.getLogger()] + [
+        logger for logger in logging.Logger.manager.loggerDict.values() if isinstance(logger, logging.Logger)
+    ]
+    for logger in loggers:
+        for handler in list(logger.handlers):
+            if getattr(_handler_stream(handler), "closed", False):
+                logger.removeHandler(handler)
 
 
 @pytest.fixture(scope="session")

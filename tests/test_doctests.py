@@ -1,4 +1,4 @@
-"""Every docstring example in the package runs (and passes) as part of ``make test``."""
+"""Every docstring example in the package and in the test kit runs (and passes) as part of ``make test``."""
 
 from __future__ import annotations
 
@@ -9,12 +9,15 @@ import pkgutil
 import pytest
 
 import omnieval
+import omnieval_testkit
 
 
 def _modules() -> list[str]:
-    names = [omnieval.__name__]
-    for info in pkgutil.walk_packages(omnieval.__path__, prefix=f"{omnieval.__name__}."):
-        names.append(info.name)
+    names = []
+    for package in (omnieval, omnieval_testkit):
+        names.append(package.__name__)
+        for info in pkgutil.walk_packages(package.__path__, prefix=f"{package.__name__}."):
+            names.append(info.name)
     return sorted(names)
 
 

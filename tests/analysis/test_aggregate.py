@@ -11,10 +11,10 @@ import pytest
 
 from omnieval.benchmarks.storybench._aggregate import aggregate
 from omnieval.benchmarks.storybench._names import AUTOMATIC, COMPONENTS
-from omnieval.benchmarks.storybench.synthetic import make_scores
 from omnieval.cli import main
 from omnieval.errors import DataError
 from omnieval.scores import write_scores
+from omnieval_testkit.storybench_synthetic import make_scores
 
 from .conftest import Rows
 

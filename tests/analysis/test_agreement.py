@@ -16,8 +16,8 @@ from omnieval.benchmarks.storybench._aggregate import aggregate
 from omnieval.benchmarks.storybench._analyses._human import read_label_studio
 from omnieval.benchmarks.storybench._names import RUBRICS
 from omnieval.benchmarks.storybench._table import build_table
-from omnieval.benchmarks.storybench.synthetic import make_scores, panels
 from omnieval.errors import DataError
+from omnieval_testkit.storybench_synthetic import make_scores, panels
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from omnieval.benchmarks.storybench._analyses._bootstrap import (
 )
 from omnieval.benchmarks.storybench._names import AUTOMATIC
 from omnieval.benchmarks.storybench._table import build_table
-from omnieval.benchmarks.storybench.synthetic import make_scores
+from omnieval_testkit.storybench_synthetic import make_scores
 
 
 @pytest.fixture(scope="module")

@@ -11,10 +11,10 @@ from omnieval.benchmarks.storybench._aggregate import aggregate
 from omnieval.benchmarks.storybench._names import COMPONENTS, POLICIES, SPEECH_FIELDS, TRACKS
 from omnieval.benchmarks.storybench._rankings import leaderboard_ranking, rank_by_coverage
 from omnieval.benchmarks.storybench._report import leaderboard_table
-from omnieval.benchmarks.storybench.synthetic import judge_id, make_scores
 from omnieval.cli import main
 from omnieval.errors import DataError
 from omnieval.scores import write_scores
+from omnieval_testkit.storybench_synthetic import judge_id, make_scores
 
 from .conftest import Rows
 

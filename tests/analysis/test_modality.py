@@ -9,7 +9,7 @@ import pytest
 from omnieval.analysis import AnalysisConfig, run_analyses
 from omnieval.benchmarks.storybench._aggregate import aggregate
 from omnieval.benchmarks.storybench._analyses._modality import bottleneck_diagnostics
-from omnieval.benchmarks.storybench.synthetic import make_scores
+from omnieval_testkit.storybench_synthetic import make_scores
 
 SYSTEMS = ["A", "B", "C", "D"]
 CASE = {

@@ -11,10 +11,10 @@ import pytest
 
 from omnieval.analysis import AnalysisConfig, analysis_names, run_analyses
 from omnieval.benchmarks.storybench._names import TRACKS
-from omnieval.benchmarks.storybench.synthetic import make_scores
 from omnieval.cli import main
 from omnieval.errors import ConfigError
 from omnieval.scores import write_scores
+from omnieval_testkit.storybench_synthetic import make_scores
 
 ALL = set(analysis_names("storybench"))
 

@@ -18,7 +18,7 @@ from omnieval.benchmarks.storybench._analyses._sensitivity import (
     covariance_shares,
     weight_sweep,
 )
-from omnieval.benchmarks.storybench.synthetic import make_scores
+from omnieval_testkit.storybench_synthetic import make_scores
 
 
 @pytest.fixture(scope="module")

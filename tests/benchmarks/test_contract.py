@@ -63,7 +63,7 @@ MUTATIONS: dict[str, Callable[[Path], tuple[str, ...]]] = {
 
 # -- one synthetic scores table per benchmark ----------------------------------------------------------
 def _synthetic_storybench() -> pd.DataFrame:
-    from omnieval.benchmarks.storybench.synthetic import make_scores
+    from omnieval_testkit.storybench_synthetic import make_scores
 
     return make_scores(n_systems=3, n_instances=12, seed=3, benchmark="storybench")
 

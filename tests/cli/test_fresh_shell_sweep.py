@@ -24,8 +24,8 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from omnieval.benchmarks.storybench.synthetic import make_scores
 from omnieval.scores import coerce_scores, write_scores
+from omnieval_testkit.storybench_synthetic import make_scores
 
 OMNIEVAL = str(Path(sys.executable).parent / "omnieval")
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from omnieval.analysis import AnalysisConfig, run_analyses
-from omnieval.benchmarks.storybench.synthetic import make_scores
 from omnieval.cli import main
+from omnieval_testkit.storybench_synthetic import make_scores
 
 
 @pytest.mark.usefixtures("prefect_api")

@@ -33,7 +33,7 @@ def acbench_instances() -> tuple[Any, ...]:
 
 def storybench_table(instances: tuple[Any, ...], systems: int = 2, seed: int = 3) -> pd.DataFrame:
     """The synthetic storybench generator's table, moved onto the sample's real instance ids."""
-    from omnieval.benchmarks.storybench.synthetic import make_scores
+    from omnieval_testkit.storybench_synthetic import make_scores
 
     frame = make_scores(
         n_systems=systems,

@@ -13,8 +13,8 @@ from tests.reporting.test_blocks import figures_of, health, regression
 
 from omnieval.analysis import AnalysisConfig, run_analyses
 from omnieval.benchmarks import ReportJob, RunFacts
-from omnieval.benchmarks.storybench.synthetic import make_scores
 from omnieval.config import SuiteConfig, load_suite
+from omnieval_testkit.storybench_synthetic import make_scores
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from omnieval.analysis import AnalysisConfig, run_analyses
-from omnieval.benchmarks.storybench.synthetic import make_scores
 from omnieval.reporting import analysis_reading
+from omnieval_testkit.storybench_synthetic import make_scores
 
 
 @pytest.fixture(scope="module")

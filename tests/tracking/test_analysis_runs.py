@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from omnieval.analysis import AnalysisConfig, run_analyses
-from omnieval.benchmarks.storybench.synthetic import make_scores
+from omnieval_testkit.storybench_synthetic import make_scores
 
 
 @pytest.fixture(scope="module")

@@ -15,14 +15,13 @@ from omnieval.backends.llm import (
     ChatRequest,
     Completion,
     Message,
-    ScriptedConfig,
     TransientBackendError,
     backend_identity,
     open_backend,
     output_fingerprint,
 )
-from omnieval.backends.llm._config import FAULT_KINDS, FaultsConfig
-from omnieval.backends.llm._faults import FaultInjectingBackend, draw_fault, request_digest
+from omnieval_testkit import FAULT_KINDS, FaultsConfig, ScriptedConfig, request_digest
+from omnieval_testkit.faults import FaultInjectingBackend, draw_fault
 
 VERDICT = {"alignment_with_metadata": {"score": 7, "rationale": "fits the book"}}
 ANSWERED: list[str] = []

@@ -9,11 +9,17 @@ import statistics
 import pytest
 
 import omnieval.benchmarks  # noqa: F401  (storybench registers the judge tracks these verdicts use)
-from omnieval.backends.llm import BackendError, ChatRequest, Completion, Message
-from omnieval.backends.llm._config import SimulatedConfig
-from omnieval.backends.llm._factory import backend_identity, open_backend
-from omnieval.backends.llm._simulated import SimulatedChatBackend, lognormal_params, makespan
+from omnieval.backends.llm import (
+    BackendError,
+    ChatRequest,
+    Completion,
+    Message,
+    backend_identity,
+    open_backend,
+)
 from omnieval.judges import TRACKS, parse_verdict, schema_example, verdict_schema
+from omnieval_testkit import SimulatedConfig
+from omnieval_testkit.simulated import SimulatedChatBackend, lognormal_params, makespan
 
 
 def _request(text: str, schema: dict[str, object] | None = None) -> ChatRequest:

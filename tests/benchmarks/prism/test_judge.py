@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from omnieval.backends.llm._config import ScriptedConfig
 from omnieval.backends.llm._types import (
     BackendError,
     ChatBackend,
@@ -32,6 +31,7 @@ from omnieval.benchmarks.prism._tags import GROUND_TRUTH, Cell, stage_cells
 from omnieval.judges._panels import JudgeConfig
 from omnieval.judges._render import Framing
 from omnieval.scores import ALL_STATUSES, SCORE_COLUMNS
+from omnieval_testkit import ScriptedConfig
 
 from ._clips import clicks, make_clip, tone
 

@@ -18,9 +18,9 @@ import omnieval.benchmarks.prism._analyses  # noqa: F401  (registers the prism a
 from benchmarks.prism._tables import frame, make_prism_scores, row
 from omnieval.analysis import AnalysisConfig, analysis_names, run_analyses
 from omnieval.benchmarks.prism._stability import cohens_d, judge_ablation, pooled_sd, stability
-from omnieval.benchmarks.storybench.synthetic import make_scores
 from omnieval.cli import main
 from omnieval.scores import write_scores
+from omnieval_testkit.storybench_synthetic import make_scores
 
 GT = "ground_truth"
 

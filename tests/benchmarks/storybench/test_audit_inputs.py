@@ -15,7 +15,7 @@ from omnieval.audit import AuditOptions, default_audit_dir, run_audit
 from omnieval.benchmarks import get_benchmark
 from omnieval.benchmarks.storybench._audit import FIELDS
 from omnieval.benchmarks.storybench._sample import BOOKS, write_sample
-from omnieval.benchmarks.storybench.synthetic import make_scores
+from omnieval_testkit.storybench_synthetic import make_scores
 
 FOX, LIGHTHOUSE, ROBOT = BOOKS[0], BOOKS[1], BOOKS[2]
 SOURCE_PAGE = LIGHTHOUSE.pages[2]

@@ -21,7 +21,7 @@ from omnieval.benchmarks._leaderboard import dump_document
 from omnieval.benchmarks.storybench._aggregate import aggregate
 from omnieval.benchmarks.storybench._leaderboard import PolicyScores, StorybenchLeaderboard
 from omnieval.benchmarks.storybench._names import COMPONENTS
-from omnieval.benchmarks.storybench.synthetic import make_scores
+from omnieval_testkit.storybench_synthetic import make_scores
 
 HERE = Path(__file__).resolve().parent
 

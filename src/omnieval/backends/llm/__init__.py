@@ -2,23 +2,23 @@
 
 Backends (registered by config ``kind``): ``openai`` (any OpenAI-compatible server: vLLM, hosted
 APIs), ``gemini`` (Google's Gemini API through the google-genai SDK), ``vllm`` (omnieval starts and stops ``vllm serve`` from a separate environment), ``llamacpp``
-(GGUF in-process, the packaged CPU judge), ``transformers`` (small local checkpoints) and
-``scripted`` (plumbing tests). Heavy runtimes are imported only when a backend is opened.
+(GGUF in-process, the packaged CPU judge) and ``transformers`` (small local checkpoints). Other
+installed distributions add kinds through the ``omnieval.llm_backends`` entry points
+(:func:`register_llm_backend`; the test kit's ``scripted``, ``simulated`` and ``faults``). Heavy
+runtimes are imported only when a backend is opened.
 """
 
 from __future__ import annotations
 
 from omnieval.backends.llm._config import (
+    BUILTIN_BACKEND_KINDS,
     BackendConfig,
     EndpointConfig,
     EndpointHealthSettings,
-    FaultsConfig,
     GeminiBackendConfig,
     HttpClientSettings,
     LlamaCppConfig,
     OpenAIBackendConfig,
-    ScriptedConfig,
-    SimulatedConfig,
     TransformersConfig,
     VllmServerConfig,
 )
@@ -29,12 +29,13 @@ from omnieval.backends.llm._factory import (
     carries_video_audio,
     open_backend,
     output_fingerprint,
+    register_llm_backend,
     reports_value_probs,
 )
-from omnieval.backends.llm._faults import request_digest
 from omnieval.backends.llm._identity import local_identity
 from omnieval.backends.llm._llamacpp import resolve_model_path
 from omnieval.backends.llm._openai import message_payload, redact_url
+from omnieval.backends.llm._plugins import LLM_BACKEND_KINDS, LlmBackendKind, PluginBackendConfig
 from omnieval.backends.llm._types import (
     AudioPart,
     BackendError,
@@ -47,6 +48,7 @@ from omnieval.backends.llm._types import (
     Message,
     ModelIdentity,
     Part,
+    SequentialChatMixin,
     TextPart,
     TransientBackendError,
     UnsupportedInput,
@@ -61,7 +63,9 @@ from omnieval.backends.llm._usage import (
 )
 
 __all__ = [
+    "BUILTIN_BACKEND_KINDS",
     "LLM_BACKENDS",
+    "LLM_BACKEND_KINDS",
     "USAGE_FIELDS",
     "AudioPart",
     "BackendConfig",
@@ -73,17 +77,17 @@ __all__ = [
     "Decoding",
     "EndpointConfig",
     "EndpointHealthSettings",
-    "FaultsConfig",
     "GeminiBackendConfig",
     "HttpClientSettings",
     "ImagePart",
     "LlamaCppConfig",
+    "LlmBackendKind",
     "Message",
     "ModelIdentity",
     "OpenAIBackendConfig",
     "Part",
-    "ScriptedConfig",
-    "SimulatedConfig",
+    "PluginBackendConfig",
+    "SequentialChatMixin",
     "TextPart",
     "TokenPrice",
     "TransformersConfig",
@@ -101,8 +105,8 @@ __all__ = [
     "open_backend",
     "output_fingerprint",
     "redact_url",
+    "register_llm_backend",
     "reports_value_probs",
-    "request_digest",
     "resolve_model_path",
     "usage_table",
 ]

@@ -6,9 +6,21 @@ Secrets never appear here: a config names the *environment variable* that holds 
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializeAsAny,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
+
+from omnieval.backends.llm._plugins import ENTRY_POINT_GROUP, LLM_BACKEND_KINDS, PluginBackendConfig
 
 
 class _Strict(BaseModel):
@@ -241,111 +253,53 @@ class TransformersConfig(_Strict):
     trust_remote_code: bool = False
 
 
-class ScriptedConfig(_Strict):
-    """A scripted stand-in model for plumbing tests: ``script`` names ``module:function`` that maps a
-    :class:`ChatRequest` to the answer text. Never used by the shipped panels."""
-
-    kind: Literal["scripted"] = "scripted"
-    script: str
-    delay_s: float = Field(default=0.0, ge=0)
-    value_probs: bool = False
-    """The script reports value probabilities (it returns :class:`Completion` objects with
-    ``value_probs``), so judges using it get ``judge_expected`` rows."""
-
-
-class SimulatedConfig(_Strict):
-    """A simulated judge server for scale runs (``bench scale``): answers a valid verdict chosen
-    from a hash of the request, after a latency drawn from a lognormal distribution. Never a judge."""
-
-    kind: Literal["simulated"] = "simulated"
-    latency_median_s: float = Field(default=1.5, gt=0)
-    """Median simulated latency of one call, in seconds."""
-    latency_p99_s: float = Field(default=8.0, gt=0)
-    """99th percentile of the simulated latency (>= the median), in seconds."""
-    failure_rate: float = Field(default=0.0, ge=0, lt=1)
-    """Share of calls that fail with a transient error (HTTP 503-like)."""
-    concurrency: int = Field(default=16, ge=1)
-    """Requests the simulated server runs at once."""
-    time_scale: float = Field(default=0.0, ge=0)
-    """Real seconds slept per simulated second (0 = purely virtual time)."""
-    seed: int = 0
-    """Seed of the latency and failure draws (answers depend on the request only)."""
-
-
-FAULT_KINDS: tuple[str, ...] = (
-    "timeout",
-    "http_5xx",
-    "http_429",
-    "dropped_connection",
-    "malformed_json",
-    "truncated_json",
-    "slow_tail",
-)
-"""Faults the ``faults`` backend injects: four transport faults, two content faults, one slow answer."""
-
-
-class FaultsConfig(_Strict):
-    """Wraps any backend and injects faults at seeded rates (tests, ``bench faults``, chaos suites).
-
-    Each (request, attempt) draws its fault from ``seed``, the request's content and how often this
-    backend saw the request before, so a run is reproducible and a retry may succeed. Give ``rate``
-    (a total, spread evenly over the seven kinds) or a rate per kind.
-    """
-
-    kind: Literal["faults"] = "faults"
-    inner: BackendConfig
-    """The backend that answers when no transport fault fires."""
-    seed: int = 0
-    """Seed of the fault draws."""
-    rate: float | None = Field(default=None, ge=0, le=1)
-    """Total fault rate, split evenly over the kinds (instead of per-kind rates)."""
-    timeout: float = Field(default=0.0, ge=0, le=1)
-    """Share of attempts that wait ``timeout_s`` and fail with a transient timeout."""
-    http_5xx: float = Field(default=0.0, ge=0, le=1)
-    """Share of attempts that fail like an HTTP 503 (transient)."""
-    http_429: float = Field(default=0.0, ge=0, le=1)
-    """Share of attempts that fail like an HTTP 429 (transient)."""
-    dropped_connection: float = Field(default=0.0, ge=0, le=1)
-    """Share of attempts whose connection drops before an answer (transient)."""
-    malformed_json: float = Field(default=0.0, ge=0, le=1)
-    """Share of answers whose JSON punctuation is stripped (same words and numbers, not JSON)."""
-    truncated_json: float = Field(default=0.0, ge=0, le=1)
-    """Share of answers cut off mid-text, with finish_reason ``length``."""
-    slow_tail: float = Field(default=0.0, ge=0, le=1)
-    """Share of answers delivered intact after ``slow_tail_s`` extra seconds."""
-    timeout_s: float = Field(default=0.5, ge=0)
-    """Seconds a simulated timeout waits before failing."""
-    slow_tail_s: float = Field(default=1.0, ge=0)
-    """Extra seconds of a slow-tail answer."""
-
-    @model_validator(mode="after")
-    def _rates(self) -> FaultsConfig:
-        explicit = {k: getattr(self, k) for k in FAULT_KINDS if getattr(self, k) > 0}
-        if self.rate is not None and explicit:
-            raise ValueError(
-                f"give either rate or per-kind rates, not both (got rate and {sorted(explicit)})"
-            )
-        if sum(self.rates().values()) > 1.0 + 1e-9:
-            raise ValueError("the fault rates add up to more than 1")
-        return self
-
-    def rates(self) -> dict[str, float]:
-        """Fault kind -> probability per attempt (kinds in :data:`FAULT_KINDS` order)."""
-        if self.rate is not None:
-            return {k: self.rate / len(FAULT_KINDS) for k in FAULT_KINDS}
-        return {k: float(getattr(self, k)) for k in FAULT_KINDS}
-
-
-BackendConfig = Annotated[
-    OpenAIBackendConfig
-    | VllmServerConfig
-    | GeminiBackendConfig
-    | LlamaCppConfig
-    | TransformersConfig
-    | ScriptedConfig
-    | SimulatedConfig
-    | FaultsConfig,
+BuiltinBackendConfig = Annotated[
+    OpenAIBackendConfig | VllmServerConfig | GeminiBackendConfig | LlamaCppConfig | TransformersConfig,
     Field(discriminator="kind"),
 ]
+"""The backend kinds omnieval ships, as the discriminated union they have always validated through."""
 
-FaultsConfig.model_rebuild()  # ``inner`` refers to the union defined after the class
+BUILTIN_BACKEND_KINDS: tuple[str, ...] = tuple(
+    cls.model_fields["kind"].default for cls in get_args(get_args(BuiltinBackendConfig)[0])
+)
+
+
+def _validate_backend(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    """A built-in kind through the union as before (same errors, same instances); any other kind
+    through the config class an installed distribution registered for it."""
+    if isinstance(value, PluginBackendConfig):
+        return value
+    kind = value.get("kind") if isinstance(value, Mapping) else None
+    if not isinstance(kind, str) or kind in BUILTIN_BACKEND_KINDS:
+        return handler(value)
+    if kind not in LLM_BACKEND_KINDS:
+        installed = ", ".join(LLM_BACKEND_KINDS.names()) or "none"
+        raise PydanticCustomError(
+            "backend_kind",
+            "unknown llm backend kind {kind}; built in: {builtin}; installed ({group} entry points): "
+            "{installed}",
+            {
+                "kind": repr(kind),
+                "builtin": ", ".join(BUILTIN_BACKEND_KINDS),
+                "group": ENTRY_POINT_GROUP,
+                "installed": installed,
+            },
+        )
+    return LLM_BACKEND_KINDS.get(kind).config.model_validate(value)
+
+
+if TYPE_CHECKING:
+    BackendConfig: TypeAlias = (
+        OpenAIBackendConfig
+        | VllmServerConfig
+        | GeminiBackendConfig
+        | LlamaCppConfig
+        | TransformersConfig
+        | PluginBackendConfig
+    )
+else:
+    # Serialized as the value's own class: a plugin config dumps its own fields, and a built-in one
+    # dumps exactly as through the union (cache keys and lineage hash these dumps).
+    BackendConfig = Annotated[BuiltinBackendConfig, WrapValidator(_validate_backend), SerializeAsAny()]
+"""Any backend config: a built-in kind, or one an installed distribution registered
+(:mod:`omnieval.backends.llm._plugins`)."""

@@ -1,4 +1,8 @@
-"""Backend registry: the config's ``kind`` names the factory. Heavy imports happen inside factories."""
+"""Backend registry: the config's ``kind`` names the factory. Heavy imports happen inside factories.
+
+Built-in kinds are registered here; a kind another distribution adds answers through the
+:class:`~omnieval.backends.llm._plugins.LlmBackendKind` it registered (:mod:`._plugins`).
+"""
 
 from __future__ import annotations
 
@@ -7,22 +11,24 @@ from collections.abc import Callable
 from typing import Any
 
 from omnieval.backends.llm._config import (
+    BUILTIN_BACKEND_KINDS,
     BackendConfig,
-    FaultsConfig,
     GeminiBackendConfig,
     LlamaCppConfig,
     OpenAIBackendConfig,
-    ScriptedConfig,
-    SimulatedConfig,
     TransformersConfig,
     VllmServerConfig,
 )
 from omnieval.backends.llm._identity import hf_identity, local_identity
+from omnieval.backends.llm._plugins import (
+    LLM_BACKEND_KINDS,
+    BackendFactory,
+    IdentityFn,
+    LlmBackendKind,
+    PluginBackendConfig,
+)
 from omnieval.backends.llm._types import BackendUnavailable, ChatBackend, ModelIdentity
 from omnieval.registry import Registry
-
-BackendFactory = Callable[[Any, str, str], ChatBackend]
-IdentityFn = Callable[[Any, str, str], ModelIdentity]
 
 LLM_BACKENDS: Registry[BackendFactory] = Registry("llm backend")
 _IDENTITIES: dict[str, IdentityFn] = {}
@@ -69,13 +75,6 @@ def _transformers(config: TransformersConfig, model: str, revision: str) -> Chat
     from omnieval.backends.llm._transformers import TransformersChatBackend
 
     return TransformersChatBackend(config, model=model, revision=revision)
-
-
-@LLM_BACKENDS.register("scripted")
-def _scripted(config: ScriptedConfig, model: str, revision: str) -> ChatBackend:
-    from omnieval.backends.llm._scripted import ScriptedChatBackend
-
-    return ScriptedChatBackend(config, model=model, revision=revision)
 
 
 @_identity("vllm")
@@ -144,44 +143,43 @@ def _tf_identity(config: TransformersConfig, model: str, revision: str) -> Model
     return hf_identity(model, revision)
 
 
-@_identity("scripted")
-def _scripted_identity(config: ScriptedConfig, model: str, revision: str) -> ModelIdentity:
-    return ModelIdentity(model=model, revision=revision or config.script)
+def register_llm_backend(kind: str, backend: LlmBackendKind) -> LlmBackendKind:
+    """Register another distribution's ``backend`` as ``kind`` (its entry point's module calls this
+    when imported; see :mod:`omnieval.backends.llm._plugins`).
+
+    Raises:
+        ValueError: ``kind`` is built in, the config class's ``kind`` default is not ``kind``, or
+            another backend holds the name.
+    """
+    if kind in BUILTIN_BACKEND_KINDS:
+        raise ValueError(f"llm backend kind {kind!r} is built in; a plugin cannot replace it")
+    declared = backend.config.model_fields["kind"].default
+    if declared != kind:
+        # Dumps carry the class's kind: another name would validate them back to another class.
+        raise ValueError(f"{backend.config.__name__}.kind defaults to {declared!r}, not {kind!r}")
+    return LLM_BACKEND_KINDS.register(kind)(backend)
 
 
-@LLM_BACKENDS.register("simulated")
-def _simulated(config: SimulatedConfig, model: str, revision: str) -> ChatBackend:
-    from omnieval.backends.llm._simulated import SimulatedChatBackend
-
-    return SimulatedChatBackend(config, model=model, revision=revision)
-
-
-@_identity("simulated")
-def _simulated_identity(config: SimulatedConfig, model: str, revision: str) -> ModelIdentity:
-    return ModelIdentity(model=model, revision=revision or "simulated")
-
-
-@LLM_BACKENDS.register("faults")
-def _faults(config: FaultsConfig, model: str, revision: str) -> ChatBackend:
-    from omnieval.backends.llm._faults import FaultInjectingBackend
-
-    return FaultInjectingBackend(config, open_backend(config.inner, model=model, revision=revision))
-
-
-@_identity("faults")
-def _faults_identity(config: FaultsConfig, model: str, revision: str) -> ModelIdentity:
-    # Same weights as the wrapped model: lineage names the real model; the cache keys differ by
-    # output_fingerprint instead.
-    return backend_identity(config.inner, model=model, revision=revision)
+def _plugin(config: BackendConfig) -> LlmBackendKind | None:
+    """The registered kind behind a plugin's config; None for a built-in config."""
+    if isinstance(config, PluginBackendConfig):
+        return LLM_BACKEND_KINDS.get(config.kind)
+    return None
 
 
 def open_backend(config: BackendConfig, *, model: str, revision: str = "") -> ChatBackend:
     """Load the model behind ``config`` (start a server, read weights...). Close it when done."""
+    plugin = _plugin(config)
+    if plugin is not None:
+        return plugin.open(config, model, revision)
     return LLM_BACKENDS.get(config.kind)(config, model, revision)
 
 
 def backend_identity(config: BackendConfig, *, model: str, revision: str = "") -> ModelIdentity:
     """Identity of the weights behind ``config`` *without loading them* (cache keys, lineage)."""
+    plugin = _plugin(config)
+    if plugin is not None:
+        return plugin.identity(config, model, revision)
     return _IDENTITIES[config.kind](config, model, revision)
 
 
@@ -189,16 +187,15 @@ def reports_value_probs(config: BackendConfig, *, schema_constrained: bool, gree
     """Whether answers from ``config`` carry :attr:`Completion.value_probs` for schema integers.
 
     llama.cpp does with its ``skeleton`` decoder (greedy requests under a fixed-shape schema), where
-    the decoder reads the model's full next-token distribution at every value; a scripted model does
-    when its config says so. Other backends report none (their judge rows get no probability-weighted
+    the decoder reads the model's full next-token distribution at every value; a plugin's kind does
+    when it says so. Other backends report none (their judge rows get no probability-weighted
     companion).
     """
     if isinstance(config, LlamaCppConfig):
         return config.constrained_decoding == "skeleton" and schema_constrained and greedy
-    if isinstance(config, ScriptedConfig):
-        return config.value_probs
-    if isinstance(config, FaultsConfig):
-        return reports_value_probs(config.inner, schema_constrained=schema_constrained, greedy=greedy)
+    plugin = _plugin(config)
+    if plugin is not None:
+        return plugin.reports_value_probs(config, schema_constrained, greedy)
     return False
 
 
@@ -216,8 +213,9 @@ def answers_depend_on_call_order(config: BackendConfig) -> bool:
         return config.parallel_sequences > 1
     if isinstance(config, TransformersConfig):
         return True
-    if isinstance(config, FaultsConfig):
-        return answers_depend_on_call_order(config.inner)
+    plugin = _plugin(config)
+    if plugin is not None:
+        return plugin.answers_depend_on_call_order(config)
     return False
 
 
@@ -232,8 +230,9 @@ def carries_video_audio(config: BackendConfig) -> bool:
         return True
     if isinstance(config, OpenAIBackendConfig | VllmServerConfig):
         return config.use_audio_in_video
-    if isinstance(config, FaultsConfig):
-        return carries_video_audio(config.inner)
+    plugin = _plugin(config)
+    if plugin is not None:
+        return plugin.carries_video_audio(config)
     return False
 
 
@@ -260,11 +259,8 @@ def output_fingerprint(config: BackendConfig) -> dict[str, Any]:
     elif isinstance(config, TransformersConfig):
         out["dtype"] = config.dtype
         out["model_class"] = config.model_class
-    elif isinstance(config, ScriptedConfig):
-        out["script"] = config.script
-    elif isinstance(config, FaultsConfig):
-        # A faulty answer is cached like any other; keying it apart keeps it out of clean runs'
-        # caches, while a rerun with the same seed and rates reuses it (and reproduces the run).
-        out["faults"] = {"seed": config.seed, "rates": config.rates()}
-        out["inner"] = output_fingerprint(config.inner)
+    else:
+        plugin = _plugin(config)
+        if plugin is not None:
+            out.update(plugin.output_settings(config))
     return out

@@ -6,13 +6,21 @@ both policies and renders them as the ``omnieval aggregate --json`` document and
 Both policies are implemented here once; :func:`omnieval.benchmarks.storybench._combine.combine_judges` and
 :func:`omnieval.metrics.summarize_speech_meta` are views of this module's results.
 
-Example:
-    >>> from omnieval.benchmarks.storybench.synthetic import make_scores
-    >>> agg = aggregate(make_scores(n_systems=3, n_instances=20, seed=1, benchmark="storybench"))
-    >>> sorted(agg.to_dict()["systems"])
-    ['sys00', 'sys01', 'sys02']
-    >>> agg.to_dict()["systems"]["sys00"]["valid_only"]["total_average_components"][:2]
-    ['bertscore_f1', 'image_similarity']
+Example (system ``b`` wrote no narration for the second transition):
+    >>> from omnieval.scores import ScoreRow, scores_frame
+    >>> rows = [
+    ...     ScoreRow("storybench", system, f"book/p{i}", i, "text", "bertscore_f1", "", "value", value,
+    ...              "ok" if value is not None else "missing_output")
+    ...     for system, values in {"a": (0.9, 0.7), "b": (0.6, None)}.items()
+    ...     for i, value in enumerate(values)
+    ... ]
+    >>> systems = aggregate(scores_frame(rows)).to_dict()["systems"]
+    >>> sorted(systems)
+    ['a', 'b']
+    >>> [round(systems["b"][policy]["bertscore_f1"], 2) for policy in ("valid_only", "zero_filled")]
+    [0.6, 0.3]
+    >>> systems["a"]["valid_only"]["total_average_components"]
+    ['bertscore_f1']
 """
 
 from __future__ import annotations

@@ -15,6 +15,8 @@ Caching: a damaged answer is a Completion and the runner caches it like any othe
 seed and rates are therefore part of the backend's output fingerprint (see
 :func:`~omnieval.backends.llm.output_fingerprint`): a faulty suite never shares cache entries with a
 clean one, and a rerun of the same faulty suite reuses its entries and reproduces its statuses.
+
+Registered as the backend kind ``faults`` (entry point ``omnieval.llm_backends``) when imported.
 """
 
 from __future__ import annotations
@@ -28,17 +30,93 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Literal
 
-from omnieval.backends.llm._config import FAULT_KINDS, FaultsConfig
-from omnieval.backends.llm._types import (
+from pydantic import Field, model_validator
+
+from omnieval.backends.llm import (
+    BackendConfig,
     BackendError,
     ChatBackend,
     ChatRequest,
     Completion,
+    LlmBackendKind,
     ModelIdentity,
+    PluginBackendConfig,
     TextPart,
     TransientBackendError,
+    answers_depend_on_call_order,
+    backend_identity,
+    carries_video_audio,
+    open_backend,
+    output_fingerprint,
+    register_llm_backend,
+    reports_value_probs,
 )
+
+FAULT_KINDS: tuple[str, ...] = (
+    "timeout",
+    "http_5xx",
+    "http_429",
+    "dropped_connection",
+    "malformed_json",
+    "truncated_json",
+    "slow_tail",
+)
+"""Faults the ``faults`` backend injects: four transport faults, two content faults, one slow answer."""
+
+
+class FaultsConfig(PluginBackendConfig):
+    """Wraps any backend and injects faults at seeded rates (tests, ``bench faults``, chaos suites).
+
+    Each (request, attempt) draws its fault from ``seed``, the request's content and how often this
+    backend saw the request before, so a run is reproducible and a retry may succeed. Give ``rate``
+    (a total, spread evenly over the seven kinds) or a rate per kind.
+    """
+
+    kind: Literal["faults"] = "faults"
+    inner: BackendConfig
+    """The backend that answers when no transport fault fires (a built-in or another plugin's kind)."""
+    seed: int = 0
+    """Seed of the fault draws."""
+    rate: float | None = Field(default=None, ge=0, le=1)
+    """Total fault rate, split evenly over the kinds (instead of per-kind rates)."""
+    timeout: float = Field(default=0.0, ge=0, le=1)
+    """Share of attempts that wait ``timeout_s`` and fail with a transient timeout."""
+    http_5xx: float = Field(default=0.0, ge=0, le=1)
+    """Share of attempts that fail like an HTTP 503 (transient)."""
+    http_429: float = Field(default=0.0, ge=0, le=1)
+    """Share of attempts that fail like an HTTP 429 (transient)."""
+    dropped_connection: float = Field(default=0.0, ge=0, le=1)
+    """Share of attempts whose connection drops before an answer (transient)."""
+    malformed_json: float = Field(default=0.0, ge=0, le=1)
+    """Share of answers whose JSON punctuation is stripped (same words and numbers, not JSON)."""
+    truncated_json: float = Field(default=0.0, ge=0, le=1)
+    """Share of answers cut off mid-text, with finish_reason ``length``."""
+    slow_tail: float = Field(default=0.0, ge=0, le=1)
+    """Share of answers delivered intact after ``slow_tail_s`` extra seconds."""
+    timeout_s: float = Field(default=0.5, ge=0)
+    """Seconds a simulated timeout waits before failing."""
+    slow_tail_s: float = Field(default=1.0, ge=0)
+    """Extra seconds of a slow-tail answer."""
+
+    @model_validator(mode="after")
+    def _rates(self) -> FaultsConfig:
+        explicit = {k: getattr(self, k) for k in FAULT_KINDS if getattr(self, k) > 0}
+        if self.rate is not None and explicit:
+            raise ValueError(
+                f"give either rate or per-kind rates, not both (got rate and {sorted(explicit)})"
+            )
+        if sum(self.rates().values()) > 1.0 + 1e-9:
+            raise ValueError("the fault rates add up to more than 1")
+        return self
+
+    def rates(self) -> dict[str, float]:
+        """Fault kind -> probability per attempt (kinds in :data:`FAULT_KINDS` order)."""
+        if self.rate is not None:
+            return {k: self.rate / len(FAULT_KINDS) for k in FAULT_KINDS}
+        return {k: float(getattr(self, k)) for k in FAULT_KINDS}
+
 
 TRANSPORT_FAULTS = frozenset({"timeout", "http_5xx", "http_429", "dropped_connection"})
 CONTENT_FAULTS = frozenset({"malformed_json", "truncated_json"})
@@ -230,3 +308,49 @@ class FaultInjectingBackend:
 
     def close(self) -> None:
         self.inner.close()
+
+
+def _open(config: FaultsConfig, model: str, revision: str) -> ChatBackend:
+    return FaultInjectingBackend(config, open_backend(config.inner, model=model, revision=revision))
+
+
+def _identity(config: FaultsConfig, model: str, revision: str) -> ModelIdentity:
+    # Same weights as the wrapped model: lineage names the real model; the cache keys differ by
+    # output_fingerprint instead.
+    return backend_identity(config.inner, model=model, revision=revision)
+
+
+def _output_settings(config: FaultsConfig) -> Mapping[str, Any]:
+    # A faulty answer is cached like any other; keying it apart keeps it out of clean runs'
+    # caches, while a rerun with the same seed and rates reuses it (and reproduces the run).
+    return {
+        "faults": {"seed": config.seed, "rates": config.rates()},
+        "inner": output_fingerprint(config.inner),
+    }
+
+
+def _value_probs(config: FaultsConfig, schema_constrained: bool, greedy: bool) -> bool:
+    return reports_value_probs(config.inner, schema_constrained=schema_constrained, greedy=greedy)
+
+
+def _call_order(config: FaultsConfig) -> bool:
+    return answers_depend_on_call_order(config.inner)
+
+
+def _video_audio(config: FaultsConfig) -> bool:
+    return carries_video_audio(config.inner)
+
+
+FAULTS = register_llm_backend(
+    "faults",
+    LlmBackendKind(
+        config=FaultsConfig,
+        open=_open,
+        identity=_identity,
+        output_settings=_output_settings,
+        reports_value_probs=_value_probs,
+        answers_depend_on_call_order=_call_order,
+        carries_video_audio=_video_audio,
+    ),
+)
+"""The ``faults`` kind as registered (the entry point's value)."""

@@ -11,6 +11,8 @@ flight), and the batch's makespan is the simulated model time. With ``time_scale
 really sleeps ``makespan * time_scale`` seconds, once per batch, so 345,600 calls of several
 simulated seconds each run in minutes. Latency and failure draws come from a generator seeded by
 ``seed`` and the model id: the same run draws the same sequence.
+
+Registered as the backend kind ``simulated`` (entry point ``omnieval.llm_backends``) when imported.
 """
 
 from __future__ import annotations
@@ -24,17 +26,42 @@ import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
-from omnieval.backends.llm._config import SimulatedConfig
-from omnieval.backends.llm._types import (
+from pydantic import Field
+
+from omnieval.backends.llm import (
     BackendError,
+    ChatBackend,
     ChatRequest,
     Completion,
+    LlmBackendKind,
     ModelIdentity,
+    PluginBackendConfig,
     TextPart,
     TransientBackendError,
+    register_llm_backend,
 )
+
+
+class SimulatedConfig(PluginBackendConfig):
+    """A simulated judge server for scale runs (``bench scale``): answers a valid verdict chosen
+    from a hash of the request, after a latency drawn from a lognormal distribution. Never a judge."""
+
+    kind: Literal["simulated"] = "simulated"
+    latency_median_s: float = Field(default=1.5, gt=0)
+    """Median simulated latency of one call, in seconds."""
+    latency_p99_s: float = Field(default=8.0, gt=0)
+    """99th percentile of the simulated latency (>= the median), in seconds."""
+    failure_rate: float = Field(default=0.0, ge=0, lt=1)
+    """Share of calls that fail with a transient error (HTTP 503-like)."""
+    concurrency: int = Field(default=16, ge=1)
+    """Requests the simulated server runs at once."""
+    time_scale: float = Field(default=0.0, ge=0)
+    """Real seconds slept per simulated second (0 = purely virtual time)."""
+    seed: int = 0
+    """Seed of the latency and failure draws (answers depend on the request only)."""
+
 
 Z_99 = 2.3263478740408408
 """Standard normal quantile at 0.99: the lognormal's sigma is ln(p99 / median) / Z_99."""
@@ -196,3 +223,17 @@ class SimulatedChatBackend:
 
     def close(self) -> None:
         return None
+
+
+def _open(config: SimulatedConfig, model: str, revision: str) -> ChatBackend:
+    return SimulatedChatBackend(config, model=model, revision=revision)
+
+
+def _identity(config: SimulatedConfig, model: str, revision: str) -> ModelIdentity:
+    return ModelIdentity(model=model, revision=revision or "simulated")
+
+
+SIMULATED = register_llm_backend(
+    "simulated", LlmBackendKind(config=SimulatedConfig, open=_open, identity=_identity)
+)
+"""The ``simulated`` kind as registered (the entry point's value)."""

@@ -3,6 +3,8 @@
 ``script`` names ``module:function``; the function takes the :class:`ChatRequest` and returns the
 answer text or a whole :class:`Completion` (e.g. with ``value_probs``) (or raises :class:`BackendError` to simulate failures). It is never a judge: no shipped
 panel uses it, and its identity names the script so its answers never mix with a real model's cache.
+
+Registered as the backend kind ``scripted`` (entry point ``omnieval.llm_backends``) when imported.
 """
 
 from __future__ import annotations
@@ -10,16 +12,35 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Literal
 
-from omnieval.backends.llm._config import ScriptedConfig
-from omnieval.backends.llm._types import (
+from pydantic import Field
+
+from omnieval.backends.llm import (
     BackendError,
+    ChatBackend,
     ChatRequest,
     Completion,
+    LlmBackendKind,
     ModelIdentity,
+    PluginBackendConfig,
     SequentialChatMixin,
+    register_llm_backend,
 )
+
+
+class ScriptedConfig(PluginBackendConfig):
+    """A scripted stand-in model for plumbing tests: ``script`` names ``module:function`` that maps a
+    :class:`ChatRequest` to the answer text. Never used by the shipped panels."""
+
+    kind: Literal["scripted"] = "scripted"
+    script: str
+    delay_s: float = Field(default=0.0, ge=0)
+    value_probs: bool = False
+    """The script reports value probabilities (it returns :class:`Completion` objects with
+    ``value_probs``), so judges using it get ``judge_expected`` rows."""
+
 
 Script = Callable[[ChatRequest], "str | Completion"]
 
@@ -63,3 +84,32 @@ class ScriptedChatBackend(SequentialChatMixin):
 
     def close(self) -> None:
         return None
+
+
+def _open(config: ScriptedConfig, model: str, revision: str) -> ChatBackend:
+    return ScriptedChatBackend(config, model=model, revision=revision)
+
+
+def _identity(config: ScriptedConfig, model: str, revision: str) -> ModelIdentity:
+    return ModelIdentity(model=model, revision=revision or config.script)
+
+
+def _output_settings(config: ScriptedConfig) -> Mapping[str, object]:
+    return {"script": config.script}
+
+
+def _value_probs(config: ScriptedConfig, schema_constrained: bool, greedy: bool) -> bool:
+    return config.value_probs
+
+
+SCRIPTED = register_llm_backend(
+    "scripted",
+    LlmBackendKind(
+        config=ScriptedConfig,
+        open=_open,
+        identity=_identity,
+        output_settings=_output_settings,
+        reports_value_probs=_value_probs,
+    ),
+)
+"""The ``scripted`` kind as registered (the entry point's value)."""

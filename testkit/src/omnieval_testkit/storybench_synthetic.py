@@ -21,6 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+# The table's vocabulary is storybench's own (private: no other benchmark or library user needs it).
 from omnieval.benchmarks.storybench._names import (
     MODALITIES,
     NARRATION_LENGTH,

@@ -91,8 +91,7 @@ def prism_run(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 
 def test_drift_rejudges_the_pinned_clip_per_dimension_with_the_real_judge(prism_run: dict[str, Any]) -> None:
-    (path,) = (prism_run["tmp"] / "state").glob("*/judge/drift.json")
-    drift = json.loads(path.read_text())
+    drift = json.loads((prism_run["tmp"] / "state" / "judge" / "drift.json").read_text())
     assert drift["status"] == "ok", drift["reasons"]
     assert drift["model_calls"] == 2, drift  # one clip, both stages, real calls (a new day's cache)
     assert set(drift["by_track"]) == {"av_coherence", "audio_quality", "expressiveness", "prompt_following"}

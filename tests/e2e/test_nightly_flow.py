@@ -107,8 +107,22 @@ def _mlflow_runs(uri: str) -> Any:
     return mlflow.search_runs(experiment_names=["omnieval/e2e"], output_format="pandas")
 
 
-SETUP_INPUTS = ("requirements-cpu.lock", "pyproject.toml", "scripts/setup.sh")
-"""What the Makefile's setup stamp (``.venv/.omnieval-setup``) depends on."""
+def _setup_inputs() -> tuple[str, ...]:
+    """What the Makefile's setup stamp (``.venv/.omnieval-setup``) depends on, read from its rule."""
+    text = (ROOT / "Makefile").read_text()
+    variables = dict(re.findall(r"^([A-Z_]+)\s*:=\s*(\S+)\s*$", text, flags=re.MULTILINE))
+    (prerequisites,) = re.findall(r"^\$\(STAMP\):(.*)$", text, flags=re.MULTILINE)
+    return tuple(
+        re.sub(r"\$\(([A-Z_]+)\)", lambda m: variables[m.group(1)], name) for name in prerequisites.split()
+    )
+
+
+SETUP_INPUTS = _setup_inputs()
+
+
+def test_setup_inputs_follow_the_makefile() -> None:
+    assert {"requirements-cpu.lock", "pyproject.toml", "scripts/setup.sh"} <= set(SETUP_INPUTS)
+    assert all((ROOT / name).is_file() for name in SETUP_INPUTS), SETUP_INPUTS
 
 
 def _make_ready(project: Path) -> None:

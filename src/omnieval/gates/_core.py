@@ -187,6 +187,9 @@ def validate_frame(
     import great_expectations as gx
     from great_expectations.data_context.types.base import ProgressBarsConfig
 
+    # GX sets this logger to INFO and logs the temporary docs folder of every ephemeral context;
+    # under Prefect's root console handler that printed a line per gate in every run.
+    logging.getLogger("great_expectations.data_context.types.base").setLevel(logging.WARNING)
     context = gx.get_context(mode="ephemeral")
     context.variables.progress_bars = ProgressBarsConfig(globally=False, metric_calculations=False)
     try:

@@ -168,3 +168,44 @@ def test_rules_are_configurable() -> None:
     j, s = _tables([(9, 9, 9, 8)] * 10)
     assert judge_health(j, s)["degenerate"] == ["cpu/j1"]
     assert judge_health(j, s, HealthRules(max_distinct=1))["degenerate"] == []
+
+
+def _prism_rows(cells_per_call: list[list[float]], paired_with: list[str]) -> pd.DataFrame:
+    """PRISM-shaped score rows: one clip (system ``gt``, instance ``on-01``, one dimension) judged
+    beside each system of ``paired_with``, with that call's active cells."""
+    rows = []
+    for cells, other in zip(cells_per_call, paired_with, strict=True):
+        for k, value in enumerate(cells):
+            rows.append(
+                dict(panel="cpu-cascade", judge="j1", system="gt", instance_id="on-01", track="av_coherence",
+                     criterion=f"cell{k}", component="judge", value=value, status="ok", paired_with=other)
+            )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_one_criterion_verdicts_are_left_out_of_the_identical_share() -> None:
+    # 12 one-cell calls (trivially "all criteria equal") and 4 two-cell calls, one of them equal.
+    calls = [[float(1 + k % 9)] for k in range(12)] + [[3.0, 3.0], [2.0, 8.0], [4.0, 6.0], [9.0, 1.0]]
+    scores = _prism_rows(calls, [f"sys{k}" for k in range(16)])
+    health = judge_health(pd.DataFrame(), scores)["judges"]["cpu-cascade/j1"]
+    assert health["n_verdicts"] == 16 and health["n_records"] == 16
+    assert health["n_multi_criterion"] == 4
+    assert health["identical_share"] == pytest.approx(1 / 4)
+    assert not health["degenerate"], health["reasons"]
+
+
+def test_each_pairing_is_its_own_verdict() -> None:
+    # One clip judged beside 12 systems, two cells each, never equal within a call. Merged into one
+    # (system, instance, track) group the cells would read as a single 24-criterion verdict.
+    calls = [[float(1 + k % 9), float(10 - k % 9)] for k in range(12)]
+    scores = _prism_rows(calls, [f"sys{k}" for k in range(12)])
+    health = judge_health(pd.DataFrame(), scores)["judges"]["cpu-cascade/j1"]
+    assert health["n_verdicts"] == 12 and health["n_multi_criterion"] == 12
+    assert health["identical_share"] == 0.0
+
+
+def test_no_multi_criterion_verdict_gives_no_identical_share() -> None:
+    scores = _prism_rows([[float(1 + k % 9)] for k in range(12)], [f"sys{k}" for k in range(12)])
+    health = judge_health(pd.DataFrame(), scores)["judges"]["cpu-cascade/j1"]
+    assert health["identical_share"] is None and health["n_multi_criterion"] == 0
+    assert not health["degenerate"], health["reasons"]

@@ -10,7 +10,11 @@ What is measured, per ``<panel>/<judge_id>`` (valid verdicts = records with stat
 - ``n_records`` / ``n_verdicts``: records judged, and valid verdicts among them;
 - ``histogram``: counts of the greedy criterion scores per integer ``"1"`` .. ``"10"``;
 - ``distinct_values``: how many different greedy scores were used (``values_used`` lists them);
-- ``identical_share``: share of valid verdicts whose four criteria got the same score;
+- ``identical_share``: share of valid verdicts whose criteria all got the same score, over the
+  verdicts with at least two criteria (``n_multi_criterion``; a one-criterion verdict, such as a
+  PRISM dimension with one active cell, cannot tell criteria apart and is left out; None when no
+  verdict has two). A verdict is one (system, instance, track) and, where the table has them, one
+  ``paired_with`` and ``condition``: PRISM judges a clip beside each system it is paired with;
 - ``expected`` (only when ``judge_expected`` rows exist): the same two figures on the
   probability-weighted scores rounded to the nearest 0.5, plus ``n`` and ``mean``;
 - ``rationale_chars``: ``{"mean", "p50", "max"}`` of rationale lengths in characters (every
@@ -50,7 +54,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from omnieval.judges._tracks import SCORE_MAX, SCORE_MIN
 
@@ -77,26 +81,46 @@ def _round_half(value: float) -> float:
     return math.floor(value * 2 + 0.5) / 2
 
 
-def _verdict_groups(frame: pd.DataFrame) -> dict[tuple[str, str, str], list[float]]:
-    """(system, instance_id, track) -> the criterion values of one verdict (valid rows only)."""
-    groups: dict[tuple[str, str, str], list[float]] = {}
-    for system, instance, track_name, status, value in zip(
-        frame["system"], frame["instance_id"], frame["track"], frame["status"], frame["value"], strict=True
-    ):
+_VERDICT_COLUMNS = ("system", "instance_id", "track")
+_OPTIONAL_VERDICT_COLUMNS = ("paired_with", "condition")
+
+
+def _verdict_keys(frame: pd.DataFrame) -> list[tuple[str, ...]]:
+    """One key per row: the verdict it belongs to (see the module docstring)."""
+    columns = [*_VERDICT_COLUMNS, *(c for c in _OPTIONAL_VERDICT_COLUMNS if c in frame.columns)]
+    return list(zip(*(frame[c].map(str) for c in columns), strict=True)) if len(frame) else []
+
+
+def _verdict_groups(frame: pd.DataFrame) -> dict[tuple[str, ...], list[float]]:
+    """Verdict key -> the criterion values of that verdict (valid rows only)."""
+    groups: dict[tuple[str, ...], list[float]] = {}
+    for key, status, value in zip(_verdict_keys(frame), frame["status"], frame["value"], strict=True):
         if str(status) in _VALUED and value is not None and math.isfinite(float(value)):
-            groups.setdefault((str(system), str(instance), str(track_name)), []).append(float(value))
+            groups.setdefault(key, []).append(float(value))
     return groups
 
 
-def _spread(verdicts: Iterable[list[float]]) -> tuple[list[float], float, int]:
-    """Distinct values used, share of verdicts with all criteria equal, number of verdicts."""
+class _Spread(NamedTuple):
+    used: list[float]
+    """Distinct values used, ascending."""
+    identical: float
+    """Share of the verdicts with two or more criteria whose criteria are all equal (NaN: none)."""
+    n: int
+    """Verdicts."""
+    n_multi: int
+    """Verdicts with two or more criteria (the share's denominator)."""
+
+
+def _spread(verdicts: Iterable[list[float]]) -> _Spread:
     values: set[float] = set()
-    same = n = 0
+    same = n = multi = 0
     for scores in verdicts:
         n += 1
         values.update(scores)
-        same += len(set(scores)) == 1
-    return sorted(values), (same / n if n else math.nan), n
+        if len(scores) >= 2:
+            multi += 1
+            same += len(set(scores)) == 1
+    return _Spread(sorted(values), same / multi if multi else math.nan, n, multi)
 
 
 def _rationales(judgments: pd.DataFrame) -> tuple[list[int], int]:
@@ -134,15 +158,13 @@ def _judge_health(
     judgments: pd.DataFrame, greedy: pd.DataFrame, expected: pd.DataFrame, rules: HealthRules
 ) -> dict[str, Any]:
     verdicts = _verdict_groups(greedy)
-    used, identical, n_verdicts = _spread(verdicts.values())
+    used, identical, n_verdicts, n_multi = _spread(verdicts.values())
     histogram = {str(k): 0 for k in range(SCORE_MIN, SCORE_MAX + 1)}
     for scores in verdicts.values():
         for v in scores:
             if float(v).is_integer() and SCORE_MIN <= v <= SCORE_MAX:
                 histogram[str(int(v))] += 1
-    n_records = len(
-        {(s, i, t) for s, i, t in zip(greedy["system"], greedy["instance_id"], greedy["track"], strict=True)}
-    )
+    n_records = len(set(_verdict_keys(greedy)))
     lengths, cut = _rationales(judgments) if len(judgments) else ([], 0)
     out: dict[str, Any] = {
         "n_records": n_records,
@@ -151,6 +173,7 @@ def _judge_health(
         "values_used": [int(v) if v.is_integer() else v for v in used],
         "distinct_values": len(used),
         "identical_share": identical,
+        "n_multi_criterion": n_multi,
         "rationale_chars": {
             "mean": sum(lengths) / len(lengths) if lengths else math.nan,
             "p50": _median(lengths) if lengths else math.nan,
@@ -163,7 +186,7 @@ def _judge_health(
     if len(expected):
         exp_groups = _verdict_groups(expected)
         rounded = {k: [_round_half(v) for v in vals] for k, vals in exp_groups.items()}
-        e_used, e_identical, e_n = _spread(rounded.values())
+        e_used, e_identical, e_n, _ = _spread(rounded.values())
         all_values = [v for vals in exp_groups.values() for v in vals]
         out["expected"] = {
             "n": e_n,

@@ -128,7 +128,7 @@ def test_spread_judge_expected_does_not_hide_degenerate_greedy_scores() -> None:
     assert info["degenerate"]
     assert info["reasons"] == [
         "greedy scores: only 1 distinct score values used ([10])",
-        "greedy scores: 100% of verdicts give every criterion the same score (> 80%)",
+        "greedy scores: 100% of verdicts with two or more criteria give every criterion the same score (> 80%)",
     ]
 
 

@@ -229,7 +229,8 @@ def _score_problems(used: list[float], identical: float, rules: HealthRules) -> 
         problems.append(f"only {len(used)} distinct score values used ({shown})")
     if identical > rules.max_identical_share:
         problems.append(
-            f"{identical:.0%} of verdicts give every criterion the same score (> {rules.max_identical_share:.0%})"
+            f"{identical:.0%} of verdicts with two or more criteria give every criterion the same score "
+            f"(> {rules.max_identical_share:.0%})"
         )
     return problems
 

@@ -91,10 +91,14 @@ def _verdict_keys(frame: pd.DataFrame) -> list[tuple[str, ...]]:
     return list(zip(*(frame[c].map(str) for c in columns), strict=True)) if len(frame) else []
 
 
-def _verdict_groups(frame: pd.DataFrame) -> dict[tuple[str, ...], list[float]]:
-    """Verdict key -> the criterion values of that verdict (valid rows only)."""
+def _verdict_groups(
+    frame: pd.DataFrame, keys: list[tuple[str, ...]] | None = None
+) -> dict[tuple[str, ...], list[float]]:
+    """Verdict key -> the criterion values of that verdict (valid rows only); ``keys`` are the
+    rows' :func:`_verdict_keys` when the caller has them already."""
     groups: dict[tuple[str, ...], list[float]] = {}
-    for key, status, value in zip(_verdict_keys(frame), frame["status"], frame["value"], strict=True):
+    keys = _verdict_keys(frame) if keys is None else keys
+    for key, status, value in zip(keys, frame["status"], frame["value"], strict=True):
         if str(status) in _VALUED and value is not None and math.isfinite(float(value)):
             groups.setdefault(key, []).append(float(value))
     return groups
@@ -157,14 +161,15 @@ def _median(values: list[int]) -> float:
 def _judge_health(
     judgments: pd.DataFrame, greedy: pd.DataFrame, expected: pd.DataFrame, rules: HealthRules
 ) -> dict[str, Any]:
-    verdicts = _verdict_groups(greedy)
+    keys = _verdict_keys(greedy)
+    verdicts = _verdict_groups(greedy, keys)
     used, identical, n_verdicts, n_multi = _spread(verdicts.values())
     histogram = {str(k): 0 for k in range(SCORE_MIN, SCORE_MAX + 1)}
     for scores in verdicts.values():
         for v in scores:
             if float(v).is_integer() and SCORE_MIN <= v <= SCORE_MAX:
                 histogram[str(int(v))] += 1
-    n_records = len(set(_verdict_keys(greedy)))
+    n_records = len(set(keys))
     lengths, cut = _rationales(judgments) if len(judgments) else ([], 0)
     out: dict[str, Any] = {
         "n_records": n_records,

@@ -137,6 +137,19 @@ def _inter_judge(doc: Mapping[str, Any]) -> str:
     return "Mean pairwise Spearman of the judges' system rankings: " + "; ".join(parts) + "."
 
 
+def _judge_tracks(doc: Mapping[str, Any]) -> str:
+    tracks = doc["tracks"]
+    parts = [f"{t} {v['n_above_zero']} of {v['n_pairs']}" for t, v in tracks.items() if v["n_pairs"]]
+    if not parts:
+        return "No judge track has two systems with scores to compare."
+    level = round(100 * float(doc["level"]))
+    return (
+        f"System pairs whose judge-score difference has its {level}% interval above 0: "
+        + "; ".join(parts)
+        + "."
+    )
+
+
 def _human(doc: Mapping[str, Any]) -> str:
     agreement = doc.get("agreement") or {}
     parts = [f"{t} {fmt(a['spearman'])} (n = {a['n']})" for t, a in agreement.items() if "spearman" in a]
@@ -183,6 +196,7 @@ READERS: dict[str, Reader] = {
     "weight_sweeps": _weights,
     "narration_length": _length,
     "inter_judge": _inter_judge,
+    "judge_track_differences": _judge_tracks,
     "human_agreement": _human,
     "dreamsim": _dreamsim,
     "integrated_categories": _integrated,

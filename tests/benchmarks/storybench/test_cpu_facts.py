@@ -66,103 +66,172 @@ def test_foreign_names_leave_out_openers_and_known_words() -> None:
     assert foreign_names("Near the red mushrooms, Pip found a brass lantern.", known) == []
 
 
+def _split(line: str) -> tuple[str, str, str]:
+    """``finding (suggested score a to b); counts: ...`` -> (finding, "a to b", counts)."""
+    head, counts = line.split("; counts: ", 1)
+    finding, span = head.rsplit(" (suggested score ", 1)
+    return finding, span.removesuffix(")"), counts
+
+
+def test_every_line_gives_finding_range_then_counts() -> None:
+    # The finding in words comes first: the 1.5B judge copies a line's start into its rationale.
+    for line in _lines(_text(_CURRENT)).values():
+        finding, span, counts = _split(line)
+        assert finding.startswith("it ") and " to " in span and counts
+
+
 def test_text_facts_for_the_ground_truth_itself() -> None:
-    facts = _lines(_text(_REFERENCE))
+    facts = {k: _split(v) for k, v in _lines(_text(_REFERENCE)).items()}
     assert facts["alignment_with_metadata"] == (
+        "it keeps to the book's characters and uses no foreign names",
+        "8 to 10",
         "book characters named: Pip in the reference, Pip in the candidate; capitalised words in the "
-        "candidate that the book, its page and the reference never use: none (suggested score: 8 to 10)"
+        "candidate that the book, its page and the reference never use: none",
     )
     # Candidate content words (7): only "pip" is on the current page.
     assert facts["natural_flow_from_current_narration"] == (
+        "it moves on from the current page to what the next page tells",
+        "8 to 10",
         "content words of the candidate already on the current page: 1 of 7 (14 %); word pairs of the "
-        "reference kept in the same order: 8 of 8 (100 %) (suggested score: 8 to 10)"
+        "reference kept in the same order: 8 of 8 (100 %)",
     )
     # Requested: pip, finding, brass, lantern, mushrooms; the reference has all but "finding".
     assert facts["satisfaction_of_generation_conditions"] == (
+        "it covers the requested content as fully as the reference",
+        "8 to 10",
         "content words of the requested next-page content: 4 of 5 (80 %) in the candidate, 4 of 5 (80 %) "
-        "in the reference (suggested score: 8 to 10)"
+        "in the reference",
     )
     assert facts["semantic_consistency_with_ground_truth"] == (
+        "it keeps all or nearly all of the reference's events",
+        "9 to 10",
         "content words of the reference also in the candidate: 7 of 7 (100 %); word pairs of the reference "
-        "in the same order: 8 of 8 (100 %); overall the candidate keeps all or nearly all of the reference "
-        "(suggested score: 9 to 10)"
+        "in the same order: 8 of 8 (100 %)",
     )
 
 
 def test_text_facts_for_damaged_copies() -> None:
     # Another book's page: no shared words, a foreign name, no book character.
-    other = _lines(_text("Bolt swept the wet street with his broom."))
-    assert other["alignment_with_metadata"].endswith("never use: Bolt (suggested score: 1 to 3)")
-    assert "0 of 8 (0 %)" in other["natural_flow_from_current_narration"]  # no pair kept
-    assert other["natural_flow_from_current_narration"].endswith("(suggested score: 4 to 7)")
-    assert other["satisfaction_of_generation_conditions"].startswith(
+    other = {k: _split(v) for k, v in _lines(_text("Bolt swept the wet street with his broom.")).items()}
+    assert other["alignment_with_metadata"][1:] == (
+        "1 to 3",
+        "book characters named: Pip in the reference, none in the candidate; capitalised words in the "
+        "candidate that the book, its page and the reference never use: Bolt",
+    )
+    # It does not follow the current page: another story, not merely "not what the next page tells".
+    assert other["natural_flow_from_current_narration"][:2] == (
+        "it tells another story than the current page",
+        "1 to 3",
+    )
+    assert "0 of 8 (0 %)" in other["natural_flow_from_current_narration"][2]  # no pair kept
+    assert other["satisfaction_of_generation_conditions"][1] == "1 to 4"
+    assert other["satisfaction_of_generation_conditions"][2].startswith(
         "content words of the requested next-page content: 0 of 5"
     )
-    assert other["semantic_consistency_with_ground_truth"].endswith(
-        "keeps none of the reference (suggested score: 1 to 2)"
+    assert other["semantic_consistency_with_ground_truth"][:2] == (
+        "it keeps none of the reference's events",
+        "1 to 2",
     )
     # The current page again: every content word (pip, woke, old, oak, tree) repeats it.
-    copy = _lines(_text(_CURRENT))
-    assert copy["natural_flow_from_current_narration"].startswith(
-        "content words of the candidate already on the current page: 5 of 5 (100 %)"
-    )
-    assert copy["natural_flow_from_current_narration"].endswith("(suggested score: 1 to 3)")
+    copy = _split(_lines(_text(_CURRENT))["natural_flow_from_current_narration"])
+    assert copy[:2] == ("it mostly repeats the current page instead of moving on", "1 to 3")
+    assert copy[2].startswith("content words of the candidate already on the current page: 5 of 5 (100 %)")
     # Scrambled words: all content words kept, 1 of 8 pairs: (7/7 + 1/8) / 2 = 0.5625 -> "most".
-    scrambled = _lines(_text("lantern found mushrooms red the near a brass Pip"))
+    scrambled = {
+        k: _split(v) for k, v in _lines(_text("lantern found mushrooms red the near a brass Pip")).items()
+    }
     assert scrambled["semantic_consistency_with_ground_truth"] == (
+        "it keeps most of the reference's events",
+        "6 to 8",
         "content words of the reference also in the candidate: 7 of 7 (100 %); word pairs of the reference "
-        "in the same order: 1 of 8 (12 %); overall the candidate keeps most of the reference "
-        "(suggested score: 6 to 8)"
+        "in the same order: 1 of 8 (12 %)",
     )
-    assert scrambled["natural_flow_from_current_narration"].endswith("(suggested score: 2 to 4)")
-    # A renamed character: Pip missing, Bolt foreign.
-    renamed = _lines(_text(_REFERENCE.replace("Pip", "Bolt")))
-    assert renamed["alignment_with_metadata"] == (
-        "book characters named: Pip in the reference, none in the candidate; capitalised words in the "
-        "candidate that the book, its page and the reference never use: Bolt (suggested score: 1 to 3)"
+    assert scrambled["natural_flow_from_current_narration"][:2] == (
+        "it has the next page's words but in a scrambled order",
+        "2 to 4",
     )
+    # A renamed character: Pip missing, Bolt foreign; the story itself is kept, so it still flows
+    # (6 of 7 content words, 6 of 8 pairs: (6/7 + 6/8) / 2 = 0.80 -> "all or nearly all").
+    renamed = {k: _split(v) for k, v in _lines(_text(_REFERENCE.replace("Pip", "Bolt"))).items()}
+    assert renamed["alignment_with_metadata"][:2] == (
+        "it uses names the book never uses and none of its characters",
+        "1 to 3",
+    )
+    assert renamed["natural_flow_from_current_narration"][1] == "8 to 10"
+    assert renamed["semantic_consistency_with_ground_truth"][1] == "9 to 10"
 
 
 def test_speech_facts_compare_transcript_and_delivery_with_the_request() -> None:
     request = {"name": "Pip", "line": "Oh! A lantern, all by itself?", "speed": "normal", "pitch": "high"}
 
-    def facts(analysis: dict[str, object]) -> dict[str, str]:
+    def facts(analysis: dict[str, object]) -> dict[str, tuple[str, str, str]]:
         inputs = JudgeInputs(_BOOK, _COND, _CURRENT, _REFERENCE, request, candidate_audio_analysis=analysis)
-        return _lines(speech_facts(inputs))
+        return {k: _split(v) for k, v in _lines(speech_facts(inputs)).items()}
 
     # The line heard whole, pitch as requested, speed not: 6 of 6 words, 1 of 2 attributes.
     right = facts({"transcript": "Oh, a lantern all by itself.", "speed": "fast", "pitch": "high"})
     assert right["alignment_with_metadata"] == (
-        "words of the requested line heard in the transcript: 6 of 6 (100 %) (suggested score: 8 to 10)"
+        "it says the requested line",
+        "8 to 10",
+        "words of the requested line heard in the transcript: 6 of 6 (100 %)",
     )
+    # line level 2 + 2 x delivery 0.5 = 3 points -> 6 to 8.
     assert right["satisfaction_of_generation_conditions"] == (
+        "it gives mostly the requested line and delivery",
+        "6 to 8",
         "words of the requested line heard: 6 of 6 (100 %); measured delivery attributes that match the "
-        "request: 1 of 2 (suggested score: 6 to 8)"
+        "request: 1 of 2",
     )
     assert right["semantic_consistency_and_persona_match_with_ground_truth"] == (
+        "some measured attributes match the request",
+        "4 to 6",
         "speed does not match (fast, requested normal); pitch matches (high); gender not measured; emotion "
-        "not measured; words of the line heard: 6 of 6 (100 %) (suggested score: 4 to 6)"
+        "not measured; words of the line heard: 6 of 6 (100 %)",
     )
-    # Another line: only "a" is shared (1 of 6, below 25 %); both attributes match, so the delivery
-    # (which ASR errors cannot hide) still earns the persona line 6 to 8, the words 2 to 4.
+    # Another line, not of this book: only "a" is shared (1 of 6, below 25 %); both attributes match,
+    # so the delivery (which ASR errors cannot hide) still earns the persona line 6 to 8, the words 2 to 4.
     wrong = facts({"transcript": "Bolt swept a street.", "speed": "normal", "pitch": "high"})
-    assert wrong["alignment_with_metadata"].endswith("1 of 6 (17 %) (suggested score: 2 to 4)")
-    assert wrong["naturalness_and_conversational_relevance"].endswith("(suggested score: 3 to 5)")
-    # line level 0 + 2 x delivery 1.0 = 2 points -> 4 to 6.
-    assert wrong["satisfaction_of_generation_conditions"].endswith("2 of 2 (suggested score: 4 to 6)")
-    assert wrong["semantic_consistency_and_persona_match_with_ground_truth"].endswith(
-        "(suggested score: 6 to 8)"
+    assert wrong["alignment_with_metadata"] == (
+        "it says another line, not about this book's story",
+        "2 to 4",
+        "words of the requested line heard in the transcript: 1 of 6 (17 %)",
     )
+    assert wrong["naturalness_and_conversational_relevance"][1] == "3 to 5"
+    # line level 0 + 2 x delivery 1.0 = 2 points -> 4 to 6.
+    assert wrong["satisfaction_of_generation_conditions"][1:] == (
+        "4 to 6",
+        "words of the requested line heard: 1 of 6 (17 %); measured delivery attributes that match the "
+        "request: 2 of 2",
+    )
+    assert wrong["semantic_consistency_and_persona_match_with_ground_truth"][:2] == (
+        "every measured attribute matches the request, but the line is not fully said",
+        "6 to 8",
+    )
+    # Another line of this book's story (Pip, and "woke", "oak" of the current page) fits the moment
+    # better than another book's: one point more on the first two criteria.
+    story = facts({"transcript": "Pip woke under the oak.", "speed": "normal", "pitch": "high"})
+    assert story["alignment_with_metadata"][:2] == ("it says another line, about this book's story", "3 to 5")
+    assert story["naturalness_and_conversational_relevance"][1] == "4 to 6"
     # Another line in another voice: nothing matches.
     worst = facts({"transcript": "Bolt swept a street.", "speed": "slow", "pitch": "low"})
-    assert worst["satisfaction_of_generation_conditions"].endswith("0 of 2 (suggested score: 1 to 3)")
-    assert worst["semantic_consistency_and_persona_match_with_ground_truth"].endswith(
-        "(suggested score: 1 to 3)"
+    assert worst["satisfaction_of_generation_conditions"][:2] == (
+        "it gives neither the requested line nor its delivery",
+        "1 to 3",
     )
-    # Nothing recognised.
+    assert worst["semantic_consistency_and_persona_match_with_ground_truth"][:2] == (
+        "the measured attributes do not match the request",
+        "1 to 3",
+    )
+    # Nothing recognised, nothing measured.
     silent = facts({"transcript": "", "speed": None, "pitch": None})
-    assert silent["naturalness_and_conversational_relevance"].startswith("words recognised: 0;")
-    assert silent["naturalness_and_conversational_relevance"].endswith("(suggested score: 1 to 2)")
+    assert silent["naturalness_and_conversational_relevance"][:2] == (
+        "nothing intelligible was recognised",
+        "1 to 2",
+    )
+    assert silent["naturalness_and_conversational_relevance"][2].startswith("words recognised: 0;")
+    assert silent["semantic_consistency_and_persona_match_with_ground_truth"][0] == (
+        "no delivery attribute could be measured"
+    )
 
 
 def test_facts_doctests() -> None:
@@ -192,10 +261,8 @@ def test_cpu_text_prompt_carries_the_facts_and_no_system_name(sample_root: Path)
     text = user.parts[0].text  # type: ignore[union-attr]
     facts = text.split("<measured_facts>\n", 1)[1].split("\n</measured_facts>", 1)[0]
     assert facts == text_facts(inputs)
-    assert (
-        "semantic_consistency_with_ground_truth: content words of the reference also in the candidate: 0 of"
-        in facts
-    )
+    assert "semantic_consistency_with_ground_truth: it keeps none of the reference's events" in facts
+    assert "counts: content words of the reference also in the candidate: 0 of" in facts
     for leak in ("oracle", "shuffled", "copy-current", "ground truth", "ground-truth"):
         assert leak not in text.lower()
     assert "score range those counts suggest" in system.parts[0].text  # type: ignore[union-attr]

@@ -17,7 +17,7 @@ from omnieval.judges import registered_benchmark, repair_prompt_sha256, template
 from omnieval.judges._render import neutralize_tags
 from omnieval.judges._rubrics import section_tags
 
-CPU = "storybench-judge-cpu/1+storybench-cpu-facts/1"
+CPU = "storybench-judge-cpu/2+storybench-cpu-facts/6"
 
 # Recorded from omnieval/judges/_rubrics.py before the wording moved to this benchmark's package.
 GOLDEN_TEMPLATE_SHA256 = {
@@ -28,8 +28,8 @@ GOLDEN_TEMPLATE_SHA256 = {
     ("integrated", "native"): "d918462b5350f86bf0afa79aef45d7ac82867160774387b5ba3c9b59903f8a57",
 }
 GOLDEN_CPU_TEMPLATE_SHA256 = {
-    ("text", "cpu"): "4c5f1a66c0e6649018b74f909e156b6279f29d04e3b7712f83893b5703215535",
-    ("speech", "cpu-cascade"): "1e6d96666eddcccbb806764117f56cfce3c185fa9a83c47676d7b2f7d71bc9f7",
+    ("text", "cpu"): "639969fc84d1dbb1e7cbbd9b1fc46ccd84751af83b13184a3129f2de29067c25",
+    ("speech", "cpu-cascade"): "3dd46e4e25dcb31c0b4684224488b2457f939335b993e4c466aef448994cda41",
 }
 GOLDEN_REPAIR_SHA256 = "628159ff918bfcf4a01bbc311bfb6013583c47d06bfeb747b27185979a75d517"
 GOLDEN_SECTION_TAGS = {

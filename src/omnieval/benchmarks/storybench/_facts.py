@@ -5,13 +5,20 @@ another book's page 10 on every criterion, like the ground truth. The ``cpu`` pr
 (:mod:`._rubrics`) therefore adds a ``facts`` block that this module writes from the judge's own
 inputs (the row's reference side and the candidate), with plain counting and no model:
 
+Each line names the criterion, then says in words what the counts mean for it, the score range
+they suggest, and last the counts themselves (``criterion: finding (suggested score a to b);
+counts: ...``). The finding comes first because the 1.5B judge copies the start of a line into its
+rationale and scores what that sentence says: with the counts first it read "11 of 11 (100 %) of
+the words repeat the current page" as good news and gave a copy of the page 10 everywhere.
+
 - text: which of the book's characters the reference and the candidate name, capitalised words of
   the candidate found nowhere in the book's metadata, conditions, current page or reference, how
   many of the reference's content words and of its consecutive word pairs the candidate has, how
   many of the candidate's content words merely repeat the current page, and how many content words
   of the next page's requested content (the condition's ``text content``) it has;
-- speech (cascade): how many words of the requested line the transcript has, in order, and for
-  each measured delivery attribute whether it matches the requested one.
+- speech (cascade): how many words of the requested line the transcript has, in order, whether a
+  wrong line is still about this book's story (its characters, or two content words of its current
+  page or conditions), and for each measured delivery attribute whether it matches the requested one.
 
 Nothing here names a system or says which side is the reference: a fact reads the same for the
 ground truth as for any candidate that says the same.
@@ -33,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Final
 if TYPE_CHECKING:
     from omnieval.judges import JudgeInputs
 
-FACTS_VERSION: Final = "storybench-cpu-facts/1"
+FACTS_VERSION: Final = "storybench-cpu-facts/6"
 """Changes with any change of what the facts say (it is part of the cpu prompt's version)."""
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’]*")
@@ -320,10 +327,10 @@ def text_facts(inputs: JudgeInputs) -> str:
         ...     reference_text="Pip found a lantern near the oak.",
         ...     reference_speech={},
         ...     candidate_text="Bolt found a lantern near the river.")))
-        alignment_with_metadata: book characters named: Pip in the reference, none in the candidate; capitalised words in the candidate that the book, its page and the reference never use: Bolt (suggested score: 1 to 3)
-        natural_flow_from_current_narration: content words of the candidate already on the current page: 0 of 5 (0 %); word pairs of the reference kept in the same order: 4 of 6 (67 %) (suggested score: 8 to 10)
-        satisfaction_of_generation_conditions: content words of the requested next-page content: 1 of 3 (33 %) in the candidate, 2 of 3 (67 %) in the reference (suggested score: 5 to 7)
-        semantic_consistency_with_ground_truth: content words of the reference also in the candidate: 3 of 5 (60 %); word pairs of the reference in the same order: 4 of 6 (67 %); overall the candidate keeps most of the reference (suggested score: 6 to 8)
+        alignment_with_metadata: it uses names the book never uses and none of its characters (suggested score 1 to 3); counts: book characters named: Pip in the reference, none in the candidate; capitalised words in the candidate that the book, its page and the reference never use: Bolt
+        natural_flow_from_current_narration: it moves on from the current page to what the next page tells (suggested score 8 to 10); counts: content words of the candidate already on the current page: 0 of 5 (0 %); word pairs of the reference kept in the same order: 4 of 6 (67 %)
+        satisfaction_of_generation_conditions: it covers part of the requested content (suggested score 5 to 7); counts: content words of the requested next-page content: 1 of 3 (33 %) in the candidate, 2 of 3 (67 %) in the reference
+        semantic_consistency_with_ground_truth: it keeps most of the reference's events (suggested score 6 to 8); counts: content words of the reference also in the candidate: 3 of 5 (60 %); word pairs of the reference in the same order: 4 of 6 (67 %)
     """
     candidate = inputs.candidate_text or ""
     reference = inputs.reference_text
@@ -343,55 +350,88 @@ def text_facts(inputs: JudgeInputs) -> str:
     ref_names, cand_names = _names_in(reference, characters), _names_in(candidate, characters)
     foreign = foreign_names(candidate, known)
     if foreign and not cand_names:
-        align = (1, 3)
+        align, align_says = (1, 3), "it uses names the book never uses and none of its characters"
     elif ref_names and not set(ref_names) & set(cand_names):
-        align = (2, 4)
+        align, align_says = (2, 4), "it names none of the book's characters the reference names"
     elif foreign:
-        align = (4, 6)
+        align, align_says = (4, 6), "it names the book's characters but also names the book never uses"
     else:
-        align = (8, 10)
+        align, align_says = (8, 10), "it keeps to the book's characters and uses no foreign names"
     repeated = sum(w in current for w in cand_words)
     pair_share_ = pairs_found / pairs_total if pairs_total else 0.0
     if cand_words and repeated / len(cand_words) >= 0.5:
-        flow = (1, 3)
+        flow, flow_says = (1, 3), "it mostly repeats the current page instead of moving on"
+    elif foreign and not cand_names and kept < 0.25:
+        # Another story's page does not follow from this one, however well it reads on its own.
+        flow, flow_says = (1, 3), "it tells another story than the current page"
     elif kept >= 0.25 and pair_share_ < 0.25:
-        flow = (2, 4)  # the reference's words without their order: scrambled sentences
+        # the reference's words without their order: scrambled sentences
+        flow, flow_says = (2, 4), "it has the next page's words but in a scrambled order"
     elif kept < 0.25:
-        flow = (4, 7)
+        flow, flow_says = (4, 7), "it moves on, but not to what the next page tells"
     else:
-        flow = (8, 10)
+        flow, flow_says = (8, 10), "it moves on from the current page to what the next page tells"
     asked_cand = sum(w in cand_set for w in requested)
     asked_ref = sum(w in ref_set for w in requested)
     ratio = asked_cand / asked_ref if asked_ref else (1.0 if asked_cand or not requested else 0.0)
-    conditions = (8, 10) if ratio >= 0.8 else (5, 7) if ratio >= 0.4 else (1, 4)
+    conditions, conditions_says = (
+        ((8, 10), "it covers the requested content as fully as the reference")
+        if ratio >= 0.8
+        else ((5, 7), "it covers part of the requested content")
+        if ratio >= 0.4
+        else ((1, 4), "it misses most of the requested content")
+    )
     semantic = (9, 10) if kept >= 0.8 else (6, 8) if kept >= 0.5 else (3, 5) if kept >= 0.25 else (1, 2)
     lines = [
-        f"alignment_with_metadata: book characters named: {_listing(ref_names)} in the reference, "
-        f"{_listing(cand_names)} in the candidate; capitalised words in the candidate that the book, its "
-        f"page and the reference never use: {_listing(foreign)}{_suggest(align)}",
-        "natural_flow_from_current_narration: content words of the candidate already on the current page: "
-        + share_text(repeated, len(cand_words))
-        + "; word pairs of the reference kept in the same order: "
-        + share_text(pairs_found, pairs_total)
-        + _suggest(flow),
-        "satisfaction_of_generation_conditions: content words of the requested next-page content: "
-        + share_text(asked_cand, len(requested))
-        + " in the candidate, "
-        + share_text(asked_ref, len(requested))
-        + " in the reference"
-        + _suggest(conditions),
-        "semantic_consistency_with_ground_truth: content words of the reference also in the candidate: "
-        + share_text(ref_found, len(ref_words))
-        + "; word pairs of the reference in the same order: "
-        + share_text(pairs_found, pairs_total)
-        + f"; overall the candidate keeps {_band(kept)} of the reference"
-        + _suggest(semantic),
+        _line(
+            "alignment_with_metadata",
+            align,
+            align_says,
+            f"book characters named: {_listing(ref_names)} in the reference, {_listing(cand_names)} in the "
+            "candidate; capitalised words in the candidate that the book, its page and the reference never "
+            f"use: {_listing(foreign)}",
+        ),
+        _line(
+            "natural_flow_from_current_narration",
+            flow,
+            flow_says,
+            "content words of the candidate already on the current page: "
+            + share_text(repeated, len(cand_words))
+            + "; word pairs of the reference kept in the same order: "
+            + share_text(pairs_found, pairs_total),
+        ),
+        _line(
+            "satisfaction_of_generation_conditions",
+            conditions,
+            conditions_says,
+            "content words of the requested next-page content: "
+            + share_text(asked_cand, len(requested))
+            + " in the candidate, "
+            + share_text(asked_ref, len(requested))
+            + " in the reference",
+        ),
+        _line(
+            "semantic_consistency_with_ground_truth",
+            semantic,
+            f"it keeps {_band(kept)} of the reference's events",
+            "content words of the reference also in the candidate: "
+            + share_text(ref_found, len(ref_words))
+            + "; word pairs of the reference in the same order: "
+            + share_text(pairs_found, pairs_total),
+        ),
     ]
     return "\n".join(lines)
 
 
-def _suggest(span: tuple[int, int]) -> str:
-    return f" (suggested score: {span[0]} to {span[1]})"
+def _line(criterion: str, span: tuple[int, int], finding: str, counts: str) -> str:
+    """One facts line: the criterion, what the counts mean in words, the score range they suggest,
+    then the counts.
+
+    The finding comes first and in words: the 1.5B judge copies the start of a line into its
+    rationale and scores what that sentence says; copied counts alone ("11 of 11 (100 %)") it read
+    as good news, and a range at the end of the line was cut off before the score.
+    """
+    return f"{criterion}: {finding} (suggested score {span[0]} to {span[1]}); counts: {counts}"
 
 
 _DELIVERY: Final = ("speed", "pitch", "gender", "emotion")
@@ -413,10 +453,10 @@ def speech_facts(inputs: JudgeInputs) -> str:
         ...                       "gender": "female", "emotion": "happy"},
         ...     candidate_audio_analysis={"transcript": "Run little goat!", "speed": "fast", "pitch": "normal",
         ...                               "gender": None})))
-        alignment_with_metadata: words of the requested line heard in the transcript: 3 of 4 (75 %) (suggested score: 8 to 10)
-        naturalness_and_conversational_relevance: words recognised: 3; words of the requested line heard: 3 of 4 (75 %); word pairs of the line heard in the same order: 2 of 3 (67 %) (suggested score: 8 to 10)
-        satisfaction_of_generation_conditions: words of the requested line heard: 3 of 4 (75 %); measured delivery attributes that match the request: 1 of 2 (suggested score: 6 to 8)
-        semantic_consistency_and_persona_match_with_ground_truth: speed matches (fast); pitch does not match (normal, requested high); gender not measured; emotion not measured; words of the line heard: 3 of 4 (75 %) (suggested score: 4 to 6)
+        alignment_with_metadata: it says the requested line (suggested score 8 to 10); counts: words of the requested line heard in the transcript: 3 of 4 (75 %)
+        naturalness_and_conversational_relevance: it says the requested line (suggested score 8 to 10); counts: words recognised: 3; words of the requested line heard: 3 of 4 (75 %); word pairs of the line heard in the same order: 2 of 3 (67 %)
+        satisfaction_of_generation_conditions: it gives mostly the requested line and delivery (suggested score 6 to 8); counts: words of the requested line heard: 3 of 4 (75 %); measured delivery attributes that match the request: 1 of 2
+        semantic_consistency_and_persona_match_with_ground_truth: some measured attributes match the request (suggested score 4 to 6); counts: speed matches (fast); pitch does not match (normal, requested high); gender not measured; emotion not measured; words of the line heard: 3 of 4 (75 %)
     """
     analysis = inputs.candidate_audio_analysis or {}
     wanted = inputs.reference_speech
@@ -453,8 +493,6 @@ def speech_facts(inputs: JudgeInputs) -> str:
     # line was spoken, so the delivery (measured, not heard) weighs as much as the words.
     line_level = 2 if share >= 0.6 else 1 if share >= 0.25 else 0
     delivery = matched / measured if measured else 0.5
-    fits = ((2, 4), (4, 6), (8, 10))[line_level]
-    natural = (1, 2) if not heard else ((3, 5), (5, 7), (8, 10))[line_level]
     points = line_level + 2 * delivery  # 0 .. 4
     conditions = (
         (8, 10) if points >= 3.5 else (6, 8) if points >= 2.5 else (4, 6) if points >= 1.5 else (1, 3)
@@ -468,15 +506,74 @@ def speech_facts(inputs: JudgeInputs) -> str:
         if delivery >= 0.5
         else (1, 3)
     )
+    # What a wrong line is about still matters: a line of this book's story (its characters, its
+    # current page, its conditions) fits the moment better than another book's.
+    characters = book_characters(inputs.metadata)
+    story = [*_strings(inputs.condition), inputs.current_text]
+    story_words = {w for text in story for w in content_words(text)}
+    on_topic = (
+        bool(_names_in(transcript, characters)) or len(set(content_words(transcript)) & story_words) >= 2
+    )
+    said_words = (
+        "it says the requested line"
+        if line_level == 2
+        else "it says part of the requested line"
+        if line_level == 1
+        else "it says another line, about this book's story"
+        if on_topic
+        else "it says another line, not about this book's story"
+    )
+    if not heard:
+        said_words = "nothing intelligible was recognised"
+    natural_says = said_words
+    fits = ((3, 5) if on_topic else (2, 4), (4, 6), (8, 10))[line_level]
+    natural = (1, 2) if not heard else ((4, 6) if on_topic else (3, 5), (5, 7), (8, 10))[line_level]
+    conditions_says = (
+        "it gives the requested line, spoken as requested"
+        if points >= 3.5
+        else "it gives mostly the requested line and delivery"
+        if points >= 2.5
+        else "it gives only partly the requested line and delivery"
+        if points >= 1.5
+        else "it gives neither the requested line nor its delivery"
+    )
+    persona_says = (
+        "the line and every measured attribute match the request"
+        if delivery == 1 and line_level == 2
+        else "every measured attribute matches the request, but the line is not fully said"
+        if delivery == 1
+        else "no delivery attribute could be measured"
+        if not measured
+        else "some measured attributes match the request"
+        if delivery >= 0.5
+        else "the measured attributes do not match the request"
+    )
     lines = [
-        f"alignment_with_metadata: words of the requested line heard in the transcript: {said}{_suggest(fits)}",
-        f"naturalness_and_conversational_relevance: words recognised: {len(heard)}; words of the requested "
-        f"line heard: {said}; word pairs of the line heard in the same order: "
-        f"{share_text(pairs_found, pairs_total)}{_suggest(natural)}",
-        f"satisfaction_of_generation_conditions: words of the requested line heard: {said}; measured "
-        f"delivery attributes that match the request: {matched} of {measured}{_suggest(conditions)}",
-        "semantic_consistency_and_persona_match_with_ground_truth: "
-        + "; ".join(parts)
-        + f"; words of the line heard: {said}{_suggest(persona)}",
+        _line(
+            "alignment_with_metadata",
+            fits,
+            said_words,
+            f"words of the requested line heard in the transcript: {said}",
+        ),
+        _line(
+            "naturalness_and_conversational_relevance",
+            natural,
+            natural_says,
+            f"words recognised: {len(heard)}; words of the requested line heard: {said}; word pairs of the "
+            f"line heard in the same order: {share_text(pairs_found, pairs_total)}",
+        ),
+        _line(
+            "satisfaction_of_generation_conditions",
+            conditions,
+            conditions_says,
+            f"words of the requested line heard: {said}; measured delivery attributes that match the "
+            f"request: {matched} of {measured}",
+        ),
+        _line(
+            "semantic_consistency_and_persona_match_with_ground_truth",
+            persona,
+            persona_says,
+            "; ".join(parts) + f"; words of the line heard: {said}",
+        ),
     ]
     return "\n".join(lines)

@@ -29,7 +29,7 @@ from omnieval.judges import PromptTemplate, Section, criteria_list, register_tem
 
 PROMPT_VERSION = "storybench-judge/1"
 REPAIR_PROMPT_VERSION = "storybench-repair/1"
-CPU_PROMPT_VERSION = f"storybench-judge-cpu/1+{FACTS_VERSION}"
+CPU_PROMPT_VERSION = f"storybench-judge-cpu/2+{FACTS_VERSION}"
 """The ``cpu`` panel's own prompts (variants ``cpu`` and ``cpu-cascade``): not the paper's protocol
 wording but a reference-guided rubric with measured facts for the packaged 1.5B judge
 (:mod:`._facts`); the facts' version is part of it, so a change of either changes every hash."""
@@ -170,7 +170,7 @@ _INTEGRATED_RUBRIC = "\n".join(
 )
 
 _CPU_COMMON = (
-    "The <measured_facts> block has one line per criterion, counted exactly by code, ending with the "
+    "The <measured_facts> block has one line per criterion, counted exactly by code, starting with the "
     "score range those counts suggest: trust it over your own reading of the texts, score each criterion "
     "from its own line and stay within its suggested range unless the texts clearly show otherwise. Write "
     "each rationale as one short sentence that states the fact it rests on. Scores are integers from 1 to "

@@ -3,6 +3,7 @@
 from omnieval.benchmarks.storybench._analyses import (
     _bootstrap,
     _human,
+    _judge_tracks,
     _judges,
     _length,
     _modality,
@@ -14,6 +15,7 @@ __all__ = [
     "StoryContext",
     "_bootstrap",
     "_human",
+    "_judge_tracks",
     "_judges",
     "_length",
     "_modality",

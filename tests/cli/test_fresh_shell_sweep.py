@@ -286,7 +286,7 @@ def test_analyze_list_names_every_benchmarks_analyses(fresh: dict[str, Case]) ->
 
 
 def test_analyze_a_storybench_table(fresh: dict[str, Case], tmp: Path) -> None:
-    # --only keeps this case short (storybench has 14 analyses); the default selection runs for the
+    # --only keeps this case short (storybench has 15 analyses); the default selection runs for the
     # prism and acbench tables below.
     fresh["analyze storybench"].succeeded()
     assert "wrote 1 analyses (1 ran, 0 skipped)" in fresh["analyze storybench"].out

@@ -609,13 +609,21 @@ def test_analyze_writes_what_the_runs_report_stage_wrote(
 ) -> None:
     folder = Path(flow_env["first"]["run_folder"])
     out: Path = flow_env["tmp"] / "cli" / "analyses"
-    assert "wrote 14 analyses" in commands["analyze"]
+    assert "wrote 15 analyses" in commands["analyze"]
     written = {p.name: json.loads(p.read_text()) for p in sorted(out.glob("*.json"))}
-    assert len(written) == 14
+    assert len(written) == 15
     for name, document in written.items():
         assert document == json.loads((folder / "analyses" / name).read_text()), name
-    # Two systems: the bootstrap and the zero-filled sensitivity run; the rest need more systems,
-    # human ratings or components the CPU run does not compute, and say so.
+    # Two systems: the bootstrap, the zero-filled sensitivity and the per-track judge differences
+    # run; the rest need more systems, human ratings or components the CPU run does not compute, and
+    # say so.
     ran = {name for name, document in written.items() if document["status"] == "ok"}
-    assert {"bootstrap.json", "zero_filled_sensitivity.json"} <= ran
+    assert {"bootstrap.json", "zero_filled_sensitivity.json", "judge_track_differences.json"} <= ran
+    tracks = written["judge_track_differences.json"]["tracks"]
+    assert set(tracks) == {"text", "speech"}
+    for track in tracks.values():
+        (pair,) = track["pairs"]
+        assert (pair["a"], pair["b"], pair["n_paired"]) == ("oracle", "shuffled", LIMIT), pair
+        # The oracle is above the floor on every row (test above), so every resample's mean is too.
+        assert pair["difference"] > 0 and pair["ci95"][0] > 0 and pair["above_zero"], pair
     assert all(d["status"] == "ok" or d.get("reason") for d in written.values())

@@ -11,6 +11,7 @@ memory stays near ``chunk_elements`` floats, and resample ``b`` always uses the 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -165,6 +166,27 @@ def bootstrap_draws(
     )
 
 
+def multiplicity_chunks(n: int, *, draws: int, seed: int, chunk: int) -> Iterator[tuple[int, FloatArray]]:
+    """The multiplicity matrices of ``draws`` resamples of ``n`` instances, ``chunk`` resamples at a time.
+
+    Yields ``(start, weights)``: ``weights`` ``(c, n)`` counts how often resample ``start + r`` drew
+    each instance. Resample ``b`` uses draws ``b*n .. b*n+n-1`` of ``numpy.random.default_rng(seed)``
+    (one call of shape ``(c, n)`` gives the same numbers as ``c`` calls of ``n``), so the resamples do
+    not depend on ``chunk``.
+
+    Example:
+        >>> [w.sum(axis=1).tolist() for _, w in multiplicity_chunks(3, draws=5, seed=0, chunk=2)]
+        [[3.0, 3.0], [3.0, 3.0], [3.0]]
+    """
+    rng = np.random.default_rng(seed)
+    offsets = np.arange(chunk, dtype=np.int64)[:, None] * n
+    for start in range(0, draws, chunk):
+        c = min(chunk, draws - start)
+        idx = rng.integers(0, n, size=(c, n))
+        counts = np.bincount((idx + offsets[:c]).ravel(), minlength=c * n)
+        yield start, counts.reshape(c, n).astype(np.float64)
+
+
 def resample(
     lay: _Layout, *, n_systems: int, draws: int, seed: int, policy: Policy, chunk_elements: int
 ) -> BootstrapDraws:
@@ -173,17 +195,10 @@ def resample(
     s = n_systems
     point_totals, point_modality, include = _reduce(lay, np.ones((1, n)), s, policy, None)
     chunk = max(1, min(draws, chunk_elements // max(n, lay.num.shape[1])))
-    rng = np.random.default_rng(seed)
     totals = np.empty((draws, s))
     modality = {m: np.empty((draws, s)) for m in point_modality}
-    offsets = np.arange(chunk, dtype=np.int64)[:, None] * n
-    for start in range(0, draws, chunk):
-        c = min(chunk, draws - start)
-        idx = np.empty((c, n), dtype=np.int64)
-        for r in range(c):
-            idx[r] = rng.integers(0, n, size=n)
-        weights = np.bincount((idx + offsets[:c]).ravel(), minlength=c * n).reshape(c, n).astype(np.float64)
-        del idx
+    for start, weights in multiplicity_chunks(n, draws=draws, seed=seed, chunk=chunk):
+        c = weights.shape[0]
         t, mods, _ = _reduce(lay, weights, s, policy, include)
         totals[start : start + c] = t
         for m, v in mods.items():

@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from omnieval.analysis import AnalysisResult, FloatArray, Skip, figure, percentile_interval
-from omnieval.benchmarks.storybench._analyses._bootstrap import _interval_key
+from omnieval.benchmarks.storybench._analyses._bootstrap import _interval_key, multiplicity_chunks
 from omnieval.benchmarks.storybench._analyses._context import StoryContext, story_analysis
 from omnieval.benchmarks.storybench._names import TRACKS
 from omnieval.benchmarks.storybench._table import JudgeTrack, StoryTable, _nanmean
@@ -85,15 +85,9 @@ def resample_means(
     if m == 0:
         return np.full((draws, p), np.nan)
     chunk = max(1, min(draws, chunk_elements // max(m, p)))
-    rng = np.random.default_rng(seed)
     out = np.empty((draws, p))
-    offsets = np.arange(chunk, dtype=np.int64)[:, None] * m
-    for start in range(0, draws, chunk):
-        c = min(chunk, draws - start)
-        # One call of size (c, m) yields the same numbers as c calls of size m, so chunks stay consistent.
-        idx = rng.integers(0, m, size=(c, m))
-        weights = np.bincount((idx + offsets[:c]).ravel(), minlength=c * m).reshape(c, m).astype(np.float64)
-        out[start : start + c] = weights @ values / m
+    for start, weights in multiplicity_chunks(m, draws=draws, seed=seed, chunk=chunk):
+        out[start : start + weights.shape[0]] = weights @ values / m
     return out
 
 

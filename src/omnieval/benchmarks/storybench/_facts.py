@@ -5,12 +5,6 @@ another book's page 10 on every criterion, like the ground truth. The ``cpu`` pr
 (:mod:`._rubrics`) therefore adds a ``facts`` block that this module writes from the judge's own
 inputs (the row's reference side and the candidate), with plain counting and no model:
 
-Each line names the criterion, then says in words what the counts mean for it, the score range
-they suggest, and last the counts themselves (``criterion: finding (suggested score a to b);
-counts: ...``). The finding comes first because the 1.5B judge copies the start of a line into its
-rationale and scores what that sentence says: with the counts first it read "11 of 11 (100 %) of
-the words repeat the current page" as good news and gave a copy of the page 10 everywhere.
-
 - text: which of the book's characters the reference and the candidate name, capitalised words of
   the candidate found nowhere in the book's metadata, conditions, current page or reference, how
   many of the reference's content words and of its consecutive word pairs the candidate has, how
@@ -19,6 +13,12 @@ the words repeat the current page" as good news and gave a copy of the page 10 e
 - speech (cascade): how many words of the requested line the transcript has, in order, whether a
   wrong line is still about this book's story (its characters, or two content words of its current
   page or conditions), and for each measured delivery attribute whether it matches the requested one.
+
+Each line names the criterion, then says in words what the counts mean for it, the score range
+they suggest, and last the counts themselves (``criterion: finding (suggested score a to b);
+counts: ...``). The finding comes first because the 1.5B judge copies the start of a line into its
+rationale and scores what that sentence says: with the counts first it read "11 of 11 (100 %) of
+the words repeat the current page" as good news and gave a copy of the page 10 everywhere.
 
 Nothing here names a system or says which side is the reference: a fact reads the same for the
 ground truth as for any candidate that says the same.

@@ -37,6 +37,26 @@ def test_transcribes_espeak_with_word_timestamps(tmp_path: Path) -> None:
     assert ident.name == "whisper-tiny.en" and len(ident.sha256) == 64 and "beam=1" in ident.settings
 
 
+@pytest.mark.slow
+def test_line_logprob_tells_the_spoken_line_from_another(tmp_path: Path) -> None:
+    """The forced reading of the line a clip says is far likelier than that of another line, even in
+    a high-pitched voice; both are mean natural-log probabilities per token (<= 0)."""
+    from omnieval.audio import espeak_wav
+    from omnieval.backends.asr import load_transcriber
+
+    said = "If it goes out, the mice will never find their way home."
+    other = "Good evening, Nia. Same street tomorrow?"
+    path = espeak_wav(said, tmp_path / "high.wav", voice="en-us+f2", pitch=90)
+    asr = load_transcriber("whisper-tiny.en")
+    right, wrong = asr.line_logprob(path, said), asr.line_logprob(path, other)
+    assert -1.5 <= right <= 0.0
+    assert wrong < -3.0 and right - wrong > 2.0
+    # Deterministic: the same clip and line give the same number.
+    assert asr.line_logprob(path, said) == right
+    with pytest.raises(ValueError, match="at least one token"):
+        asr.line_logprob(path, "   ")
+
+
 @pytest.mark.parametrize(
     ("rate", "channels", "seconds"), [(22_050, 1, 2.5), (8_000, 2, 1.0), (44_100, 2, 0.3)]
 )

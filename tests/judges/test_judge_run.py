@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
@@ -316,3 +317,63 @@ def test_speech_without_speech_is_missing_output_not_a_verdict(
     notes = result.judgments[result.judgments.track == "speech"]
     assert notes["note"].str.contains("holds no speech").all()
     assert result.model_calls == len(result.judgments[result.judgments.track == "text"])
+
+
+class _FittingDescriber:
+    """fake_describe plus a ``line_fit`` that records what it was asked."""
+
+    version = "fit-test/1"
+
+    def __init__(self) -> None:
+        self.fits: list[tuple[str, str]] = []
+
+    def __call__(self, path: Path) -> dict[str, object]:
+        return fake_describe(path)
+
+    def line_fit(self, path: Path, line: str) -> float:
+        self.fits.append((path.name, line))
+        return -1.25
+
+
+def test_a_describer_with_line_fit_is_asked_once_per_clip_and_requested_line(
+    story: Story, write_panel, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    from omnieval.judges import LINE_FIT_KEY
+
+    describer = _FittingDescriber()
+    panel = str(write_panel("by_reference"))
+    first = run_judges(
+        story.transitions,
+        _systems(story),
+        panel=panel,
+        cache_dir=tmp_path / "cache",
+        describe_audio=describer,
+    )
+    assert set(first.judgments[first.judgments.track == "speech"]["status"]) == {"ok"}
+    # Each distinct clip (by content) against its own row's requested line, once.
+    pairs = {
+        (
+            hashlib.sha256((folder / "speech" / str(t.index) / "generated.wav").read_bytes()).hexdigest(),
+            t.target_speech.line,
+        )
+        for folder in _systems(story).values()
+        for t in story.transitions
+    }
+    assert len(describer.fits) == len(pairs) >= 3
+    assert {line for _, line in describer.fits} == {t.target_speech.line for t in story.transitions}
+    stored = [
+        json.loads(p.read_text(encoding="utf-8"))
+        for p in (tmp_path / "cache" / "audio_descriptions").rglob("*.json")
+    ]
+    assert [entry["fit"] for entry in stored if "fit" in entry] == [-1.25] * len(pairs)
+    assert LINE_FIT_KEY == "requested_line_logprob"
+    calls = len(describer.fits)
+    again = run_judges(
+        story.transitions,
+        _systems(story),
+        panel=panel,
+        cache_dir=tmp_path / "cache",
+        describe_audio=describer,
+    )
+    assert len(describer.fits) == calls  # every fit came from the cache
+    assert again.judgments["raw_response"].tolist() == first.judgments["raw_response"].tolist()

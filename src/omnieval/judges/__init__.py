@@ -110,7 +110,14 @@ from omnieval.judges._rubrics import (
     template,
     template_catalog,
 )
-from omnieval.judges._run import JUDGMENT_COLUMNS, JUDGMENT_SCHEMA, JudgeResult, merge_panel_tags, run_judges
+from omnieval.judges._run import (
+    JUDGMENT_COLUMNS,
+    JUDGMENT_SCHEMA,
+    LINE_FIT_KEY,
+    JudgeResult,
+    merge_panel_tags,
+    run_judges,
+)
 from omnieval.judges._stream import StreamResult, read_stream, stream_judges
 from omnieval.judges._tracks import (
     TRACKS,
@@ -128,6 +135,7 @@ __all__ = [
     "JUDGMENT_COLUMNS",
     "JUDGMENT_SCHEMA",
     "LEDGER_TAIL",
+    "LINE_FIT_KEY",
     "REPAIR_SYSTEM",
     "TRACKS",
     "VALUED",

@@ -93,6 +93,11 @@ and the probability-weighted scores beside the greedy ones."""
 JUDGMENT_COLUMNS: tuple[str, ...] = JUDGMENT_SCHEMA.columns
 
 DescribeAudio = Callable[[Path], Mapping[str, object]]
+"""Audio path -> transcript and measured attributes. A describer may also offer
+``line_fit(path, line) -> float | None`` (see :data:`LINE_FIT_KEY`)."""
+LINE_FIT_KEY = "requested_line_logprob"
+"""Analysis key set when the describer has ``line_fit``: how well the requested line fits the clip
+(the ASR's mean log-probability per token of the line, forced; <= 0), None where it cannot say."""
 Progress = Callable[[str, int, int], None]
 
 
@@ -277,23 +282,36 @@ class _Runner(CallRunner):
             candidate_audio=outputs.get(Modality.SPEECH),
         )
 
-    def _describe(self, audio: Path) -> Mapping[str, object]:
+    def _describe(self, audio: Path, line: str | None) -> Mapping[str, object]:
         assert self.describe_audio is not None
         fn = self.describe_audio
         describer = f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', type(fn).__name__)}"
-        key = cache_key(
-            kind="audio_description",
-            describer=describer,
-            version=str(getattr(fn, "version", "")),
-            audio=self.hasher(audio),
-        )
+        version = str(getattr(fn, "version", ""))
+        audio_hash = self.hasher(audio)
+        key = cache_key(kind="audio_description", describer=describer, version=version, audio=audio_hash)
         cached = self.descriptions.get_json(key)
         if cached is not None:
-            return dict(cached["description"])
-        description = json.loads(json.dumps(dict(fn(audio)), default=_jsonable))
-        self.descriptions.put_json(key, {"describer": describer, "description": description})
-        self.counters.descriptions += 1
-        return dict(description)
+            description = dict(cached["description"])
+        else:
+            description = json.loads(json.dumps(dict(fn(audio)), default=_jsonable))
+            self.descriptions.put_json(key, {"describer": describer, "description": description})
+            self.counters.descriptions += 1
+        line_fit = getattr(fn, "line_fit", None)
+        if line_fit is None or not line or description.get("status", "ok") != "ok":
+            return description
+        # Keyed by the line too: one clip is judged against each row's requested line.
+        fit_key = cache_key(
+            kind="line_fit", describer=describer, version=version, audio=audio_hash, line=line
+        )
+        cached_fit = self.descriptions.get_json(fit_key)
+        if cached_fit is not None:
+            fit = cached_fit["fit"]
+        else:
+            fit = line_fit(audio, line)
+            fit = None if fit is None else float(fit)
+            self.descriptions.put_json(fit_key, {"describer": describer, "fit": fit})
+        description[LINE_FIT_KEY] = fit
+        return description
 
     def prepare(self, records: list[_Record], candidates: Mapping[str, Path]) -> None:
         """Settle records that need no model; render and key the rest."""
@@ -320,7 +338,8 @@ class _Runner(CallRunner):
                     continue
                 assert inputs.candidate_audio is not None
                 try:
-                    analysis = self._describe(inputs.candidate_audio)
+                    line = inputs.reference_speech.get("line")
+                    analysis = self._describe(inputs.candidate_audio, line if isinstance(line, str) else None)
                 except Exception as exc:  # the describer is outside our control: any failure is recorded
                     self._settle(
                         record, Status.INFERENCE_ERROR, f"audio analysis failed: {type(exc).__name__}: {exc}"

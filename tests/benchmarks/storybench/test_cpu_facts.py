@@ -23,9 +23,9 @@ from omnieval.benchmarks.storybench._facts import (
     words,
 )
 from omnieval.benchmarks.storybench._loader import load_storybench
-from omnieval.benchmarks.storybench._rubrics import CPU_PROMPT_VERSION, PROMPT_VERSION
+from omnieval.benchmarks.storybench._rubrics import CPU_TEXT_PROMPT_VERSION, PROMPT_VERSION
 from omnieval.benchmarks.storybench._tracks import page_turn_inputs
-from omnieval.judges import Framing, JudgeInputs, load_panel, render_messages, template
+from omnieval.judges import LINE_FIT_KEY, Framing, JudgeInputs, load_panel, render_messages, template
 from omnieval.judges._rubrics import template_facts
 
 _BOOK = {
@@ -189,10 +189,11 @@ def test_speech_facts_compare_transcript_and_delivery_with_the_request() -> None
         "not measured; words of the line heard: 6 of 6 (100 %)",
     )
     # Another line, not of this book: only "a" is shared (1 of 6, below 25 %); both attributes match,
-    # so the delivery (which ASR errors cannot hide) still earns the persona line 6 to 8, the words 2 to 4.
+    # so the delivery (which ASR errors cannot hide) still earns the persona line a middle band (4 to 6,
+    # one band below a wrong line of this book's story), the words 2 to 4.
     wrong = facts({"transcript": "Bolt swept a street.", "speed": "normal", "pitch": "high"})
     assert wrong["alignment_with_metadata"] == (
-        "it says another line, not about this book's story",
+        "it says a line from another story, not the requested line",
         "2 to 4",
         "words of the requested line heard in the transcript: 1 of 6 (17 %)",
     )
@@ -204,14 +205,22 @@ def test_speech_facts_compare_transcript_and_delivery_with_the_request() -> None
         "request: 2 of 2",
     )
     assert wrong["semantic_consistency_and_persona_match_with_ground_truth"][:2] == (
+        "the line is from another story, and every measured attribute matches the request, but the line "
+        "is not fully said",
+        "4 to 6",
+    )
+    # Another line of this book's story (Pip, and "woke", "oak" of the current page) fits the moment
+    # better than another book's: one point more on the first two criteria, the persona band above.
+    story = facts({"transcript": "Pip woke under the oak.", "speed": "normal", "pitch": "high"})
+    assert story["alignment_with_metadata"][:2] == (
+        "it stays with this book's story, though not with the requested line",
+        "3 to 5",
+    )
+    assert story["naturalness_and_conversational_relevance"][1] == "4 to 6"
+    assert story["semantic_consistency_and_persona_match_with_ground_truth"][:2] == (
         "every measured attribute matches the request, but the line is not fully said",
         "6 to 8",
     )
-    # Another line of this book's story (Pip, and "woke", "oak" of the current page) fits the moment
-    # better than another book's: one point more on the first two criteria.
-    story = facts({"transcript": "Pip woke under the oak.", "speed": "normal", "pitch": "high"})
-    assert story["alignment_with_metadata"][:2] == ("it says another line, about this book's story", "3 to 5")
-    assert story["naturalness_and_conversational_relevance"][1] == "4 to 6"
     # Another line in another voice: nothing matches.
     worst = facts({"transcript": "Bolt swept a street.", "speed": "slow", "pitch": "low"})
     assert worst["satisfaction_of_generation_conditions"][:2] == (
@@ -219,7 +228,7 @@ def test_speech_facts_compare_transcript_and_delivery_with_the_request() -> None
         "1 to 3",
     )
     assert worst["semantic_consistency_and_persona_match_with_ground_truth"][:2] == (
-        "the measured attributes do not match the request",
+        "the line is from another story, and the measured attributes do not match the request",
         "1 to 3",
     )
     # Nothing recognised, nothing measured.
@@ -234,6 +243,53 @@ def test_speech_facts_compare_transcript_and_delivery_with_the_request() -> None
     )
 
 
+def test_speech_facts_take_the_forced_line_fit_over_a_misheard_transcript() -> None:
+    """With the describer's line fit (mean log-probability per token of the requested line, forced),
+    the fit decides the line level; a transcript holding most of the line still counts."""
+    request = {"name": "Pip", "line": "Oh! A lantern, all by itself?", "speed": "normal", "pitch": "high"}
+
+    def facts(transcript: str, fit: float) -> dict[str, tuple[str, str, str]]:
+        analysis = {"transcript": transcript, "speed": "normal", "pitch": "high", LINE_FIT_KEY: fit}
+        inputs = JudgeInputs(_BOOK, _COND, _CURRENT, _REFERENCE, request, candidate_audio_analysis=analysis)
+        return {k: _split(v) for k, v in _lines(speech_facts(inputs)).items()}
+
+    # Misheard (0 of 6 words) but the line fits: exp(-1.0) = 36.8 % per token -> "37 %", level 2.
+    misheard = facts("and then just open it", -1.0)
+    assert misheard["alignment_with_metadata"] == (
+        "it says the requested line",
+        "8 to 10",
+        "words of the requested line heard in the transcript: 0 of 6 (0 %); fit of the requested line to "
+        "the audio: 37 % per token",
+    )
+    # level 2 + 2 x delivery 1.0 = 4 points.
+    assert misheard["satisfaction_of_generation_conditions"][1] == "8 to 10"
+    assert misheard["semantic_consistency_and_persona_match_with_ground_truth"][1] == "9 to 10"
+    # Between -3.0 and -2.5: said unclearly (exp(-2.7) = 6.7 %).
+    unclear = facts("and then just open it", -2.7)
+    assert unclear["alignment_with_metadata"][:2] == (
+        "it says part of the requested line, or says it unclearly",
+        "4 to 6",
+    )
+    assert unclear["alignment_with_metadata"][2].endswith(
+        "fit of the requested line to the audio: 7 % per token"
+    )
+    # Three of six words by chance ("a", "all", "by"), yet the line does not fit: another line (level 0).
+    chance = facts("Bolt ran all by a wall.", -4.0)
+    assert chance["alignment_with_metadata"][:2] == (
+        "it says a line from another story, not the requested line",
+        "2 to 4",
+    )
+    # Most of the line heard counts even with a poor fit.
+    heard = facts("Oh, a lantern all by itself.", -4.0)
+    assert heard["alignment_with_metadata"][:2] == ("it says the requested line", "8 to 10")
+    # Nothing recognised, but the audio fits the line: not "nothing intelligible".
+    unrecognised = facts("", -1.2)
+    assert unrecognised["naturalness_and_conversational_relevance"][:2] == (
+        "it says the requested line",
+        "8 to 10",
+    )
+
+
 def test_facts_doctests() -> None:
     failures, tried = doctest.testmod(_facts)
     assert tried >= 5 and failures == 0
@@ -243,7 +299,7 @@ def test_cpu_panel_names_its_own_prompts_and_the_paper_panels_do_not() -> None:
     cpu = load_panel("cpu")
     assert (cpu.tracks["text"].variant, cpu.tracks["speech"].variant) == ("cpu", "cpu-cascade")
     assert cpu.tracks["speech"].input == "cascade"
-    assert template("text", "cpu").version == CPU_PROMPT_VERSION != PROMPT_VERSION
+    assert template("text", "cpu").version == CPU_TEXT_PROMPT_VERSION != PROMPT_VERSION
     assert template("text", "cpu").sha256() != template("text", "native").sha256()
     for name in ("paper-a", "paper-b", "paper-c", "paper"):
         panel = load_panel(name)

@@ -17,7 +17,10 @@ from omnieval.judges import registered_benchmark, repair_prompt_sha256, template
 from omnieval.judges._render import neutralize_tags
 from omnieval.judges._rubrics import section_tags
 
-CPU = "storybench-judge-cpu/2+storybench-cpu-facts/6"
+CPU = {
+    ("text", "cpu"): "storybench-judge-cpu/2+storybench-cpu-facts/6",
+    ("speech", "cpu-cascade"): "storybench-judge-cpu/2+storybench-cpu-facts/7",
+}
 
 # Recorded from omnieval/judges/_rubrics.py before the wording moved to this benchmark's package.
 GOLDEN_TEMPLATE_SHA256 = {
@@ -29,7 +32,7 @@ GOLDEN_TEMPLATE_SHA256 = {
 }
 GOLDEN_CPU_TEMPLATE_SHA256 = {
     ("text", "cpu"): "639969fc84d1dbb1e7cbbd9b1fc46ccd84751af83b13184a3129f2de29067c25",
-    ("speech", "cpu-cascade"): "3dd46e4e25dcb31c0b4684224488b2457f939335b993e4c466aef448994cda41",
+    ("speech", "cpu-cascade"): "b414c5b413b879ba464bbbe8b29e8b9052a18e26a6d3244462ff3ee8b1839c52",
 }
 GOLDEN_REPAIR_SHA256 = "628159ff918bfcf4a01bbc311bfb6013583c47d06bfeb747b27185979a75d517"
 GOLDEN_SECTION_TAGS = {
@@ -64,12 +67,14 @@ def test_templates_are_registered_with_the_judges() -> None:
     for (track_name, variant), tpl in TEMPLATES.items():
         assert template(track_name, variant) == tpl
         assert tpl.version == (
-            "storybench-judge/1" if (track_name, variant) in GOLDEN_TEMPLATE_SHA256 else CPU
+            "storybench-judge/1"
+            if (track_name, variant) in GOLDEN_TEMPLATE_SHA256
+            else CPU[(track_name, variant)]
         )
     catalog = {(e["track"], e["variant"]): (e["version"], e["sha256"]) for e in template_catalog()}
     assert catalog == {
         **{key: ("storybench-judge/1", sha) for key, sha in GOLDEN_TEMPLATE_SHA256.items()},
-        **{key: (CPU, sha) for key, sha in GOLDEN_CPU_TEMPLATE_SHA256.items()},
+        **{key: (CPU[key], sha) for key, sha in GOLDEN_CPU_TEMPLATE_SHA256.items()},
         ("repair", "native"): ("storybench-repair/1", GOLDEN_REPAIR_SHA256),
     }
 

@@ -23,16 +23,23 @@ Example:
 
 from __future__ import annotations
 
-from omnieval.benchmarks.storybench._facts import FACTS_VERSION, speech_facts, text_facts
+from omnieval.benchmarks.storybench._facts import (
+    SPEECH_FACTS_VERSION,
+    TEXT_FACTS_VERSION,
+    speech_facts,
+    text_facts,
+)
 from omnieval.benchmarks.storybench._tracks import BENCHMARK  # registers the tracks the wording keys
 from omnieval.judges import PromptTemplate, Section, criteria_list, register_templates, schema_example
 
 PROMPT_VERSION = "storybench-judge/1"
 REPAIR_PROMPT_VERSION = "storybench-repair/1"
-CPU_PROMPT_VERSION = f"storybench-judge-cpu/2+{FACTS_VERSION}"
-"""The ``cpu`` panel's own prompts (variants ``cpu`` and ``cpu-cascade``): not the paper's protocol
-wording but a reference-guided rubric with measured facts for the packaged 1.5B judge
-(:mod:`._facts`); the facts' version is part of it, so a change of either changes every hash."""
+CPU_TEXT_PROMPT_VERSION = f"storybench-judge-cpu/2+{TEXT_FACTS_VERSION}"
+"""The ``cpu`` panel's own text prompt (variant ``cpu``): not the paper's protocol wording but a
+reference-guided rubric with measured facts for the packaged 1.5B judge (:mod:`._facts`); the text
+facts' version is part of it, so a change of either changes its hash."""
+CPU_SPEECH_PROMPT_VERSION = f"storybench-judge-cpu/2+{SPEECH_FACTS_VERSION}"
+"""The same for the ``cpu-cascade`` speech prompt, with the speech facts' version."""
 
 _ANCHORS = (
     "Use the same anchors for every criterion: 10 = excellent, 5 = mixed or only partly adequate, "
@@ -295,7 +302,7 @@ TEMPLATES: dict[tuple[str, str], PromptTemplate] = {
     ("text", "cpu"): PromptTemplate(
         track="text",
         variant="cpu",
-        version=CPU_PROMPT_VERSION,
+        version=CPU_TEXT_PROMPT_VERSION,
         rubric=_CPU_TEXT_RUBRIC,
         rubric_in_user=False,
         opening="Check the candidate narration below against the reference next narration.",
@@ -312,7 +319,7 @@ TEMPLATES: dict[tuple[str, str], PromptTemplate] = {
     ("speech", "cpu-cascade"): PromptTemplate(
         track="speech",
         variant="cpu-cascade",
-        version=CPU_PROMPT_VERSION,
+        version=CPU_SPEECH_PROMPT_VERSION,
         rubric=_CPU_SPEECH_RUBRIC,
         rubric_in_user=False,
         opening="Check the candidate speech clip from its automatic analysis against the requested line.",

@@ -10,9 +10,13 @@ inputs (the row's reference side and the candidate), with plain counting and no 
   many of the reference's content words and of its consecutive word pairs the candidate has, how
   many of the candidate's content words merely repeat the current page, and how many content words
   of the next page's requested content (the condition's ``text content``) it has;
-- speech (cascade): how many words of the requested line the transcript has, in order, whether a
-  wrong line is still about this book's story (its characters, or two content words of its current
-  page or conditions), and for each measured delivery attribute whether it matches the requested one.
+- speech (cascade): how many words of the requested line the transcript has, in order, how well
+  the requested line fits the audio when the suite's ASR is forced to read it (the describer's
+  ``requested_line_logprob``; it decides whether the clip says the line, since the transcript of a
+  pitch-shifted synthetic voice misses words of the right line), whether a wrong line is still
+  about this book's story (its characters, or two content words of its current page or conditions)
+  or from another story, and for each measured delivery attribute whether it matches the requested
+  one.
 
 Each line names the criterion, then says in words what the counts mean for it, the score range
 they suggest, and last the counts themselves (``criterion: finding (suggested score a to b);
@@ -535,11 +539,12 @@ def speech_facts(inputs: JudgeInputs) -> str:
     conditions = (
         (8, 10) if points >= 3.5 else (6, 8) if points >= 2.5 else (4, 6) if points >= 1.5 else (1, 3)
     )
-    # Another story's line is not this character's line whatever the voice: one band lower, so a
-    # matching delivery cannot make up for the words (it did on the full sample, tying a copy of
-    # this book's current page with another book's line).
+    # Another story's line is not consistent with this character's line whatever the voice: a fully
+    # matching delivery earns 2 to 4, a partly matching one nothing, so delivery cannot make up for
+    # the words (it did on the full sample, tying a copy of this book's current page with another
+    # book's line).
     persona_bands = (
-        ((9, 10), (6, 8), (4, 6), (1, 3)) if not other_story else ((9, 10), (4, 6), (2, 4), (1, 3))
+        ((9, 10), (6, 8), (4, 6), (1, 3)) if not other_story else ((9, 10), (2, 4), (1, 3), (1, 3))
     )
     persona = (
         persona_bands[0]
@@ -555,7 +560,7 @@ def speech_facts(inputs: JudgeInputs) -> str:
         if line_level == 2
         else "it says part of the requested line, or says it unclearly"
         if line_level == 1
-        else "it stays with this book's story, though not with the requested line"
+        else "it says another line, about this book's story"
         if on_topic
         else "it says a line from another story, not the requested line"
     )
@@ -563,8 +568,8 @@ def speech_facts(inputs: JudgeInputs) -> str:
     if silent:
         said_words = "nothing intelligible was recognised"
     natural_says = said_words
-    fits = ((3, 5) if on_topic else (2, 4), (4, 6), (8, 10))[line_level]
-    natural = (1, 2) if silent else ((4, 6) if on_topic else (3, 5), (5, 7), (8, 10))[line_level]
+    fits = ((4, 6) if on_topic else (2, 4), (4, 6), (8, 10))[line_level]
+    natural = (1, 2) if silent else ((5, 7) if on_topic else (2, 4), (5, 7), (8, 10))[line_level]
     conditions_says = (
         "it gives the requested line, spoken as requested"
         if points >= 3.5

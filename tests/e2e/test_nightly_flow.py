@@ -149,6 +149,14 @@ def _make_ready(project: Path) -> None:
     (venv / ".omnieval-setup").touch()
 
 
+def _judge_calls(folder: Path) -> tuple[int, int]:
+    """The judge calls a night made (lineage ``this_run``): its panels' own, and its drift anchors'."""
+    judges = json.loads((folder / "lineage.json").read_text())["judges"].values()
+    panel_calls = sum(int(panel["this_run"]["model_calls"]) for panel in judges)
+    drift_calls = sum(int(panel["this_run"].get("drift_anchor_model_calls", 0)) for panel in judges)
+    return panel_calls, drift_calls
+
+
 def _make_run(project: Path) -> dict[str, Any]:
     """``make run`` as a user types it in the project; the run named by the lines it closes with."""
     started_on = dt.date.today()
@@ -164,12 +172,7 @@ def _make_run(project: Path) -> dict[str, Any]:
     closing = dict(re.findall(r"^  (run folder|report|viewer|verdict): +(.+)$", made.stdout, re.M))
     [run_id] = re.findall(r"^run (\S+) finished in [\d.]+ s$", made.stdout, re.M)
     folder = Path(closing["run folder"])
-    lineage = json.loads((folder / "lineage.json").read_text())
-    # The judge calls this night made: each panel's own and its drift anchors' (lineage this_run).
-    panel_calls = sum(panel["this_run"]["model_calls"] for panel in lineage["judges"].values())
-    drift_calls = sum(
-        panel["this_run"].get("drift_anchor_model_calls", 0) for panel in lineage["judges"].values()
-    )
+    panel_calls, drift_calls = _judge_calls(folder)
     return {
         "run_id": run_id,
         "run_folder": str(folder),
@@ -208,7 +211,10 @@ def flow_env(tmp_path_factory: pytest.TempPathFactory) -> Any:
     shutil.copyfile(written, suite)
     first = _make_run(project)
     first_drift = json.loads((project / "state" / "e2e" / "judge" / "drift.json").read_text())
+    second_started_on = dt.date.today()
     second = run_suite_cli(Path("pipelines/nightly.yaml"), cwd=project)
+    second["days"] = (second_started_on, dt.date.today())
+    second["panel_model_calls"], second["drift_model_calls"] = _judge_calls(Path(second["run_folder"]))
     yield {
         "tmp": tmp,
         "uri": uri,

@@ -17,7 +17,8 @@ from judge_fixtures import NARRATIONS, Story, fake_describe
 
 from omnieval.benchmarks.storybench._aggregate import aggregate
 from omnieval.benchmarks.storybench._combine import combine_judges
-from omnieval.judges import JUDGMENT_COLUMNS, TRACKS, merge_panel_tags, run_judges
+from omnieval.judges import JUDGMENT_COLUMNS, TRACKS, JudgeResult, merge_panel_tags, run_judges
+from omnieval.judges._run import DescribeAudio
 from omnieval.scores import SCORE_COLUMNS
 
 HERE = Path(__file__).resolve().parent
@@ -32,10 +33,10 @@ def _systems(story: Story) -> dict[str, Path]:
     }
 
 
-def _run(story: Story, panel: Path, systems: dict[str, Path], cache: Path) -> object:
-    return run_judges(
-        story.transitions, systems, panel=str(panel), cache_dir=cache, describe_audio=fake_describe
-    )
+def _run(
+    story: Story, panel: Path, systems: dict[str, Path], cache: Path, describe: DescribeAudio = fake_describe
+) -> JudgeResult:
+    return run_judges(story.transitions, systems, panel=str(panel), cache_dir=cache, describe_audio=describe)
 
 
 def test_rows_statuses_and_scores(story: Story, write_panel, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -341,14 +342,9 @@ def test_a_describer_with_line_fit_is_asked_once_per_clip_and_requested_line(
     from omnieval.judges import LINE_FIT_KEY
 
     describer = _FittingDescriber()
-    panel = str(write_panel("by_reference"))
-    first = run_judges(
-        story.transitions,
-        _systems(story),
-        panel=panel,
-        cache_dir=tmp_path / "cache",
-        describe_audio=describer,
-    )
+    panel = write_panel("by_reference")
+    systems = _systems(story)
+    first = _run(story, panel, systems, tmp_path / "cache", describer)
     assert set(first.judgments[first.judgments.track == "speech"]["status"]) == {"ok"}
     # Each distinct clip (by content) against its own row's requested line, once.
     pairs = {
@@ -356,7 +352,7 @@ def test_a_describer_with_line_fit_is_asked_once_per_clip_and_requested_line(
             hashlib.sha256((folder / "speech" / str(t.index) / "generated.wav").read_bytes()).hexdigest(),
             t.target_speech.line,
         )
-        for folder in _systems(story).values()
+        for folder in systems.values()
         for t in story.transitions
     }
     assert len(describer.fits) == len(pairs) >= 3
@@ -368,12 +364,6 @@ def test_a_describer_with_line_fit_is_asked_once_per_clip_and_requested_line(
     assert [entry["fit"] for entry in stored if "fit" in entry] == [-1.25] * len(pairs)
     assert LINE_FIT_KEY == "requested_line_logprob"
     calls = len(describer.fits)
-    again = run_judges(
-        story.transitions,
-        _systems(story),
-        panel=panel,
-        cache_dir=tmp_path / "cache",
-        describe_audio=describer,
-    )
+    again = _run(story, panel, systems, tmp_path / "cache", describer)
     assert len(describer.fits) == calls  # every fit came from the cache
     assert again.judgments["raw_response"].tolist() == first.judgments["raw_response"].tolist()

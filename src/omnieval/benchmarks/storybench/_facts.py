@@ -543,18 +543,12 @@ def speech_facts(inputs: JudgeInputs) -> str:
     # matching delivery earns 2 to 4, a partly matching one nothing, so delivery cannot make up for
     # the words (it did on the full sample, tying a copy of this book's current page with another
     # book's line).
-    persona_bands = (
-        ((9, 10), (6, 8), (4, 6), (1, 3)) if not other_story else ((9, 10), (2, 4), (1, 3), (1, 3))
+    persona_band = (
+        0 if delivery == 1 and line_level == 2 else 1 if delivery == 1 else 2 if delivery >= 0.5 else 3
     )
-    persona = (
-        persona_bands[0]
-        if delivery == 1 and line_level == 2
-        else persona_bands[1]
-        if delivery == 1
-        else persona_bands[2]
-        if delivery >= 0.5
-        else persona_bands[3]
-    )
+    persona = (((9, 10), (6, 8), (4, 6), (1, 3)) if not other_story else ((9, 10), (2, 4), (1, 3), (1, 3)))[
+        persona_band
+    ]
     said_words = (
         "it says the requested line"
         if line_level == 2

@@ -268,7 +268,7 @@ def test_cli_aggregate_json(tmp_path, capsys) -> None:  # type: ignore[no-untype
 
 def test_cli_aggregate_reports_bad_input(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     assert main(["aggregate", str(tmp_path / "nope.parquet")]) == 2
-    assert "no such scores table" in capsys.readouterr().err
+    assert f"SCORES.parquet: {tmp_path / 'nope.parquet'} does not exist" in capsys.readouterr().err
     frame = make_scores(benchmark="storybench", n_systems=2, n_instances=2, seed=0)
     frame.loc[frame["component"] == "judge", "value"] = 42.0
     frame.loc[frame["component"] == "judge", "status"] = "ok"

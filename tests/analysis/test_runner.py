@@ -115,7 +115,7 @@ def test_cli_analyze_list_and_errors(tmp_path: Path, capsys: pytest.CaptureFixtu
         main(["analyze", str(scores), "--out", str(tmp_path / "o"), "--humans", str(tmp_path / "none.json")])
         == 2
     )
-    assert "no such file" in capsys.readouterr().err
+    assert f"--humans: {tmp_path / 'none.json'} does not exist" in capsys.readouterr().err
     assert main(["analyze", str(scores), "--out", str(tmp_path / "o"), "--only", "nope"]) == 2
     assert "unknown analyses" in capsys.readouterr().err
     cfg = tmp_path / "cfg.yaml"

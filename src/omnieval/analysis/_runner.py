@@ -59,6 +59,9 @@ class AnalysisSpec:
     """The benchmarks whose scores tables it can read."""
     headline: Headline = ()
     """Its scalar headline figures (MLflow metrics): dotted paths into its JSON, or a function of it."""
+    inputs: frozenset[str] = frozenset()
+    """The :class:`AnalysisConfig` file fields it reads (``humans``, ``capabilities``, ``duplicates``):
+    ``omnieval analyze`` refuses such an option when no analysis it runs reads it."""
 
 
 ANALYSES: Registry[AnalysisSpec] = Registry("analysis")
@@ -79,12 +82,15 @@ def analysis(
     benchmarks: Collection[str],
     params: Callable[[AnalysisConfig], dict[str, Any]] = _no_params,
     headline: Headline = (),
+    inputs: Collection[str] = (),
 ) -> Callable[[Callable[[Ctx], AnalysisResult]], Callable[[Ctx], AnalysisResult]]:
     """Register the decorated function as the analysis ``name`` (its JSON is ``<name>.json``) for
-    tables of ``benchmarks``; ``headline`` names its scalar headline figures (dotted JSON paths)."""
+    tables of ``benchmarks``; ``headline`` names its scalar headline figures (dotted JSON paths),
+    ``inputs`` the :class:`AnalysisConfig` file fields it reads (``humans``, ...)."""
 
     def deco(func: Callable[[Ctx], AnalysisResult]) -> Callable[[Ctx], AnalysisResult]:
-        ANALYSES.register(name)(AnalysisSpec(name, func, params, summary, frozenset(benchmarks), headline))
+        spec = AnalysisSpec(name, func, params, summary, frozenset(benchmarks), headline, frozenset(inputs))
+        ANALYSES.register(name)(spec)
         return func
 
     return deco

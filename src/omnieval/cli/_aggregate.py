@@ -34,7 +34,13 @@ def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
         metavar="N",
         help="zero-filled denominator (default: distinct instance ids in the table)",
     )
-    parser.add_argument("--out", type=Path, default=None, metavar="FILE", help="also write the JSON here")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="also write the JSON here (its folder must exist: a missing one is an error, not created)",
+    )
     parser.add_argument(
         "--diagnostic",
         action="append",
@@ -56,11 +62,11 @@ def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def _load(path: Path) -> Any:
+    from omnieval.cli import _checks
     from omnieval.errors import DataError
     from omnieval.scores import read_scores
 
-    if not path.is_file():
-        raise DataError(f"{path}: no such scores table")
+    _checks.input_file("SCORES.parquet", path)
     try:
         return read_scores(path)
     except (ValueError, OSError) as exc:
@@ -110,11 +116,14 @@ def _diagnostic(args: argparse.Namespace, bench: Any, scores: Any) -> frozenset[
 
 
 def handler(args: argparse.Namespace) -> int:
-    from omnieval.errors import DataError
+    from omnieval.cli import _checks
     from omnieval.jsonio import write_json_atomic
 
-    if args.n_instances is not None and args.n_instances < 1:
-        raise DataError("--n-instances must be at least 1")
+    _checks.at_least("--n-instances", args.n_instances, 1)
+    _checks.input_file("SCORES.parquet", args.scores)
+    if args.out is not None:
+        _checks.output_file("--out", args.out)
+        _checks.distinct_paths(("SCORES.parquet", args.scores), ("--out", args.out))
     scores = _load(args.scores)
     bench = _benchmark_of(scores, args.scores)
     from omnieval.benchmarks import RunFacts

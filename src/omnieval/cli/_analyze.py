@@ -24,7 +24,9 @@ def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
         ),
     )
     parser.add_argument("scores", type=Path, nargs="?", metavar="SCORES.parquet", help="the scores table")
-    parser.add_argument("--out", type=Path, metavar="DIR", help="output folder (created)")
+    parser.add_argument(
+        "--out", type=Path, metavar="DIR", help="output folder (created, with missing parents; not a file)"
+    )
     parser.add_argument("--only", metavar="NAME,...", help="comma-separated analyses to run (default: all)")
     parser.add_argument("--seed", type=int, default=None, help="bootstrap seed (default 0)")
     parser.add_argument("--draws", type=int, default=None, help="bootstrap resamples (default 10000)")
@@ -74,25 +76,25 @@ def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
     parser.set_defaults(func=handler)
 
 
-def _load_config(args: argparse.Namespace) -> Any:
-    import json
+_FILE_OPTIONS = ("humans", "duplicates", "capabilities")
+"""AnalysisConfig fields that name an input file (``--humans`` ...), declared by the analyses that
+read them (``AnalysisSpec.inputs``)."""
 
-    import yaml
+
+def _load_config(args: argparse.Namespace) -> Any:
     from pydantic import ValidationError
 
     from omnieval.analysis import AnalysisConfig
+    from omnieval.cli import _checks
     from omnieval.errors import ConfigError
 
     base: dict[str, Any] = {}
     if args.config is not None:
-        try:
-            text = args.config.read_text(encoding="utf-8")
-            loaded = json.loads(text) if args.config.suffix == ".json" else yaml.safe_load(text)
-        except (OSError, ValueError, yaml.YAMLError) as exc:
-            raise ConfigError(f"{args.config}: cannot read analysis config: {exc}") from None
-        if not isinstance(loaded, dict):
-            raise ConfigError(f"{args.config}: expected a mapping of AnalysisConfig fields")
-        base.update(loaded)
+        what = "a mapping of AnalysisConfig fields"
+        if args.config.suffix == ".json":
+            base.update(_checks.json_object("--config", args.config))
+        else:
+            base.update(_checks.yaml_mapping("--config", args.config, what=what))
     overrides = {
         "seed": args.seed,
         "bootstrap_draws": args.draws,
@@ -102,15 +104,36 @@ def _load_config(args: argparse.Namespace) -> Any:
         "n_instances": args.n_instances,
     }
     base.update({k: v for k, v in overrides.items() if v is not None})
-    for key in ("humans", "duplicates", "capabilities"):
+    for key in _FILE_OPTIONS:
         path = base.get(key)
-        if path is not None and not Path(path).is_file():
-            raise ConfigError(f"--{key}: no such file {path}")
+        if path is not None:
+            flag = f"--{key}" if overrides[key] is not None else f"--config {args.config}: {key}"
+            _checks.input_file(flag, Path(path))
     try:
         return AnalysisConfig(**base)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         raise ConfigError(f"invalid analysis options: {problems}") from None
+
+
+def _check_file_options(args: argparse.Namespace, benchmark: str, only: list[str] | None) -> None:
+    """Refuse ``--humans`` (and the other input files) when no analysis that runs reads it: it would
+    be ignored silently, and a user would take the skipped human analysis's absence for a result."""
+    from omnieval.analysis import ANALYSES, analysis_names
+    from omnieval.errors import ConfigError
+
+    selected = analysis_names(benchmark) if only is None else [n for n in only if n in ANALYSES]
+    applicable = [ANALYSES.get(n) for n in selected if benchmark in ANALYSES.get(n).benchmarks]
+    for key in _FILE_OPTIONS:
+        if getattr(args, key) is None or any(key in spec.inputs for spec in applicable):
+            continue
+        readers = [n for n in analysis_names(benchmark) if key in ANALYSES.get(n).inputs]
+        hint = (
+            f"add {' or '.join(readers)} to --only or drop --{key}"
+            if readers
+            else f"no {benchmark} analysis reads it; drop --{key}"
+        )
+        raise ConfigError(f"--{key}: no analysis that runs here reads it ({hint})")
 
 
 def _list() -> int:
@@ -124,19 +147,26 @@ def _list() -> int:
 
 def handler(args: argparse.Namespace) -> int:
     from omnieval.analysis import analysis_names, run_analyses
+    from omnieval.cli import _checks
     from omnieval.cli._aggregate import _benchmark_of, _load
     from omnieval.cli._registries import load_benchmarks
     from omnieval.errors import ConfigError, DataError
 
     load_benchmarks()  # the benchmark packages register their analyses
     if args.list:
+        given = [name for name, value in (("SCORES.parquet", args.scores), ("--out", args.out)) if value]
+        if given:
+            raise ConfigError(f"--list: prints the analyses and exits; drop {' and '.join(given)}")
         return _list()
     if args.scores is None or args.out is None:
         raise ConfigError("analyze needs SCORES.parquet and --out DIR (or --list)")
+    _checks.input_file("SCORES.parquet", args.scores)
+    _checks.output_dir("--out", args.out)
     config = _load_config(args)
     only = [n.strip() for n in args.only.split(",") if n.strip()] if args.only else None
     scores = _load(args.scores)
     benchmark = _benchmark_of(scores, args.scores).name
+    _check_file_options(args, benchmark, only)
     if only is None and not analysis_names(benchmark):
         raise DataError(
             f"{args.scores}: no registered analysis applies to {benchmark} scores tables "

@@ -191,6 +191,7 @@ def _task_wer(scores: Any) -> dict[str, float | None]:
     "capability_diagnostics",
     summary="acbench Table 3: script-only / spoken-conditioning WER and visual cue accuracy (--capabilities)",
     benchmarks=ACBENCH,
+    inputs=("capabilities",),
 )
 def capability_diagnostics_analysis(ctx: AnalysisContext) -> AnalysisResult:
     path = ctx.config.capabilities
@@ -452,6 +453,7 @@ def read_study_labels(exports: Sequence[Path], key: Path) -> StudyLabels:
     "human_validation",
     summary="acbench Table 4: evaluator vs majority-vote human accuracy per system, condition, feature (--humans)",
     benchmarks=ACBENCH,
+    inputs=("humans",),
 )
 def human_validation_analysis(ctx: AnalysisContext) -> AnalysisResult:
     path = ctx.config.humans

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -78,10 +78,16 @@ def story_analysis(
     *,
     summary: str,
     params: Callable[[AnalysisConfig], dict[str, Any]] = _no_params,
+    inputs: Collection[str] = (),
 ) -> Callable[[Callable[[StoryContext], AnalysisResult]], Callable[[StoryContext], AnalysisResult]]:
     """Register a storybench analysis (see :func:`omnieval.analysis.analysis`)."""
     return analysis(
-        name, summary=summary, benchmarks=(BENCHMARK,), params=params, headline=HEADLINES.get(name, ())
+        name,
+        summary=summary,
+        benchmarks=(BENCHMARK,),
+        params=params,
+        headline=HEADLINES.get(name, ()),
+        inputs=inputs,
     )
 
 

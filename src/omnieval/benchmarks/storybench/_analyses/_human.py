@@ -186,6 +186,7 @@ def alpha_by_criterion(evaluations: Sequence[HumanEvaluation], track: str) -> di
 @story_analysis(
     "human_agreement",
     summary="human ratings (Label Studio) vs three-judge means: rank agreement, LOTO, alpha",
+    inputs=("humans",),
 )
 def human_agreement(ctx: StoryContext) -> AnalysisResult:
     if ctx.config.humans is None:

@@ -302,7 +302,11 @@ def duplicate_clusters_file(ctx: StoryContext) -> tuple[Path, str]:
     return found.path, "audit"
 
 
-@story_analysis("duplicate_sensitivity", summary="rankings after dropping internal-duplicate clusters")
+@story_analysis(
+    "duplicate_sensitivity",
+    summary="rankings after dropping internal-duplicate clusters",
+    inputs=("duplicates",),
+)
 def duplicate_sensitivity(ctx: StoryContext) -> AnalysisResult:
     path, source = duplicate_clusters_file(ctx)
     ctx.need_systems(2)

@@ -91,3 +91,21 @@ def test_gate_passes_with_missing_outputs_and_fails_on_structure(candidates: Pat
 def test_absent_folder_is_structural(tmp_path: Path) -> None:
     frame = candidates_gate_frame(tmp_path / "nothing", 3)
     assert len(frame) == 1 and not frame.at[0, "in_layout"] and "not found" in frame.at[0, "problem"]
+
+
+def test_raw_unscored_files_are_in_the_layout_and_nothing_else_there(candidates: Path) -> None:
+    kept = candidates / "raw" / "0" / "unscored"
+    kept.mkdir()
+    for name in "text.txt", "image.png", "speech.wav":
+        (kept / name).write_bytes(b"kept for inspection")
+    assert candidates_gate_frame(candidates, 3)["in_layout"].all()
+    (kept / "notes.md").write_text("x", encoding="utf-8")
+    (kept / "nested").mkdir()
+    (candidates / "raw" / "0" / "other").mkdir()
+    frame = candidates_gate_frame(candidates, 3)
+    stray = frame[~frame["in_layout"]].set_index("entry")["problem"].to_dict()
+    assert stray == {
+        "raw/0/other": "raw/0/other: not part of the candidate layout",
+        "raw/0/unscored/nested": "raw/0/unscored/nested: not part of the candidate layout",
+        "raw/0/unscored/notes.md": "raw/0/unscored/notes.md: not part of the candidate layout",
+    }

@@ -42,6 +42,10 @@ CANDIDATE_COLUMNS = ("index", "modality", "entry", "present", "decodable", "stat
 _RAW = "raw"
 _RAW_FILE = "generated_raw.json"
 _MISSING_FILE = "missing.txt"
+#: ``raw/<index>/unscored/``: a system's own files of a failed example (a semi-orchestration
+#: backbone's text.txt, image.png, speech.wav), kept for inspection and never scored.
+_UNSCORED = "unscored"
+_UNSCORED_FILES = frozenset(f"{m.value}{Path(name).suffix}" for m, name in OUTPUT_FILES.items())
 
 BASE_MODALITIES: tuple[str, ...] = ("text", "image", "speech")
 """The FORMATS.md section 2 folders: always part of the layout (a benchmark may leave some empty)."""
@@ -189,7 +193,8 @@ def _no_speech_notes(frame: pd.DataFrame, root: Path, n_rows: int, check: Speech
 def _stray_entries(root: Path, n_rows: int, expected: Sequence[str] = ()) -> list[dict[str, Any]]:
     """Entries that are not part of the candidate layout, as structural rows.
 
-    The layout's folders are the expected modalities, the :data:`BASE_MODALITIES` and ``raw/``.
+    The layout's folders are the expected modalities, the :data:`BASE_MODALITIES` and ``raw/``
+    (``raw/<index>/`` holds ``generated_raw.json`` and may hold ``unscored/<modality>.<ext>``).
     """
     out: list[dict[str, Any]] = []
     modality_names = {*BASE_MODALITIES, *expected}
@@ -222,6 +227,19 @@ def _stray_entries(root: Path, n_rows: int, expected: Sequence[str] = ()) -> lis
                 if leaf.name.startswith(".") or (leaf.name in allowed and leaf.is_file()):
                     continue
                 leaf_rel = f"{rel}/{leaf.name}"
+                if top.name == _RAW and leaf.name == _UNSCORED and leaf.is_dir() and not leaf.is_symlink():
+                    out.extend(
+                        _structural(
+                            f"{leaf_rel}/{kept.name}",
+                            index,
+                            top.name,
+                            f"{leaf_rel}/{kept.name}: not part of the candidate layout",
+                        )
+                        for kept in sorted(leaf.iterdir())
+                        if not kept.name.startswith(".")
+                        and not (kept.name in _UNSCORED_FILES and kept.is_file() and not kept.is_symlink())
+                    )
+                    continue
                 out.append(
                     _structural(leaf_rel, index, top.name, f"{leaf_rel}: not part of the candidate layout")
                 )

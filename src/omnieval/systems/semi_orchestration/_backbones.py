@@ -5,14 +5,16 @@ itself (text+speech: EMOVA, Qwen2.5-Omni; text+image: MMaDA, Emu3) plus the inte
 - ``command``: any program, run with the ``command`` protocol (FORMATS.md section 9). Its
   ``task.json`` lists in ``outputs`` only the backbone's two modalities, and in ``intermediate`` the
   file to write the fields to (``intermediate.json``), the modality they feed, their JSON schema and
-  a description. Crash and timeout causes are the ``command`` kind's.
+  a description. Crash and timeout causes are the ``command`` kind's. What it wrote is collected even
+  when it crashed or timed out: the runner keeps it for inspection, never as a candidate.
 - ``openai-omni`` (text+speech): an omni model behind an OpenAI-compatible API (the client the
   ``openai-omni`` kind uses too, :mod:`omnieval.systems._omni_client`). First pass: the benchmark's
   request answered as speech (:attr:`~omnieval.systems.Brief.asks`), told none of the earlier
   answers it quotes (text and audio; its audio is the speech output). Second pass: one JSON object
   with the narration (the text output) and the intermediate fields, asked in the benchmark's words.
   A failed second pass leaves text and the third modality missing while the first pass's speech
-  stays (the paper's Qwen2.5-Omni case).
+  stays (the paper's Qwen2.5-Omni case): that speech is made apart from the fields
+  (:attr:`BackboneRun.independent`).
 - ``scripted``: a Python function run in-process with the ``command`` protocol's folders
   (plumbing tests), like the ``scripted`` chat backend.
 """
@@ -62,8 +64,11 @@ class BackboneRun:
         written: Modality -> file name in the example's folder (the backbone's own outputs).
         missing: Modality -> why the backbone did not produce it.
         fields: The intermediate fields as written (JSON text or a parsed object); None: not written.
-        failed: Why the backbone gave nothing usable at all (crash, timeout, request failure); the
-            third modality is then missing with this cause instead of a classification.
+        failed: Why the backbone gave nothing usable at all (crash, timeout, request failure); every
+            output not in ``independent`` is then missing with this cause instead of a classification.
+        independent: The modalities the backbone made apart from the intermediate fields, which a
+            failed plan does not take away (``openai-omni``'s first-pass speech). A ``command`` or
+            ``scripted`` backbone writes its outputs and the fields in one run: none.
         timed_out: The failure is a timeout (counted as the ``timeout`` planning failure).
         text_in_fields: The backbone's text is the fields' ``narration`` (a single JSON answer).
         transient: A failure that may pass (a busy server): the example is generated again next run.
@@ -75,6 +80,7 @@ class BackboneRun:
     missing: dict[str, str] = field(default_factory=dict)
     fields: str | Mapping[str, Any] | None = None
     failed: str = ""
+    independent: tuple[str, ...] = ()
     timed_out: bool = False
     text_in_fields: bool = False
     transient: bool = False
@@ -156,8 +162,8 @@ class CommandBackbone:
             failure = ran.failure(self.config.timeout_s)
             if failure is not None:
                 run.failed, run.timed_out = failure, outcome.timed_out
-            else:
-                collect(output_dir, workdir, modalities, run)
+            # Collected after a failure too: what a crashed or killed backbone left is worth a look.
+            collect(output_dir, workdir, modalities, run)
         return run
 
 
@@ -206,8 +212,7 @@ class ScriptedBackbone:
             except Exception as exc:  # the script's failure is this example's crash, like a command's
                 run.failed = f"crash: {type(exc).__name__}: {exc}"
             run.seconds["backbone"] = time.perf_counter() - started
-            if not run.failed:
-                collect(output_dir, workdir, modalities, run)
+            collect(output_dir, workdir, modalities, run)
         return run
 
 
@@ -229,7 +234,7 @@ class OmniBackbone:
         self.client.close()
 
     def run(self, task: Task, workdir: Path, modalities: tuple[str, ...], third: str) -> BackboneRun:
-        run = BackboneRun(text_in_fields=True)
+        run = BackboneRun(text_in_fields=True, independent=("speech",))
         # First pass: the spoken line, with its audio: the benchmark's request answered as speech,
         # told none of the answers it would quote (the narration comes in the second pass).
         brief = task.briefed("semi-orchestration")

@@ -27,7 +27,9 @@ class BackboneConfig(BaseModel):
     model: str
     revision: str = ""
     backend: BackendConfig
-    decoding: Decoding = Decoding(max_tokens=160)
+    decoding: Decoding = Decoding(temperature=0.0, top_p=1.0, repetition_penalty=1.0, seed=0, max_tokens=160)
+    """Sampling settings, sent exactly as given (a field left out is the backend's default); without a
+    ``decoding`` block, greedy with seed 0 and 160 new tokens."""
     sees_images: bool = False
     """Attach the current picture (backends that take images)."""
     timeout_s: float = Field(default=300.0, gt=0)

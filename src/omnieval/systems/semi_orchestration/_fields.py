@@ -10,7 +10,7 @@ that feeds that expert, so both paradigms ask for the same thing in the same voc
   (:attr:`~omnieval.systems.PlanRequest.labels`); how a prompt describes each field is the
   benchmark's too (:attr:`~omnieval.systems.PlanRequest.field_notes`).
 
-An answer is unusable, and the third modality missing, when it holds no JSON object
+An answer is unusable, and the whole example failed (:mod:`._two`), when it holds no JSON object
 (``unparseable_json``; ``refusal`` when it declines instead), lacks a required field or gives a
 label outside its vocabulary (``missing_field``), or its image prompt does not describe a picture
 (``unusable_prompt``): the orchestration planner's rules, applied to these fields only.

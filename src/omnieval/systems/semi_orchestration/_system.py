@@ -6,11 +6,13 @@ Two kinds of backbone (``produces`` in the config):
 - ``produces: text+speech`` or ``text+image`` (the paper's semi-orchestration, section 5.1): the
   backbone (:mod:`._backbones`: ``command``, ``openai-omni``, ``scripted``) writes those two
   modalities and the intermediate fields (:mod:`._fields`) from which one expert renders the third.
-  Unusable fields (``unparseable_json``, ``missing_field``, ``unusable_prompt``, ``refusal``) leave
-  the third modality missing with that cause, counted as a planning failure, while the backbone's
-  own outputs are kept; a backbone timeout (``timeout``) or crash loses what it did not write; an
-  expert failure costs only the third modality. Seconds: ``backbone`` (or ``backbone_speech`` and
-  ``backbone_plan``) and the third modality.
+  By the paper's failure rule (:mod:`._two`), unusable fields (``unparseable_json``,
+  ``missing_field``, ``unusable_prompt``, ``refusal``) or a backbone timeout (``timeout``) leave
+  all three outputs missing with that cause, counted as a planning failure; a crash does the same
+  without a count. The backbone's files of such an example are kept for inspection under
+  ``<candidates>/raw/<index>/unscored/`` (never scored); only ``openai-omni``'s first-pass speech,
+  made apart from the fields, stays a candidate. An expert failure costs only the third modality.
+  Seconds: ``backbone`` (or ``backbone_speech`` and ``backbone_plan``) and the third modality.
 - ``produces: text`` (the default, below): a text-only backbone.
 
 With a text-only backbone, unlike ``orchestration``, the backbone is not asked for a plan: told
@@ -31,7 +33,9 @@ Seconds per step: ``backbone`` (the text), ``text``, ``image``, ``speech``.
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 import time
 from pathlib import Path
 from typing import Any, ClassVar
@@ -48,6 +52,7 @@ from omnieval.backends.llm import (
     backend_identity,
     open_backend,
 )
+from omnieval.candidates import Modality
 from omnieval.systems._base import SYSTEMS
 from omnieval.systems._generating import (
     COMMAND_CODE,
@@ -68,7 +73,7 @@ from omnieval.systems.experts import (
     SpeechPlan,
 )
 from omnieval.systems.semi_orchestration._config import BackboneConfig, SemiOrchestrationConfig
-from omnieval.systems.semi_orchestration._two import TwoModalityRunner
+from omnieval.systems.semi_orchestration._two import UNSCORED_DIR, UNSCORED_KEY, TwoModalityRunner
 
 MIN_WORDS = 5
 _QUOTED = re.compile(r"[\"“]([^\"”]{2,200})[\"”]")
@@ -234,7 +239,57 @@ class SemiOrchestrationSystem(GeneratingSystem):
 
     def _load(self, key: str) -> tuple[ExampleResult, Path] | None:
         stored = super()._load(key)
+        if stored is None:
+            return None
+        result, folder = stored
         # A backbone server that was down or busy says nothing about the model: generate again.
-        if stored is not None and stored[0].raw.get("backbone", {}).get("transient"):
+        if result.raw.get("backbone", {}).get("transient"):
+            return None
+        # An entry whose kept backbone files are gone is incomplete, like one missing an output.
+        if not all((folder / rel).is_file() for rel in _unscored(result).values()):
             return None
         return stored
+
+    def _place(
+        self,
+        out_root: Path,
+        task: Task,
+        result: ExampleResult,
+        folder: Path,
+        wanted: tuple[Modality, ...],
+        missing: dict[str, int],
+    ) -> None:
+        """The driver's candidate layout, then the backbone's files of a failed example copied to
+        ``raw/<index>/unscored/`` (written aside and renamed: never half there, never stale)."""
+        super()._place(out_root, task, result, folder, wanted, missing)
+        target = out_root / "raw" / str(task.index) / UNSCORED_DIR
+        _remove(target)
+        files = _unscored(result)
+        if not files:
+            return
+        partial = target.with_name(f".{UNSCORED_DIR}.{os.getpid()}.partial")
+        _remove(partial)
+        partial.mkdir()
+        for rel in files.values():
+            shutil.copyfile(folder / rel, partial / Path(rel).name)
+        partial.rename(target)
+
+    def _withhold(
+        self, out_root: Path, task: Task, wanted: tuple[Modality, ...], missing: dict[str, int], reason: str
+    ) -> None:
+        """The driver's withheld example, without the kept files of an earlier run."""
+        super()._withhold(out_root, task, wanted, missing, reason)
+        _remove(out_root / "raw" / str(task.index) / UNSCORED_DIR)
+
+
+def _unscored(result: ExampleResult) -> dict[str, str]:
+    """Modality -> the kept backbone file (relative to the example folder) of a failed example."""
+    named = result.raw.get(UNSCORED_KEY) or {}
+    return {str(m): str(rel) for m, rel in named.items()} if isinstance(named, dict) else {}
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.exists() or path.is_symlink():
+        path.unlink()

@@ -1,17 +1,29 @@
 """One example of a two-modality backbone (``produces: text+speech`` or ``text+image``): the backbone's
 own outputs, the intermediate fields classified, the third modality rendered by its expert.
 
-What is kept when something fails (the paper's failure analysis, section 5 after Figure 4):
+What is kept when something fails follows the paper's failure analysis (Omni-StoryBench section 5,
+Figure 4 and the valid-only vs zero-filled appendix): for its MMaDA, EMOVA and Emu3 backbones a
+failed intermediate plan counts the example as failed on all three modalities, which is why one
+coverage factor per backbone (713 of 900 examples for MMaDA, 850 of 900 for Emu3) scales every
+zero-filled component alike. So:
 
-- **unusable intermediate fields** (:func:`._fields.read_fields`): the third modality is missing with
-  ``planning failure: <cause>: <detail>`` and the cause is counted; the backbone's two outputs stay;
-- **the backbone failed** (crash, timeout, a failed second pass): what it wrote before stays, the
-  rest is missing with the failure (a timeout is counted as ``timeout``; a crash is not a plan);
+- **unusable intermediate fields** (:func:`._fields.read_fields`: ``unparseable_json``,
+  ``missing_field``, ``unusable_prompt``, ``refusal``): every output is missing with
+  ``planning failure: <cause>: <detail>`` and the cause is counted. The backbone's own files are
+  not candidates: they move to the example's :data:`UNSCORED_DIR` (placed under
+  ``<candidates>/raw/<index>/unscored/``, beside ``generated_raw.json``, never scored);
+- **the backbone failed** (crash, timeout, a failed second pass): every output is missing with the
+  failure (a timeout is counted as ``timeout``; a crash is not a plan), and what it wrote is kept
+  the same way;
+- **except** outputs the backbone made apart from the fields (:attr:`BackboneRun.independent`):
+  ``openai-omni``'s first-pass speech stays when its second pass fails (the paper's Qwen2.5-Omni
+  case: text and image missing, speech available);
 - **the expert failed**: only the third modality is missing (``<modality> expert <name> failed: ...``).
 """
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +36,7 @@ from omnieval.systems._task import IMAGE_ROLE
 from omnieval.systems.experts import image_expert, release_accelerator_memory, speech_expert
 from omnieval.systems.semi_orchestration._backbones import (
     Backbone,
+    BackboneRun,
     CommandBackbone,
     OmniBackbone,
     ScriptedBackbone,
@@ -39,6 +52,13 @@ from omnieval.systems.semi_orchestration._fields import (
 
 if TYPE_CHECKING:
     from omnieval.systems.semi_orchestration._config import SemiOrchestrationConfig
+
+#: The example folder's subfolder (and ``<candidates>/raw/<index>/``'s) holding the backbone's files
+#: of a failed example: kept to look at, not candidates (FORMATS.md section 2 layout is untouched).
+UNSCORED_DIR = "unscored"
+
+#: Key of ``generated_raw.json`` naming those files: modality -> path relative to ``raw/<index>/``.
+UNSCORED_KEY = "unscored"
 
 
 def open_backbone(config: SemiOrchestrationConfig, system_id: str) -> Backbone:
@@ -119,29 +139,27 @@ class TwoModalityRunner:
             if run.timed_out:
                 result.planning_failure = PlanningFailure.TIMEOUT
                 reason = f"planning failure: timeout: {run.failed}"
-            for modality in (*self.modalities, self.third):
-                if modality not in result.written:
-                    result.missing.setdefault(modality, reason)
-            return result
+            if run.fields is not None:
+                result.raw["intermediate_fields"] = run.fields
+            return self._fail(result, workdir, run, reason)
         labels = task.plan_request("semi-orchestration").labels
         outcome = read_fields(run.fields, self.third, labels)
         result.raw["intermediate_fields"] = outcome.fields if outcome.fields is not None else run.fields
         result.raw["intermediate_error"] = outcome.error or None
-        reason = f"planning failure: {outcome.failure.value}: {outcome.error}" if outcome.failure else ""
+        if outcome.failure is not None:
+            result.planning_failure = outcome.failure
+            reason = f"planning failure: {outcome.failure.value}: {outcome.error}"
+            return self._fail(result, workdir, run, reason)
+        assert outcome.fields is not None
+        fields = outcome.fields
         if run.text_in_fields:
-            narration = (outcome.fields or {}).get("narration")
+            narration = fields.get("narration")
             if isinstance(narration, str) and narration.strip():
                 write_text(result, workdir, narration)
             else:
-                result.missing["text"] = reason if outcome.fields is None else "not written: no narration"
-        if outcome.failure is not None:
-            result.planning_failure = outcome.failure
-            result.missing[self.third] = reason
-            return result
+                result.missing["text"] = "not written: no narration"
         if self.third not in (task.modalities or PAGE_MODALITIES):
             return result
-        assert outcome.fields is not None
-        fields = outcome.fields
         if self.third == "image":
             request = image_request(fields, task.files.get(IMAGE_ROLE), task.index)
             result.raw["image_prompt"] = request.prompt
@@ -154,5 +172,25 @@ class TwoModalityRunner:
             ExpertPair._call(result, workdir, "speech", self.expert, lambda out: self.expert.speak(plan, out))
         return result
 
+    def _fail(self, result: ExampleResult, workdir: Path, run: BackboneRun, reason: str) -> ExampleResult:
+        """The example failed: every output the plan or the failed run touches is missing with
+        ``reason``; the backbone's files of those modalities move to :data:`UNSCORED_DIR` and are
+        named in ``raw`` under :data:`UNSCORED_KEY`."""
+        unscored: dict[str, str] = {}
+        for modality in (*self.modalities, self.third):
+            if modality in run.independent:
+                if modality not in result.written:
+                    result.missing.setdefault(modality, reason)
+                continue
+            name = result.written.pop(modality, None)
+            if name is not None and (workdir / name).is_file():
+                (workdir / UNSCORED_DIR).mkdir(exist_ok=True)
+                shutil.move(workdir / name, workdir / UNSCORED_DIR / name)
+                unscored[modality] = f"{UNSCORED_DIR}/{name}"
+            result.missing[modality] = reason
+        if unscored:
+            result.raw[UNSCORED_KEY] = unscored
+        return result
 
-__all__ = ["TwoModalityRunner", "open_backbone"]
+
+__all__ = ["UNSCORED_DIR", "UNSCORED_KEY", "TwoModalityRunner", "open_backbone"]

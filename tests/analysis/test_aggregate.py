@@ -1,16 +1,19 @@
-"""Aggregation (valid-only and zero-filled) against hand computations and a plain pandas version."""
+"""Aggregation (valid-only and zero-filled) against hand computations and the independent reference
+(tests/_reference/storybench.py)."""
 
 from __future__ import annotations
 
 import json
 import math
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
+from tests._reference import storybench as reference
 
 from omnieval.benchmarks.storybench._aggregate import aggregate
-from omnieval.benchmarks.storybench._names import AUTOMATIC, COMPONENTS
+from omnieval.benchmarks.storybench._names import COMPONENTS
 from omnieval.cli import main
 from omnieval.errors import DataError
 from omnieval.scores import write_scores
@@ -127,39 +130,45 @@ def test_mlflow_metrics_keys_follow_formats_section_5() -> None:
     assert m["storybench.missing_output.text"] == 1.0
 
 
-def _pandas_valid_only(frame: pd.DataFrame) -> dict[str, dict[str, float]]:
-    """A deliberately plain group-by implementation of the valid-only rules."""
-    valued = frame[frame["status"].isin(["ok", "repaired"])]
-    out: dict[str, dict[str, float]] = {}
-    for comp in ("bertscore_f1", "image_similarity"):
-        for s, v in valued[valued["component"] == comp].groupby("system")["value"].mean().items():
-            out.setdefault(str(s), {})[comp] = float(v)
-    sm = valued[valued["component"] == "speech_meta"]
-    per_sample = sm.groupby(["system", "instance_id"])["value"].mean()
-    for s, v in per_sample.groupby(level="system").mean().items():
-        out.setdefault(str(s), {})["speech_meta_accuracy"] = float(v)
-    judge = frame[frame["component"] == "judge"].copy()
-    judge["ok"] = judge["status"].isin(["ok", "repaired"])
-    rec = judge.groupby(["system", "instance_id", "track", "judge"]).agg(n=("ok", "sum"), v=("value", "mean"))
-    rec = rec[rec["n"] == 4]
-    per_judge = rec.groupby(["system", "track", "judge"])["v"].mean()
-    for (s, t), v in per_judge.groupby(level=["system", "track"]).mean().items():
-        out.setdefault(str(s), {})[f"judge.{t}"] = float(v)
-    return out
-
-
-def test_matches_plain_pandas_on_a_synthetic_table() -> None:
-    frame = make_scores(
-        benchmark="storybench", n_systems=5, n_instances=60, missing_rate=0.1, invalid_rate=0.1, seed=3
-    )
+@pytest.mark.parametrize(
+    "options",
+    [
+        dict(n_systems=5, n_instances=60, missing_rate=0.1, invalid_rate=0.1, seed=3),
+        # Several judges per track, a track and a speech field nobody can score here.
+        dict(
+            n_systems=4,
+            n_instances=40,
+            missing_rate=0.2,
+            invalid_rate=0.15,
+            not_applicable_tracks=("image",),
+            not_applicable_fields=("emotion",),
+            seed=5,
+        ),
+    ],
+)
+def test_matches_the_independent_reference_under_both_policies(options: dict[str, Any]) -> None:
+    frame = make_scores(benchmark="storybench", **options)
     doc = aggregate(frame).to_dict()
-    expected = _pandas_valid_only(frame)
-    for s, comps in expected.items():
-        got = doc["systems"][s]["valid_only"]
-        for c, v in comps.items():
-            assert got[c] == pytest.approx(v, rel=1e-12), (s, c)
-        scaled = [got[c] * (10 if c in AUTOMATIC else 1) for c in COMPONENTS]
-        assert got["total_average"] == pytest.approx(float(np.mean(scaled)))
+    expected = reference.reference_aggregate(frame)
+    assert set(doc["systems"]) == set(expected)
+    for s, policies in expected.items():
+        for policy, want in policies.items():
+            got = doc["systems"][s][policy]
+            for c in reference.HEADLINE:
+                if want[c] is None:
+                    assert got[c] is None, (s, policy, c)
+                else:
+                    assert got[c] == pytest.approx(want[c], rel=1e-12), (s, policy, c)
+            assert got["total_average_components"] == want["total_average_components"], (s, policy)
+    # The hand-written case too: an invalid criterion drops its record, a judge without any valid
+    # record for a system counts 0 under zero-filled only.
+    hand = _hand_table()
+    want_hand = reference.reference_aggregate(hand)
+    got_hand = aggregate(hand).to_dict()["systems"]
+    for s in ("A", "B"):
+        for policy in reference.POLICIES:
+            for c in reference.HEADLINE:
+                assert got_hand[s][policy][c] == pytest.approx(want_hand[s][policy][c]), (s, policy, c)
     # Zero-filled never exceeds valid-only here (all scores are positive).
     for s in expected:
         assert (

@@ -1,16 +1,17 @@
-"""acbench aggregation: FORMATS.md section 7 against a plain-Python reference, a hand-computed case,
-MLflow keys, the text table, the failure attribution and the HTML section."""
+"""acbench aggregation: FORMATS.md section 7 against the independent reference
+(tests/_reference/acbench.py), a hand-computed case, MLflow keys, the text table, the failure
+attribution and the HTML section."""
 
 from __future__ import annotations
 
 import doctest
 import random
-from collections import defaultdict
 from html.parser import HTMLParser
 from typing import Any
 
 import pandas as pd
 import pytest
+from tests._reference.acbench import reference_aggregate
 
 from omnieval.benchmarks.acbench import _aggregate
 from omnieval.benchmarks.acbench._aggregate import (
@@ -104,48 +105,6 @@ def synthetic_scores(seed: int) -> pd.DataFrame:
                 )
                 rows.append(_row(system, iid, index, feature, component, target, value, own, condition))
     return coerce_scores(pd.DataFrame(rows))
-
-
-def reference_aggregate(frame: pd.DataFrame) -> dict[str, dict[str, dict[str, Any]]]:
-    """The same numbers from a plain loop over records, written without the module's helpers."""
-    sums: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    ids: dict[tuple[str, str], set[str]] = defaultdict(set)
-    for r in frame.to_dict("records"):
-        key = (r["system"], r["condition"])
-        ids[key].add(r["instance_id"])
-        if r["status"] not in ("ok", "repaired"):
-            continue
-        comp, v = r["component"], float(r["value"])
-        if comp == "wer":
-            sums[key]["wer"].append(v)
-        elif comp == "wpm":
-            sums[key][r["criterion"]].append(v)
-        elif comp == "per":
-            sums[key]["per"].append(v)
-        elif comp == "vfr" and r["criterion"] == "whisper":
-            sums[key]["vfr"].append(1.0 if v <= 0.3 else 0.0)
-        elif comp == "attribute_accuracy":
-            sums[key][r["track"]].append(v)
-
-    def avg(xs: list[float], scale: float = 100.0) -> float | None:
-        return scale * sum(xs) / len(xs) if xs else None
-
-    out: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
-    for (system, condition), acc in sums.items():
-        fast, slow = avg(acc["fast"], 1.0), avg(acc["slow"], 1.0)
-        m = {
-            "wer": avg(acc["wer"]),
-            "delta_wpm": None if fast is None or slow is None else fast - slow,
-            "per": avg(acc["per"]),
-            "vfr_at_0_3": avg(acc["vfr"]),
-            "emotion_accuracy": avg(acc["emotion"]),
-            "accent_accuracy": avg(acc["accent"]),
-            "timbre_accuracy": avg(acc["timbre"]),
-            "n": len(ids[(system, condition)]),
-        }
-        m["not_computed"] = [k for k, v in m.items() if v is None]
-        out[system][condition] = m
-    return out
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

@@ -1,4 +1,5 @@
-"""PRISM-Bench aggregation (FORMATS.md section 7) against an independent loop implementation."""
+"""PRISM-Bench aggregation (FORMATS.md section 7) against the independent reference
+(tests/_reference/prism.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from tests._reference.prism import reference_aggregate
 
 from benchmarks.prism._tables import frame, make_prism_scores, row
 from omnieval.benchmarks.prism._aggregate import (
@@ -23,72 +25,40 @@ from omnieval.errors import DataError
 GT = "ground_truth"
 
 
-# -- independent implementation: plain dicts and loops over the row records ---------------------------
-
-
-def _avg(xs: list[float]) -> float:
-    total = 0.0
-    for x in xs:
-        total += x
-    return total / len(xs)
-
-
-def reference_aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """FORMATS.md section 7 written from its text, without pandas."""
-    judged: dict[tuple[str, str, str, str, str, str], list[float]] = defaultdict(list)
-    seen_cells: set[tuple[str, str, str, str, str, str]] = set()
-    for r in records:
-        key = (r["subset"], r["system"], r["paired_with"], r["instance_id"], r["track"], r["criterion"])
-        seen_cells.add(key)
-        if r["status"] in ("ok", "repaired"):
-            judged[key].append(float(r["value"]))
-    cell = {k: _avg(v) for k, v in judged.items()}
-    active: dict[str, set[tuple[str, str]]] = defaultdict(set)
-    systems_in: dict[str, set[str]] = defaultdict(set)
-    for subset, system, paired, _iid, dim, atype in seen_cells:
-        active[subset].add((dim, atype))
-        systems_in[subset].add(paired if system == GT else system)
-    out: dict[str, Any] = {}
-    for subset, cells in active.items():
-        for system in systems_in[subset]:
-            entry: dict[str, Any] = {"cells": {}, "dimensions": {}}
-            for dim, atype in cells:
-                mine = [
-                    v
-                    for k, v in cell.items()
-                    if k[0] == subset and k[1] == system and k[4] == dim and k[5] == atype
-                ]
-                beside = [
-                    v
-                    for k, v in cell.items()
-                    if k[0] == subset and k[1] == GT and k[2] == system and k[4] == dim and k[5] == atype
-                ]
-                every_gt = [
-                    v
-                    for k, v in cell.items()
-                    if k[0] == subset and k[1] == GT and k[4] == dim and k[5] == atype
-                ]
-                if mine and beside and _avg(beside) != 0.0:
-                    value: float | None = _avg(mine) / _avg(beside) * _avg(every_gt)
-                else:
-                    value = None
-                entry["cells"].setdefault(dim, {})[atype] = value
-            final: float | None = 0.0
-            for dim, per_type in entry["cells"].items():
-                total: float | None = 0.0
-                for v in per_type.values():
-                    total = None if (total is None or v is None) else total + v
-                entry["dimensions"][dim] = total
-                final = None if (final is None or total is None) else final + total
-            entry["final"] = final
-            out.setdefault(system, {})[subset] = entry
-    return out
-
-
 def _close(a: float | None, b: float | None) -> bool:
     if a is None or b is None:
         return a is None and b is None
     return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def _assert_entries_match(got: dict[str, Any], want: dict[str, Any], where: Any) -> int:
+    """One entry (cells, dimension totals, final) against the reference's; the cells compared."""
+    compared = 0
+    assert set(got["cells"]) == set(want["cells"]), where
+    for dim, per_type in want["cells"].items():
+        assert set(got["cells"][dim]) == set(per_type), (where, dim)
+        for atype, value in per_type.items():
+            assert _close(got["cells"][dim][atype], value), (where, dim, atype)
+            compared += 1
+        assert _close(got["dimensions"][dim], want["dimensions"][dim]), (where, dim)
+    assert _close(got["final"], want["final"]), where
+    return compared
+
+
+def _assert_matches_reference(doc: dict[str, Any], expected: dict[str, Any]) -> int:
+    assert set(doc["systems"]) == set(expected["systems"])
+    compared = 0
+    for system, subsets in expected["systems"].items():
+        assert set(doc["systems"][system]["subsets"]) == set(subsets)
+        for subset, entry in subsets.items():
+            compared += _assert_entries_match(
+                doc["systems"][system]["subsets"][subset], entry, (system, subset)
+            )
+    gt = doc["ground_truth"]["subsets"]
+    assert set(gt) == set(expected["ground_truth"])
+    for subset, entry in expected["ground_truth"].items():
+        compared += _assert_entries_match(gt[subset], entry, (GT, subset))
+    return compared
 
 
 @pytest.mark.parametrize(
@@ -113,22 +83,34 @@ def test_matches_independent_implementation(
         integer=seed % 2 == 0,
     )
     doc = aggregate_prism(table)
-    expected = reference_aggregate(table.to_dict("records"))
-    assert set(doc["systems"]) == set(expected)
-    compared = 0
-    for system, subsets in expected.items():
-        assert set(doc["systems"][system]["subsets"]) == set(subsets)
-        for subset, entry in subsets.items():
-            got = doc["systems"][system]["subsets"][subset]
-            assert set(got["cells"]) == set(entry["cells"])
-            for dim, per_type in entry["cells"].items():
-                assert set(got["cells"][dim]) == set(per_type)
-                for atype, value in per_type.items():
-                    assert _close(got["cells"][dim][atype], value), (system, subset, dim, atype)
-                    compared += 1
-                assert _close(got["dimensions"][dim], entry["dimensions"][dim])
-            assert _close(got["final"], entry["final"])
-    assert compared > 50
+    assert _assert_matches_reference(doc, reference_aggregate(table.to_dict("records"))) > 50
+
+
+@pytest.mark.parametrize(
+    ("systems", "diagnostic"),
+    [
+        # A system under test beside the default probes and the reference: only its pairings calibrate.
+        (("ground-truth", "muted", "swapped-audio", "offset", "cascade"), None),
+        # The probes only: the global mean falls back to the ground truth beside itself.
+        (("ground-truth", "swapped-audio"), None),
+        # A probe counted as under test (``diagnostic: false``), another system marked diagnostic.
+        (("ground-truth", "muted", "offset", "cascade"), ("muted", "cascade")),
+        # Diagnostic systems only: no global mean, every cell null.
+        (("muted", "offset"), None),
+    ],
+)
+def test_diagnostic_and_reference_pairings_match_the_reference(
+    systems: tuple[str, ...], diagnostic: tuple[str, ...] | None
+) -> None:
+    table = make_prism_scores(seed=11, systems=systems, items_per_subset=4, invalid_rate=0.1)
+    doc = aggregate_prism(table, diagnostic=diagnostic)
+    options = {} if diagnostic is None else {"diagnostic": diagnostic}
+    expected = reference_aggregate(table.to_dict("records"), **options)
+    assert _assert_matches_reference(doc, expected) > 0
+    # Calibrating with every ground-truth pairing would give other numbers (the seeded systems differ).
+    if len(systems) > 2:
+        everything = reference_aggregate(table.to_dict("records"), diagnostic=(), reference=())
+        assert everything["ground_truth"] != expected["ground_truth"]
 
 
 def test_mixed_subset_on_and_off_screen_cells() -> None:
@@ -235,7 +217,7 @@ def test_ground_truth_is_not_a_system_and_panels_filter() -> None:
     assert doc["judges"] == ["A/j1", "B/j1"]
     only_a = aggregate_prism(table, panel="A")
     assert only_a["judges"] == ["A/j1"] and only_a["panel"] == "A"
-    expected = reference_aggregate(table[table["panel"] == "A"].to_dict("records"))
+    expected = reference_aggregate(table[table["panel"] == "A"].to_dict("records"))["systems"]
     for system, subsets in expected.items():
         for subset, entry in subsets.items():
             assert _close(only_a["systems"][system]["subsets"][subset]["final"], entry["final"])
@@ -321,7 +303,9 @@ def test_instance_components_are_uncalibrated_item_totals() -> None:
                 if r["status"] == "ok":
                     per_cell[(r["track"], r["criterion"])].append(r["value"])
         assert all(per_cell.get(c) for c in cells)
-        assert got["value"] == pytest.approx(sum(_avg(per_cell[c]) for c in cells), rel=1e-12)
+        assert got["value"] == pytest.approx(
+            sum(sum(per_cell[c]) / len(per_cell[c]) for c in cells), rel=1e-12
+        )
     assert set(comps["component"]) <= set(HEADLINE_COMPONENTS)
     assert not comps["value"].isna().any()
     # An instance with a cell no judge scored validly has no row for that dimension or final.

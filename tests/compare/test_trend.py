@@ -136,9 +136,14 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 
 def _log_history(
-    experiment: str, series: dict[str, np.ndarray], *, failed_at: int | None = None
+    experiment: str,
+    series: dict[str, np.ndarray],
+    *,
+    failed_at: int | None = None,
+    starts_ms: list[int] | None = None,
 ) -> list[str]:
-    """One finished parent run per night with the metric keys the track stage logs."""
+    """One finished parent run per night with the metric keys the track stage logs (a day apart,
+    from START_MS, unless ``starts_ms`` gives each run's start)."""
     from mlflow.entities import Metric
     from mlflow.tracking import MlflowClient
 
@@ -151,7 +156,7 @@ def _log_history(
     for k in range(nights):
         run = client.create_run(
             exp,
-            start_time=START_MS + k * DAY_MS,
+            start_time=START_MS + k * DAY_MS if starts_ms is None else starts_ms[k],
             tags={"omnieval.kind": "suite", "omnieval.suite": experiment, "omnieval.benchmark": "storybench"},
         )
         metrics = [Metric(f"{system}/{KEY}", float(v[k]), 0, 0) for system, v in series.items()]
@@ -297,3 +302,100 @@ def test_trend_command_takes_a_suite_yaml(
     assert doc["suite"] == "custom" and doc["experiment"] == "team/custom-experiment"
     assert doc["nights"] == 12 and doc["components"][0]["shift_detected"] is False
     assert doc["reasons"] == []
+
+
+# -- one night per day, the note in its own column ------------------------------------------------------
+
+HOUR_MS = 3_600_000
+
+
+def test_runs_of_one_day_are_one_night_the_latest(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Twelve days; on day 3 the suite ran three times (the 14:00 and 20:00 reruns after the 02:00
+    # night), on day 7 twice. Each day counts once, with its latest run's value.
+    days = list(range(12))
+    midnight = START_MS - START_MS % DAY_MS  # 00:00 UTC
+    starts = [midnight + d * DAY_MS + 2 * HOUR_MS for d in days]
+    values = [7.0 + 0.01 * d for d in days]
+    reruns = [(3, 14, 1.0), (3, 20, 2.0), (7, 23, 3.0)]
+    for day, hour, value in reruns:
+        starts.append(midnight + day * DAY_MS + hour * HOUR_MS)
+        values.append(value)
+    ids = _log_history("omnieval/reruns", {"alpha": np.array(values)}, starts_ms=starts)
+
+    assert main(["trend", "--suite", "reruns", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["nights"] == 12
+    latest = {day: ids[day] for day in days} | {3: ids[13], 7: ids[14]}
+    assert [r["run_id"] for r in doc["runs"]] == [latest[d] for d in days]
+    (alpha,) = doc["components"]
+    expected = [7.0 + 0.01 * d for d in days]
+    expected[3], expected[7] = 2.0, 3.0
+    assert alpha["values"] == pytest.approx(expected)
+
+    # --nights counts days, not runs: the last 5 days hold 6 runs.
+    assert main(["trend", "--suite", "reruns", "--json", "--nights", "5"]) == 0
+    five = json.loads(capsys.readouterr().out)
+    assert [r["run_id"] for r in five["runs"]] == [latest[d] for d in days[-5:]]
+
+
+def test_one_per_day_reads_the_day_in_the_suites_time_zone() -> None:
+    from datetime import UTC, datetime
+
+    from omnieval.compare._trend import Night, one_per_day
+
+    # 23:30 UTC on the 3rd is the 4th in Paris: two nights in UTC, one (the later run) in Paris.
+    a = Night("a", datetime(2026, 12, 3, 23, 30, tzinfo=UTC), {})
+    b = Night("b", datetime(2026, 12, 4, 1, 0, tzinfo=UTC), {})
+    assert [n.run_id for n in one_per_day([b, a])] == ["a", "b"]
+    assert [n.run_id for n in one_per_day([b, a], "Europe/Paris")] == ["b"]
+
+
+def test_the_not_enough_nights_note_has_its_own_column(
+    store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _log_history("omnieval/short", {"alpha": np.array([7.0, 7.1, 7.2])})
+    assert main(["trend", "--suite", "short"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    header = next(line for line in lines if line.startswith("system"))
+    row = next(line for line in lines if line.startswith("alpha"))
+    assert header.split() == [
+        "system",
+        "component",
+        "statistic",
+        "threshold",
+        "shift",
+        "direction",
+        "detected",
+        "since",
+        "note",
+    ]
+    cells = row.split(maxsplit=8)
+    assert cells[:8] == ["alpha", KEY, "-", "10", "no", "-", "-", "-"]
+    assert cells[8] == "needs more than 10 nights with a value, has 3"
+    # Column by column: the note starts where the header's note does.
+    assert row.index("needs more") == header.index("note")
+
+
+def test_nightly_hook_lets_tonight_replace_an_earlier_run_of_the_day(store: Path, tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
+    config = SuiteConfig.model_validate(
+        {"suite": "rerun", "systems": {"alpha": {"kind": "oracle"}}, "state_dir": str(tmp_path / "state")}
+    )
+    now_ms = int(datetime.now(UTC).timestamp() * 1000)
+    # Yesterday, and earlier today (at midnight UTC, before tonight's run).
+    midnight_ms = now_ms - now_ms % DAY_MS
+    ids = _log_history(
+        config.experiment,
+        {"alpha": np.array([7.0, 6.0])},
+        starts_ms=[midnight_ms - DAY_MS, midnight_ms],
+    )
+    (tmp_path / "state" / "report").mkdir(parents=True)
+    (tmp_path / "state" / "report" / "leaderboard.json").write_text(
+        json.dumps({"mlflow_metrics": {"alpha": {KEY: 7.5}}})
+    )
+    document: dict[str, Any] = {"verdict": "GO", "reasons": []}
+    nightly_trend(config, tmp_path, run_id="tonight", document=document)
+    saved = json.loads((tmp_path / "trend.json").read_text())
+    assert [r["run_id"] for r in saved["runs"]] == [ids[0], "tonight"]
+    assert saved["components"][0]["values"] == [7.0, 7.5]

@@ -25,6 +25,7 @@ def test_manifest_and_json_output(
     sample_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     manifest = tmp_path / "out" / "manifest.json"
+    manifest.parent.mkdir()  # the command never creates an output's folder
     assert main(["validate", str(sample_root), "--json", "--manifest", str(manifest)]) == 0
     outcome = json.loads(capsys.readouterr().out)
     assert outcome["ok"] is True and outcome["n_rows"] == 20 and outcome["n_books"] == 4
@@ -63,6 +64,10 @@ def test_gate_option_saves_a_passing_result(
     sample_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "gates" / "dataset.json"
+    # An output's folder is never created by the command (exit 2 naming it): make it first.
+    assert main(["validate", str(sample_root), "--gate", "--gate-out", str(out)]) == 2
+    assert f"--gate-out: folder {out.parent} does not exist" in capsys.readouterr().err
+    out.parent.mkdir()
     assert main(["validate", str(sample_root), "--gate", "--gate-out", str(out)]) == 0
     assert "gate storybench_dataset: passed" in capsys.readouterr().out
     saved = json.loads(out.read_text())

@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 import yaml
+from tests._reference import check_headline_values
 from tests.e2e._cli import OMNIEVAL, omnieval_all, run_suite_cli, viewing
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -599,18 +600,27 @@ def test_compare_of_the_two_nights_gives_the_second_nights_verdict(
 
 
 def test_trend_reads_both_nights_from_mlflow(flow_env: dict[str, Any], commands: dict[str, str]) -> None:
+    from mlflow.tracking import MlflowClient
+
     document = json.loads(commands["trend"])
-    assert document["nights"] == 2
-    assert {r["run_id"] for r in document["runs"]} == {
-        flow_env["first"]["run_id"],
-        flow_env["second"]["run_id"],
+    # Two runs on one day (the suite's schedule.timezone, UTC) are one night: the later one.
+    client = MlflowClient(flow_env["uri"])
+    first, second = flow_env["first"]["run_id"], flow_env["second"]["run_id"]
+    day = {
+        run_id: dt.datetime.fromtimestamp(client.get_run(run_id).info.start_time / 1000, tz=dt.UTC).date()
+        for run_id in (first, second)
     }
+    expected = [second] if day[first] == day[second] else [first, second]
+    assert [r["run_id"] for r in document["runs"]] == expected
+    assert document["nights"] == len(expected)
     recorded = json.loads((Path(flow_env["second"]["run_folder"]) / "trend.json").read_text())
     assert document["components"] and document["components"] == recorded["components"]
 
 
 def test_aggregate_gives_the_leaderboards_numbers(flow_env: dict[str, Any], commands: dict[str, str]) -> None:
     board = json.loads((Path(flow_env["first"]["run_folder"]) / "leaderboard.json").read_text())
+    # Both policies' headline values against the independent aggregation of the run's scores table.
+    assert check_headline_values(Path(flow_env["first"]["run_folder"])) > 0
     printed = json.loads(commands["aggregate"])
     assert printed["benchmark"] == "storybench" and set(printed["systems"]) == set(SYSTEMS)
     assert printed["n_instances"] == board["n_instances"] == LIMIT

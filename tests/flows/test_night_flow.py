@@ -171,11 +171,12 @@ def test_serve_night_registers_one_deployment_on_one_schedule(monkeypatch: pytes
 
 def test_serve_refuses_a_schedule_without_night_and_a_bad_cron(capsys: pytest.CaptureFixture[str]) -> None:
     suite = str(ROOT / "pipelines" / "nightly.yaml")
-    assert main(["serve", "--cron", "0 3 * * *", suite]) == 1
-    assert "use them with --night" in capsys.readouterr().err
-    assert main(["serve", "--night", "--cron", "every night", suite]) == 1
+    # Bad arguments are usage errors: exit 2, before any Prefect server is looked for.
+    assert main(["serve", "--cron", "0 3 * * *", suite]) == 2
+    assert "--cron: only used with --night" in capsys.readouterr().err
+    assert main(["serve", "--night", "--cron", "every night", suite]) == 2
     assert "expected five fields" in capsys.readouterr().err
-    assert main(["serve", "--night", "--timezone", "Mars/Olympus", suite]) == 1
+    assert main(["serve", "--night", "--timezone", "Mars/Olympus", suite]) == 2
     assert "not a known time zone" in capsys.readouterr().err
 
 

@@ -134,5 +134,5 @@ def test_free_port_is_a_loopback_port_nothing_listens_on() -> None:
 
 def test_serving_the_same_suite_twice_in_one_command_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     suite = str(ROOT / "pipelines" / "nightly.yaml")
-    assert main(["serve", suite, suite]) == 1
+    assert main(["serve", suite, suite]) == 2
     assert "suite name(s) given twice: nightly" in capsys.readouterr().err

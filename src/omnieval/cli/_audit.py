@@ -18,7 +18,7 @@ audit" and "Internal-duplicate sensitivity"):
 
 Writes clusters.json, overlaps.json and audit.html into --out (default state/audit/<folder name>/).
 `omnieval analyze` without --duplicates (and a suite's report stage) reads the clusters from there.
-Exit status: 0 done, 2 invalid dataset or options.
+Exit status: 0 done, 2 invalid dataset or options (DATASET not a folder, --out a file).
 """
 
 
@@ -103,6 +103,11 @@ def _options(args: argparse.Namespace) -> Any:
 
 
 def _audit(args: argparse.Namespace) -> int:
+    from omnieval.cli import _checks
+
+    _checks.input_dir("DATASET", args.dataset)
+    if args.out is not None:
+        _checks.output_dir("--out", args.out)
     options = _options(args)
     summary: dict[str, Any]
     if args.engine == "prefect":

@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from omnieval.errors import ConfigError
+
+if TYPE_CHECKING:
+    from omnieval.config import SuiteConfig
 
 
 def _kind(path: Path) -> str:
@@ -205,3 +208,16 @@ def distinct_paths(first: tuple[str, Path], second: tuple[str, Path]) -> None:
     (flag_a, a), (flag_b, b) = first, second
     if a.resolve() == b.resolve():
         raise ConfigError(f"{flag_b}: {b} is also {flag_a}; give another path")
+
+
+def suite_file(flag: str, path: Path, *, check: bool = True) -> SuiteConfig:
+    """The suite config in ``path``: a YAML mapping file (checked here, naming ``flag``) that
+    :func:`omnieval.config.load_suite` accepts (its errors name the file and the key).
+
+    Args:
+        check: also check the suite's components against the registries (imports the benchmarks).
+    """
+    from omnieval.config import load_suite
+
+    yaml_mapping(flag, path, what="a suite (a YAML mapping)")
+    return load_suite(path, check=check)

@@ -8,7 +8,7 @@ import re
 import sys
 from pathlib import Path
 
-from omnieval.errors import OmnievalError
+from omnieval.errors import ConfigError
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
@@ -51,7 +51,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         help="where nights/<DATE> lives (default runs; with --run, the first suite's runs_dir)",
     )
     parser.add_argument(
-        "--timezone", default="UTC", help="with --run: the time zone that names today's night (default UTC)"
+        "--timezone",
+        default=None,
+        help="with --run (an error without it): the time zone that names today's night (default UTC)",
     )
     parser.add_argument(
         "--fail-on-regression", action="store_true", help="exit 3 when the night's verdict is NO-GO"
@@ -60,19 +62,29 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def _handle(args: argparse.Namespace) -> int:
+    from omnieval.cli import _checks
     from omnieval.night import check_date, find_record, night_lines, read_record
 
     if args.date is not None:
         check_date(args.date)
+    _checks.needs("--timezone", args.timezone is not None, "--run", args.run is not None)
+    if args.runs_dir is not None:
+        _checks.output_dir("--runs-dir", args.runs_dir)
     nights_dir = None if args.runs_dir is None else args.runs_dir / "nights"
     extra: list[str] = []
     if args.run is not None:
         misplaced = [str(p) for p in args.run if _DATE.match(str(p)) and not p.is_file()]
         if misplaced:
-            raise OmnievalError(f"{misplaced[0]} looks like a date: put DATE before --run")
+            raise ConfigError(f"--run: {misplaced[0]} looks like a date: put DATE before --run")
+        timezone = args.timezone or "UTC"
+        _check_timezone(timezone)
+        # Every suite before the night starts: the flow records a suite that fails as "failed to
+        # run" and writes the night anyway, which is right at 2 a.m., not for a typo typed now.
+        for suite in args.run:
+            _checks.suite_file("--run", suite)
         from omnieval.runner import run_night
 
-        summary = run_night(args.run, date=args.date, timezone=args.timezone, nights_dir=nights_dir)
+        summary = run_night(args.run, date=args.date, timezone=timezone, nights_dir=nights_dir)
         path = Path(summary["record"])
         if summary.get("mlflow_run_id"):
             extra.append(f"MLflow: run {summary['mlflow_run_id']} in experiment omnieval/nights")
@@ -94,3 +106,14 @@ def _handle(args: argparse.Namespace) -> int:
         print(f"night {record.date}: NO-GO; exit code 3 (--fail-on-regression)", file=sys.stderr)
         return 3
     return 0
+
+
+def _check_timezone(timezone: str) -> None:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        ZoneInfo(timezone)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ConfigError(
+            f"--timezone {timezone!r}: not a known time zone (e.g. UTC, Europe/Paris)"
+        ) from None

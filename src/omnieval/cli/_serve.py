@@ -8,7 +8,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from omnieval.errors import OmnievalError
+from omnieval.errors import ConfigError
 
 if TYPE_CHECKING:
     from omnieval.config import SuiteConfig
@@ -62,19 +62,23 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def _handle(args: argparse.Namespace) -> int:
-    from omnieval.config import load_suite
+    from omnieval.cli import _checks
     from omnieval.flows import prepare_prefect_env
 
-    suites = [(load_suite(path), path.resolve()) for path in args.suites]
+    # Every argument before the Prefect server starts or is looked for (exit 2, nothing written).
+    for flag in ("--cron", "--timezone"):
+        _checks.needs(flag, getattr(args, flag[2:]) is not None, "--night", args.night)
+    _check_cron(args.cron)
+    _check_timezone(args.timezone)
+    if args.port is not None and not 0 <= args.port <= 65535:
+        raise ConfigError(f"--port: {args.port} is not a port; expected 1-65535 (0: any free port)")
+    suites = [(_checks.suite_file("SUITE", path), path.resolve()) for path in args.suites]
     names = [config.suite for config, _ in suites]
     repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:
-        raise OmnievalError(f"suite name(s) given twice: {', '.join(repeated)}; each suite is one deployment")
-    if not args.night and (args.cron or args.timezone):
-        raise OmnievalError("--cron and --timezone set the schedule of a night: use them with --night")
-    if args.night:
-        _check_cron(args.cron)
-        _check_timezone(args.timezone)
+        raise ConfigError(
+            f"SUITE: suite name(s) given twice: {', '.join(repeated)}; each suite is one deployment"
+        )
     prepare_prefect_env()
     server = None
     if os.environ.get("PREFECT_API_URL"):
@@ -126,7 +130,7 @@ def _night_schedule(args: argparse.Namespace, first: SuiteConfig) -> tuple[str, 
 
 def _check_cron(cron: str | None) -> None:
     if cron is not None and len(cron.split()) not in (5, 6):
-        raise OmnievalError(f"--cron {cron!r}: expected five fields, e.g. '0 2 * * *'")
+        raise ConfigError(f"--cron {cron!r}: expected five fields, e.g. '0 2 * * *'")
 
 
 def _check_timezone(timezone: str | None) -> None:
@@ -137,7 +141,7 @@ def _check_timezone(timezone: str | None) -> None:
     try:
         ZoneInfo(timezone)
     except (ZoneInfoNotFoundError, ValueError):
-        raise OmnievalError(
+        raise ConfigError(
             f"--timezone {timezone!r}: not a known time zone (e.g. UTC, Europe/Paris)"
         ) from None
 

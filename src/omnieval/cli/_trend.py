@@ -15,9 +15,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
             "Read the suite's finished nightly runs from MLflow (experiment omnieval/<suite>, or the "
             "suite YAML's tracking.experiment) and run a two-sided CUSUM per system and headline "
             "metric: a drift that stays inside the nightly tolerance every night still adds up. "
-            "Prints per metric the statistic, the threshold, whether a shift is detected, on which "
-            "night and in which direction. Exit code 0 whether or not a shift is detected, 2 when "
-            "the suite has no history in MLflow. See docs/nightly.md, 'Slow drift'."
+            "Several runs on one day (in the suite YAML's schedule.timezone, else UTC) are one night: "
+            "the latest. Prints per metric the statistic, the threshold, whether a shift is detected, "
+            "on which night and in which direction, and a note when it cannot tell yet. Exit code 0 "
+            "whether or not a shift is detected, 2 when the suite has no history in MLflow or an "
+            "argument is bad. See docs/nightly.md, 'Slow drift'."
         ),
     )
     parser.add_argument(
@@ -26,16 +28,27 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         help="suite name (experiment omnieval/<name>) or SUITE.yaml (its experiment and benchmark)",
     )
     parser.add_argument(
-        "--nights", type=int, default=30, help="how many of the latest finished runs to read (default: 30)"
+        "--nights",
+        type=int,
+        default=30,
+        help=(
+            "how many of the latest nights to read (default: 30); a night is a day with a finished "
+            "run, and of several runs on one day the latest counts"
+        ),
     )
     parser.add_argument("--json", action="store_true", help="print the trend document as JSON")
     parser.add_argument(
-        "--out", type=Path, default=None, help="folder for trend.png (the plot) and trend.json"
+        "--out",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="folder for trend.png (the plot) and trend.json (created; not a file)",
     )
     parser.set_defaults(func=_handle)
 
 
 def _handle(args: argparse.Namespace) -> int:
+    from omnieval.cli import _checks
     from omnieval.compare import (
         component_direction,
         detect_trends,
@@ -47,14 +60,18 @@ def _handle(args: argparse.Namespace) -> int:
     from omnieval.errors import DataError
 
     spec: str = args.suite
-    if spec.endswith((".yaml", ".yml")) or Path(spec).is_file():
-        from omnieval.config import load_suite
-
-        config = load_suite(Path(spec), check=False)
+    _checks.at_least("--nights", args.nights, 1)
+    if args.out is not None:
+        _checks.output_dir("--out", args.out)
+    timezone = "UTC"
+    if spec.endswith((".yaml", ".yml")) or Path(spec).exists():
+        _checks.input_file("--suite", Path(spec))
+        config = _checks.suite_file("--suite", Path(spec), check=False)
         suite, experiment, benchmark = config.suite, config.experiment, config.benchmark
+        timezone = config.schedule.timezone
     else:
         suite, experiment, benchmark = spec, f"omnieval/{spec}", ""
-    nights = read_history(experiment, nights=args.nights)
+    nights = read_history(experiment, nights=args.nights, timezone=timezone)
     benchmark = benchmark or nights[-1].benchmark
     if not benchmark:
         raise DataError(f"the runs of {experiment!r} carry no omnieval.benchmark tag: cannot tell directions")

@@ -17,7 +17,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
             "Strictly validate a dataset folder. The benchmark is detected from the folder's layout "
             "(the story-continuation release parquet, or a manifest.jsonl) or given with --benchmark. "
             "Every problem is listed with its row or line (and id), its field and its file. "
-            "Exit status: 0 valid, 2 invalid."
+            "Exit status: 0 valid, 2 invalid (or a bad argument: DIR not a folder, an output path "
+            "that is a folder or in a missing folder, --gate-out without --gate)."
         ),
     )
     parser.add_argument("dir", type=Path, metavar="DIR", help="dataset folder")
@@ -36,14 +37,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "--gate-out",
         type=Path,
         metavar="OUT.json",
-        help="with --gate: save the gate result here (written whether it passes or fails)",
+        help=(
+            "with --gate (an error without it): save the gate result here, written whether it passes "
+            "or fails; its folder must exist"
+        ),
     )
     parser.add_argument("--json", action="store_true", help="print the outcome as one JSON object on stdout")
     parser.add_argument(
         "--manifest",
         type=Path,
         metavar="OUT.json",
-        help="write the fingerprint manifest (SHA-256 of every file and normalized text) here when valid",
+        help=(
+            "write the fingerprint manifest (SHA-256 of every file and normalized text) here when "
+            "valid; its folder must exist"
+        ),
     )
     parser.set_defaults(func=_validate)
 
@@ -59,6 +66,18 @@ def _fail(outcome: dict[str, Any], as_json: bool, header: str, problems: list[st
     return 2
 
 
+def _check_outputs(args: argparse.Namespace) -> None:
+    """The files validate writes, checked before the dataset is read (ConfigError, exit 2)."""
+    from omnieval.cli import _checks
+
+    _checks.needs("--gate-out", args.gate_out is not None, "--gate", args.gate)
+    for flag, path in (("--gate-out", args.gate_out), ("--manifest", args.manifest)):
+        if path is not None:
+            _checks.output_file(flag, path)
+    if args.gate_out is not None and args.manifest is not None:
+        _checks.distinct_paths(("--gate-out", args.gate_out), ("--manifest", args.manifest))
+
+
 def _validate(args: argparse.Namespace) -> int:
     from omnieval.benchmarks import detect_benchmark
     from omnieval.cli._registries import load_benchmarks, registered_benchmark
@@ -66,11 +85,13 @@ def _validate(args: argparse.Namespace) -> int:
 
     root: Path = args.dir
     outcome: dict[str, Any] = {"dataset": str(root), "ok": False}
+    _check_outputs(args)
+    if not root.is_dir():
+        what = "does not exist" if not root.exists() else "is a file; give a dataset folder"
+        return _fail(outcome, args.json, f"DIR: {root} {what}", [f"{root}: dataset folder not found"])
     benchmarks = load_benchmarks()
     if args.benchmark is not None:
         bench = registered_benchmark(args.benchmark)
-    elif not root.is_dir():
-        return _fail(outcome, args.json, f"{root} is not a folder", [f"{root}: dataset folder not found"])
     else:
         found = detect_benchmark(root)
         if found is None:

@@ -6,7 +6,8 @@ reference level can, because the deviations add up. This module holds
 
 - :func:`cusum`: the detector on one series of nightly values (numpy only, no I/O);
 - :func:`read_history` / :func:`detect_trends`: the suite's parent runs in MLflow (the
-  ``<system>/<metric key>`` headline metrics the track stage logs) turned into one detector per
+  ``<system>/<metric key>`` headline metrics the track stage logs), one per calendar day (the
+  latest: a rerun replaces its day's night, :func:`one_per_day`), turned into one detector per
   (system, headline component);
 - :func:`trend_document`, :func:`trend_lines`, :func:`trend_figure`: what ``omnieval trend`` prints
   and draws;
@@ -35,9 +36,10 @@ import math
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+from zoneinfo import ZoneInfo
 
 import numpy as np
 
@@ -268,10 +270,42 @@ def _store_ready() -> bool:
     return (DEFAULT_STORE / "mlflow.db").is_file()
 
 
-def read_history(experiment: str, *, nights: int = DEFAULT_NIGHTS, exclude: str | None = None) -> list[Night]:
-    """The last ``nights`` finished parent runs (``omnieval.kind=suite``) of ``experiment``, oldest first.
+def night_day(night: Night, timezone: str = "UTC") -> date:
+    """The calendar day of ``night`` in ``timezone`` (an IANA name): what makes two runs one night.
 
-    Failed runs (a gate stopped them) and runs still in progress are not nights of the history.
+    >>> from datetime import datetime
+    >>> late = Night("r", datetime(2026, 12, 3, 23, 30, tzinfo=UTC), {})
+    >>> night_day(late), night_day(late, "Europe/Paris")
+    (datetime.date(2026, 12, 3), datetime.date(2026, 12, 4))
+    """
+    return night.started.astimezone(ZoneInfo(timezone)).date()
+
+
+def one_per_day(nights: Iterable[Night], timezone: str = "UTC") -> list[Night]:
+    """The latest night of each calendar day in ``timezone``, oldest first.
+
+    A suite run again on the same day (a manual rerun, a fix after a failed gate) replaces that
+    day's night instead of adding one: the detector's units are nights, and two runs of one day
+    would count its value twice and shorten the window.
+    """
+    latest: dict[date, Night] = {}
+    for night in sorted(nights, key=lambda n: n.started):
+        latest[night_day(night, timezone)] = night
+    return sorted(latest.values(), key=lambda n: n.started)
+
+
+def read_history(
+    experiment: str,
+    *,
+    nights: int = DEFAULT_NIGHTS,
+    exclude: str | None = None,
+    timezone: str = "UTC",
+) -> list[Night]:
+    """The last ``nights`` nights of ``experiment``, oldest first: per calendar day (in ``timezone``)
+    the latest finished parent run (``omnieval.kind=suite``).
+
+    Failed runs (a gate stopped them) and runs still in progress are not nights of the history;
+    ``exclude`` (a run id, tonight's) is left out.
 
     Raises:
         DataError: no MLflow store, no such experiment, or no finished run in it.
@@ -290,22 +324,35 @@ def read_history(experiment: str, *, nights: int = DEFAULT_NIGHTS, exclude: str 
     found = client.get_experiment_by_name(experiment)
     if found is None:
         raise DataError(f"MLflow has no experiment {experiment!r}: no nightly history for this suite")
-    runs = client.search_runs(
-        [found.experiment_id],
-        filter_string="tags.`omnieval.kind` = 'suite' and attributes.status = 'FINISHED'",
-        order_by=["attributes.start_time DESC"],
-        max_results=nights + (1 if exclude else 0),
-    )
-    history = [
-        Night(
-            run.info.run_id,
-            datetime.fromtimestamp(run.info.start_time / 1000, tz=UTC),
-            {k: float(v) for k, v in run.data.metrics.items() if "/" in k},
-            run.data.tags.get("omnieval.benchmark", ""),
+    # Newest first, so the first run seen of a day is its latest; pages until ``nights`` days are
+    # found, since reruns make the number of runs to read unknown in advance.
+    history: list[Night] = []
+    days: set[date] = set()
+    token: str | None = None
+    while len(history) < nights:
+        page = client.search_runs(
+            [found.experiment_id],
+            filter_string="tags.`omnieval.kind` = 'suite' and attributes.status = 'FINISHED'",
+            order_by=["attributes.start_time DESC"],
+            max_results=max(50, 2 * nights),
+            page_token=token,
         )
-        for run in runs
-        if run.info.run_id != exclude
-    ][:nights]
+        for run in page:
+            if run.info.run_id == exclude:
+                continue
+            night = Night(
+                run.info.run_id,
+                datetime.fromtimestamp(run.info.start_time / 1000, tz=UTC),
+                {k: float(v) for k, v in run.data.metrics.items() if "/" in k},
+                run.data.tags.get("omnieval.benchmark", ""),
+            )
+            day = night_day(night, timezone)
+            if day not in days and len(history) < nights:
+                days.add(day)
+                history.append(night)
+        token = page.token
+        if not token:
+            break
     if not history:
         raise DataError(f"MLflow experiment {experiment!r} has no finished suite run: no nightly history")
     return history[::-1]
@@ -444,7 +491,9 @@ def trend_lines(report: TrendReport) -> list[str]:
         f"suite {report.suite}: {len(report.nights)} nights from MLflow experiment {report.experiment}; "
         f"CUSUM k={p.reference_nights} reference nights, slack {p.slack:g}, threshold {p.threshold:g}"
     )
-    rows = [("system", "component", "statistic", "threshold", "shift", "direction", "detected", "since")]
+    rows = [
+        ("system", "component", "statistic", "threshold", "shift", "direction", "detected", "since", "note")
+    ]
     for c in report.components:
         r = c.result
         rows.append(
@@ -454,14 +503,15 @@ def trend_lines(report: TrendReport) -> list[str]:
                 f"{r.statistic:.2f}" if r.note is None else "-",
                 f"{r.threshold:g}",
                 "yes" if r.shift_detected else "no",
-                r.direction or ("-" if r.note is None else r.note),
+                r.direction or "-",
                 "-" if r.detected_at is None else f"night {r.detected_at + 1}",
                 "-" if r.since is None else f"night {r.since + 1}",
+                r.note or "",
             )
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
     table = [
-        "  ".join([*(cell.ljust(w) for cell, w in zip(row[:-1], widths, strict=True)), row[-1]])
+        "  ".join([*(cell.ljust(w) for cell, w in zip(row[:-1], widths, strict=True)), row[-1]]).rstrip()
         for row in rows
     ]
     if not report.components:
@@ -588,12 +638,17 @@ def nightly_trend(config: SuiteConfig, folder: Path, *, run_id: str, document: d
     try:
         if not _store_ready():
             return
+        timezone = config.schedule.timezone
         try:
-            history = read_history(config.experiment, nights=DEFAULT_NIGHTS - 1, exclude=run_id)
+            history = read_history(
+                config.experiment, nights=DEFAULT_NIGHTS, exclude=run_id, timezone=timezone
+            )
         except DataError:
             history = []
         tonight = _tonight(config, run_id)
-        nights = [*history, *([tonight] if tonight is not None else [])]
+        # Tonight is the latest run of its day: an earlier run today gives way to it.
+        nights = one_per_day([*history, *([tonight] if tonight is not None else [])], timezone)
+        nights = nights[-DEFAULT_NIGHTS:]
         if not nights:
             return
         bench = config.bench

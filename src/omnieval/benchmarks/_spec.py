@@ -150,6 +150,12 @@ class HeadlineSpec(_Strict):
     """Components (as written in ``components``) where a smaller value is better, e.g. error rates."""
     mlflow_patterns: tuple[str, ...] = ()
     """Glob patterns of MLflow metric keys the parent run repeats per system (``<system>/<key>``)."""
+    scale: str | None = Field(default=None, min_length=1)
+    """The scale a component's per-instance value is on, for every component ``scales`` does not
+    name: ``omnieval compare`` prints it beside the numbers, since its values need not be those
+    ``omnieval aggregate`` shows (a rescaled metric, an uncalibrated total). None: not declared."""
+    scales: dict[str, str] = {}
+    """Component (as written in ``components``) -> its scale, where it differs from ``scale``."""
 
     @model_validator(mode="after")
     def _direction_names_components(self) -> HeadlineSpec:
@@ -157,6 +163,12 @@ class HeadlineSpec(_Strict):
         unknown = sorted(set(self.lower_is_better) - set(self.components))
         if unknown:
             raise ValueError(f"lower_is_better names components not listed: {', '.join(unknown)}")
+        unscaled = sorted(set(self.scales) - set(self.components))
+        if unscaled:
+            raise ValueError(f"scales names components not listed: {', '.join(unscaled)}")
+        empty = sorted(name for name, text in self.scales.items() if not text.strip())
+        if empty:
+            raise ValueError(f"scales gives an empty scale for: {', '.join(empty)}")
         return self
 
 
@@ -213,6 +225,28 @@ class BenchmarkSpec(_Strict):
     def headline_components(self) -> tuple[str, ...]:
         """The components as ``omnieval compare`` names them (conditions expanded)."""
         return tuple(self._expand(self.headline.components))
+
+    def headline_scales(self) -> dict[str, str]:
+        """Each headline component as ``omnieval compare`` names it (conditions expanded) -> its
+        declared scale (``headline.scales``, else ``headline.scale``); undeclared ones are left out.
+
+        Example:
+            >>> spec = BenchmarkSpec.model_validate({
+            ...     "name": "toy", "title": "Toy", "dataset": {"marker": "m", "sample": "s"},
+            ...     "conditions": ["x"], "system_kinds": ["import"], "modalities": ["text"],
+            ...     "headline": {"components": ["f1", "wer"], "per_condition": True,
+            ...                  "scale": "0-1", "scales": {"wer": "percent"}},
+            ... })
+            >>> spec.headline_scales()
+            {'x.f1': '0-1', 'x.wer': 'percent'}
+        """
+        out: dict[str, str] = {}
+        for name in self.headline.components:
+            text = self.headline.scales.get(name, self.headline.scale)
+            if text is not None:
+                for expanded in self._expand((name,)):
+                    out[expanded] = text
+        return out
 
     def headline_lower_is_better(self) -> frozenset[str]:
         """The lower-is-better components as ``omnieval compare`` names them (conditions expanded)."""

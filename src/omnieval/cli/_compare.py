@@ -1,4 +1,4 @@
-"""``omnieval compare RUN_A RUN_B``: did run B regress against run A, and why."""
+"""``omnieval compare RUN_A RUN_B``: did the newer run regress against the older one, and why."""
 
 from __future__ import annotations
 
@@ -14,18 +14,28 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         # argparse %-formats help= strings (write 50%% there) but prints a description as written.
         help="compare two runs: paired deltas, GO / NO-GO / INCONCLUSIVE, what changed, top movers",
         description=(
-            "Compare run B (the new run) with run A (the baseline). RUN is a run folder "
-            "(runs/<suite>/<run_id>), an MLflow run id, 'latest' (the newest successful run of the "
-            "suite given with --suite, else of any suite; as in omnieval lineage) or 'previous' (the "
-            "one before it; needs --suite). Per system and headline component: the means, delta = "
-            "B - A, a paired bootstrap 95% CI over the shared instances and a Holm-corrected p-value; "
-            "then the verdict with its reasons, what changed in lineage and the instances that moved "
-            "most. "
+            "Compare two runs: the older is the baseline (A), the newer the candidate (B), in "
+            "whichever order they are named, unless --baseline says otherwise; the output names "
+            "both run ids. RUN is a run folder (runs/<suite>/<run_id>), a run id or a unique start "
+            "of one (as in omnieval lineage; an ambiguous start is exit 2 listing the runs), an "
+            "MLflow run id, 'latest' (the newest successful run of the suite given with --suite, "
+            "else of any suite) or 'previous' (the one before it; needs --suite). Per system and "
+            "headline component: the means, delta = B - A, a paired bootstrap 95% CI over the "
+            "shared instances and a Holm-corrected p-value, each on the component's scale (printed "
+            "below the table: it can differ from omnieval aggregate's); then the verdict with its "
+            "reasons, what changed in lineage and the instances that moved most. A run compared "
+            "with itself is INCONCLUSIVE. "
             "Exit code 0 for any verdict, 2 on bad input. See docs/nightly.md."
         ),
     )
-    parser.add_argument("run_a", metavar="RUN_A", help="baseline run")
-    parser.add_argument("run_b", metavar="RUN_B", help="new run")
+    parser.add_argument("run_a", metavar="RUN_A", help="one run")
+    parser.add_argument("run_b", metavar="RUN_B", help="the other run")
+    parser.add_argument(
+        "--baseline",
+        choices=("older", "first", "second"),
+        default="older",
+        help="which run is the baseline: the older one (default), RUN_A (first) or RUN_B (second)",
+    )
     parser.add_argument(
         "--suite",
         help="suite name or SUITE.yaml: what 'latest'/'previous' refer to; a YAML also supplies the "
@@ -88,14 +98,15 @@ def _judging_suite(spec: str | None, run_b: Any) -> Any:
 
 
 def _handle(args: argparse.Namespace) -> int:
-    from omnieval.compare import compare_runs, read_run, resolve_run, verdict_lines
+    from omnieval.compare import compare_runs, order_runs, read_run, resolve_run, verdict_lines
 
     suite, runs_dir, explicit = _suite(args.suite, args.runs_dir)
     folder_a = resolve_run(args.run_a, runs_dir=runs_dir, suite=suite)
     folder_b = resolve_run(args.run_b, runs_dir=runs_dir, suite=suite)
-    run_a, run_b = read_run(folder_a), read_run(folder_b)
+    run_a, run_b, rule = order_runs(read_run(folder_a), read_run(folder_b), args.baseline)
     regression = _regression_config(explicit, run_b.resolved_config)
     document = compare_runs(run_a, run_b, regression)
+    document["baseline_rule"] = rule
     if args.rejudge:
         from omnieval.compare import rejudge_comparison
 

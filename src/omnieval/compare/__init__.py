@@ -3,8 +3,10 @@
 - :func:`compare_runs`: paired bootstrap deltas per (system, headline component) over the shared
   instances, Holm-corrected p-values, a GO / NO-GO / INCONCLUSIVE verdict with reasons, what changed
   in lineage and the instances that moved most.
-- :func:`resolve_run` / :func:`read_run`: a RUN argument (folder, MLflow run id, ``latest``,
-  ``previous``) to a run folder and its contents.
+- :func:`resolve_run` / :func:`read_run`: a RUN argument (folder, run id or a unique start of one,
+  ``latest``, ``previous``) to a run folder and its contents; :func:`find_run_by_id` is the run-id
+  (prefix) resolver every command naming a run shares; :func:`order_runs` makes the older of two
+  runs the baseline.
 - :func:`nightly_regression` / :func:`notify_regression`: the track stage's self-comparison with the
   previous run (``regression.json``, the MLflow tag ``omnieval.regression``) and its notifications.
 
@@ -12,7 +14,18 @@ The procedure, the verdict's rules and the exit codes are described in ``docs/ni
 """
 
 from omnieval.compare._changes import lineage_changes, tree_digest
-from omnieval.compare._load import RunFolder, is_successful, latest_run, read_run, resolve_run, suite_runs
+from omnieval.compare._load import (
+    BASELINE_RULES,
+    RunFolder,
+    find_run_by_id,
+    is_successful,
+    latest_run,
+    order_runs,
+    read_run,
+    resolve_run,
+    run_age,
+    suite_runs,
+)
 from omnieval.compare._mlflow import log_regression_metrics, regression_metrics
 from omnieval.compare._nightly import find_baseline, nightly_regression, notify_regression, regression_verdict
 from omnieval.compare._notify import SendOutcome, build_block, send_notifications, verdict_message
@@ -47,12 +60,24 @@ from omnieval.compare._trend import (
     trend_lines,
     write_trend,
 )
-from omnieval.compare._verdict import GO, INCONCLUSIVE, NO_GO, VERDICTS, compare_runs, verdict_lines
+from omnieval.compare._verdict import (
+    GO,
+    INCONCLUSIVE,
+    MDE_MIN_PAIRED,
+    NO_GO,
+    VERDICTS,
+    compare_runs,
+    mde_note,
+    same_run,
+    verdict_lines,
+)
 
 __all__ = [
+    "BASELINE_RULES",
     "DEFAULT_NIGHTS",
     "GO",
     "INCONCLUSIVE",
+    "MDE_MIN_PAIRED",
     "NO_GO",
     "VERDICTS",
     "ComponentTrend",
@@ -73,16 +98,19 @@ __all__ = [
     "cusum",
     "detect_trends",
     "find_baseline",
+    "find_run_by_id",
     "holm",
     "is_successful",
     "latest_run",
     "lineage_changes",
     "log_regression_metrics",
+    "mde_note",
     "minimum_detectable_effect",
     "nightly_regression",
     "nightly_trend",
     "normal_p_value",
     "notify_regression",
+    "order_runs",
     "paired_bootstrap",
     "read_history",
     "read_run",
@@ -91,6 +119,8 @@ __all__ = [
     "rejudge_comparison",
     "rejudge_lines",
     "resolve_run",
+    "run_age",
+    "same_run",
     "send_notifications",
     "split_effects",
     "suite_of_run",

@@ -153,7 +153,52 @@ def suite_runs(runs_dir: Path, suite: str | None, *, exclude: Path | None = None
         for p in root.iterdir()
         if p.is_dir() and is_successful(p) and (skip is None or p.resolve() != skip)
     ]
-    return sorted(folders, key=lambda p: ((p / "lineage.json").stat().st_mtime, p.name))
+    return sorted(folders, key=run_age)
+
+
+def run_age(folder: Path) -> tuple[float, str]:
+    """Sort key of a run folder, older first: when its ``lineage.json`` was written (the track
+    stage writes it first), then its name. The order of ``latest`` / ``previous`` and of a
+    comparison's baseline (the older run)."""
+    lineage = Path(folder) / "lineage.json"
+    return (lineage.stat().st_mtime if lineage.is_file() else 0.0, Path(folder).name)
+
+
+def find_run_by_id(spec: str, runs_dir: Path) -> Path | None:
+    """The run folder (``<runs_dir>/<suite>/<run_id>/`` holding ``lineage.json``) whose run id is
+    ``spec`` or starts with it: the one resolver of run ids and their prefixes for every command
+    that names a run.
+
+    An exact run id wins over longer ids it is a prefix of. None when no run matches (or ``spec``
+    cannot be a folder name).
+
+    Raises:
+        DataError: ``spec`` is a prefix of several runs' ids (and none's whole id); lists them.
+    """
+    if not spec or spec in (".", "..") or "/" in spec or "\\" in spec:
+        return None
+    runs_dir = Path(runs_dir)
+    folders = (
+        sorted(p.parent for p in runs_dir.glob("*/*/lineage.json") if p.parent.name.startswith(spec))
+        if runs_dir.is_dir()
+        else []
+    )
+    exact = [p for p in folders if p.name == spec]
+    matches = exact or folders
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        return None
+    shown = ", ".join(f"{p.name} ({p})" for p in matches[:_LISTED])
+    more = f" and {len(matches) - _LISTED} more" if len(matches) > _LISTED else ""
+    raise DataError(
+        f"run id {'' if exact else 'prefix '}{spec!r} is ambiguous under {runs_dir}: it names "
+        f"{len(matches)} runs: {shown}{more}; give more of the id or the run folder"
+    )
+
+
+_LISTED = 20
+"""At most this many matches are named in an ambiguous-prefix message."""
 
 
 def latest_run(runs_dir: Path, suite: str | None = None) -> Path:
@@ -193,8 +238,8 @@ def resolve_run(spec: str, *, runs_dir: Path = Path("runs"), suite: str | None =
     """The run folder a RUN argument names.
 
     Args:
-        spec: A folder path, an MLflow run id (full, or a unique prefix of at least 6 hex digits),
-            ``latest`` (:func:`latest_run`) or ``previous``.
+        spec: A folder path, a run id or a unique start of one (:func:`find_run_by_id`), an
+            MLflow child run id, ``latest`` (:func:`latest_run`) or ``previous``.
         runs_dir: Where run folders live (``runs/<suite>/<run_id>``).
         suite: The suite ``latest`` / ``previous`` refer to (``latest`` without one: of any suite).
 
@@ -218,15 +263,10 @@ def resolve_run(spec: str, *, runs_dir: Path = Path("runs"), suite: str | None =
     as_path = Path(spec)
     if as_path.is_dir():
         return as_path
+    found = find_run_by_id(spec, runs_dir)
+    if found is not None:
+        return found
     if _RUN_ID.match(spec):
-        exact = [p for p in runs_dir.glob(f"*/{spec}") if p.is_dir()]
-        if exact:
-            return exact[0]
-        prefixed = sorted(p for p in runs_dir.glob(f"*/{spec}*") if p.is_dir())
-        if len(prefixed) == 1:
-            return prefixed[0]
-        if len(prefixed) > 1:
-            raise DataError(f"run id prefix {spec!r} is ambiguous: {', '.join(str(p) for p in prefixed[:5])}")
         child = _by_child_run(runs_dir, spec)
         if child is not None:
             return child
@@ -239,3 +279,35 @@ def resolve_run(spec: str, *, runs_dir: Path = Path("runs"), suite: str | None =
         f"unknown run {spec!r}: not a folder, nor a run id under {runs_dir} or in the MLflow store "
         "(give a run folder, an MLflow run id, 'latest' or 'previous')"
     )
+
+
+BASELINE_RULES: tuple[str, ...] = ("older", "first", "second")
+"""``omnieval compare --baseline``: the older run (default), or RUN_A / RUN_B as given."""
+
+
+def order_runs(
+    first: RunFolder, second: RunFolder, baseline: str = "older"
+) -> tuple[RunFolder, RunFolder, str]:
+    """``(baseline, candidate, why)`` of two runs named in the order ``first``, ``second``.
+
+    ``older``: the run written first (:func:`run_age`) is the baseline, whatever order the runs
+    were named in (``compare latest previous`` compares the latest with the one before it);
+    ``first`` / ``second``: the run named there is the baseline. ``why`` says which rule chose it,
+    for the output.
+
+    Raises:
+        ValueError: ``baseline`` is not one of :data:`BASELINE_RULES`.
+    """
+    if baseline == "first":
+        return first, second, "RUN_A as given (--baseline first)"
+    if baseline == "second":
+        return second, first, "RUN_B as given (--baseline second)"
+    if baseline != "older":
+        raise ValueError(f"baseline must be one of {', '.join(BASELINE_RULES)}; got {baseline!r}")
+    if run_age(second.folder) < run_age(first.folder):
+        return (
+            second,
+            first,
+            "the older run; RUN_A, named first, is the newer (--baseline first keeps the order given)",
+        )
+    return first, second, "the older run (--baseline older)"

@@ -345,7 +345,7 @@ def rejudge_lines(document: Mapping[str, Any]) -> list[str]:
         "",
         f"re-judging (verdict on the {block.get('verdict_basis')}; plain verdict {block.get('plain_verdict')}): "
         f"{cost.get('judge_calls', 0)} judge calls, {cost.get('model_calls', 0)} made, "
-        f"{cost.get('cache_hits', 0)} cached",
+        f"{cost.get('cache_hits', 0)} cached; effects on each component's scale (scales above)",
     ]
 
     def fmt(effect: Mapping[str, Any]) -> str:

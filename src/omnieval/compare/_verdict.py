@@ -24,6 +24,16 @@ bootstrap SE at two-sided alpha 0.05 (``alpha / m`` over the comparison's m pair
 ``regression.require_holm``: Bonferroni, the first step of Holm, so a conservative figure). Its
 ``rules_out`` adds the tolerance (see :func:`~omnieval.compare._paired.minimum_detectable_effect`).
 A GO names, per component, the largest ``rules_out`` over the systems: the drop it excludes.
+The power computation needs enough paired instances for the bootstrap SE and the normal
+approximation to mean anything (:data:`MDE_MIN_PAIRED`): with fewer, ``mde`` and ``rules_out`` are
+null and the test's ``mde_note`` says "not computable with n = <n>".
+
+A run compared with itself (the same folder, or the same run id on both sides) measures nothing:
+its verdict is INCONCLUSIVE with that reason, never GO. The document names each side's role
+(``run_a.role`` = baseline, ``run_b.role`` = candidate) and, per component, the scale its values are
+on (``scales``, declared by the benchmark: ``headline.scale``/``headline.scales`` in its
+``benchmark.yaml``), since a component's per-instance scale need not be the one ``omnieval
+aggregate`` prints.
 
 Which components come from judge rows and which from automatic rows is found, benchmark-agnostically,
 by recomputing the per-instance components on the scores table without judge rows (``judge == ""``
@@ -60,6 +70,15 @@ TOP_MOVERS = 10
 ALPHA = 0.05
 GO_LINE_COMPONENTS = 8
 """At most this many components are named in a GO's "no drop >= ..." line (the rest: regression.json)."""
+MDE_MIN_PAIRED = 10
+"""Fewest paired instances for which a test reports a minimum detectable effect. The MDE takes the
+bootstrap SE as the true one and uses normal quantiles: with n instances the SE rests on n - 1
+degrees of freedom, and the normal critical value understates Student's t by 15 % at n = 10 (2.26
+vs 1.96), by 40 % at n = 5 and by a factor of 6.5 at n = 2, where the bootstrap has only three
+distinct means (two identical differences give SE 0, hence an MDE of 0). Below it the power
+statement is not made."""
+UNDECLARED_SCALE = "not declared by the benchmark (its per-instance values, Benchmark.instance_components)"
+"""The ``scales`` entry of a component whose benchmark declares no scale for it."""
 
 
 @dataclass
@@ -79,6 +98,7 @@ class _Test:
     tolerance: float = 0.0
     mde: float = math.nan
     rules_out: float = math.nan
+    mde_note: str | None = None
     worse: bool = False
     significant: bool = False
     unsafe: list[str] = field(default_factory=list)
@@ -159,6 +179,27 @@ def _drift_reason(drift: Mapping[str, Any] | None) -> str | None:
     return f"judge drift check: {status}" + (f" ({detail})" if detail else "")
 
 
+def mde_note(n_paired: int) -> str | None:
+    """Why a test with ``n_paired`` paired instances reports no MDE; None when it reports one.
+
+    Example:
+        >>> mde_note(2), mde_note(MDE_MIN_PAIRED)
+        ('not computable with n = 2', None)
+    """
+    return None if n_paired >= MDE_MIN_PAIRED else f"not computable with n = {n_paired}"
+
+
+def same_run(run_a: RunFolder, run_b: RunFolder) -> bool:
+    """Whether both sides are one run: the same folder, or the same run id (a copied folder)."""
+    return run_a.run_id == run_b.run_id or run_a.folder.resolve() == run_b.folder.resolve()
+
+
+def _scales(bench: Benchmark, components: Sequence[str]) -> dict[str, str]:
+    """Component -> the scale its values are on, as the benchmark declares it."""
+    declared = bench.spec.headline_scales() if bench.spec is not None else {}
+    return {c: declared.get(c, UNDECLARED_SCALE) for c in components}
+
+
 def _order_components(bench: Benchmark, present: set[str]) -> list[str]:
     known = [c for c in bench.headline_components if c in present]
     return known + sorted(present - set(known))
@@ -186,11 +227,12 @@ def compare_runs(
 
     Returns:
         ``{"verdict", "reasons", "systems": {S: {C: {"a", "b", "delta", "ci95", "p_holm", "mde"}}},
-        "changed", "top_movers", "run_a", "run_b", "benchmark", "tolerance", "n_shared_instances",
-        "systems_only_in_a", "systems_only_in_b", "drift", "possible_regressions", "mde_power",
-        "tests", "method"}``.
-        ``a``/``b`` are means over the instances valid in both runs (so ``delta = b - a``); a
-        component present in one run only has ``null`` where the other run has nothing.
+        "changed", "top_movers", "run_a", "run_b", "scales", "benchmark", "tolerance",
+        "n_shared_instances", "systems_only_in_a", "systems_only_in_b", "drift",
+        "possible_regressions", "mde_power", "tests", "method"}``.
+        ``a``/``b`` are means over the instances valid in both runs (so ``delta = b - a``), on the
+        component's scale (``scales``); a component present in one run only has ``null`` where the
+        other run has nothing. ``run_a``/``run_b`` carry ``role`` (baseline / candidate).
 
     Raises:
         DataError: The runs hold different benchmarks, or a scores table is invalid.
@@ -329,6 +371,9 @@ def compare_runs(
     n_tests = sum(1 for t in paired_tests if math.isfinite(t.p))
     mde_alpha = ALPHA / max(n_tests, 1) if config.require_holm else ALPHA
     for test in paired_tests:
+        test.mde_note = mde_note(test.n_paired)
+        if test.mde_note is not None:
+            continue
         test.mde = minimum_detectable_effect(test.se, alpha=mde_alpha, power=config.power)
         test.rules_out = minimum_detectable_effect(
             test.se, alpha=mde_alpha, power=config.power, tolerance=test.tolerance
@@ -362,6 +407,21 @@ def compare_runs(
         ruled_out = _go_line(paired_tests, components, lower, power=config.power, alpha=mde_alpha)
         if ruled_out:
             reasons.append(ruled_out)
+        uncomputed = sorted({t.n_paired for t in paired_tests if t.mde_note is not None})
+        if uncomputed:
+            reasons.append(
+                f"GO rules out no drop size for {sum(t.mde_note is not None for t in paired_tests)} "
+                f"test(s): their minimum detectable effect is not computable with "
+                f"n = {', '.join(map(str, uncomputed))} (the power computation needs at least "
+                f"{MDE_MIN_PAIRED} paired instances)"
+            )
+    if same_run(run_a, run_b):
+        # Deltas of zero against itself say nothing about the systems: never a GO.
+        verdict = INCONCLUSIVE
+        reasons = [
+            f"run A and run B are the same run ({run_b.run_id}, {run_b.folder}): a run compared "
+            "with itself measures nothing; name two different runs"
+        ]
     if drift is None and judge_dependent & set(components):
         reasons.append("judge drift not checked (no drift.json in run B)")
 
@@ -404,8 +464,9 @@ def compare_runs(
         "changed": changed,
         "top_movers": movers[:TOP_MOVERS],
         "benchmark": bench.name,
-        "run_a": run_a.describe(),
-        "run_b": run_b.describe(),
+        "run_a": {**run_a.describe(), "role": "baseline"},
+        "run_b": {**run_b.describe(), "role": "candidate"},
+        "scales": _scales(bench, components),
         "n_shared_instances": len(shared),
         "systems_only_in_a": sorted(systems_a - systems_b),
         "systems_only_in_b": sorted(systems_b - systems_a),
@@ -429,6 +490,7 @@ def compare_runs(
                 "tolerance": t.tolerance,
                 "mde": _num(t.mde),
                 "rules_out": _num(t.rules_out),
+                "mde_note": t.mde_note,
                 "worse": t.worse,
                 "significant": t.significant,
                 "unsafe": t.unsafe,
@@ -445,7 +507,8 @@ def compare_runs(
             "mde": (
                 f"(z_(1-alpha/2) + z_power) * se, power {config.power:g}, alpha {mde_alpha:.3g}"
                 + (f" (0.05 / {n_tests} tests, Bonferroni bound of Holm)" if config.require_holm else "")
-                + "; rules_out = max(tolerance, z_(1-alpha/2) * se) + z_power * se"
+                + "; rules_out = max(tolerance, z_(1-alpha/2) * se) + z_power * se; "
+                f"null (mde_note) below {MDE_MIN_PAIRED} paired instances"
             ),
         },
     }
@@ -513,6 +576,35 @@ def _go_line(
     )
 
 
+def _uncomputed_lines(tests: Sequence[Mapping[str, Any]]) -> list[str]:
+    """``mde n/a: not computable with n = 2: alpha / wer, ...``, one line per note."""
+    by_note: dict[str, list[str]] = {}
+    for t in tests:
+        if t.get("mde_note"):
+            by_note.setdefault(str(t["mde_note"]), []).append(f"{t['system']} / {t['component']}")
+    lines = []
+    for note, names in by_note.items():
+        shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+        lines.append(
+            f"mde n/a: {note} (the power computation needs at least {MDE_MIN_PAIRED} paired "
+            f"instances): {shown}"
+        )
+    return lines
+
+
+def _scale_lines(scales: Mapping[str, str]) -> list[str]:
+    """The scale of every component the table (and the reasons and movers) show, components that
+    share a scale on one line."""
+    grouped: dict[str, list[str]] = {}
+    for component, scale in scales.items():
+        grouped.setdefault(str(scale), []).append(component)
+    if not grouped:
+        return []
+    lines = ["scales (A, B, delta, CI, mde and the movers' values are on these):"]
+    lines += [f"  {', '.join(components)}: {scale}" for scale, components in grouped.items()]
+    return lines
+
+
 def _mean_or_none(values: Mapping[str, float] | None) -> float | None:
     if not values:
         return None
@@ -558,14 +650,16 @@ def first_run_document(run_b: RunFolder) -> dict[str, Any]:
 
 
 def verdict_lines(document: Mapping[str, Any]) -> Sequence[str]:
-    """The terminal summary of a comparison document (verdict first, then table, changes, movers)."""
+    """The terminal summary of a comparison document: verdict, which run is the baseline and which
+    the candidate, the table, the scale of every component, changes, movers."""
     lines = [f"verdict: {document['verdict']}"]
     lines += [f"  - {r}" for r in document.get("reasons", [])]
     run_a, run_b = document.get("run_a"), document.get("run_b")
+    rule = document.get("baseline_rule")
     if run_a:
-        lines.append(f"A (baseline): {run_a['run_id']}  {run_a['folder']}")
+        lines.append(f"baseline  (A): {run_a['run_id']}  {run_a['folder']}" + (f"  ({rule})" if rule else ""))
     if run_b:
-        lines.append(f"B (new):      {run_b['run_id']}  {run_b['folder']}")
+        lines.append(f"candidate (B): {run_b['run_id']}  {run_b['folder']}")
     systems = document.get("systems") or {}
     if systems:
         width = max(len(c) for per in systems.values() for c in per)
@@ -590,8 +684,10 @@ def verdict_lines(document: Mapping[str, Any]) -> Sequence[str]:
         if document.get("mde_power") is not None:
             lines.append(
                 f"mde: the smallest true worsening the test catches with {document['mde_power']:.0%} power "
-                "(component units; bootstrap SE, normal approximation)"
+                "(on the component's scale; bootstrap SE, normal approximation)"
             )
+        lines += _uncomputed_lines(document.get("tests") or [])
+        lines += _scale_lines(document.get("scales") or {})
     changed = document.get("changed") or {}
     lines.append("")
     if not any(changed.values()):

@@ -68,10 +68,10 @@ def run_suite_cli(suite: Path, cwd: Path, timeout: float = 1700) -> dict[str, An
 
 
 @contextmanager
-def viewing(folder: Path, cwd: Path) -> Iterator[str]:
-    """``omnieval view FOLDER --port 0`` serving until the block ends; yields the URL it printed."""
+def viewing(folder: Path, cwd: Path, options: Sequence[str] = ()) -> Iterator[str]:
+    """``omnieval view FOLDER --port 0 [OPTIONS]`` serving until the block ends; yields the URL it printed."""
     view = subprocess.Popen(
-        [str(OMNIEVAL), "view", str(folder), "--port", "0"],
+        [str(OMNIEVAL), "view", str(folder), "--port", "0", *options],
         cwd=cwd,
         env=os.environ.copy(),
         stdout=subprocess.PIPE,

@@ -218,10 +218,12 @@ def test_input_media_are_linked_inside_the_dataset_and_from_the_run_folder(
 
 
 @pytest.fixture
-def served(run_folder: tuple[Path, Path]) -> Iterator[str]:
+def served(run_folder: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     from omnieval.cli._view import make_server
 
     folder, _ = run_folder
+    # The project is tmp_path: its data/ holds the run's dataset, which is served only from there.
+    monkeypatch.setenv("OMNIEVAL_PROJECT_ROOT", str(tmp_path))
     write_run_instances(get_benchmark("storybench"), folder, dataset_path=None, suite="s", run_id="run-b")
     server = make_server(folder, port=0)
     thread = threading.Thread(target=server.serve_forever, daemon=True)

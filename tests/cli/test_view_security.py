@@ -152,6 +152,8 @@ def test_a_hostile_run_folder_opens_nothing_outside_the_project(layout: Layout, 
     dataset, compared = hostile(layout)
     # A symlink among the run's own files that leads out of the run folder.
     (layout.run / "candidates" / "leak").symlink_to(layout.outside)
+    (layout.run / "candidates" / "beta").mkdir()
+    (layout.run / "candidates" / "beta" / "index.html").symlink_to(layout.outside / "secret.txt")
     with viewing(layout) as view:
         assert view.body("instances.html") == PAGE
         assert view.body("candidates/alpha/text/0/generated.txt") == b"run-b text"
@@ -161,6 +163,7 @@ def test_a_hostile_run_folder_opens_nothing_outside_the_project(layout: Layout, 
         assert view.status("_compared/candidates/alpha/text/0/generated.txt") == 403
         assert view.status("candidates/leak/secret.txt") == 404
         assert view.status("candidates/leak/") == 404
+        assert view.status("candidates/beta/") == 404  # its index page links out
     assert "Traceback" not in view.stderr, view.stderr
     assert f"warning: not serving the dataset folder {dataset} (dataset.path of " in view.stderr
     assert f"not serving the compared run {compared.resolve()} (baseline of " in view.stderr

@@ -460,8 +460,12 @@ class ViewHandler(SimpleHTTPRequestHandler):
         if target.root is None:
             self.send_error(HTTPStatus.NOT_FOUND, "not served")
             return None
+        path = Path(self.translate_path(self.path))
+        # A folder is answered with its index page when it has one (the parent class's choice):
+        # that file must stay inside too.
+        index_pages = [path / name for name in ("index.html", "index.htm")] if path.is_dir() else []
         try:
-            contained = inside(target.root, Path(self.translate_path(self.path)))
+            contained = all(inside(target.root, p) for p in (path, *index_pages))
         except (OSError, RuntimeError, ValueError):  # a symlink loop, an unreadable folder
             contained = False
         if not contained:

@@ -6,10 +6,13 @@ import argparse
 from typing import Any
 
 _ABOUT = (
-    "Write the tasks of a benchmark's human study as Label Studio tasks (PRISM-Bench: its stratified "
-    "sample of blind ground-truth-versus-system pairs; OmniACBench: the class-balanced Table 4 subset "
-    "of its evaluators' validation, clips in blind order). Options after BENCHMARK belong to that "
-    "benchmark's command: `omnieval human-tasks BENCHMARK --help` lists them."
+    "Write the tasks of a benchmark's human study as blind Label Studio tasks (PRISM-Bench: its "
+    "stratified sample of ground-truth-versus-system pairs; OmniACBench: the class-balanced Table 4 "
+    "subset of its evaluators' validation). A task file never says which system a task shows (nor, "
+    "for PRISM-Bench, which clip is the ground truth): that is in the study's key file, and clips "
+    "are copied under blind names. Systems whose tasks would measure nothing (references, "
+    "diagnostic probes, a system named twice) are refused with exit 2. Options after BENCHMARK "
+    "belong to that benchmark's command: `omnieval human-tasks BENCHMARK --help` lists them."
 )
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from omnieval.benchmarks.prism._compose import pair_order
-from omnieval.benchmarks.prism._human import parse_two_stage_export
+from omnieval.benchmarks.prism._human import apply_key, parse_two_stage_export
 from omnieval.benchmarks.prism._human_sample import PAIRS_PER_COMBINATION, stratified_pairs
 from omnieval.benchmarks.prism._tags import SUBSETS, TAGS, active_cells, valid_tag_sets
 from omnieval.errors import DataError
@@ -49,12 +49,13 @@ def test_paper_quota_per_combination() -> None:
     # 7 + 7 + 15 valid combinations, four items each (the paper's 28, 28 and 60).
     assert per_subset == {"on_screen": 28, "off_screen": 28, "mixed": 60}
     assert sample.shortfall == {}
-    assert len(sample.tasks) == 116 * 3
-    assert [t["data"]["num"] for t in sample.tasks] == list(range(1, 116 * 3 + 1))
+    tasks = sample.tasks()
+    assert len(tasks) == 116 * 3
+    assert [t["data"]["num"] for t in tasks] == list(range(1, 116 * 3 + 1))
     # Every sampled item is compared for every system, and each task's tags are its stratum's.
-    pairs = Counter((t["data"]["instance_id"], t["data"]["system"]) for t in sample.tasks)
+    pairs = Counter((p.instance_id, p.system) for p in sample.pairs)
     assert set(pairs.values()) == {1} and len({iid for iid, _ in pairs}) == 116
-    for task in sample.tasks:
+    for task in tasks:
         data = task["data"]
         assert data["instance_id"] in sample.items[f"{data['subset']}:{data['tags']}"]
 
@@ -75,7 +76,7 @@ def test_short_strata_are_reported_not_padded() -> None:
     sample = stratified_pairs(_dataset(9, short={"on_screen:SOUND_A": 1, "off_screen:MUSIC_B": 0}), ["a"])
     assert sample.shortfall == {"on_screen:SOUND_A": 3, "off_screen:MUSIC_B": 4}
     assert len(sample.items["on_screen:SOUND_A"]) == 1 and sample.items["off_screen:MUSIC_B"] == ()
-    assert len(sample.tasks) == 116 - 3 - 4
+    assert len(sample.pairs) == 116 - 3 - 4
 
 
 def _clips(folder: Path, items: list[Item]) -> Path:
@@ -96,27 +97,35 @@ def test_blind_order_and_clips_follow_the_judge(tmp_path: Path) -> None:
         per_combination=1,
         candidates={"a": _clips(tmp_path / "a", items), "b": _clips(tmp_path / "b", items)},
     )
-    orders = Counter(t["data"]["order"] for t in sample.tasks)
+    key = sample.key()["tasks"]
+    orders = Counter(entry["order"] for entry in key.values())
     assert set(orders) == {"gt_first", "system_first"}
-    for task in sample.tasks:
+    for task in sample.tasks():
         data = task["data"]
-        order = pair_order(5, data["system"], data["instance_id"])
+        # Blind: which system and which clip is the ground truth are in the key only.
+        assert "system" not in data and "order" not in data
+        entry = key[str(data["num"])]
+        assert entry["instance_id"] == data["instance_id"]
+        order = pair_order(5, entry["system"], data["instance_id"])
         reference = f"/refs/{data['instance_id']}.mp4"
         index = next(i.index for i in _dataset(2) if i.id == data["instance_id"])
-        candidate = (tmp_path / data["system"] / "video" / str(index) / "generated.mp4").as_posix()
+        candidate = (tmp_path / entry["system"] / "video" / str(index) / "generated.mp4").as_posix()
         if order.first == "reference":
-            assert (data["order"], data["video1"], data["video2"]) == ("gt_first", reference, candidate)
+            assert (entry["order"], data["video1"], data["video2"]) == ("gt_first", reference, candidate)
         else:
-            assert (data["order"], data["video1"], data["video2"]) == ("system_first", candidate, reference)
-    # Without candidate folders the clips are left for the caller.
-    assert "video1" not in stratified_pairs(_dataset(1), ["a"]).tasks[0]["data"]
+            assert (entry["order"], data["video1"], data["video2"]) == ("system_first", candidate, reference)
+    # The caller chooses what a clip is linked as (the command: blind copies of the clips).
+    linked = sample.tasks(lambda num, slot, _: f"/media/{num}-{slot}.mp4")[0]["data"]
+    assert (linked["video1"], linked["video2"]) == ("/media/1-1.mp4", "/media/1-2.mp4")
+    # Without candidate folders there are no clips.
+    assert "video1" not in stratified_pairs(_dataset(1), ["a"]).tasks()[0]["data"]
 
 
 def test_a_missing_candidate_clip_is_an_error_naming_system_instance_and_path(tmp_path: Path) -> None:
     items = _dataset(1)
     folder = _clips(tmp_path / "a", items)
     sampled = stratified_pairs(items, ["a"], per_combination=1, candidates={"a": folder})
-    first = next(i for i in items if i.id == sampled.tasks[0]["data"]["instance_id"])
+    first = next(i for i in items if i.id == sampled.pairs[0].instance_id)
     gone = folder / "video" / str(first.index) / "generated.mp4"
     gone.unlink()
     with pytest.raises(DataError, match="1 linked candidate clip") as info:
@@ -124,10 +133,10 @@ def test_a_missing_candidate_clip_is_an_error_naming_system_instance_and_path(tm
     assert info.value.problems == [f"system a, instance {first.id} (row {first.index}): no clip at {gone}"]
 
 
-def test_tasks_round_trip_through_the_export_reader() -> None:
+def test_tasks_round_trip_through_the_key_and_the_export_reader() -> None:
     sample = stratified_pairs(_dataset(4), ["a", "b"], per_combination=1)
     exported: list[dict[str, Any]] = []
-    for tid, task in enumerate(sample.tasks):
+    for tid, task in enumerate(sample.tasks()):
         data = task["data"]
         result = [
             {"from_name": f"v{video}_{cell.dimension}_{cell.audio_type}", "value": {"number": 5 + video}}
@@ -137,9 +146,12 @@ def test_tasks_round_trip_through_the_export_reader() -> None:
         exported.append(
             {**task, "id": tid, "annotations": [{"id": tid, "completed_by": 1, "result": result}]}
         )
-    parsed = parse_two_stage_export(exported)
-    assert parsed.counts["scored"] == len(sample.tasks) == 29 * 2
-    assert len(parsed.comparisons) == len(sample.tasks)
+    with pytest.raises(DataError, match="a blind export; apply the study's key first"):
+        parse_two_stage_export(exported)
+    parsed = parse_two_stage_export(apply_key(exported, sample.key(seed=0)))
+    assert parsed.counts["scored"] == len(sample.pairs) == 29 * 2
+    assert len(parsed.comparisons) == len(sample.pairs)
+    assert Counter(c.system for c in parsed.comparisons) == {"a": 29, "b": 29}
 
 
 @pytest.mark.parametrize(
@@ -147,6 +159,7 @@ def test_tasks_round_trip_through_the_export_reader() -> None:
     [
         ([], {}, "at least one system"),
         (["ground_truth"], {}, "reference side"),
+        (["a", "a"], {}, "named twice: a"),
         (["a"], {"per_combination": 0}, "at least 1"),
         (["a", "b"], {"candidates": {"a": Path("x")}}, "no candidate folder for b"),
     ],

@@ -1,13 +1,15 @@
 """PRISM-Bench human alignment: agreement in preference direction between human raters and the judges.
 
-**Export format** (Label Studio "JSON" export of ``label_studio/two_stage.xml``, a list of tasks).
-Each task is one blind GT-versus-system comparison on one item:
+**Export format** (Label Studio "JSON" export of ``label_studio/two_stage.xml``, a list of tasks,
+with the study's key applied: :func:`apply_key`). Each task is one blind GT-versus-system
+comparison on one item:
 
 - ``data``: ``instance_id`` (the scores table's id), ``subset`` (``on_screen``, ``off_screen``,
   ``mixed``), ``tags`` (the active tags, ``"SPEECH_A,MUSIC_B"`` or a list), ``system`` (the
   system's id), ``order`` (``gt_first``: video1 is the ground truth; ``system_first``: video1 is
   the system's clip); optional ``num`` (the number shown to raters), ``caption``, ``video1``,
-  ``video2``.
+  ``video2``. The tasks raters see carry neither ``system`` nor ``order``: those come from the key
+  file ``omnieval human-tasks prism`` wrote beside them, matched on ``num``.
 - each annotation's ``result``: one entry per score, ``from_name`` = ``v1_<dimension>_<audio type>``
   or ``v2_<dimension>_<audio type>`` (e.g. ``v2_audio_quality_speech``) and ``value`` =
   ``{"number": n}`` (also ``{"rating": n}`` or ``{"choices": ["n"]}``), n an integer 0..10; and
@@ -173,6 +175,11 @@ def parse_two_stage_export(tasks: Any, source: str = "export") -> HumanExport:
         data = task.get("data")
         if not isinstance(data, Mapping):
             raise DataError(f"{where}: field data: missing or not an object")
+        if "system" not in data and "order" not in data:
+            raise DataError(
+                f"{where}: field data.system: missing: a blind export; apply the study's key first "
+                f"({_KEY_HINT})"
+            )
         for key in ("instance_id", "system"):
             if not isinstance(data.get(key), str) or not data[key]:
                 raise DataError(f"{where}: field data.{key}: missing or not a non-empty string")
@@ -250,6 +257,87 @@ def parse_two_stage_export(tasks: Any, source: str = "export") -> HumanExport:
                 )
             )
     return HumanExport(tuple(comparisons), active, counts)
+
+
+_KEY_HINT = "omnieval human-tasks prism labels EXPORT.json --key KEY.json --out LABELS.json"
+
+
+def apply_key(
+    tasks: Any, key: Any, *, source: str = "export", key_source: str = "key"
+) -> list[dict[str, Any]]:
+    """The export's tasks with each one's ``data.system`` and ``data.order`` from the study's key.
+
+    Tasks are matched to key entries on ``data.num``; the entry's ``instance_id`` must be the task's
+    (a key of another draw is refused, not applied). The tasks are copied, not changed.
+
+    Args:
+        tasks: A decoded Label Studio JSON export (a list of tasks).
+        key: The decoded key file (``{"study": "prism-human-preference", "tasks": {"<num>":
+            {"instance_id", "system", "order"}}}``).
+        source: The export's name in messages.
+        key_source: The key's name in messages.
+
+    Raises:
+        DataError: Naming the file, task and field: not an export or not this study's key, a task
+            without a ``num`` the key holds, or an ``instance_id`` other than the key's.
+
+    Example:
+        >>> key = {"study": "prism-human-preference",
+        ...        "tasks": {"1": {"instance_id": "on-01", "system": "s", "order": "gt_first"}}}
+        >>> apply_key([{"id": 9, "data": {"num": 1, "instance_id": "on-01"}}], key)[0]["data"]
+        {'num': 1, 'instance_id': 'on-01', 'system': 's', 'order': 'gt_first'}
+    """
+    from omnieval.benchmarks.prism._human_sample import STUDY
+
+    if not isinstance(key, Mapping) or key.get("study") != STUDY or not isinstance(key.get("tasks"), Mapping):
+        raise DataError(
+            f"{key_source}: not the key of a PRISM-Bench human study (a JSON object with study "
+            f"{STUDY!r} and tasks, as omnieval human-tasks prism writes it)"
+        )
+    entries: Mapping[str, Any] = key["tasks"]
+    if not isinstance(tasks, list):
+        raise DataError(f"{source}: a Label Studio JSON export is a list of tasks")
+    keyed: list[dict[str, Any]] = []
+    for t_idx, task in enumerate(tasks):
+        if not isinstance(task, Mapping) or not isinstance(task.get("data"), Mapping):
+            raise DataError(f"{source}: task #{t_idx}: not an object with a data object")
+        where = f"{source}: task {task.get('id', f'#{t_idx}')}"
+        data = task["data"]
+        entry = entries.get(str(data.get("num")))
+        if not isinstance(entry, Mapping):
+            raise DataError(
+                f"{where}: field data.num: {data.get('num')!r} is not a task of {key_source} "
+                "(a key of another draw, or tasks not written by omnieval human-tasks prism)"
+            )
+        if data.get("instance_id") != entry.get("instance_id"):
+            raise DataError(
+                f"{where}: field data.instance_id: {data.get('instance_id')!r}, but {key_source} has "
+                f"{entry.get('instance_id')!r} as task {data.get('num')} (a key of another draw)"
+            )
+        keyed.append({**task, "data": {**data, "system": entry.get("system"), "order": entry.get("order")}})
+    return keyed
+
+
+def read_keyed_exports(exports: Sequence[Path], key: Path) -> list[dict[str, Any]]:
+    """Read Label Studio export files and the study's key file; :func:`apply_key` to each export.
+
+    Raises:
+        DataError: a file that cannot be read or is not JSON, and everything :func:`apply_key` raises.
+    """
+
+    def load(path: Path, what: str) -> Any:
+        try:
+            return json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise DataError(f"{path}: cannot read {what}: {exc}") from None
+
+    decoded_key = load(key, "the key file")
+    keyed: list[dict[str, Any]] = []
+    for path in exports:
+        keyed += apply_key(
+            load(path, "Label Studio export"), decoded_key, source=str(path), key_source=str(key)
+        )
+    return keyed
 
 
 def read_two_stage_export(path: Path) -> HumanExport:

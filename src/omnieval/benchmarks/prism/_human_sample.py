@@ -5,9 +5,11 @@ random: per subset it enumerates the valid combinations of active tags (7 on scr
 15 mixed) and samples four items of each, so a rare combination is covered as well as a frequent
 one (28 + 28 + 60 items). :func:`stratified_pairs` draws that sample from a dataset and makes one
 blind GT-versus-system task per (sampled item, system), in the shape that
-``label_studio/two_stage.xml`` shows and :func:`~omnieval.benchmarks.prism._human.parse_two_stage_export`
-reads back (``data``: ``num``, ``instance_id``, ``subset``, ``tags``, ``system``, ``order``,
-``caption``, ``video1``, ``video2``).
+``label_studio/two_stage.xml`` shows (``data``: ``num``, ``instance_id``, ``subset``, ``tags``,
+``caption``, ``video1``, ``video2``). Which system a task shows and which clip is the ground truth
+(``system``, ``order``) are never in a task: they are the study's key (:meth:`PairSample.key`),
+which :func:`~omnieval.benchmarks.prism._human.apply_key` puts back into the export before
+:func:`~omnieval.benchmarks.prism._human.parse_two_stage_export` reads it.
 
 Determinism: each stratum is drawn with its own generator seeded by (seed, subset, tags), so a run
 with the same seed and dataset gives the same tasks, and adding items of one combination changes
@@ -39,19 +41,80 @@ PAIRS_PER_COMBINATION = 4
 """Items sampled per (subset, valid tag combination) in the paper's human study (appendix D)."""
 
 
+STUDY = "prism-human-preference"
+"""The ``study`` a key file names: what ``human-tasks prism labels`` accepts as this study's key."""
+
+
 @dataclass(frozen=True)
-class PairSample:
-    """A drawn sample: the Label Studio tasks and the strata the dataset could not fill.
+class PairTask:
+    """One blind GT-versus-system pair: what raters see (:meth:`data`) and the key (:meth:`key`).
 
     Attributes:
-        tasks: Label Studio tasks (``{"data": {...}}``), by subset, combination, item, system.
+        num: Task number, 1-based: the only link between a task and its key entry.
+        instance_id: The item (the scores table's id).
+        subset: Its subset.
+        tags: Its active tags, canonical order, comma-joined.
+        caption: Its caption.
+        system: The system compared with the ground truth (key only).
+        order: ``gt_first`` (video1 is the ground truth) or ``system_first`` (key only).
+        video1: The clip shown first (None when no candidate folders were given).
+        video2: The clip shown second.
+    """
+
+    num: int
+    instance_id: str
+    subset: str
+    tags: str
+    caption: str
+    system: str
+    order: str
+    video1: Path | None = None
+    video2: Path | None = None
+
+    def data(self, clip_url: Callable[[int, int, Path], str] | None = None) -> dict[str, Any]:
+        """The Label Studio task data: never the system nor the order, which live in the key.
+
+        ``clip_url(num, slot, path)`` turns a clip into what Label Studio loads (default: the path).
+        """
+        data: dict[str, Any] = {
+            "num": self.num,
+            "instance_id": self.instance_id,
+            "subset": self.subset,
+            "tags": self.tags,
+            "caption": self.caption,
+        }
+        for slot, clip in ((1, self.video1), (2, self.video2)):
+            if clip is not None:
+                data[f"video{slot}"] = clip_url(self.num, slot, clip) if clip_url else clip.as_posix()
+        return data
+
+    def key(self) -> dict[str, str]:
+        """The key entry: which system the pair shows and which clip is the ground truth."""
+        return {"instance_id": self.instance_id, "system": self.system, "order": self.order}
+
+
+@dataclass(frozen=True)
+class PairSample:
+    """A drawn sample: the pairs and the strata the dataset could not fill.
+
+    Attributes:
+        pairs: One per (item, system), by subset, combination, item, system.
         items: ``"<subset>:<TAG,TAG>"`` -> ids of the sampled items, sorted.
         shortfall: ``"<subset>:<TAG,TAG>"`` -> items missing to reach the quota (only short strata).
     """
 
-    tasks: tuple[dict[str, Any], ...]
+    pairs: tuple[PairTask, ...]
     items: Mapping[str, tuple[str, ...]]
     shortfall: Mapping[str, int]
+
+    def tasks(self, clip_url: Callable[[int, int, Path], str] | None = None) -> list[dict[str, Any]]:
+        """Label Studio tasks (``{"data": ...}``), blind: see :meth:`PairTask.data`."""
+        return [{"data": pair.data(clip_url)} for pair in self.pairs]
+
+    def key(self, **about: Any) -> dict[str, Any]:
+        """The study's key document: ``{"study", **about, "tasks": {"<num>": {"instance_id",
+        "system", "order"}}}``; ``about`` records how it was drawn (seed, dataset, systems...)."""
+        return {"study": STUDY, **about, "tasks": {str(p.num): p.key() for p in self.pairs}}
 
 
 def _tag_text(tags: Sequence[str]) -> str:
@@ -72,7 +135,6 @@ def stratified_pairs(
     per_combination: int = PAIRS_PER_COMBINATION,
     seed: int = 0,
     candidates: Mapping[str, Path] | None = None,
-    clip_url: Callable[[Path], str] = Path.as_posix,
 ) -> PairSample:
     """Draw ``per_combination`` items per (subset, valid tag combination) and make the tasks.
 
@@ -83,18 +145,20 @@ def stratified_pairs(
         per_combination: Items per stratum (the paper: 4).
         seed: Seeds the draw and the blind order (the judge's ``metrics.order_seed`` keeps the
             raters' order equal to the judge's).
-        candidates: System -> candidate folder; when given, ``video1``/``video2`` are the two
-            clips (``<folder>/video/<index>/generated.mp4`` and the reference) through
-            ``clip_url``, else they are left out for the caller to fill in.
-        clip_url: Turns a clip path into what Label Studio loads (a served URL); default the path.
+        candidates: System -> candidate folder; when given, each pair's ``video1``/``video2`` are
+            the two clips (``<folder>/video/<index>/generated.mp4`` and the reference) in blind
+            order, else they are None (tasks without media).
 
     Raises:
-        DataError: no system, a system named ``ground_truth``, a non-positive quota, or, when
-            ``candidates`` is given, a system without a candidate folder or a linked candidate clip
-            that does not exist.
+        DataError: no system, a system named twice or named ``ground_truth``, a non-positive
+            quota, or, when ``candidates`` is given, a system without a candidate folder or a
+            linked candidate clip that does not exist.
     """
     if not systems:
         raise DataError("stratified_pairs: name at least one system to compare with the ground truth")
+    twice = sorted({s for s in systems if list(systems).count(s) > 1})
+    if twice:
+        raise DataError(f"stratified_pairs: system(s) named twice: {', '.join(twice)}")
     if GROUND_TRUTH in systems:
         raise DataError(
             f"stratified_pairs: {GROUND_TRUTH!r} is the reference side of every pair, not a system"
@@ -108,7 +172,7 @@ def stratified_pairs(
     by_stratum: dict[str, list[PrismInstanceLike]] = {}
     for inst in instances:
         by_stratum.setdefault(f"{inst.subset}:{_tag_text(inst.active_tags)}", []).append(inst)
-    tasks: list[dict[str, Any]] = []
+    pairs: list[PairTask] = []
     items: dict[str, tuple[str, ...]] = {}
     shortfall: dict[str, int] = {}
     for subset in SUBSETS:
@@ -126,14 +190,14 @@ def stratified_pairs(
                 shortfall[stratum] = per_combination - len(chosen)
             for inst in chosen:
                 for system in systems:
-                    tasks.append(_task(len(tasks) + 1, inst, system, seed, candidates, clip_url))
+                    pairs.append(_pair(len(pairs) + 1, inst, system, seed, candidates))
     if candidates is not None:
-        _check_clips(tasks, candidates, {inst.id: inst for inst in instances})
-    return PairSample(tuple(tasks), items, shortfall)
+        _check_clips(pairs, candidates, {inst.id: inst for inst in instances})
+    return PairSample(tuple(pairs), items, shortfall)
 
 
 def _check_clips(
-    tasks: Sequence[dict[str, Any]],
+    pairs: Sequence[PairTask],
     candidates: Mapping[str, Path],
     instances: Mapping[str, PrismInstanceLike],
 ) -> None:
@@ -144,14 +208,11 @@ def _check_clips(
         DataError: one problem per missing clip, naming the system, the instance and the path.
     """
     problems = []
-    for task in tasks:
-        data = task["data"]
-        inst = instances[data["instance_id"]]
-        clip = candidate_video(Path(candidates[data["system"]]), inst.index)
+    for pair in pairs:
+        inst = instances[pair.instance_id]
+        clip = candidate_video(Path(candidates[pair.system]), inst.index)
         if not clip.is_file():
-            problems.append(
-                f"system {data['system']}, instance {inst.id} (row {inst.index}): no clip at {clip}"
-            )
+            problems.append(f"system {pair.system}, instance {inst.id} (row {inst.index}): no clip at {clip}")
     if problems:
         raise DataError(
             f"stratified_pairs: {len(problems)} linked candidate clip(s) do not exist "
@@ -160,32 +221,31 @@ def _check_clips(
         )
 
 
-def _task(
+def _pair(
     num: int,
     inst: PrismInstanceLike,
     system: str,
     seed: int,
     candidates: Mapping[str, Path] | None,
-    clip_url: Callable[[Path], str],
-) -> dict[str, Any]:
+) -> PairTask:
     order = pair_order(seed, system, inst.id)
-    data: dict[str, Any] = {
-        "num": num,
-        "instance_id": inst.id,
-        "subset": inst.subset,
-        "tags": _tag_text(inst.active_tags),
-        "system": system,
-        "order": "system_first" if order.first == "candidate" else "gt_first",
-        "caption": inst.caption,
-    }
+    clips: dict[str, Path | None] = {"candidate": None, "reference": None}
     if candidates is not None:
         clips = {
             "candidate": candidate_video(Path(candidates[system]), inst.index),
             "reference": inst.reference_video,
         }
-        data["video1"] = clip_url(clips[order.role(1)])
-        data["video2"] = clip_url(clips[order.role(2)])
-    return {"data": data}
+    return PairTask(
+        num=num,
+        instance_id=inst.id,
+        subset=inst.subset,
+        tags=_tag_text(inst.active_tags),
+        caption=inst.caption,
+        system=system,
+        order="system_first" if order.first == "candidate" else "gt_first",
+        video1=clips[order.role(1)],
+        video2=clips[order.role(2)],
+    )
 
 
-__all__ = ["PAIRS_PER_COMBINATION", "PairSample", "stratified_pairs"]
+__all__ = ["PAIRS_PER_COMBINATION", "STUDY", "PairSample", "PairTask", "stratified_pairs"]

@@ -428,11 +428,13 @@ class ViewHandler(SimpleHTTPRequestHandler):
         plain = unquote(path.split("?", 1)[0].split("#", 1)[0], errors="strict")
         words = tuple(w for w in posixpath.normpath(plain).split("/") if w not in ("", ".", ".."))
         served = self.served
+        # The reasons name no folder: the answer may go to another machine (--expose), and the
+        # status line is Latin-1; the start warning on the viewer's stderr names the folder.
         if words[:1] == (DATASET_ROUTE,):
-            why = f"the run's dataset folder is not served: {served.dataset_refused}"
+            why = "the run's dataset folder is not served (see the viewer's start warning)"
             return _Target(served.dataset, words[1:], why if served.dataset_refused else "")
         if words[:2] == (COMPARED_ROUTE, "candidates"):
-            why = f"the compared run is not served: {served.compared_refused}"
+            why = "the compared run is not served (see the viewer's start warning)"
             return _Target(served.compared, words[2:], why if served.compared_refused else "")
         if words[:1] == (COMPARED_ROUTE,):
             return _Target(None, words[1:])  # only the compared run's candidates are served

@@ -254,6 +254,41 @@ def test_refusals_exit_2(run_folder: Path, tmp_path: Path, capsys: pytest.Captur
     assert "is not the dataset the run evaluated" in capsys.readouterr().err
 
 
+def test_systems_that_validate_nothing_are_refused(
+    run_folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "study"
+    small = ["--total", "emotion=12", "--total", "accent=0", "--total", "timbre=0", "--out", str(out)]
+    assert main(["human-tasks", "acbench", str(run_folder), "--system", "m1", "--system", "m1", *small]) == 2
+    assert "--system m1: given twice" in capsys.readouterr().err
+    # The run's references, by the kind its config gives them: refused when named, left out by default.
+    config_path = run_folder / "config.resolved.yaml"
+    config = yaml.safe_load(config_path.read_text(encoding="utf-8"))
+    config["systems"]["m2"] = {"kind": "oracle-control"}
+    config_path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    assert main(["human-tasks", "acbench", str(run_folder), "--system", "m2", *small]) == 2
+    err = capsys.readouterr().err
+    assert "human validation labels systems under test; refused:" in err
+    assert "--system m2: a reference (oracle-control: espeak-ng renders the target" in err
+    assert not out.exists()
+    assert main(["human-tasks", "acbench", str(run_folder), *small]) == 0
+    assert "systems: m1;" in capsys.readouterr().out
+    assert json.loads((out / "key.json").read_text(encoding="utf-8"))["systems"] == ["m1"]
+    config["systems"]["m1"] = {"kind": "neutral"}
+    config_path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    assert main(["human-tasks", "acbench", str(run_folder), *small]) == 2
+    err = capsys.readouterr().err
+    assert (
+        "no system under test to label: the run's systems are references" in err
+        and "neutral: the floor" in err
+    )
+    # Outputs made elsewhere are known by their id only: a reference kind's name is refused too.
+    elsewhere = run_folder / "candidates" / "m2"
+    argv = ["human-tasks", "acbench", "--dataset", str(config["dataset"]["path"]), *small]
+    assert main([*argv, "--candidates", f"neutral={elsewhere}", "--system", "neutral"]) == 2
+    assert "--system neutral: a reference (neutral" in capsys.readouterr().err
+
+
 # -- reading the labels back ----------------------------------------------------------------------
 
 

@@ -59,8 +59,9 @@ def _parser(prog: str) -> argparse.ArgumentParser:
             f"instances of each of its classes ({totals} by default: 10 per class).\n"
             "One clip per (instance, system, condition), one project per feature, clips shuffled with\n"
             "the seed and named by task number only. A total that does not split equally over a\n"
-            "feature's classes, a class with too few instances (unless --take-short) and a clip that\n"
-            "is missing or does not decode stop with exit 2."
+            "feature's classes, a class with too few instances (unless --take-short), a clip that\n"
+            "is missing or does not decode, a reference system (oracle-control, neutral) or a system\n"
+            "named twice stop with exit 2; without --system every system under test is labelled."
         ),
         epilog=(
             "inputs: a run folder (runs/<suite>/<run_id>: its config.resolved.yaml names the dataset,\n"
@@ -100,7 +101,8 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="ID",
-        help="label this system's clips (repeatable; default every system given; the paper: two)",
+        help="label this system's clips (repeatable; default every system under test given; the paper: "
+        "two); references (oracle-control, neutral) and a system named twice are refused",
     )
     parser.add_argument(
         "--condition",
@@ -178,6 +180,7 @@ class _Inputs:
         roots: System -> condition -> candidate folder (``<folder>/speech/<index>/generated.wav``).
         run_conditions: The conditions the run generated (None without a run folder).
         run: The run folder, if any.
+        kinds: System -> the kind the run's config gives it (systems of the run folder only).
     """
 
     dataset: Path
@@ -185,10 +188,11 @@ class _Inputs:
     roots: Mapping[str, Mapping[str, Path]]
     run_conditions: tuple[str, ...] | None
     run: Path | None
+    kinds: Mapping[str, str]
 
 
-def _read_run(run: Path) -> tuple[Path, int | None, list[str], tuple[str, ...]]:
-    """(dataset path, dataset.limit, systems, conditions) of a run folder's resolved config."""
+def _read_run(run: Path) -> tuple[Path, int | None, dict[str, str], tuple[str, ...]]:
+    """(dataset path, dataset.limit, system -> kind, conditions) of a run folder's resolved config."""
     import yaml
 
     from omnieval.benchmarks.acbench._conditions import CONDITIONS
@@ -221,7 +225,10 @@ def _read_run(run: Path) -> tuple[Path, int | None, list[str], tuple[str, ...]]:
     conditions = config.get("conditions") or list(CONDITIONS)
     if not isinstance(conditions, list) or not all(isinstance(c, str) for c in conditions):
         raise DataError(f"{config_path}: field conditions: not a list of names")
-    return Path(dataset["path"]), limit, [str(s) for s in systems], tuple(conditions)
+    kinds = {
+        str(s): str(spec.get("kind", "")) if isinstance(spec, Mapping) else "" for s, spec in systems.items()
+    }
+    return Path(dataset["path"]), limit, kinds, tuple(conditions)
 
 
 def _resolve_inputs(args: argparse.Namespace) -> _Inputs:
@@ -232,8 +239,10 @@ def _resolve_inputs(args: argparse.Namespace) -> _Inputs:
     dataset: Path | None = args.dataset
     limit: int | None = None
     run_conditions: tuple[str, ...] | None = None
+    kinds: dict[str, str] = {}
     if args.run is not None:
-        run_dataset, limit, systems, run_conditions = _read_run(args.run)
+        run_dataset, limit, kinds, run_conditions = _read_run(args.run)
+        systems = list(kinds)
         if dataset is None:
             dataset = run_dataset
             if not dataset.is_dir():
@@ -265,7 +274,50 @@ def _resolve_inputs(args: argparse.Namespace) -> _Inputs:
         raise ConfigError("give a run folder or at least one --candidates ID=DIR")
     if dataset is None:
         raise ConfigError("--candidates without a run folder needs --dataset DIR")
-    return _Inputs(dataset, limit, roots, run_conditions, args.run)
+    return _Inputs(dataset, limit, roots, run_conditions, args.run, kinds)
+
+
+def _reference_kinds() -> dict[str, str]:
+    """Reference kind -> why its clips validate no evaluator on a system under test."""
+    from omnieval.benchmarks.acbench._systems import Neutral, OracleControl
+
+    return {
+        OracleControl.kind: "a reference (oracle-control: espeak-ng renders the target it reads from the dataset)",
+        Neutral.kind: "a reference (neutral: the floor, the default voice whatever the context)",
+    }
+
+
+def _systems(asked: Sequence[str], inputs: _Inputs) -> list[str]:
+    """The systems to label: those asked for, else every system under test given.
+
+    The study validates the evaluators on systems under test (the paper: two models), so reference
+    systems (by the kind the run gives them, or so named) and a system named twice are refused.
+
+    Raises:
+        ConfigError: one line per refused system, naming it and why; or no system under test left.
+    """
+    references = _reference_kinds()
+
+    def why(system: str) -> str | None:
+        kind = inputs.kinds.get(system, "")
+        return references.get(kind) or references.get(system)
+
+    if not asked:
+        chosen = [s for s in inputs.roots if why(s) is None]
+        if not chosen:
+            raise ConfigError(
+                "no system under test to label: the run's systems are references ("
+                + ", ".join(f"{s}: {why(s)}" for s in inputs.roots)
+                + "); give --candidates ID=DIR for a system under test"
+            )
+        return chosen
+    problems = [f"--system {s}: given twice" for s in sorted({s for s in asked if list(asked).count(s) > 1})]
+    problems += [f"--system {s}: {why(s)}" for s in dict.fromkeys(asked) if why(s) is not None]
+    if problems:
+        raise ConfigError(
+            "human validation labels systems under test; refused:\n" + "\n".join(f"  - {p}" for p in problems)
+        )
+    return _pick(asked, list(inputs.roots), "system", "the run and --candidates", default=list(inputs.roots))
 
 
 def _pick(
@@ -313,9 +365,7 @@ def _tasks_main(argv: list[str], prog: str) -> int:
 
     args = _parser(prog).parse_args(argv)
     inputs = _resolve_inputs(args)
-    systems = _pick(
-        args.system, list(inputs.roots), "system", "the run and --candidates", default=list(inputs.roots)
-    )
+    systems = _systems(args.system, inputs)
     offered, where = CONDITIONS, "acbench"
     if inputs.run is not None and inputs.run_conditions is not None:
         offered, where = inputs.run_conditions, str(inputs.run / _RUN_CONFIG)

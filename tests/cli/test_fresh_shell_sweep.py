@@ -261,8 +261,8 @@ def fresh(tmp: Path, busy_port: int) -> dict[str, Case]:
         "judge panels": ("judge", "panels", "--json"),
         "judge parse prism": ("judge", "parse", "--track", "av_coherence", tmp / "answer.txt", "--json"),
         "human-tasks missing clip": (
-            *("human-tasks", "prism", PRISM_SAMPLE, "--system", "muted"),
-            *("--candidates", f"muted={clips}", "--out", tmp / "tasks.json"),
+            *("human-tasks", "prism", PRISM_SAMPLE, "--system", "sut"),
+            *("--candidates", f"sut={clips}", "--out", tmp / "tasks.json"),
         ),
         "lineage not a run": ("lineage", tmp / "not-a-run", "--runs-dir", runs),
         "make-sample onto a file": ("make-sample", "acbench", tmp / "a-file"),
@@ -401,7 +401,7 @@ def test_human_tasks_refuse_a_missing_clip(fresh: dict[str, Case], tmp: Path) ->
     fresh["human-tasks missing clip"].failed_with(
         2,
         "1 linked candidate clip(s) do not exist",
-        f"system muted, instance {first['id']} (row 0): no clip at {expected}",
+        f"system sut, instance {first['id']} (row 0): no clip at {expected}",
     )
     assert not (tmp / "tasks.json").exists()
 

@@ -162,13 +162,15 @@ def test_lineage_names_the_run_its_dataset_and_systems(
     assert "asr.sha256: " in out  # the metric models behind the numbers
 
 
-def test_compare_a_run_with_itself_is_go_with_no_change(
+def test_compare_a_run_with_itself_is_inconclusive_with_no_change(
     acbench_run: dict[str, Any], commands: dict[str, str]
 ) -> None:
     document = json.loads(commands["compare"])
     run_id = acbench_run["summary"]["run_id"]
     assert document["run_a"]["run_id"] == document["run_b"]["run_id"] == run_id
-    assert document["verdict"] == "GO", document["reasons"]
+    # A run against itself measures nothing: never a GO, and it says why.
+    assert document["verdict"] == "INCONCLUSIVE", document["reasons"]
+    assert "the same run" in document["reasons"][0]
     assert set(document["systems"]) == set(SYSTEMS)
     deltas = [cell["delta"] for system in document["systems"].values() for cell in system.values()]
     assert deltas and all(d == 0.0 for d in deltas), deltas

@@ -200,6 +200,9 @@ def test_ground_truth_beats_swapped_audio(prism_run: dict[str, Any]) -> None:
 def commands(prism_run: dict[str, Any]) -> dict[str, str]:
     tmp: Path = prism_run["tmp"]
     folder = Path(prism_run["summary"]["run_folder"])
+    # The run's systems are a reference and a probe, whose tasks measure nothing (refused); the
+    # human-study tasks are made for the probe's clips copied as outputs made elsewhere ("sut").
+    shutil.copytree(folder / "candidates" / "swapped-audio", tmp / "elsewhere" / "sut")
     return omnieval_all(
         {
             "lineage": ["lineage", folder],
@@ -208,8 +211,8 @@ def commands(prism_run: dict[str, Any]) -> dict[str, str]:
             "aggregate": ["aggregate", folder / "scores.parquet", "--json"],
             "analyze": ["analyze", folder / "scores.parquet", "--out", tmp / "analyze"],
             "human-tasks": [
-                *("human-tasks", "prism", tmp / "data", "--system", "swapped-audio"),
-                *("--candidates", f"swapped-audio={folder / 'candidates' / 'swapped-audio'}"),
+                *("human-tasks", "prism", tmp / "data", "--system", "sut"),
+                *("--candidates", f"sut={tmp / 'elsewhere' / 'sut'}"),
                 *("--per-combination", "1", "--out", tmp / "tasks.json"),
             ],
         },
@@ -254,20 +257,26 @@ def test_trend_reads_the_night_from_mlflow(prism_run: dict[str, Any], commands: 
 def test_human_tasks_pair_each_reference_with_the_runs_clip(
     prism_run: dict[str, Any], commands: dict[str, str]
 ) -> None:
+    tmp: Path = prism_run["tmp"]
     folder = Path(prism_run["summary"]["run_folder"])
-    tasks = json.loads((prism_run["tmp"] / "tasks.json").read_text())
+    tasks = json.loads((tmp / "tasks.json").read_text())
+    key = json.loads((tmp / "tasks.key.json").read_text())["tasks"]
     records = {r["id"]: (index, r) for index, r in enumerate(prism_run["records"])}
     assert sorted(t["data"]["instance_id"] for t in tasks) == sorted(records)
     for task in tasks:
-        data = task["data"]
+        data, entry = task["data"], key[str(task["data"]["num"])]
+        # Blind: the task names neither the system nor which clip is the ground truth; the key does.
+        assert "system" not in data and "order" not in data
         index, record = records[data["instance_id"]]
-        assert data["system"] == "swapped-audio" and data["subset"] == record["subset"]
-        reference = str(prism_run["tmp"] / "data" / record["reference_video"])
-        candidate = str(folder / "candidates" / "swapped-audio" / "video" / str(index) / "generated.mp4")
-        # Blind order: the ground truth is video1 or video2 as the task's order says.
-        expected = [reference, candidate] if data["order"] == "gt_first" else [candidate, reference]
-        assert [data["video1"], data["video2"]] == expected, data
-        assert Path(candidate).is_file()
+        assert entry["system"] == "sut" and data["subset"] == record["subset"]
+        reference = tmp / "data" / record["reference_video"]
+        candidate = folder / "candidates" / "swapped-audio" / "video" / str(index) / "generated.mp4"
+        # Blind order: the ground truth is video1 or video2 as the key's order says; each clip is
+        # linked under a blind name holding the same bytes.
+        expected = [reference, candidate] if entry["order"] == "gt_first" else [candidate, reference]
+        shown = [Path(data["video1"]), Path(data["video2"])]
+        assert [p.name for p in shown] == [f"{data['num']:04d}-1.mp4", f"{data['num']:04d}-2.mp4"]
+        assert [p.read_bytes() for p in shown] == [p.read_bytes() for p in expected], data
 
 
 def test_view_serves_the_runs_instances_and_its_clips(prism_run: dict[str, Any]) -> None:

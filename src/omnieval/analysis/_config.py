@@ -54,6 +54,12 @@ class AnalysisConfig(BaseModel):
     """JSON file of internal-duplicate clusters of instance ids (duplicate_sensitivity)."""
     n_instances: int | None = Field(default=None, ge=1)
     """Zero-filled denominator; default the number of distinct instance ids."""
+    diagnostic: tuple[str, ...] | None = None
+    """Ids of the diagnostic systems (probes scored but kept out of figures over the systems under
+    test, as the run's aggregate keeps them out); None = the benchmark's default ids."""
+    reference: tuple[str, ...] | None = None
+    """Ids of the reference systems (the ground truth as a candidate), kept out the same way; None =
+    the benchmark's default ids."""
 
     @field_validator("bottleneck_alphas")
     @classmethod

@@ -274,3 +274,130 @@ def test_prism_analyses_skip_on_a_storybench_table(tmp_path: Path) -> None:
     assert "stability" not in run_analyses(
         table, tmp_path / "default", only=None, config=AnalysisConfig(bootstrap_draws=50)
     )
+
+
+# -- over the systems under test only ----------------------------------------------------------------
+
+PROBES = ("muted", "swapped-audio", "ground-truth")
+"""A diagnostic probe of each default kind and the reference system (the ground truth beside itself)."""
+
+
+def _without(table: pd.DataFrame, systems: tuple[str, ...]) -> pd.DataFrame:
+    """``table`` without the rows of ``systems`` and of the ground truth judged beside them."""
+    gone = table["system"].isin(systems) | ((table["system"] == GT) & table["paired_with"].isin(systems))
+    return table[~gone].reset_index(drop=True)
+
+
+def _as_json(doc: Any) -> str:
+    return json.dumps(doc, sort_keys=True, allow_nan=False)
+
+
+def test_a_diagnostic_probe_changes_no_stability_or_ablation_value(tmp_path: Path) -> None:
+    judges = (("gemini", "pro"), ("qwen", "a"), ("qwen", "b"))
+    with_probes = make_prism_scores(
+        seed=21, systems=("m1", "m2", "m3", *PROBES), items_per_subset=5, judges=judges
+    )
+    without = _without(with_probes, PROBES)
+    assert set(with_probes["system"]) - set(without["system"]) == set(PROBES)
+    # The whole documents, byte for byte, as the functions return them and as omnieval analyze writes them.
+    assert _as_json(stability(with_probes)) == _as_json(stability(without))
+    assert _as_json(judge_ablation(with_probes)) == _as_json(judge_ablation(without))
+    written = {}
+    for name, table in (("with", with_probes), ("without", without)):
+        out = tmp_path / name
+        run_analyses(table, out, only=["stability", "judge_ablation"])
+        written[name] = {f: (out / f).read_text() for f in ("stability.json", "judge_ablation.json")}
+    assert written["with"] == written["without"]
+    doc = stability(with_probes)
+    assert doc["systems_under_test"] == ["m1", "m2", "m3"]
+    named = {p["system_a"] for p in doc["pairs"] + doc["dimension_pairs"]} | {
+        p["system_b"] for p in doc["pairs"] + doc["dimension_pairs"]
+    }
+    assert named == {"m1", "m2", "m3"}
+    # Before, a probe was one more system: its pairs moved the subset means.
+    assert len(doc["pairs"]) == 3 * len(doc["subsets"])
+
+
+def test_diagnostic_ids_come_from_the_run_as_in_the_calibration(tmp_path: Path) -> None:
+    table = make_prism_scores(seed=22, systems=("m1", "m2", "my-probe"), items_per_subset=4)
+    baseline = stability(_without(table, ("my-probe",)))
+    # By id alone my-probe is a system under test (as in the calibration); named diagnostic, it is not.
+    assert stability(table)["systems_under_test"] == ["m1", "m2", "my-probe"]
+    assert _as_json(stability(table, facts={"diagnostic": ["my-probe"]})) == _as_json(baseline)
+    config = AnalysisConfig(diagnostic=("my-probe",))
+    run_analyses(table, tmp_path, only=["stability"], config=config)
+    written = json.loads((tmp_path / "stability.json").read_text())
+    assert written["systems_under_test"] == ["m1", "m2"]
+    assert written["subsets"] == json.loads(json.dumps(baseline["subsets"]))
+
+
+def test_fewer_than_two_systems_under_test_is_not_computed() -> None:
+    from omnieval.benchmarks.prism._report import ablation_html, stability_html
+
+    table = make_prism_scores(seed=23, systems=("m1", *PROBES), judges=(("p", "j1"), ("q", "j2")))
+    doc = stability(table)
+    assert doc["not_computed"] == "fewer than two systems under test (n = 1)"
+    assert doc["systems_under_test"] == ["m1"]
+    assert (doc["subsets"], doc["dimensions"], doc["pairs"], doc["dimension_pairs"]) == ({}, {}, [], [])
+    ablation = judge_ablation(table)
+    assert ablation["not_computed"] == doc["not_computed"] and ablation["judges"] == []
+    only_probes = stability(_without(table, ("m1",)))
+    assert only_probes["not_computed"] == "fewer than two systems under test (n = 0)"
+    assert "Not computed: fewer than two systems under test (n = 1)." in stability_html(doc)
+    assert "Not computed: fewer than two systems under test (n = 1)." in ablation_html(ablation)
+    json.dumps(doc, allow_nan=False)
+
+
+def test_the_shipped_suite_stability_is_over_its_systems_under_test(tmp_path: Path) -> None:
+    from omnieval.benchmarks import RunFacts
+    from omnieval.config import load_suite
+
+    suite = load_suite(Path(__file__).resolve().parents[3] / "pipelines" / "prism.yaml")
+    bench = suite.bench
+    systems = dict(suite.systems)
+    facts = RunFacts(diagnostic=bench.diagnostic_systems(systems), reference=bench.reference_systems(systems))
+    tested = set(systems) - set(facts.diagnostic or ()) - set(facts.reference or ())
+    assert tested == {"cascade-cpu"}  # the probes and the reference beside itself stay out
+    table = make_prism_scores(
+        seed=24, systems=tuple(systems), items_per_subset=3, judges=(("cpu-cascade", "j"),)
+    )
+    bench.run_analyses(table, tmp_path / "one", only=["stability"], seed=0, draws=10, facts=facts)
+    one = json.loads((tmp_path / "one" / "stability.json").read_text())
+    assert one["systems_under_test"] == ["cascade-cpu"] and one["pairs"] == []
+    assert one["not_computed"] == "fewer than two systems under test (n = 1)"
+    # A second system under test beside the shipped ones: the pairs name exactly the two of them.
+    systems["cascade-cpu-b"] = systems["cascade-cpu"]
+    facts = RunFacts(diagnostic=bench.diagnostic_systems(systems), reference=bench.reference_systems(systems))
+    table = make_prism_scores(
+        seed=24, systems=tuple(systems), items_per_subset=3, judges=(("cpu-cascade", "j"),)
+    )
+    bench.run_analyses(table, tmp_path / "two", only=["stability"], seed=0, draws=10, facts=facts)
+    two = json.loads((tmp_path / "two" / "stability.json").read_text())
+    assert "not_computed" not in two and two["pairs"]
+    assert {(p["system_a"], p["system_b"]) for p in two["pairs"]} == {("cascade-cpu", "cascade-cpu-b")}
+
+
+def test_analyze_says_not_computed_in_a_fresh_process(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    table = make_prism_scores(seed=25, systems=("m1", "muted"), items_per_subset=2, judges=(("p", "j"),))
+    scores = tmp_path / "scores.parquet"
+    write_scores(table, scores)
+    done = subprocess.run(
+        [
+            str(Path(sys.executable).with_name("omnieval")),
+            "analyze",
+            str(scores),
+            "--out",
+            str(tmp_path / "out"),
+            "--only",
+            "stability",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    doc = json.loads((tmp_path / "out" / "stability.json").read_text())
+    assert doc["status"] == "ok" and doc["not_computed"] == "fewer than two systems under test (n = 1)"

@@ -335,6 +335,27 @@ def _reference(facts: Any, reference: Iterable[str] | None) -> frozenset[str]:
     return frozenset(DEFAULT_REFERENCE if given is None else given)
 
 
+def system_roles(
+    facts: Any = None, *, diagnostic: Iterable[str] | None = None, reference: Iterable[str] | None = None
+) -> tuple[frozenset[str], frozenset[str]]:
+    """(diagnostic ids, reference ids) as :func:`aggregate_prism` resolves them: the arguments, else
+    the facts' ``diagnostic`` / ``reference`` (a :class:`~omnieval.benchmarks.RunFacts`, a mapping or
+    any object with those attributes), else :data:`DEFAULT_DIAGNOSTIC` / :data:`DEFAULT_REFERENCE`."""
+    return _diagnostic(facts, diagnostic), _reference(facts, reference)
+
+
+def under_test(systems: Iterable[str], probes: frozenset[str], references: frozenset[str]) -> frozenset[str]:
+    """The systems under test among ``systems``: neither diagnostic nor the reference system.
+
+    The one definition that the calibration's global mean and the stability statistics share.
+
+    Example:
+        >>> sorted(under_test(["a", "muted", "ground-truth"], frozenset({"muted"}), frozenset({"ground-truth"})))
+        ['a']
+    """
+    return frozenset(systems) - probes - references
+
+
 def _pairing_counts(gt_cells: pd.DataFrame, systems: Iterable[str]) -> dict[str, dict[str, int]]:
     """Per pairing system: instances and valid ground-truth cells beside it (sorted by system)."""
     out: dict[str, dict[str, int]] = {}
@@ -360,10 +381,10 @@ def _calibration_sources(
     for subset in _ordered(gt_cells["subset"], SUBSETS):
         in_subset = gt_cells[gt_cells["subset"] == subset]
         paired = set(in_subset["paired_with"])
-        under_test = paired - probes - references
+        tested = under_test(paired, probes, references)
         selves = paired & references - probes
-        if under_test:
-            source, chosen = SOURCE_UNDER_TEST, under_test
+        if tested:
+            source, chosen = SOURCE_UNDER_TEST, set(tested)
             note = "ground truth beside the systems under test only"
         elif selves:
             source, chosen = SOURCE_REFERENCE, selves
@@ -462,8 +483,7 @@ def aggregate_prism(
         (10.5, 7.0)
     """
     frame = prism_scores(scores, panel=panel)
-    probes = _diagnostic(facts, diagnostic)
-    references = _reference(facts, reference)
+    probes, references = system_roles(facts, diagnostic=diagnostic, reference=reference)
     cells = judge_cells(frame, checked=True)
     is_gt = cells["system"] == GROUND_TRUTH
     sys_cells, gt_cells = cells[~is_gt], cells[is_gt]

@@ -4,6 +4,11 @@ The same ground-truth clip is judged once beside every system, so its score depe
 pairing context. These statistics compare that context drift with the real differences between
 systems, per subset, per dimension and (extra) per (dimension, audio type) cell:
 
+- only **systems under test** take part: diagnostic probes and the reference system (the ground
+  truth beside itself) are left out, exactly as the calibration's global mean leaves them out
+  (:func:`~omnieval.benchmarks.prism._aggregate.under_test`), so adding a probe to a suite moves no
+  figure. With fewer than two systems under test there is no pair: nothing is computed and the
+  document's top-level ``not_computed`` says why (never a figure over probes instead);
 - per item, a candidate's **total** is the sum of its judge-averaged cells (uncalibrated, 0-10 per
   cell); the ground truth has one total per pairing. A total whose cells are not all judged validly
   is undefined (the item drops out for that candidate);
@@ -44,6 +49,8 @@ from omnieval.benchmarks.prism._aggregate import (
     item_totals,
     judge_cells,
     prism_scores,
+    system_roles,
+    under_test,
 )
 from omnieval.benchmarks.prism._tags import AUDIO_TYPES, DIMENSIONS, GROUND_TRUTH, SUBSETS
 
@@ -209,8 +216,68 @@ def _pair_dict(p: PairEffect, *, with_n: bool, **where: str) -> dict[str, Any]:
     }
 
 
-def stability_from_cells(cells: pd.DataFrame) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Participants:
+    """The systems under test of a table: the ones the statistics are over."""
+
+    under_test: frozenset[str]
+
+    @property
+    def not_computed(self) -> str | None:
+        """Why no pair statistic exists (fewer than two systems under test), else None."""
+        n = len(self.under_test)
+        return f"fewer than two systems under test (n = {n})" if n < 2 else None
+
+    def header(self) -> dict[str, Any]:
+        """The document's ``systems_under_test`` (and ``not_computed``) entries.
+
+        Probes are not named: the document of a table with a probe is the document without it.
+        """
+        why = self.not_computed
+        return {**({"not_computed": why} if why else {}), "systems_under_test": sorted(self.under_test)}
+
+
+def participants(cells: pd.DataFrame, facts: Any = None) -> Participants:
+    """The systems under test of ``cells`` (:func:`judge_cells`), as the calibration decides them.
+
+    Args:
+        cells: Judge-averaged cells.
+        facts: Where the diagnostic and reference ids come from (``diagnostic`` / ``reference``
+            keys or attributes; a :class:`~omnieval.benchmarks.RunFacts`, an analysis config);
+            None = the benchmark's default ids.
+    """
+    is_gt = cells["system"] == GROUND_TRUTH
+    systems = {str(s) for s in cells.loc[~is_gt, "system"]} | {
+        str(s) for s in cells.loc[is_gt, "paired_with"]
+    }
+    return Participants(under_test(systems, *system_roles(facts)))
+
+
+def _only(cells: pd.DataFrame, systems: frozenset[str]) -> pd.DataFrame:
+    """The cells of ``systems`` and of the ground truth judged beside them."""
+    is_gt = cells["system"] == GROUND_TRUTH
+    keep = (~is_gt & cells["system"].isin(systems)) | (is_gt & cells["paired_with"].isin(systems))
+    return cells[keep]
+
+
+def _empty(header: dict[str, Any]) -> dict[str, Any]:
+    return {
+        **header,
+        "subsets": {},
+        "dimensions": {},
+        "pairs": [],
+        "cells": {},
+        "dimension_pairs": [],
+        "ratio_of_means": {"subsets": {}, "dimensions": {}},
+    }
+
+
+def stability_from_cells(cells: pd.DataFrame, facts: Any = None) -> dict[str, Any]:
     """:func:`stability` on already computed :func:`judge_cells`."""
+    who = participants(cells, facts)
+    if who.not_computed:
+        return _empty(who.header())
+    cells = _only(cells, who.under_test)
     present = {
         (str(s), str(d), str(t))
         for s, d, t in zip(cells["subset"], cells["dimension"], cells["audio_type"], strict=True)
@@ -242,6 +309,7 @@ def stability_from_cells(cells: pd.DataFrame) -> dict[str, Any]:
                 for t in types
             }
     return {
+        **who.header(),
         "subsets": out_subsets,
         "dimensions": out_dims,
         "pairs": pairs,
@@ -251,12 +319,16 @@ def stability_from_cells(cells: pd.DataFrame) -> dict[str, Any]:
     }
 
 
-def stability(scores: pd.DataFrame, panel: str | None = None) -> dict[str, Any]:
+def stability(scores: pd.DataFrame, panel: str | None = None, facts: Any = None) -> dict[str, Any]:
     """GT stability and bias-signal separation of a prism scores table (see the module docstring).
 
     Args:
         scores: Scores table holding prism rows.
         panel: Only this panel's judges; default every (panel, judge) of the table, averaged.
+        facts: The diagnostic and reference system ids (``diagnostic`` / ``reference`` keys or
+            attributes, as :func:`~omnieval.benchmarks.prism._aggregate.aggregate_prism` reads
+            them); None = the benchmark's default ids (``muted``, ``swapped-audio``, ``offset``;
+            ``ground-truth``).
 
     Returns:
         ``{"subsets": {SUBSET: {"std", "d_bias", "d_signal", "snr"}}, "dimensions": {SUBSET:
@@ -265,24 +337,33 @@ def stability(scores: pd.DataFrame, panel: str | None = None) -> dict[str, Any]:
         ``cells`` (the same four figures per subset, dimension and audio type, as the paper's
         Table 3), ``dimension_pairs`` (the pairs behind each dimension figure, with ``dimension``
         and ``n`` = items both systems were judged on) and ``ratio_of_means`` (averaged d_signal / averaged
-        d_bias per subset and dimension). Undefined values are None.
+        d_bias per subset and dimension). Undefined values are None. Always ``systems_under_test``
+        (the systems the pairs are drawn from); with fewer than two systems under test also ``not_computed`` (e.g.
+        ``"fewer than two systems under test (n = 1)"``) and every block empty.
 
     Raises:
         DataError: See :func:`~omnieval.benchmarks.prism._aggregate.prism_scores`.
     """
-    return stability_from_cells(judge_cells(scores, panel=panel))
+    return stability_from_cells(judge_cells(scores, panel=panel), facts)
 
 
-def judge_ablation(scores: pd.DataFrame) -> dict[str, Any]:
+def judge_ablation(scores: pd.DataFrame, facts: Any = None) -> dict[str, Any]:
     """The stability figures per judge panel (all its judges averaged) and, for a panel with several
     judges, per single judge: the paper's appendix B table comparing judges.
 
+    Over the systems under test only, as :func:`stability` (``facts`` as there).
+
     Returns:
-        ``{"judges": [{"panel", "judge" (None = the panel's judge mean), "n_judges", "subsets",
-        "dimensions", "ratio_of_means"}, ...]}`` in panel order, each panel's mean row before its
-        judges.
+        ``{"systems_under_test", "judges": [{"panel", "judge" (None = the panel's judge
+        mean), "n_judges", "subsets", "dimensions", "ratio_of_means"}, ...]}`` in panel order, each
+        panel's mean row before its judges; an entry whose own rows hold fewer than two systems
+        under test carries its ``not_computed``. With fewer than two systems under test in the
+        table: the top-level ``not_computed`` and no entry.
     """
     frame = prism_scores(scores)
+    who = participants(judge_cells(frame, checked=True), facts)
+    if who.not_computed:
+        return {**who.header(), "judges": []}
     entries: list[dict[str, Any]] = []
     for panel in sorted(set(frame["panel"])):
         of_panel = frame[frame["panel"] == panel]
@@ -291,15 +372,16 @@ def judge_ablation(scores: pd.DataFrame) -> dict[str, Any]:
         if len(judges) > 1:
             views += [(j, of_panel[of_panel["judge"] == j]) for j in judges]
         for judge, rows in views:
-            doc = stability_from_cells(judge_cells(rows, checked=True))
+            doc = stability_from_cells(judge_cells(rows, checked=True), facts)
             entries.append(
                 {
                     "panel": panel,
                     "judge": judge,
                     "n_judges": len(judges) if judge is None else 1,
+                    **({"not_computed": doc["not_computed"]} if "not_computed" in doc else {}),
                     "subsets": doc["subsets"],
                     "dimensions": doc["dimensions"],
                     "ratio_of_means": doc["ratio_of_means"],
                 }
             )
-    return {"judges": entries}
+    return {**who.header(), "judges": entries}

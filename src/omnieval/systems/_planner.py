@@ -60,7 +60,9 @@ class PlannerConfig(BaseModel):
     """Model id (hub id, served model name, or a label for a local file)."""
     revision: str = ""
     backend: BackendConfig
-    decoding: Decoding = Decoding(max_tokens=384)
+    decoding: Decoding = Decoding(temperature=0.0, top_p=1.0, repetition_penalty=1.0, seed=0, max_tokens=384)
+    """Sampling settings, sent exactly as given (a field left out is the backend's default); without a
+    ``decoding`` block, greedy with seed 0 and 384 new tokens."""
     schema_constrained: bool = True
     """Send the plan's JSON schema with the request (guided decoding). False lets the model write
     free text, as planners without constrained decoding do: then unparseable answers can occur."""

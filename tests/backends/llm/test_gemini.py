@@ -147,7 +147,8 @@ def test_video_with_its_sound_image_and_audio_go_inline_and_json_comes_back(
     assert generation["responseMimeType"] == "application/json"
     assert generation["responseJsonSchema"] == SCHEMA
     assert generation["temperature"] == 0.0 and generation["seed"] == 3
-    assert generation["maxOutputTokens"] == 256 and generation["candidateCount"] == 1
+    assert generation["maxOutputTokens"] == 256 and "candidateCount" not in generation  # the API's default
+    assert "topP" not in generation  # unset: not sent (test_decoding_sent.py covers every field)
 
     assert json.loads(completion.text) == {"lip_sync": {"score": 7, "evidence": "heard and seen"}}
     assert completion.finish_reason == "stop"

@@ -23,6 +23,7 @@ from omnieval.backends.llm import (
     OpenAIBackendConfig,
     TextPart,
     TransientBackendError,
+    UnsupportedInput,
     open_backend,
 )
 from omnieval.backends.llm._openai import OpenAIChatBackend
@@ -68,7 +69,8 @@ def test_body_carries_protocol_decoding_and_schema(server: StubServer) -> None:
         {"role": "user", "content": "Judge this."},
     ]
     assert (body["temperature"], body["top_p"], body["repetition_penalty"]) == (0.0, 1.0, 1.0)
-    assert (body["seed"], body["max_tokens"], body["n"], body["stream"]) == (1234, 2048, 1, False)
+    assert (body["seed"], body["max_tokens"], body["stream"]) == (1234, 2048, False)
+    assert "n" not in body  # one choice is every server's default
     assert body["chat_template_kwargs"] == {"enable_thinking": False}
     assert body["response_format"]["type"] == "json_schema"
     assert body["response_format"]["json_schema"]["schema"] == schema
@@ -92,8 +94,11 @@ def test_vllm_schema_fields(server: StubServer, field: str, check) -> None:  # t
 def test_vllm_extras_and_plain_openai(server: StubServer) -> None:
     decoding = Decoding(top_k=20, stop_token_ids=(151644,), seed=None)
     _client(server).chat(_request(decoding=decoding, chat_template_kwargs={"thinking_budget": 0}))
+    # A plain OpenAI API has no vLLM sampling fields: refused, never silently dropped.
+    with pytest.raises(UnsupportedInput, match="stop_token_ids, top_k"):
+        _client(server, vllm_extensions=False).chat(_request(decoding=decoding))
     _client(server, vllm_extensions=False).chat(
-        _request(decoding=decoding, chat_template_kwargs={"thinking_budget": 0})
+        _request(decoding=Decoding(temperature=0.0), chat_template_kwargs={"thinking_budget": 0})
     )
     vllm_body, plain_body = (r.body for r in server.state.requests)
     assert vllm_body["stop_token_ids"] == [151644] and vllm_body["top_k"] == 20

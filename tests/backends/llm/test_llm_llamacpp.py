@@ -15,6 +15,9 @@ from omnieval.backends.llm._skeleton import Fixed, IntChoice, Text, plan_schema
 from omnieval.judges import parse_verdict, verdict_schema
 from omnieval.judges._tracks import repair_schema
 
+GREEDY = Decoding(temperature=0.0, max_tokens=1024)
+"""The skeleton decoder runs for a stated greedy temperature; 1024 new tokens at most."""
+
 
 def test_verdict_schema_plan() -> None:
     plan = plan_schema(verdict_schema("text", rationale_max_chars=50))
@@ -96,7 +99,7 @@ def test_skeleton_decoding_with_scripted_preferences() -> None:
     # score: the model prefers "12" (not allowed), then "1", then wants "0" -> 10.
     # rationale: it first prefers the closing quote (forbidden while empty), then writes two words and closes.
     backend = _ScriptedLlm(["12|1", "0|,", '"|The', " story", " fits", '",'])
-    request = ChatRequest(messages=(Message.text_only("user", "x"),), json_schema=schema)
+    request = ChatRequest(messages=(Message.text_only("user", "x"),), decoding=GREEDY, json_schema=schema)
     completion = backend.chat(request)
     assert json.loads(completion.text) == {"score": 10, "rationale": "The story fits"}
     assert completion.finish_reason == "stop"
@@ -106,7 +109,9 @@ def test_skeleton_decoding_with_scripted_preferences() -> None:
 def test_skeleton_respects_length_bound_and_budget() -> None:
     schema = {"type": "object", "properties": {"r": {"type": "string", "maxLength": 9}}, "required": ["r"]}
     backend = _ScriptedLlm(["The", " story", " fits", " well"])
-    out = backend.chat(ChatRequest(messages=(Message.text_only("user", "x"),), json_schema=schema))
+    out = backend.chat(
+        ChatRequest(messages=(Message.text_only("user", "x"),), decoding=GREEDY, json_schema=schema)
+    )
     assert json.loads(out.text) == {"r": "The story"}
     backend = _ScriptedLlm(["7", "The", " story"])
     verdict = {
@@ -116,7 +121,9 @@ def test_skeleton_respects_length_bound_and_budget() -> None:
     }
     out = backend.chat(
         ChatRequest(
-            messages=(Message.text_only("user", "x"),), json_schema=verdict, decoding=Decoding(max_tokens=2)
+            messages=(Message.text_only("user", "x"),),
+            json_schema=verdict,
+            decoding=Decoding(temperature=0.0, max_tokens=2),
         )
     )
     assert out.finish_reason == "length" and out.completion_tokens == 2
@@ -143,7 +150,7 @@ def _text_request(candidate: str) -> ChatRequest:
     framing = Framing(schema_constrained=True, rationale_max_chars=40, compact_json=True)
     return ChatRequest(
         messages=render_messages(template("text"), inputs, framing),
-        decoding=Decoding(max_tokens=200),
+        decoding=Decoding(temperature=0.0, max_tokens=200),
         json_schema=verdict_schema("text", rationale_max_chars=40),
     )
 
@@ -172,7 +179,7 @@ def test_packaged_qwen_grammar_fallback(qwen: LlamaCppChatBackend) -> None:
     }
     request = ChatRequest(
         messages=(Message.text_only("user", 'Reply with {"unrecoverable": true}'),),
-        decoding=Decoding(max_tokens=16),
+        decoding=Decoding(temperature=0.0, max_tokens=16),
         json_schema=schema,
     )
     assert json.loads(qwen.chat(request).text) == {"unrecoverable": True}

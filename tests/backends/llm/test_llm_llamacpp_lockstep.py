@@ -163,7 +163,7 @@ def _requests(n: int) -> list[ChatRequest]:
                     Message.text_only("system", rubric),
                     Message.text_only("user", row * 3 + f"Candidate {i}: {'abc' * (i + 1)}"),
                 ),
-                decoding=Decoding(max_tokens=120),
+                decoding=Decoding(temperature=0.0, max_tokens=120),
                 json_schema=SCHEMA,
             )
         )
@@ -197,7 +197,9 @@ def test_lockstep_reports_requests_that_do_not_fit() -> None:
     backend = _FakeBackend(4, n_ctx=700)
     requests = _requests(3)
     long = ChatRequest(
-        messages=(Message.text_only("user", "x" * 800),), decoding=Decoding(max_tokens=50), json_schema=SCHEMA
+        messages=(Message.text_only("user", "x" * 800),),
+        decoding=Decoding(temperature=0.0, max_tokens=50),
+        json_schema=SCHEMA,
     )
     results = backend.chat_many([requests[0], long, requests[1]])
     assert isinstance(results[1], Exception) and "does not fit n_ctx=700" in str(results[1])
@@ -265,7 +267,7 @@ def _verdict_request(candidate: str) -> ChatRequest:
                 f"Candidate: {candidate}",
             ),
         ),
-        decoding=Decoding(max_tokens=120),
+        decoding=Decoding(temperature=0.0, max_tokens=120),
         json_schema=verdict_schema("text", rationale_max_chars=30, rationale_first=True),
     )
 

@@ -124,7 +124,7 @@ def _request(candidate: str) -> ChatRequest:
             Message.text_only("system", rubric),
             Message.text_only("user", f"{row}Candidate: {candidate}"),
         ),
-        decoding=Decoding(max_tokens=80),
+        decoding=Decoding(temperature=0.0, max_tokens=80),
         json_schema=SCHEMA,
     )
 
@@ -206,7 +206,7 @@ def _verdict_request(candidate: str, max_tokens: int) -> ChatRequest:
     )
     return ChatRequest(
         messages=render_messages(template("text"), inputs, framing),
-        decoding=Decoding(max_tokens=max_tokens),
+        decoding=Decoding(temperature=0.0, max_tokens=max_tokens),
         json_schema=verdict_schema("text", rationale_max_chars=30, rationale_first=True),
     )
 

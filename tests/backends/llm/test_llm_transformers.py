@@ -69,8 +69,8 @@ def test_greedy_generation_from_chat_template(tiny_checkpoint: Path) -> None:
         TransformersConfig(model_path=str(tiny_checkpoint), dtype="float32"), model="tiny/llama"
     )
     try:
-        first = backend.chat(_request(max_tokens=6))
-        second = backend.chat(_request(max_tokens=6))
+        first = backend.chat(_request(temperature=0.0, max_tokens=6))
+        second = backend.chat(_request(temperature=0.0, max_tokens=6))
         assert first.text == second.text  # greedy decoding is deterministic
         assert 1 <= (first.completion_tokens or 0) <= 6
         rendered = backend.tokenizer.apply_chat_template(  # type: ignore[attr-defined]

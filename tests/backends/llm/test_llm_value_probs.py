@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import omnieval.benchmarks  # noqa: F401  (registers the judge tracks and rubrics used below)
-from omnieval.backends.llm import ChatRequest, Completion, LlamaCppConfig, Message
+from omnieval.backends.llm import ChatRequest, Completion, Decoding, LlamaCppConfig, Message
 from omnieval.backends.llm._llamacpp import LlamaCppChatBackend, _VocabTables, cut_at_word
 from omnieval.backends.llm._skeleton import IntChoice, plan_schema
 
@@ -48,6 +48,9 @@ class _LogitLlm(LlamaCppChatBackend):
         return "PROMPT:"
 
 
+GREEDY = Decoding(temperature=0.0, max_tokens=1024)
+"""The skeleton decoder runs for a stated greedy temperature; 1024 new tokens at most."""
+
 SCHEMA = {
     "type": "object",
     "properties": {"score": {"type": "integer", "enum": list(range(1, 11))}},
@@ -56,7 +59,9 @@ SCHEMA = {
 
 
 def _ask(backend: _LogitLlm) -> Completion:
-    return backend.chat(ChatRequest(messages=(Message.text_only("user", "x"),), json_schema=SCHEMA))
+    return backend.chat(
+        ChatRequest(messages=(Message.text_only("user", "x"),), decoding=GREEDY, json_schema=SCHEMA)
+    )
 
 
 def test_probabilities_of_one_and_ten_need_the_second_digit() -> None:
@@ -124,7 +129,9 @@ def test_cut_at_word(text: str, limit: int, expected: str) -> None:
 def test_rationale_bound_cuts_at_a_word_boundary() -> None:
     schema = {"type": "object", "properties": {"r": {"type": "string", "maxLength": 12}}, "required": ["r"]}
     backend = _LogitLlm([{"The": 5}, {" story": 5}, {" fits": 5}, {" well": 5}])
-    out = backend.chat(ChatRequest(messages=(Message.text_only("user", "x"),), json_schema=schema))
+    out = backend.chat(
+        ChatRequest(messages=(Message.text_only("user", "x"),), decoding=GREEDY, json_schema=schema)
+    )
     # "The story fits" is 14 characters: cut before "fits", never inside it.
     assert json.loads(out.text) == {"r": "The story"}
 
@@ -133,6 +140,8 @@ def test_rationale_ends_after_one_sentence_when_configured() -> None:
     schema = {"type": "object", "properties": {"r": {"type": "string", "maxLength": 60}}, "required": ["r"]}
     backend = _LogitLlm([{"The": 5}, {" story": 5}, {".": 5}, {" well": 5}, {" fits": 5}])
     backend.config = LlamaCppConfig(skeleton_text_sentences=1)
-    out = backend.chat(ChatRequest(messages=(Message.text_only("user", "x"),), json_schema=schema))
+    out = backend.chat(
+        ChatRequest(messages=(Message.text_only("user", "x"),), decoding=GREEDY, json_schema=schema)
+    )
     # The sentence counts as ended once the next token starts a new one; that token is dropped.
     assert json.loads(out.text) == {"r": "The story."}

@@ -243,11 +243,18 @@ class GeminiChatBackend:
         from google.genai import types
 
         decoding = request.decoding
-        if decoding.repetition_penalty != 1.0 or decoding.stop_token_ids or request.chat_template_kwargs:
+        # A repetition penalty of 1 is no penalty, which is what Gemini does without the field.
+        if (
+            decoding.repetition_penalty not in (None, 1.0)
+            or decoding.stop_token_ids
+            or request.chat_template_kwargs
+        ):
             raise UnsupportedInput(
                 f"{self.model}: Gemini takes no repetition_penalty, stop_token_ids or chat_template_kwargs"
             )
         system = "\n\n".join(m.text for m in request.messages if m.role == "system")
+        # Only what the decoding sets: the SDK leaves None fields out of the request, so everything
+        # unset (output cap, top_p, seed, candidate count) stays at the API's defaults.
         return types.GenerateContentConfig(
             system_instruction=system or None,
             temperature=decoding.temperature,
@@ -255,7 +262,6 @@ class GeminiChatBackend:
             top_k=decoding.top_k,
             seed=decoding.seed,
             max_output_tokens=decoding.max_tokens,
-            candidate_count=1,
             response_mime_type="application/json" if request.json_schema is not None else None,
             response_json_schema=dict(request.json_schema) if request.json_schema is not None else None,
         )

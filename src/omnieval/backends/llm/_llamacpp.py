@@ -224,18 +224,14 @@ class LlamaCppChatBackend(SequentialChatMixin):
         decoding = request.decoding
         plan = self._skeleton_plan(request)
         if plan is not None:
-            return self._skeleton_chat(messages, plan, decoding.max_tokens)
+            return self._skeleton_chat(messages, plan, self._token_budget(request))
+        # Only what the decoding sets, under llama-cpp-python's names; the library's defaults
+        # (temperature 0.2, top_p 0.95, top_k 40, repeat_penalty 1.0, no cap) govern the rest.
+        names = {"repetition_penalty": "repeat_penalty"}
         kwargs: dict[str, Any] = {
             "messages": messages,
-            "temperature": decoding.temperature,
-            "top_p": decoding.top_p,
-            "repeat_penalty": decoding.repetition_penalty,
-            "max_tokens": decoding.max_tokens,
+            **{names.get(key, key): value for key, value in decoding.sent().items()},
         }
-        if decoding.top_k is not None:
-            kwargs["top_k"] = decoding.top_k
-        if decoding.seed is not None:
-            kwargs["seed"] = decoding.seed
         if request.json_schema is not None:
             kwargs["response_format"] = {"type": "json_object", "schema": dict(request.json_schema)}
         started = time.perf_counter()
@@ -276,7 +272,7 @@ class LlamaCppChatBackend(SequentialChatMixin):
                     results[i] = self.chat(request)
                 else:
                     prompt = self._chat_prompt(_text_messages(request))
-                    batched.append((i, prompt, plan, request.decoding.max_tokens))
+                    batched.append((i, prompt, plan, self._token_budget(request)))
             except BackendError as exc:
                 results[i] = exc
         if batched:
@@ -290,13 +286,26 @@ class LlamaCppChatBackend(SequentialChatMixin):
         return self._chat_prompt(_text_messages(request))
 
     def _skeleton_plan(self, request: ChatRequest) -> list[Segment] | None:
-        """The decoding plan when ``request`` is skeleton-decoded (greedy, fixed-shape schema)."""
+        """The decoding plan when ``request`` is skeleton-decoded (greedy, fixed-shape schema).
+
+        Greedy means :attr:`Decoding.greedy`: temperature 0 stated, and no repetition penalty (1.0,
+        or unset, which is llama.cpp's own default ``repeat_penalty``).
+        """
         decoding = request.decoding
+        if decoding.stop_token_ids:
+            # Every request passes here first; a set field this backend cannot honour is refused.
+            raise UnsupportedInput("llama.cpp: stop_token_ids are not supported by this backend")
         if request.json_schema is None or self.config.constrained_decoding != "skeleton":
             return None
-        if decoding.temperature != 0 or decoding.repetition_penalty != 1.0:
+        if not decoding.greedy:
             return None
         return plan_schema(request.json_schema)
+
+    def _token_budget(self, request: ChatRequest) -> int:
+        """New tokens the skeleton decoder may spend: ``max_tokens``, or when unset llama.cpp's own
+        default, no cap but the context window (the decoder stops with an error at ``n_ctx``)."""
+        max_tokens = request.decoding.max_tokens
+        return max_tokens if max_tokens is not None else int(self._llm.n_ctx())
 
     def _lockstep(self) -> _Lockstep:
         if self._batch is None:

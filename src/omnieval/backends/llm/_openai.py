@@ -1,8 +1,9 @@
 """OpenAI-compatible chat client: vLLM servers (``vllm serve``), llama.cpp's server, hosted APIs.
 
-The request body carries the protocol's decoding exactly (temperature, top_p, seed, max_tokens) and,
-for vLLM, its extra sampling fields (``repetition_penalty``, ``top_k``, ``stop_token_ids``) and
-chat-template switches (``chat_template_kwargs``, e.g. ``{"enable_thinking": false}``). A JSON
+The request body carries the decoding exactly as configured: each field that is set (temperature,
+top_p, seed, max_tokens and, for vLLM, its extra sampling fields ``repetition_penalty``, ``top_k``,
+``stop_token_ids``) and no other, so the server's defaults govern what is left unset; a vLLM-only
+field set for a plain OpenAI API is refused rather than dropped. Also for vLLM, chat-template switches (``chat_template_kwargs``, e.g. ``{"enable_thinking": false}``). A JSON
 schema is sent as OpenAI ``response_format`` (json_schema), vLLM's ``guided_json`` or its
 ``structured_outputs``. Images travel as ``image_url`` data URLs, audio as ``input_audio``, video
 as ``video_url`` data URLs (vLLM's form for omni models); ``use_audio_in_video`` makes vLLM decode
@@ -40,6 +41,7 @@ from omnieval.backends.llm._types import (
     ModelIdentity,
     TextPart,
     TransientBackendError,
+    UnsupportedInput,
     VideoPart,
     chat_concurrently,
 )
@@ -48,6 +50,8 @@ from omnieval.security import redact, register_secret_env
 log = logging.getLogger(__name__)
 
 TRANSIENT_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+_VLLM_SAMPLING = frozenset({"repetition_penalty", "top_k", "stop_token_ids"})
+"""Decoding fields only vLLM's OpenAI-compatible server takes (its sampling extensions)."""
 
 
 def redact_url(url: str) -> str:
@@ -103,26 +107,26 @@ def request_body(
     video's own soundtrack in time with its frames (``mm_processor_kwargs``); requests without video
     (e.g. a text-only repair) are left as they are.
     """
-    decoding = request.decoding
+    sent = request.decoding.sent()
+    if not vllm_extensions:
+        # A plain OpenAI API has no such fields; a repetition penalty of 1 is no penalty, which is
+        # what it does without one. Anything else would be silently ignored: refuse it instead.
+        if sent.get("repetition_penalty") == 1.0:
+            del sent["repetition_penalty"]
+        extra = sorted(set(sent) & _VLLM_SAMPLING)
+        if extra:
+            raise UnsupportedInput(
+                f"{model}: {', '.join(extra)} need vLLM's sampling extensions (vllm_extensions: true)"
+            )
     body: dict[str, Any] = {
         "model": model,
         "messages": [message_payload(m) for m in request.messages],
-        "temperature": decoding.temperature,
-        "top_p": decoding.top_p,
-        "max_tokens": decoding.max_tokens,
-        "n": 1,
+        # Only the decoding fields that are set: the server's defaults govern the rest.
+        **{key: list(value) if key == "stop_token_ids" else value for key, value in sent.items()},
         "stream": False,
     }
-    if decoding.seed is not None:
-        body["seed"] = decoding.seed
-    if vllm_extensions:
-        body["repetition_penalty"] = decoding.repetition_penalty
-        if decoding.top_k is not None:
-            body["top_k"] = decoding.top_k
-        if decoding.stop_token_ids:
-            body["stop_token_ids"] = list(decoding.stop_token_ids)
-        if request.chat_template_kwargs:
-            body["chat_template_kwargs"] = dict(request.chat_template_kwargs)
+    if vllm_extensions and request.chat_template_kwargs:
+        body["chat_template_kwargs"] = dict(request.chat_template_kwargs)
     if use_audio_in_video and any(isinstance(p, VideoPart) for m in request.messages for p in m.parts):
         body["mm_processor_kwargs"] = {"use_audio_in_video": True}
     if request.json_schema is not None:

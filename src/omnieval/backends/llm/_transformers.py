@@ -2,9 +2,10 @@
 
 The chat is rendered by the checkpoint's own chat template: the tokenizer's for text-only models, the
 processor's for multimodal ones (image and audio parts become ``{"type": "image"|"audio", "path": ...}``
-content items, in order). Decoding is greedy when temperature is 0 (``do_sample=False``), with the
-request's repetition penalty, seed and new-token limit; ``stop_token_ids`` are added to the end
-tokens. JSON schemas are not enforced here (transformers has no schema-guided decoding): the answer
+content items, in order). Decoding passes only what the request sets (:func:`generation_settings`):
+temperature 0 is greedy (``do_sample=False``), a higher one samples; repetition penalty, seed and
+new-token limit when set; ``stop_token_ids`` are added to the end tokens. Anything unset is the
+checkpoint's generation config. JSON schemas are not enforced here (transformers has no schema-guided decoding): the answer
 goes to the validity ledger like any other, which is also how the paper ran Audio Flamingo Next.
 
 Only local files are read (``local_files_only``): a checkpoint that is not on disk is unavailable.
@@ -23,6 +24,7 @@ from omnieval.backends.llm._types import (
     BackendUnavailable,
     ChatRequest,
     Completion,
+    Decoding,
     ImagePart,
     ModelIdentity,
     SequentialChatMixin,
@@ -132,6 +134,35 @@ def load_generation_model(path: Path, config: TransformersConfig) -> Any:
     return model
 
 
+def generation_settings(decoding: Decoding) -> dict[str, Any]:
+    """``generate``'s sampling keywords for ``decoding``: only what it sets; the checkpoint's
+    generation config (transformers' defaults) governs the rest.
+
+    transformers has no temperature 0: a stated temperature 0 is greedy (``do_sample=False``), and
+    the sampling fields, which greedy decoding does not use, are passed as None so a checkpoint's
+    own sampling defaults do not warn. A temperature above 0 samples (``do_sample=True``).
+
+    Example:
+        >>> generation_settings(Decoding(temperature=0.0, max_tokens=8))
+        {'do_sample': False, 'temperature': None, 'top_p': None, 'top_k': None, 'max_new_tokens': 8}
+        >>> generation_settings(Decoding(seed=3))
+        {}
+    """
+    out: dict[str, Any] = {}
+    greedy = decoding.temperature == 0
+    if greedy:
+        out.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+    elif decoding.temperature is not None:
+        out.update(do_sample=True, temperature=decoding.temperature)
+    if not greedy:
+        out.update({k: v for k, v in (("top_p", decoding.top_p), ("top_k", decoding.top_k)) if v is not None})
+    if decoding.repetition_penalty is not None:
+        out["repetition_penalty"] = decoding.repetition_penalty
+    if decoding.max_tokens is not None:
+        out["max_new_tokens"] = decoding.max_tokens
+    return out
+
+
 def text_generation_kwargs(model: Any, generate: dict[str, Any]) -> dict[str, Any]:
     """``generate``'s keyword arguments for ``model``, for a text answer only.
 
@@ -217,20 +248,8 @@ class TransformersChatBackend(SequentialChatMixin):
         )
         inputs = {k: v.to(self.config.device) if hasattr(v, "to") else v for k, v in inputs.items()}
         decoding = request.decoding
-        sample = decoding.temperature > 0
-        generate: dict[str, Any] = {
-            "max_new_tokens": decoding.max_tokens,
-            "do_sample": sample,
-            "repetition_penalty": decoding.repetition_penalty,
-            "pad_token_id": self.tokenizer.pad_token_id or self.tokenizer.eos_token_id,
-        }
-        if sample:
-            generate.update(temperature=decoding.temperature, top_p=decoding.top_p)
-            if decoding.top_k is not None:
-                generate["top_k"] = decoding.top_k
-        else:
-            # Greedy: neutral sampling fields keep transformers from warning about unused settings.
-            generate.update(temperature=None, top_p=None, top_k=None)
+        generate = generation_settings(decoding)
+        generate["pad_token_id"] = self.tokenizer.pad_token_id or self.tokenizer.eos_token_id
         if decoding.stop_token_ids:
             eos = self.model.generation_config.eos_token_id
             eos_list = [eos] if isinstance(eos, int) else list(eos or [])
@@ -244,7 +263,8 @@ class TransformersChatBackend(SequentialChatMixin):
         prompt_len = int(inputs["input_ids"].shape[-1])
         new_tokens = output[0, prompt_len:]
         text = self.tokenizer.decode(new_tokens, skip_special_tokens=True)
-        finish = "length" if len(new_tokens) >= decoding.max_tokens else "stop"
+        cap = decoding.max_tokens or getattr(self.model.generation_config, "max_new_tokens", None)
+        finish = "length" if cap is not None and len(new_tokens) >= cap else "stop"
         return Completion(
             text=text,
             finish_reason=finish,

@@ -68,24 +68,60 @@ class Message:
 
 
 class Decoding(BaseModel):
-    """Sampling settings of one request. The protocol's judges decode greedily (temperature 0)."""
+    """Sampling settings of one request, sent exactly as configured.
+
+    A field left unset (None; ``stop_token_ids`` empty) is not sent at all: the server or library
+    applies its own default (e.g. the Gemini API's output cap, llama.cpp's temperature 0.2, a vLLM
+    server's model-generation-config defaults). A judge that must decode greedily says so
+    (``temperature: 0``) with whatever else its protocol states; a paper panel states only what
+    its paper states. Unset fields are ``null`` in the dump, so cache keys and lineage tell "sent 1.0"
+    from "left to the default".
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    temperature: float = Field(default=0.0, ge=0.0)
-    """Sampling temperature; 0 means greedy."""
-    top_p: float = Field(default=1.0, gt=0.0, le=1.0)
-    """Nucleus sampling mass."""
-    repetition_penalty: float = Field(default=1.0, gt=0.0)
-    """Multiplicative repetition penalty (1 = none)."""
-    seed: int | None = 0
-    """Sampling seed sent with the request (None = backend default)."""
-    max_tokens: int = Field(default=1024, ge=1)
-    """Most new tokens the model may generate."""
+    temperature: float | None = Field(default=None, ge=0.0)
+    """Sampling temperature; 0 means greedy; None = the backend's default."""
+    top_p: float | None = Field(default=None, gt=0.0, le=1.0)
+    """Nucleus sampling mass; None = the backend's default."""
+    repetition_penalty: float | None = Field(default=None, gt=0.0)
+    """Multiplicative repetition penalty (1 = none); None = the backend's default."""
+    seed: int | None = None
+    """Sampling seed sent with the request; None = the backend's default."""
+    max_tokens: int | None = Field(default=None, ge=1)
+    """Most new tokens the model may generate; None = the backend's default cap."""
     top_k: int | None = None
-    """Top-k cut-off; None leaves the backend default."""
+    """Top-k cut-off; None = the backend's default."""
     stop_token_ids: tuple[int, ...] = ()
-    """Extra token ids that end generation (e.g. Kimi-Audio's 151644)."""
+    """Extra token ids that end generation (e.g. Kimi-Audio's 151644); empty = none sent."""
+
+    @property
+    def greedy(self) -> bool:
+        """Temperature 0 stated, and no repetition penalty other than 1 stated.
+
+        An unset penalty counts as none: that is the default of llama.cpp and transformers, the
+        decoders whose greedy answers carry value probabilities.
+
+        Example:
+            >>> Decoding(temperature=0.0).greedy, Decoding(temperature=0.0, repetition_penalty=1.1).greedy
+            (True, False)
+            >>> Decoding().greedy
+            False
+        """
+        return self.temperature == 0 and self.repetition_penalty in (None, 1.0)
+
+    def sent(self) -> dict[str, Any]:
+        """The fields a request carries: every one that is set, under its own name.
+
+        Example:
+            >>> Decoding(temperature=0.0, max_tokens=64).sent()
+            {'temperature': 0.0, 'max_tokens': 64}
+        """
+        return {
+            name: value
+            for name, value in self.model_dump().items()
+            if value is not None and value != () and value != []
+        }
 
 
 @dataclass(frozen=True)

@@ -138,6 +138,10 @@ def test_run_id_prefixes_resolve_as_lineage_takes_them(
     assert "Traceback" not in err
     code, _, err = _cli(["compare", "nope", "oth", *runs], capsys)
     assert code == 2 and "unknown run 'nope'" in err
+    a_file = tmp_path / "a-file.txt"
+    a_file.write_text("x")
+    code, _, err = _cli(["compare", "latest", "previous", "--runs-dir", str(a_file)], capsys)
+    assert code == 2 and f"--runs-dir: {a_file} is not a folder" in err
 
 
 # -- the minimum detectable effect ------------------------------------------------------------------

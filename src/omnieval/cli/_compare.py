@@ -99,8 +99,13 @@ def _judging_suite(spec: str | None, run_b: Any) -> Any:
 
 def _handle(args: argparse.Namespace) -> int:
     from omnieval.compare import compare_runs, order_runs, read_run, resolve_run, verdict_lines
+    from omnieval.errors import ConfigError
 
     suite, runs_dir, explicit = _suite(args.suite, args.runs_dir)
+    if runs_dir.exists() and not runs_dir.is_dir():
+        raise ConfigError(
+            f"--runs-dir: {runs_dir} is not a folder (run folders are <runs_dir>/<suite>/<run_id>)"
+        )
     folder_a = resolve_run(args.run_a, runs_dir=runs_dir, suite=suite)
     folder_b = resolve_run(args.run_b, runs_dir=runs_dir, suite=suite)
     run_a, run_b, rule = order_runs(read_run(folder_a), read_run(folder_b), args.baseline)

@@ -160,7 +160,7 @@ def test_bad_arguments_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     folder = tmp_path / "a-folder"
     folder.mkdir()
     err = _refused([*base, "--candidates", f"sora-2={clips}", "--out", str(folder)], capsys, tmp_path)
-    assert f"--out {folder}: is a folder" in err and not any(folder.iterdir())
+    assert f"--out: {folder} is a folder" in err and not any(folder.iterdir())
     err = _refused(
         [*base, "--candidates", f"sora-2={clips}", *out, "--key", str(tmp_path / "tasks.json")],
         capsys,

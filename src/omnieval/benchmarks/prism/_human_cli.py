@@ -237,11 +237,11 @@ def _targets(out: Path, key: Path | None) -> tuple[Path, Path, Path]:
 
     if out.is_dir():
         raise ConfigError(
-            f"--out {out}: is a folder; give the tasks file to write, e.g. {out / 'tasks.json'}"
+            f"--out: {out} is a folder; give the tasks file to write, e.g. {out / 'tasks.json'}"
         )
     key = key if key is not None else out.with_suffix(".key.json")
     if key.is_dir():
-        raise ConfigError(f"--key {key}: is a folder; give the key file to write")
+        raise ConfigError(f"--key: {key} is a folder; give the key file to write")
     if key.resolve() == out.resolve():
         raise ConfigError(f"--key {key}: is the tasks file (--out); the key must stay apart from the tasks")
     for path, option in ((out, "--out"), (key, "--key")):
@@ -321,6 +321,7 @@ def _tasks_main(argv: list[str], prog: str) -> int:
     from omnieval.benchmarks.prism._loader import load_prism
 
     args = _parser(prog).parse_args(argv)
+    out, key_path, media = _targets(args.out, args.key)
     candidates = _candidates(args.candidates)
     _check_systems(args.system, candidates)
     if not candidates and not args.allow_missing_media:
@@ -328,7 +329,6 @@ def _tasks_main(argv: list[str], prog: str) -> int:
             "no --candidates: the tasks would have no clips to rate; give --candidates ID=DIR for "
             "every --system (or --allow-missing-media to fill video1/video2 in elsewhere)"
         )
-    out, key_path, media = _targets(args.out, args.key)
     dataset = load_prism(args.dataset)
     sample = stratified_pairs(
         dataset.instances,
@@ -373,7 +373,7 @@ def _labels_main(argv: list[str], prog: str) -> int:
     args = _labels_parser(prog).parse_args(argv)
     if args.out.is_dir():
         raise ConfigError(
-            f"--out {args.out}: is a folder; give the file to write, e.g. {args.out / 'labels.json'}"
+            f"--out: {args.out} is a folder; give the file to write, e.g. {args.out / 'labels.json'}"
         )
     keyed = read_keyed_exports(args.exports, args.key)
     parsed = parse_two_stage_export(keyed, ", ".join(map(str, args.exports)))

@@ -291,6 +291,6 @@ def test_cli_aggregate_reports_bad_input(tmp_path, capsys) -> None:  # type: ign
 
 def test_rubric_keys_match_the_judges_package() -> None:
     from omnieval.benchmarks.storybench._names import RUBRICS
-    from omnieval.judges import _tracks as tracks
+    from omnieval.judges import tracks_of
 
-    assert {t: spec.criteria for t, spec in tracks.TRACKS.items()} == RUBRICS
+    assert {t: spec.criteria for t, spec in tracks_of("storybench").tracks.items()} == RUBRICS

@@ -6,7 +6,7 @@ import json
 import re
 
 from omnieval.backends.llm import BackendError, ChatRequest, Completion, TransientBackendError
-from omnieval.judges import TRACKS
+from omnieval.benchmarks.storybench._tracks import TRACKS
 from omnieval.judges._rubrics import REPAIR_SYSTEM
 
 SEEN: set[str] = set()

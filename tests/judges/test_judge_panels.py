@@ -10,8 +10,9 @@ import yaml
 from judge_fixtures import NARRATIONS, Story, fake_describe
 
 from omnieval.benchmarks.storybench._rubrics import TEMPLATES
+from omnieval.benchmarks.storybench._tracks import TRACKS
 from omnieval.errors import ConfigError
-from omnieval.judges import TRACKS, load_panel, panel_names, run_judges, template, template_catalog
+from omnieval.judges import load_panel, panel_names, run_judges, template, template_catalog
 from omnieval.judges._registry import judge_registry, weights_verified
 
 ROOT = Path(__file__).resolve().parents[2]

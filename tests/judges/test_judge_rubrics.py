@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import dataclasses
 import doctest
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,6 @@ from judge_fixtures import NARRATIONS, Story
 from omnieval.candidates import Modality
 from omnieval.errors import ConfigError
 from omnieval.judges import (
-    TRACKS,
     PromptTemplate,
     Section,
     TrackSpec,
@@ -25,7 +23,6 @@ from omnieval.judges import (
     register_tracks,
     run_judges,
     template,
-    track_names,
 )
 
 JUDGES = Path(_rubrics.__file__).parent
@@ -51,47 +48,10 @@ TINY_TRACK = TrackSpec("text", ("clarity", "fit"), (Modality.TEXT,))
 
 
 @pytest.fixture
-def unregistered(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def unregistered(monkeypatch: pytest.MonkeyPatch) -> None:
     """No benchmark's tracks or rubrics registered, for this test only (storybench's come back after)."""
     monkeypatch.setattr(_rubrics, "_registered", None)
-    saved = (dict(_tracks._tracks), list(_tracks._owner), list(_tracks._reference))
-    for state in (_tracks._tracks, _tracks._owner, _tracks._reference):
-        state.clear()
-    yield
-    _tracks._tracks.clear()
-    _tracks._tracks.update(saved[0])
-    _tracks._owner[:], _tracks._reference[:] = saved[1], saved[2]
-
-
-@pytest.mark.usefixtures("unregistered")
-def test_tracks_are_what_the_benchmark_registered() -> None:
-    assert dict(TRACKS) == {} and track_names() == ()
-    with pytest.raises(ValueError, match="none registered"):
-        _tracks.track("text")
-    register_tracks([TINY_TRACK], benchmark="tiny")
-    assert track_names() == ("text",) and _tracks.tracks_benchmark() == "tiny"
-    assert _tracks.verdict_schema("text")["required"] == ["clarity", "fit"]
-    assert _rubrics.schema_example("text").startswith('{"clarity": {"score": <integer 1-10>')
-    # A reload of the same benchmark replaces its tracks; another benchmark is refused.
-    register_tracks([dataclasses.replace(TINY_TRACK, criteria=("clarity",))], benchmark="tiny")
-    assert TRACKS["text"].criteria == ("clarity",)
-    with pytest.raises(ConfigError, match="'tiny' are registered; 'other' cannot"):
-        register_tracks([TINY_TRACK], benchmark="other")
-    assert _tracks.tracks_benchmark() == "tiny"
-
-
-@pytest.mark.usefixtures("unregistered")
-def test_inconsistent_tracks_are_refused() -> None:
-    cases = {
-        "no judge tracks": [],
-        "registered twice: text": [TINY_TRACK, TINY_TRACK],
-        "needs distinct criterion keys": [dataclasses.replace(TINY_TRACK, criteria=("a", "a"))],
-        "names no candidate output": [dataclasses.replace(TINY_TRACK, needs=())],
-    }
-    for message, specs in cases.items():
-        with pytest.raises(ConfigError, match=message):
-            register_tracks(specs, benchmark="tiny")
-    assert _tracks.tracks_benchmark() is None
+    monkeypatch.setattr(_tracks, "_registry", {})
 
 
 @pytest.mark.usefixtures("unregistered")
@@ -99,7 +59,11 @@ def test_rubrics_need_the_same_benchmarks_tracks() -> None:
     with pytest.raises(ConfigError, match="register the benchmark's judge tracks before its rubrics"):
         register_templates(_tiny(), benchmark="tiny", prompt_version="tiny/1", repair_version="r/1")
     register_tracks([TINY_TRACK], benchmark="other")
-    with pytest.raises(ConfigError, match="the registered tracks are 'other''s"):
+    with pytest.raises(ConfigError, match="register the benchmark's judge tracks before its rubrics"):
+        register_templates(_tiny(), benchmark="tiny", prompt_version="tiny/1", repair_version="r/1")
+    # A template names a track of its own benchmark: another's of the same name does not count.
+    register_tracks([dataclasses.replace(TINY_TRACK, name="tone")], benchmark="tiny")
+    with pytest.raises(ConfigError, match="benchmark 'tiny' has no judge track 'text'; known: tone"):
         register_templates(_tiny(), benchmark="tiny", prompt_version="tiny/1", repair_version="r/1")
 
 
@@ -147,7 +111,7 @@ def test_inconsistent_templates_are_refused() -> None:
     good = _tiny()[("text", "native")]
     cases = {
         "holds the text/native template": {("text", "cascade"): good},
-        "unknown judge track 'txt'": {("txt", "native"): dataclasses.replace(good, track="txt")},
+        "'tiny' has no judge track 'txt'": {("txt", "native"): dataclasses.replace(good, track="txt")},
         "has version 'tiny/1', not 'tiny/2'": _tiny(),
         "no judge prompt templates": {},
     }
@@ -174,14 +138,6 @@ def test_run_judges_needs_reference_inputs_from_the_caller_or_the_benchmark(
     with pytest.raises(ConfigError, match="'tiny' registered no reference inputs for its judges"):
         run_judges(story.transitions, systems, panel="cpu", cache_dir=tmp_path / "c")
     assert not (tmp_path / "c").exists()
-
-
-def test_storybench_registers_its_page_turn_inputs(story: Story) -> None:
-    from omnieval.benchmarks.storybench._tracks import page_turn_inputs
-
-    assert _tracks.registered_reference() is page_turn_inputs
-    inputs = page_turn_inputs(story.transitions[0])
-    assert inputs.reference_text == story.transitions[0].next_text and inputs.candidate_text is None
 
 
 def _names_a_benchmark(path: Path) -> list[str]:

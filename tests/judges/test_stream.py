@@ -13,9 +13,9 @@ import pytest
 from judge_fixtures import NARRATIONS, Story, fake_describe
 
 from omnieval.backends.llm import ChatRequest, Completion, Decoding, ImagePart, Message, TextPart
-from omnieval.benchmarks.storybench._tracks import page_turn_inputs
+from omnieval.benchmarks.storybench._tracks import TRACKS, page_turn_inputs
 from omnieval.candidates import Modality, output_path
-from omnieval.judges import TRACKS, parse_verdict, run_judges, verdict_schema
+from omnieval.judges import parse_verdict, run_judges, verdict_schema
 from omnieval.judges._cache import (
     DiskCache,
     MediaHasher,

@@ -364,18 +364,18 @@ class Benchmark(ABC):
 
     def read_judge_answer(self, raw: str | None, track: str) -> ParseResult:
         """How a raw judge answer for ``track`` (one of :attr:`judge_tracks`) is read, for
-        ``omnieval judge parse``. Default: the judges' reader of the registered tracks' verdicts,
-        which are this benchmark's when it registered them (:func:`omnieval.judges.register_tracks`).
+        ``omnieval judge parse``. Default: the judges' reader of verdicts of the tracks this
+        benchmark registered (:func:`omnieval.judges.register_tracks`).
 
         Raises:
             ConfigError: ``track`` is not one of this benchmark's registered judge tracks.
         """
         from omnieval.errors import ConfigError
-        from omnieval.judges import parse_verdict, track_names, tracks_benchmark
+        from omnieval.judges import parse_verdict, track_benchmarks, track_names
 
-        if tracks_benchmark() != self.name or track not in track_names():
+        if self.name not in track_benchmarks() or track not in track_names(self.name):
             raise ConfigError(f"benchmark {self.name} has no judge answer reader for track {track!r}")
-        return parse_verdict(raw, track)
+        return parse_verdict(raw, track, benchmark=self.name)
 
     def judgment_schema(self) -> JudgmentSchema | None:
         """The layout of this benchmark's ``judgments.parquet`` (None: it has no judges); the
@@ -389,9 +389,15 @@ class Benchmark(ABC):
         raise ConfigError(f"benchmark {self.name} has no judge tracks (panel {job.panel})")
 
     def anchor_tracks(self) -> AnchorTracks | None:
-        """Track -> candidate modalities the drift anchors' manifest may name (None: the registered
-        judge tracks, storybench's). A benchmark whose judge tracks are its own gives them here."""
-        return None
+        """Track -> candidate modalities the drift anchors' manifest may name. Default: the judge
+        tracks this benchmark registered and the outputs each needs (None when it registered none)."""
+        from omnieval.judges import track_benchmarks, tracks_of
+
+        if self.name not in track_benchmarks():
+            return None
+        return {
+            name: tuple(m.value for m in spec.needs) for name, spec in tracks_of(self.name).tracks.items()
+        }
 
     def judge_anchors(self, job: JudgeJob) -> JudgedPanel:
         """The drift anchors (each a one-output "system") judged as the judge stage judges systems.

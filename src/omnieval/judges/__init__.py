@@ -15,14 +15,17 @@ Public entry points:
   and the nightly verdict.
 - :func:`register_tracks` is how a benchmark hands its judge tracks (:class:`TrackSpec`: criterion
   keys and the outputs judged) and its row -> :class:`JudgeInputs` function to the judges when its
-  package is imported; :data:`TRACKS` and :func:`track_names` read them.
+  package is imported. Tracks are kept per benchmark, so several benchmarks' live in one process:
+  :func:`tracks_of` reads one benchmark's (:class:`BenchmarkTracks`), :data:`TRACKS` and
+  :func:`track_names` every registered track by name.
 - :func:`register_templates` is how a benchmark hands its rubrics (:class:`PromptTemplate`) to the
   judges, after its tracks; :func:`template` and :func:`template_catalog` read them.
 
 A benchmark with its own prompts and answer shape (e.g. two clips judged in one answer) builds on
 the same parts: :class:`CallRunner` (cache, model groups, batches, retries), :func:`read_answer`
-(format fixes, strict content), :func:`invented_scores` / :func:`invented_rationales` (the repair
-rule), :func:`cache_key` and the judgment columns' shared tail :data:`LEDGER_TAIL`.
+(format fixes, strict content), :func:`parse_score` (one score in the benchmark's range),
+:func:`invented_scores` / :func:`invented_rationales` (the repair rule), :func:`cache_key` and
+the judgment columns' shared tail :data:`LEDGER_TAIL`.
 
 Tracks and rubric wording are the benchmark's (registered when ``omnieval.benchmarks`` is imported);
 this package names no benchmark. Importing it loads no model runtime; backends are
@@ -91,6 +94,7 @@ from omnieval.judges._parse import (
     ParseResult,
     find_keys,
     normalize_key,
+    parse_score,
     parse_verdict,
     read_answer,
     read_scored_leaf,
@@ -121,12 +125,14 @@ from omnieval.judges._run import (
 from omnieval.judges._stream import StreamResult, read_stream, stream_judges
 from omnieval.judges._tracks import (
     TRACKS,
+    BenchmarkTracks,
     TrackSpec,
     criteria_schema,
     register_tracks,
     repair_schema,
+    track_benchmarks,
     track_names,
-    tracks_benchmark,
+    tracks_of,
     verdict_schema,
 )
 
@@ -142,6 +148,7 @@ __all__ = [
     "AnchorTracks",
     "AnswerReading",
     "BackendPool",
+    "BenchmarkTracks",
     "CallCounters",
     "CallRunner",
     "CallState",
@@ -197,6 +204,7 @@ __all__ = [
     "pair_figures",
     "panel_identity",
     "panel_names",
+    "parse_score",
     "parse_verdict",
     "pin_anchors",
     "pin_known_set",
@@ -221,9 +229,10 @@ __all__ = [
     "stream_judges",
     "template",
     "template_catalog",
+    "track_benchmarks",
     "track_names",
     "track_panel_file",
-    "tracks_benchmark",
+    "tracks_of",
     "verdict_from_scores",
     "verdict_schema",
 ]

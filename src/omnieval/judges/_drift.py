@@ -324,11 +324,13 @@ def _panel_name(result: JudgedPanel, asked: str) -> str:
 
 
 def _anchor_mean(values: Mapping[str, float], track_name: str) -> float | None:
-    """Mean of a registered track's criteria, or None unless every criterion has a value; on a
-    benchmark's own track (a PRISM dimension: its active cells), the mean of the values given."""
-    if track_name not in TRACKS:
+    """Mean of a track's criteria, or None unless every criterion has a value; on a track whose
+    verdicts score only the criteria their row activates (a PRISM dimension: its active cells), or
+    an unregistered one, the mean of the values given."""
+    spec = TRACKS.get(track_name)
+    if spec is None or not spec.every_criterion:
         return sum(float(v) for v in values.values()) / len(values) if values else None
-    criteria = TRACKS[track_name].criteria
+    criteria = spec.criteria
     if not all(c in values for c in criteria):
         return None
     return sum(float(values[c]) for c in criteria) / len(criteria)

@@ -138,6 +138,10 @@ class PanelConfig(_Strict):
                 raise ValueError(f"track {name}: the benchmark has no cascade input for it")
             if cfg.prompt and not has_template(name, cfg.prompt):
                 raise ValueError(f"track {name}: the benchmark has no {cfg.prompt!r} prompt for it")
+            # Known tracks are every registered benchmark's; those of a benchmark without these
+            # rubrics (another benchmark's) have no template to prompt a judge with.
+            if cfg.judges and not has_template(name, cfg.variant):
+                raise ValueError(f"track {name}: the registered rubrics have no {cfg.variant} prompt for it")
         return value
 
     def sha256(self) -> str:

@@ -7,9 +7,13 @@ The reading is deliberately forgiving about *format* and strict about *content*:
   inside strings, raw newlines inside strings, an object cut off after a complete value, criterion
   keys in another case or with spaces/dashes, and scores written as ``8``, ``8.0``, ``"8"``,
   ``"8.0"`` or ``"8/10"``;
-- content problems are never patched: a missing criterion, a score outside 1-10 or not integral, a
-  missing or empty rationale, or two different verdicts in one answer make the record a parse error
-  (values are never clamped or guessed). Such non-empty answers are what the repair stage sees.
+- content problems are never patched: a missing criterion, a score outside the benchmark's range
+  (1-10 here, 0-10 for a PRISM stage answer) or not integral, a missing or empty rationale, or two
+  different verdicts in one answer make the record a parse error (values are never clamped or
+  guessed). Such non-empty answers are what the repair stage sees.
+
+Every benchmark's judges read answers here: :func:`read_answer` (format fixes, one complete
+reading) with the benchmark's answer shape, and :func:`parse_score` for each score.
 
 Only the judge's own answer is read here; nothing from the candidate under evaluation reaches this
 module, so a candidate that tries to instruct the judge cannot change how the answer is read.
@@ -107,12 +111,19 @@ def normalize_key(key: str) -> str:
     return re.sub(r"[^a-z0-9]", "", key.lower())
 
 
-def parse_score(value: object) -> int | str:
-    """Read one score; return the integer, or a message saying why it is not a valid 1-10 score.
+def parse_score(value: object, *, low: int = SCORE_MIN, high: int = SCORE_MAX) -> int | str:
+    """Read one score; return the integer, or a message saying why it is not a valid ``low``-``high`` score.
+
+    The one score reader of every benchmark's judges: ``8``, ``8.0``, ``"8"``, ``"8.0"`` and
+    ``"8/10"`` (whitespace around) are 8; a fraction, a boolean or anything else is a problem, and
+    a value outside the range is never clamped. The range is the benchmark's: a storybench verdict
+    scores 1-10 (the default), a PRISM stage answer 0-10.
 
     Example:
         >>> parse_score("8/10"), parse_score(7.0), parse_score(7.5), parse_score(0)
         (8, 7, 'score 7.5 is not an integer', 'score 0 is outside 1-10')
+        >>> parse_score(" 0 ", low=0), parse_score(11, low=0), parse_score("x", low=0)
+        (0, 'score 11 is outside 0-10', "score 'x' is not an integer 0-10")
     """
     number: int | None = None
     if isinstance(value, bool):
@@ -126,12 +137,12 @@ def parse_score(value: object) -> int | str:
     elif isinstance(value, str):
         match = _SCORE_TEXT.fullmatch(value.strip())
         if match is None:
-            return f"score {value!r} is not an integer 1-10"
+            return f"score {value!r} is not an integer {low}-{high}"
         number = int(match.group(1))
     else:
         return f"score {value!r} is not a number"
-    if not SCORE_MIN <= number <= SCORE_MAX:
-        return f"score {number} is outside {SCORE_MIN}-{SCORE_MAX}"
+    if not low <= number <= high:
+        return f"score {number} is outside {low}-{high}"
     return number
 
 
@@ -206,9 +217,10 @@ def read_answer(raw: str | None, extract: Extract, *, max_problems: int | None =
     )
 
 
-def parse_verdict(raw: str | None, track_name: str) -> ParseResult:
-    """Read a judge's raw answer for ``track_name`` (one of the registered benchmark's tracks)."""
-    criteria = track(track_name).criteria
+def parse_verdict(raw: str | None, track_name: str, *, benchmark: str | None = None) -> ParseResult:
+    """Read a judge's raw answer for ``track_name``: ``benchmark``'s track when given, else the
+    registered track of that name (:func:`~omnieval.judges._tracks.track`)."""
+    criteria = track(track_name, benchmark).criteria
 
     def extract(obj: Any) -> tuple[dict[str, int], dict[str, str], tuple[str, ...]]:
         found = _extract(obj, criteria)

@@ -26,7 +26,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from omnieval.errors import ConfigError
-from omnieval.judges._tracks import track, tracks_benchmark
+from omnieval.judges._tracks import track, track_benchmarks
 
 FactsFn = Callable[[Any], str]
 """What a ``facts`` block says about one (row, candidate) pair: measured, not judged (e.g. word
@@ -202,17 +202,13 @@ def register_templates(
         raise ConfigError(
             f"judge rubrics of {_registered.benchmark!r} are registered; {benchmark!r} cannot add its own"
         )
-    owner = tracks_benchmark()
-    if owner != benchmark:
-        raise ConfigError(
-            f"{benchmark}: register the benchmark's judge tracks before its rubrics "
-            f"(the registered tracks are {owner!r}'s)"
-        )
+    if benchmark not in track_benchmarks():
+        raise ConfigError(f"{benchmark}: register the benchmark's judge tracks before its rubrics")
     for key, tpl in templates.items():
         if key != (tpl.track, tpl.variant):
             raise ConfigError(f"{benchmark}: template key {key} holds the {tpl.track}/{tpl.variant} template")
         try:
-            track(tpl.track)
+            track(tpl.track, benchmark)
         except ValueError as exc:
             raise ConfigError(f"{benchmark}: {exc}") from None
         if tpl.variant in BASE_VARIANTS and tpl.version != prompt_version:

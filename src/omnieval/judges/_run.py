@@ -762,7 +762,7 @@ def resolve_reference(reference: Callable[[ItemT], JudgeInputs] | None) -> Refer
     """``reference``, else the registered benchmark's; a ``ConfigError`` when there is neither."""
     if reference is not None:
         return reference
-    registered = registered_reference()
+    registered = registered_reference(registered_benchmark())
     if registered is None:
         raise ConfigError(
             f"benchmark {registered_benchmark()!r} registered no reference inputs for its judges; "

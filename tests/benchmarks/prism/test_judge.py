@@ -410,3 +410,118 @@ def test_read_stage_is_strict_on_content() -> None:
     assert read_stage(dotted, cells).ok
     conflicting = two(7, 6) + "\nor rather\n" + two(5, 6)
     assert "different verdicts" in read_stage(conflicting, cells).error
+
+
+# -- one score reader: PRISM's stage scores through the judges' parse_score --------------------------
+
+
+def _own_score_0_10(value: object) -> int | str:
+    """PRISM's own score reader, verbatim as it was before the judges' one replaced it (the reference)."""
+    import math
+    import re
+
+    if isinstance(value, bool):
+        return f"score {value!r} is not a number"
+    number: int
+    if isinstance(value, int):
+        number = value
+    elif isinstance(value, float):
+        if not math.isfinite(value) or not value.is_integer():
+            return f"score {value!r} is not an integer"
+        number = int(value)
+    elif isinstance(value, str):
+        match = re.fullmatch(r"\s*([0-9]+)(?:\.0+)?(?:\s*/\s*10)?\s*", value)
+        if match is None:
+            return f"score {value!r} is not an integer 0-10"
+        number = int(match.group(1))
+    else:
+        return f"score {value!r} is not a number"
+    if not 0 <= number <= 10:
+        return f"score {number} is outside 0-10"
+    return number
+
+
+def test_stage_scores_read_as_prisms_own_reader_did() -> None:
+    from omnieval.benchmarks.prism._judge import _stage_score
+
+    values: list[object] = [
+        0,
+        10,
+        11,
+        -1,
+        7,
+        7.0,
+        7.5,
+        -0.0,
+        1e300,
+        float("inf"),
+        float("-inf"),
+        float("nan"),
+    ]
+    values += [True, False, None, [7], {"score": 7}, b"7", "", " ", "x", "7/10", "7 / 10", "7/ 10", "7/100"]
+    values += ["7.00", "7.", "07", "0010", "+7", "-7", "7.5", "٧", "７", "7/10/10", "10/10", "11/10", "7 7"]
+    # Every character Python counts as whitespace, around the score and around the slash, plus a
+    # zero-width space, which it does not count.
+    spaces = [chr(c) for c in range(0x110000) if chr(c).isspace()] + ["\u200b"]
+    for space in spaces:
+        values += [f"{space}7{space}", f"7{space}/{space}10", f"{space}", f"7{space}.0"]
+    for value in values:
+        assert _stage_score(value) == _own_score_0_10(value), repr(value)
+
+
+def _sha(value: object) -> str:
+    import hashlib
+
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def stage_answers(cells: tuple[Cell, ...]) -> list[str | None]:
+    """Raw stage answers for ``cells``: nested, fenced and dotted, over scores good and bad."""
+    out: list[str | None] = [None, "", "nothing", "<think>a</think>{}"]
+
+    def nested(score: object, evidence: str = "clip fact") -> dict[str, Any]:
+        body: dict[str, Any] = {}
+        for slot in (1, 2):
+            for c in cells:
+                leaf = {"score": score, "evidence": evidence}
+                body.setdefault(f"candidate_{slot}", {}).setdefault(c.dimension, {})[c.audio_type] = leaf
+        return body
+
+    for score in (0, 10, 11, -1, "7/10", " 7 ", "\u00a07\u2003", "\x1c7", 7.0, 7.5, True, "x", None, 1e300):
+        out += [json.dumps(nested(score)), "```json\n" + json.dumps(nested(score)) + "\n```"]
+        dotted = {f"candidate_{s}.{c.dimension}.{c.audio_type}.score": score for s in (1, 2) for c in cells}
+        dotted |= {f"candidate_{s}.{c.dimension}.{c.audio_type}.evidence": "e" for s in (1, 2) for c in cells}
+        out.append(json.dumps(dotted))
+    out += [json.dumps(nested(5, "")), json.dumps(nested(5))[:-4]]
+    return out
+
+
+STAGE_CELLS = (
+    tuple(stage_cells(("SOUND_A",), 1)),
+    tuple(stage_cells(("SPEECH_A", "MUSIC_B", "SOUND_B"), 1)),
+    tuple(stage_cells(("SPEECH_B",), 2)),
+)
+
+
+def stage_reading_digests() -> list[str]:
+    """Per cell set: every field of :func:`read_stage`'s reading of :func:`stage_answers`."""
+    out = []
+    for cells in STAGE_CELLS:
+        readings = []
+        for raw in stage_answers(cells):
+            r = read_stage(raw, cells)
+            readings.append([r.status, r.scores, r.evidence, r.error, r.normalizations])
+        out.append(_sha(readings))
+    return out
+
+
+# Recorded with PRISM's own score reader, before the judges' parse_score replaced it.
+STAGE_READING_SHA256 = [
+    "b61fbefe5e93cda09140fc4b0ef470b0d9f5f923a687342ebc5ebf0c764d2bb7",
+    "926aa0da7862c145d0fdef1ba5b5b91c32122a88ef1a8577b14dec4537db1956",
+    "26730d66dddf63ef33b2ba002f77136fe5350775f156862174dcff8a0bb4cec7",
+]
+
+
+def test_stage_readings_are_unchanged() -> None:
+    assert stage_reading_digests() == STAGE_READING_SHA256

@@ -16,7 +16,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from omnieval.benchmarks import _base as api
-from omnieval.benchmarks.prism import _analyses  # noqa: F401  (registers the prism analyses)
+from omnieval.benchmarks.prism import (
+    _analyses,  # noqa: F401  (registers the prism analyses)
+    _tracks,  # noqa: F401  (registers the judge tracks)
+)
 from omnieval.benchmarks.prism._aggregate import DEFAULT_DIAGNOSTIC, DEFAULT_REFERENCE
 from omnieval.systems import SYSTEMS
 

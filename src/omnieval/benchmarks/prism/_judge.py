@@ -9,7 +9,8 @@ per active cell of its stage, a system row (``paired_with="ground_truth"``) and 
 A stage answer is valid only when every active cell of both clips has an integer score 0-10 and a
 non-empty evidence text (the same all-or-nothing rule as a storybench verdict): the two clips are
 judged in one breath, so half an answer says little about either. Readable-format slips are
-normalized locally (:mod:`omnieval.judges._parse`'s candidates and fixes); a non-empty answer that
+normalized locally (:mod:`omnieval.judges._parse`'s candidates and fixes, and its one score reader,
+:func:`~omnieval.judges.parse_score`, on the 0-10 scale); a non-empty answer that
 still fails goes to the panel's repair model, whose answer is accepted only when every score and
 most evidence words already occur in the original (:mod:`omnieval.judges._repair`).
 
@@ -25,7 +26,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -91,6 +91,7 @@ from omnieval.judges import (
     judge_tags,
     mlflow_tag_part,
     normalize_key,
+    parse_score,
     read_answer,
     read_scored_leaf,
     request_material,
@@ -294,34 +295,14 @@ class StageReading:
         return self.status == Status.OK
 
 
-def parse_score_0_10(value: object) -> int | str:
-    """A 0-10 integer score, or why ``value`` is not one (``8``, ``8.0``, ``"8"``, ``"8/10"`` are fine).
+def _stage_score(value: object) -> int | str:
+    """A stage answer's score: the judges' one score reader on this benchmark's 0-10 scale.
 
     Example:
-        >>> parse_score_0_10("7/10"), parse_score_0_10(0), parse_score_0_10(7.5), parse_score_0_10(11)
+        >>> _stage_score("7/10"), _stage_score(0), _stage_score(7.5), _stage_score(11)
         (7, 0, 'score 7.5 is not an integer', 'score 11 is outside 0-10')
     """
-    import re
-
-    if isinstance(value, bool):
-        return f"score {value!r} is not a number"
-    number: int
-    if isinstance(value, int):
-        number = value
-    elif isinstance(value, float):
-        if not math.isfinite(value) or not value.is_integer():
-            return f"score {value!r} is not an integer"
-        number = int(value)
-    elif isinstance(value, str):
-        match = re.fullmatch(r"\s*([0-9]+)(?:\.0+)?(?:\s*/\s*10)?\s*", value)
-        if match is None:
-            return f"score {value!r} is not an integer 0-10"
-        number = int(match.group(1))
-    else:
-        return f"score {value!r} is not a number"
-    if not SCORE_MIN <= number <= SCORE_MAX:
-        return f"score {number} is outside {SCORE_MIN}-{SCORE_MAX}"
-    return number
+    return parse_score(value, low=SCORE_MIN, high=SCORE_MAX)
 
 
 def _expand_dotted(obj: Any) -> Any:
@@ -365,7 +346,7 @@ def _extract(obj: Any, cells: Sequence[Cell]) -> tuple[dict[str, int], dict[str,
             if not isinstance(leaf, dict):
                 problems.append(f"{path}: missing")
                 continue
-            read = read_scored_leaf(leaf, path, parse_score_0_10, _EVIDENCE_KEYS, "evidence")
+            read = read_scored_leaf(leaf, path, _stage_score, _EVIDENCE_KEYS, "evidence")
             if isinstance(read, str):
                 problems.append(read)
             else:

@@ -1,4 +1,9 @@
-"""PRISM-Bench judging criteria, loaded from ``criteria.yaml`` (data, not code).
+"""PRISM-Bench's judge tracks and judging criteria, loaded from ``criteria.yaml`` (data, not code).
+
+The tracks are the four dimensions (``benchmark.yaml``: ``judge.tracks``), each scored per audio
+type: importing this module registers them with the judges (:func:`omnieval.judges.register_tracks`)
+as :data:`JUDGE_TRACKS`, beside any other benchmark's. A stage answer scores only the audio types a
+clip's tags activate, so a verdict holds some of a dimension's criteria, not all of them.
 
 Each criterion belongs to one (dimension, audio type) cell and carries one question per visibility
 it applies to: ``any`` (the type is tagged), ``on_screen`` (``<TYPE>_A``) or ``off_screen``
@@ -24,12 +29,23 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Literal
 
+from omnieval.benchmarks._spec import package_spec
 from omnieval.benchmarks.prism._tags import AUDIO_TYPES, DIMENSIONS, ON_SCREEN_ONLY, Cell, parse_tag
+from omnieval.candidates import Modality
 from omnieval.errors import ConfigError
+from omnieval.judges import BenchmarkTracks, TrackSpec, register_tracks
 
 Visibility = Literal["any", "on_screen", "off_screen"]
 VISIBILITIES: tuple[Visibility, ...] = ("any", "on_screen", "off_screen")
 CRITERIA_FILE = "criteria.yaml"
+
+JUDGE_TRACKS: BenchmarkTracks = register_tracks(
+    (TrackSpec(d, AUDIO_TYPES, (Modality.VIDEO,), every_criterion=False) for d in DIMENSIONS),
+    benchmark=package_spec(__file__).name,
+)
+"""The dimensions as the judges hold them: criteria = the audio types (the scores table's
+``criterion``), each judged from the candidate's clip (``video/<index>/generated.mp4``). No row ->
+judge inputs function: a PRISM call shows two blinded clips, built by :mod:`._judge`."""
 
 
 @dataclass(frozen=True)

@@ -262,6 +262,10 @@ def test_mlflow_holds_parent_and_child_runs_with_the_contract_metrics(flow_env: 
     parent = runs.set_index("run_id").loc[first_parent]
     assert parent["tags.omnieval.dataset.version"]
     assert parent["tags.omnieval.git_sha"]
+    # The deviation ledger's ids on the parent run only (FORMATS.md section 12).
+    ledger = json.loads((Path(flow_env["first"]["run_folder"]) / "lineage.json").read_text())["deviations"]
+    assert parent["tags.omnieval.deviations"] == ",".join(d["id"] for d in ledger)
+    assert systems["tags.omnieval.deviations"].isna().all()
     # Tokens and time per judge on the parent run (docs/judges.md, "Tokens, time and cost").
     calls = [c for c in runs.columns if c.startswith("metrics.usage.judge.") and c.endswith(".calls")]
     assert calls and parent[calls].fillna(0).sum() > 0, calls
@@ -589,6 +593,16 @@ def test_lineage_names_the_run_its_dataset_and_the_judge_calls(
     assert (
         f"cpu: {verdicts} model calls this run, drift anchors: {anchors} calls; judged 2 of 20 rows" in out
     ), out
+    # The deviation ledger: in lineage.json, printed with each effect, and under the report's verdict.
+    ledger = lineage["deviations"]
+    assert {"judge-substitute-cpu", "prompt-cpu-own", "metric-backbone-bertscore", "dataset-limit"} <= {
+        d["id"] for d in ledger
+    }
+    assert "  deviations from the paper's protocol:" in out
+    for deviation in ledger:
+        assert f"    {deviation['id']}: {deviation['what']}\n      effect: {deviation['effect']}" in out
+    verdict = (folder / "report.html").read_text().split('id="verdict"')[1].split("<section")[0]
+    assert all(f"<code>{d['id']}</code>" in verdict for d in ledger)
 
 
 def test_compare_of_the_two_nights_gives_the_second_nights_verdict(

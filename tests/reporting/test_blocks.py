@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from omnieval.errors import DataError
+from omnieval.lineage import Deviation
 from omnieval.reporting import (
     Artifact,
     artifact_links,
@@ -126,6 +127,23 @@ def test_no_regression_says_no_previous_run() -> None:
     assert "No previous run compared" in what_moved(None)
     first = verdict_banner(regression("INCONCLUSIVE", baseline=None))
     assert "No previous run to compare with" in first and "href" not in first
+
+
+def test_the_deviation_ledger_follows_the_banner_escaped() -> None:
+    ledger = [
+        Deviation("judge-substitute-cpu", "A 1.5B <model> judges.", "Compare only with cpu runs."),
+        Deviation("dataset-limit", "Only 2 instances.", "none"),
+    ]
+    for report in (regression("NO-GO"), None):
+        html = verdict_banner(report, headline=["oracle leads"], deviations=ledger)
+        assert html.index('class="banner') < html.index("oracle leads") < html.index('id="deviations"')
+        items = re.findall(r"<li><code>([a-z-]+)</code>: (.*?) <i>Effect:</i> (.*?)</li>", html)
+        assert items == [
+            ("judge-substitute-cpu", "A 1.5B &lt;model&gt; judges.", "Compare only with cpu runs."),
+            ("dataset-limit", "Only 2 instances.", "none"),
+        ]
+    assert "this run followed the paper's protocol" in verdict_banner(None, deviations=[])
+    assert "deviations" not in verdict_banner(regression("GO"))
 
 
 def test_unknown_verdict_is_a_data_error() -> None:

@@ -14,6 +14,7 @@ from tests.reporting.test_blocks import figures_of, health, regression
 from omnieval.analysis import AnalysisConfig, run_analyses
 from omnieval.benchmarks import ReportJob, RunFacts
 from omnieval.config import SuiteConfig, load_suite
+from omnieval.stages._deviations import run_deviations
 from omnieval_testkit.storybench_synthetic import make_scores
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -64,6 +65,25 @@ def test_storybench_page_leads_with_the_verdict(story: dict[str, Any]) -> None:
     assert 'href="../run-0/report.html"' in html
     assert '<span class="flag">DEGENERATE</span>' in html and "cpu/bad" in html
     assert "Judge health: 1 of 2 judges degenerate (cpu/bad)." in html
+
+
+def test_storybench_page_lists_the_deviation_ledger_under_the_verdict(story: dict[str, Any]) -> None:
+    config: SuiteConfig = story["config"]
+    ledger = run_deviations(
+        config, {s: {"metrics": {"image_similarity": {"backbone": "clip-vit-b-32"}}} for s in config.systems}
+    )
+    html = page(story, "ledger.html", regression=regression("GO"), deviations=ledger)
+    verdict = html.split('id="verdict"')[1].split("<section")[0]
+    assert verdict.index('class="banner v-go"') < verdict.index("Deviations from the paper's protocol")
+    for deviation in ledger:
+        assert f"<code>{deviation.id}</code>: {deviation.what}" in verdict.replace("&#39;", "'")
+        assert deviation.effect in verdict.replace("&#39;", "'")
+    assert "metric-backbone-image" not in verdict  # CLIP was recorded: no image deviation
+    # One list: the coverage section no longer has its own.
+    assert "Deviations" not in html.split('id="coverage"')[1]
+    followed = page(story, "followed.html", deviations=[])
+    assert "None: this run followed the paper's protocol." in followed
+    assert 'id="deviations"' not in page(story, "unknown.html")  # no ledger given: nothing claimed
 
 
 def test_storybench_page_without_regression_says_so(story: dict[str, Any]) -> None:
@@ -133,10 +153,15 @@ def test_acbench_page_renders_with_shared_blocks(tmp_path: Path) -> None:
     config = load_suite(ROOT / "pipelines" / "acbench.yaml")
     document = config.bench.leaderboard(synthetic_scores(0)).document
     (tmp_path / "leaderboard.json").write_text(json.dumps(document))
-    job = ReportJob(tmp_path / "report.html", config, document, tmp_path / "analyses", None, "run-9")
+    ledger = run_deviations(config, {})
+    job = ReportJob(
+        tmp_path / "report.html", config, document, tmp_path / "analyses", None, "run-9", deviations=ledger
+    )
     config.bench.write_report(job)
     html = (tmp_path / "report.html").read_text()
     assert "Deviations from the paper" in html and "Reference Scores (paper)" in html
+    under_verdict = html.split('id="verdict"')[1].split("<section")[0]
+    assert "<code>per-word-level</code>" in under_verdict and "not comparable" in under_verdict
     assert "No previous run compared" in html
     assert 'href="leaderboard.json"' in html and "<pre" not in html
     assert html.count("data:image/png;base64,") >= 4

@@ -12,6 +12,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from omnieval.lineage import Deviation
 from omnieval.tracking import (
     EXPERIMENT_KIND,
     EXPERIMENT_KIND_TAG,
@@ -60,7 +61,25 @@ def _write_candidates(folder: Path, system: str) -> None:
     (folder / "speech" / "0" / "generated.wav").write_bytes(bytes(range(256)) * 4 + system.encode())
 
 
-def _log(tmp: Path, *, start: datetime, end: datetime, sha: str, dirty: bool = False) -> SuiteRunIds:
+LEDGER = (
+    Deviation(
+        "judge-substitute-cpu", "A small CPU judge stands in for the paper's.", "Compare only with cpu runs."
+    ),
+    Deviation(
+        "dataset-limit", "Only the first 4 instances are evaluated.", "Every number is over 4 instances."
+    ),
+)
+
+
+def _log(
+    tmp: Path,
+    *,
+    start: datetime,
+    end: datetime,
+    sha: str,
+    dirty: bool = False,
+    deviations: tuple[Deviation, ...] = LEDGER,
+) -> SuiteRunIds:
     def build(run_id: str, _analyses: dict[str, str]) -> Path:
         folder = tmp / "runs" / run_id
         for system in METRICS:
@@ -93,6 +112,7 @@ def _log(tmp: Path, *, start: datetime, end: datetime, sha: str, dirty: bool = F
         ended_at=end,
         panels=("cpu",),
         git_dirty=dirty,
+        deviations=deviations,
     )
 
 
@@ -102,7 +122,14 @@ def two_nights(store: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[st
     first_start = datetime(2026, 11, 29, 2, 0, 5, tzinfo=UTC)
     second_start = datetime(2026, 11, 30, 2, 0, 7, tzinfo=UTC)
     first = _log(tmp, start=first_start, end=first_start + timedelta(minutes=14, seconds=3), sha=SHA_A)
-    second = _log(tmp, start=second_start, end=second_start + timedelta(minutes=13), sha=SHA_B, dirty=True)
+    second = _log(
+        tmp,
+        start=second_start,
+        end=second_start + timedelta(minutes=13),
+        sha=SHA_B,
+        dirty=True,
+        deviations=(),
+    )
     return {
         "tmp": tmp,
         "first": first,
@@ -208,6 +235,22 @@ def test_columns_of_the_runs_table(two_nights: dict[str, Any]) -> None:
         # The §5 keys stay on the child runs, unprefixed.
         assert child.metrics == METRICS[system]
         assert f"`candidates/{system}` (2 files" in child.tags["mlflow.note.content"]
+
+
+def test_the_parent_carries_the_deviation_ids(two_nights: dict[str, Any]) -> None:
+    client = _client()
+    first: SuiteRunIds = two_nights["first"]
+    parent = client.get_run(first.parent).data
+    assert parent.tags["omnieval.deviations"] == "judge-substitute-cpu,dataset-limit"
+    note = parent.tags["mlflow.note.content"].splitlines()
+    assert f"- deviation `dataset-limit`: {LEDGER[1].what} Effect: {LEDGER[1].effect}" in note
+    # The parent run only: a system's run is not a second place to read (or filter) the ledger from.
+    for child_id in first.systems.values():
+        assert "omnieval.deviations" not in client.get_run(child_id).data.tags
+    # An empty ledger is said, not left out: the run followed the paper's protocol.
+    second = client.get_run(two_nights["second"].parent).data
+    assert second.tags["omnieval.deviations"] == "none"
+    assert "- deviations from the paper's protocol: none" in second.tags["mlflow.note.content"]
 
 
 def _tree_hash(folder: Path) -> str:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from omnieval.benchmarks._base import (
     BENCHMARKS,
+    DATASET_LIMIT,
     Benchmark,
     DatasetReport,
     DatasetSummary,
@@ -34,6 +35,7 @@ from omnieval.benchmarks._base import (
     ReportJob,
     ReportSuite,
     RunFacts,
+    RunSettings,
     benchmark,
 )
 from omnieval.benchmarks._declared import (
@@ -54,6 +56,7 @@ from omnieval.benchmarks._external import (
     load_folder,
     resolve_benchmark,
 )
+from omnieval.lineage import Deviation
 
 
 def _import_packages() -> None:
@@ -89,12 +92,14 @@ def detect_benchmark(root: Path) -> Benchmark | None:
 
 __all__ = [
     "BENCHMARKS",
+    "DATASET_LIMIT",
     "ENTRY_POINT_GROUP",
     "Benchmark",
     "DatasetReport",
     "DatasetSummary",
     "DeclaredBenchmark",
     "DeclaredLeaderboard",
+    "Deviation",
     "GenerateJob",
     "Instance",
     "JudgeJob",
@@ -108,6 +113,7 @@ __all__ = [
     "ReportJob",
     "ReportSuite",
     "RunFacts",
+    "RunSettings",
     "benchmark",
     "benchmark_folder",
     "detect_benchmark",

@@ -19,6 +19,7 @@ from pydantic import BaseModel
 
 from omnieval.benchmarks._leaderboard import dump_document
 from omnieval.benchmarks._spec import SPEC_ATTRIBUTES, SPEC_FILE, BenchmarkSpec, cached_spec, spec_beside
+from omnieval.lineage import Deviation, check_ledger
 from omnieval.registry import Registry
 
 if TYPE_CHECKING:
@@ -132,6 +133,31 @@ class RunFacts:
     reference: frozenset[str] | None = None
 
 
+@dataclass(frozen=True)
+class RunSettings:
+    """What decides which of a benchmark's declared deviations a run has (:meth:`Benchmark.deviations`).
+
+    The stages build it from the suite (``omnieval.stages``); a test builds it directly.
+
+    Attributes:
+        panels: The judge panels the suite runs (names, or panel files' paths); empty = no judging.
+        metrics: The benchmark's typed ``metrics:`` config.
+        dataset_limit: ``dataset.limit``: only the first N instances are evaluated; None = all.
+        recorded: System -> the lineage its metrics stage wrote (``MetricsOutput.lineage``), for
+            facts only known once a model loaded (e.g. which image backbone ``auto`` picked); empty
+            when no metrics ran yet.
+    """
+
+    panels: tuple[str, ...] = ()
+    metrics: BaseModel | None = None
+    dataset_limit: int | None = None
+    recorded: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+
+DATASET_LIMIT = "dataset-limit"
+"""Id of the one deviation the framework adds for every benchmark (:meth:`Benchmark.deviation_ledger`)."""
+
+
 class ReportSuite(Protocol):
     """What a benchmark's report reads of the suite it renders (:class:`omnieval.config.SuiteConfig`).
 
@@ -185,6 +211,9 @@ class ReportJob:
     """The judge stage's ``health.json`` (per-judge verdict distributions); None when absent."""
     judgments_path: Path | None = None
     """``judgments.parquet`` for the validity ledger per judge; None when the suite has no judges."""
+    deviations: Sequence[Deviation] | None = None
+    """The run's deviation ledger (:meth:`Benchmark.deviation_ledger`), printed under the verdict;
+    None = not known (a page written outside a run), and the page then says nothing about it."""
 
 
 @dataclass(frozen=True)
@@ -461,18 +490,50 @@ class Benchmark(ABC):
         return self.leaderboard_text(document)
 
     def run_analyses(
-        self, scores: pd.DataFrame, out_dir: Path, *, only: Sequence[str] | None, seed: int, draws: int
+        self,
+        scores: pd.DataFrame,
+        out_dir: Path,
+        *,
+        only: Sequence[str] | None,
+        seed: int,
+        draws: int,
+        facts: RunFacts | None = None,
     ) -> dict[str, Any]:
-        """The benchmark's statistics on a scores table (written under ``out_dir``)."""
+        """The benchmark's statistics on a scores table (written under ``out_dir``); ``facts`` are
+        the run's (its diagnostic and reference systems), as :meth:`leaderboard` gets them."""
         return {}
 
     @abstractmethod
     def write_report(self, job: ReportJob) -> None:
         """Write the self-contained ``report.html`` of one run."""
 
-    def deviations(self, metrics_config: BaseModel) -> list[str]:
-        """Where this run departs from the paper's protocol (recorded in lineage and the report)."""
+    def deviations(self, run: RunSettings) -> list[Deviation]:
+        """This benchmark's departures from its paper's protocol that apply to ``run`` (the hook a
+        benchmark overrides; default none). Each benchmark declares them once, in one place;
+        :meth:`deviation_ledger` adds the framework's own and is what lineage and report show."""
         return []
+
+    def deviation_ledger(self, run: RunSettings) -> list[Deviation]:
+        """The run's deviation ledger (FORMATS.md section 12): :meth:`deviations` plus
+        ``dataset-limit`` when ``dataset.limit`` evaluates a prefix of the dataset.
+
+        Raises:
+            ValueError: two deviations share an id (a declaration error).
+        """
+        ledger = list(self.deviations(run))
+        if run.dataset_limit is not None:
+            n = run.dataset_limit
+            first = "the first instance" if n == 1 else f"the first {n} instances"
+            ledger.append(
+                Deviation(
+                    DATASET_LIMIT,
+                    f"Only {first} of the dataset {'is' if n == 1 else 'are'} evaluated (dataset.limit {n}), "
+                    "not the whole dataset.",
+                    f"Every number is over {first} (the zero-filled denominator included); not comparable "
+                    "with a run over the whole dataset.",
+                )
+            )
+        return check_ledger(ledger)
 
     def metric_notes(self) -> dict[str, str]:
         """Metric key -> how it measures something other than the paper's figure of that name. The

@@ -56,6 +56,7 @@ from omnieval.benchmarks._base import (
     MetricsOutput,
     ReportJob,
     RunFacts,
+    RunSettings,
 )
 from omnieval.benchmarks._leaderboard import (
     DocumentModel,
@@ -65,6 +66,7 @@ from omnieval.benchmarks._leaderboard import (
     RunUsage,
 )
 from omnieval.errors import ConfigError
+from omnieval.lineage import Deviation
 
 if TYPE_CHECKING:
     import numpy as np
@@ -315,6 +317,9 @@ class DeclaredBenchmark(Benchmark):
     metrics_config: ClassVar[type[BaseModel]] = NoOptions
     bootstrap_draws: ClassVar[int] = 2000
     """Resamples of the leaderboard's bootstrap intervals (seeded: the same table, the same CIs)."""
+    paper_deviations: ClassVar[tuple[Deviation, ...]] = ()
+    """Departures from the benchmark's paper that every run has (the run's ledger, FORMATS.md
+    section 12); default none. Override :meth:`deviations` for ones that depend on the run."""
 
     def __init__(self) -> None:
         where = f"{type(self).__module__}.{type(self).__qualname__}"
@@ -329,6 +334,9 @@ class DeclaredBenchmark(Benchmark):
                 f"{where}: score_range must give the range of each headline component "
                 f"({', '.join(self.components)}), got {', '.join(self.score_range) or 'none'}"
             )
+
+    def deviations(self, run: RunSettings) -> list[Deviation]:
+        return list(self.paper_deviations)
 
     @property
     def components(self) -> tuple[str, ...]:
@@ -526,7 +534,7 @@ class DeclaredBenchmark(Benchmark):
 
         head, rows = self._table(job.document)
         sections = [
-            Section("verdict", "Verdict", verdict_banner(job.regression)),
+            Section("verdict", "Verdict", verdict_banner(job.regression, deviations=job.deviations)),
             Section(
                 "leaderboard",
                 "Leaderboard",

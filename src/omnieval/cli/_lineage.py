@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from omnieval.errors import DataError
+from omnieval.lineage import Deviation, read_deviations
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -19,7 +20,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
             "the newest successful run (of --suite when given, else of any suite; as in omnieval "
             "compare), never a run that did not finish. Prints the dataset version (digest, DVC md5, "
             "git rev), code version, system settings, metric models with their SHA-256, judge "
-            "checkpoints and prompt hashes. Exit code 2 when RUN is not a run."
+            "checkpoints and prompt hashes, and the run's deviations from its paper's protocol (id, "
+            "what, effect on the numbers). Exit code 2 when RUN is not a run or its lineage.json "
+            "is malformed."
         ),
     )
     parser.add_argument("run", help="run folder, run id, or 'latest'")
@@ -139,6 +142,26 @@ def _kind(system: Any) -> str:
     return ", ".join(sorted(kinds)) or "?"
 
 
+def _deviation_lines(deviations: list[Deviation] | None) -> list[str]:
+    """The ledger as printed: id and what, then the effect indented under it.
+
+    Example:
+        >>> print("\\n".join(_deviation_lines([Deviation("dataset-limit", "Only 2 rows.", "Means over 2.")])))
+            dataset-limit: Only 2 rows.
+              effect: Means over 2.
+        >>> _deviation_lines([])
+        ["    none: the run followed the paper's protocol"]
+    """
+    if deviations is None:
+        return ["    (not recorded: this lineage.json predates the deviation ledger)"]
+    if not deviations:
+        return ["    none: the run followed the paper's protocol"]
+    lines: list[str] = []
+    for deviation in deviations:
+        lines += [f"    {deviation.id}: {deviation.what}", f"      effect: {deviation.effect}"]
+    return lines
+
+
 def _read_lineage(folder: Path) -> dict[str, Any]:
     path = folder / "lineage.json"
     try:
@@ -152,6 +175,7 @@ def _read_lineage(folder: Path) -> dict[str, Any]:
     for key in ("dataset", "code"):
         if not isinstance(lineage.get(key), dict):
             raise DataError(f"{path}: no {key!r} section (not a lineage file omnieval run wrote)")
+    read_deviations(lineage, str(path))  # a malformed ledger is refused before anything is printed
     return lineage
 
 
@@ -181,4 +205,6 @@ def _handle(args: argparse.Namespace) -> int:
         print("  judge calls:")
         print("\n".join(calls))
     print(f"  seeds: {lineage.get('seeds')}")
+    print("  deviations from the paper's protocol:")
+    print("\n".join(_deviation_lines(read_deviations(lineage, str(folder / "lineage.json")))))
     return 0

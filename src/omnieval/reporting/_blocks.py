@@ -20,6 +20,7 @@ from typing import Any
 from markupsafe import Markup
 
 from omnieval.errors import DataError
+from omnieval.lineage import Deviation
 from omnieval.reporting._figures import Interval, ci_chart, delta_chart, figure, histograms, stacked_bars
 from omnieval.reporting._instances import instances_href
 from omnieval.reporting._ledger import LEDGER_STATUSES, LedgerRow, read_ledger
@@ -84,21 +85,30 @@ def baseline_href(baseline: str) -> str:
     return f"../{baseline}/report.html"
 
 
-def verdict_banner(regression: Mapping[str, Any] | None, *, headline: Sequence[str] = ()) -> str:
-    """The coloured banner at the top of the page: GO / NO-GO / INCONCLUSIVE, its reasons, the baseline.
+def verdict_banner(
+    regression: Mapping[str, Any] | None,
+    *,
+    headline: Sequence[str] = (),
+    deviations: Sequence[Deviation] | None = None,
+) -> str:
+    """The coloured banner at the top of the page: GO / NO-GO / INCONCLUSIVE, its reasons, the
+    baseline, and under it the run's deviations from the paper (:func:`deviations_block`).
 
     Args:
         regression: the run folder's ``regression.json``, or None when there is none.
         headline: extra plain-text lines (e.g. who leads the leaderboard) shown under the reasons.
+        deviations: the run's deviation ledger (``ReportJob.deviations``); None = not known, and
+            nothing is said about it.
 
     Raises:
         DataError: ``regression`` names a verdict other than GO, NO-GO or INCONCLUSIVE.
     """
+    ledger = "" if deviations is None else deviations_block(deviations)
     if regression is None:
-        return render("blocks/verdict_banner.html.j2", verdict=None, headline=list(headline))
+        return render("blocks/verdict_banner.html.j2", verdict=None, headline=list(headline)) + ledger
     verdict = _check_regression(regression)
     baseline = baseline_run_id(regression.get("baseline"))
-    return render(
+    banner = render(
         "blocks/verdict_banner.html.j2",
         verdict=verdict,
         css=VERDICTS[verdict],
@@ -108,6 +118,13 @@ def verdict_banner(regression: Mapping[str, Any] | None, *, headline: Sequence[s
         headline=list(headline),
         trend_figure=_trend_figure(regression),
     )
+    return banner + ledger
+
+
+def deviations_block(deviations: Sequence[Deviation]) -> str:
+    """The run's deviation ledger: each entry's id, what it does and its effect on the numbers; an
+    empty ledger says the run followed the paper's protocol."""
+    return render("blocks/deviations.html.j2", deviations=list(deviations))
 
 
 def _trend_figure(regression: Mapping[str, Any]) -> str | None:

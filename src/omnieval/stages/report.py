@@ -24,6 +24,7 @@ from omnieval.stages._common import (
     write_json,
     write_stamp,
 )
+from omnieval.stages._deviations import recorded_metrics, run_deviations
 from omnieval.stages._handoff import MLFLOW_METRICS_KEY, leaderboard_document
 from omnieval.stages._main import handoff_stage_main
 
@@ -161,6 +162,8 @@ def run(config: SuiteConfig, dataset_digest: str) -> ReportOutcome:
         print(bench.leaderboard_text(leaderboard_document(read_json(leaderboard_path))))
         return ReportOutcome(scores_path, leaderboard_path, analyses_dir, report_path, True)
 
+    # Before anything is written: a benchmark whose declarations clash stops here (exit 2).
+    deviations = run_deviations(config, recorded_metrics(config))
     from omnieval.gates import gate_report_scores
 
     # The scores gate runs before anything aggregates the table; a failure stops the run (exit 2).
@@ -204,6 +207,7 @@ def run(config: SuiteConfig, dataset_digest: str) -> ReportOutcome:
             analyses_dir,
             judge_health=read_json(health) if config.panels and health.is_file() else None,
             judgments_path=paths.judge_dir / "judgments.parquet" if config.panels else None,
+            deviations=deviations,
         )
     )
     write_stamp(paths, "report", key, analyses=sorted(outputs))

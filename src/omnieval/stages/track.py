@@ -16,6 +16,7 @@ from typing import Any
 from omnieval.config import SuiteConfig
 from omnieval.progress import note
 from omnieval.stages._common import StatePaths, code_digest, read_json, state_paths, write_json
+from omnieval.stages._deviations import run_deviations
 from omnieval.stages._handoff import (
     MLFLOW_METRICS_KEY,
     STARTED_FILE,
@@ -146,6 +147,7 @@ def run(
     _sweep_interrupted(config.runs_dir / config.suite, paths.root / OPEN_RUNS_FILE)
     system_metrics: dict[str, dict[str, float]] = board.get(MLFLOW_METRICS_KEY, {})
     metrics_lineage, judge_lineage, systems = _lineage_parts(config, paths)
+    deviations = run_deviations(config, metrics_lineage)
     usage = _run_usage(config, paths, systems)
     lineage = build_lineage(
         suite=config.suite,
@@ -160,6 +162,7 @@ def run(
             "analyses": config.analyses.seed,
             **{s: seed for s, c in config.systems.items() if (seed := getattr(c, "seed", None)) is not None},
         },
+        deviations=deviations,
     )
     if isinstance(board.get("calibration"), dict):
         # Which pairings a ground-truth-calibrated benchmark (prism) took its global mean from.
@@ -229,6 +232,7 @@ def run(
                 regression=read_json(regression) if regression.is_file() else None,
                 judge_health=read_json(health) if config.panels and health.is_file() else None,
                 judgments_path=folder / "judgments.parquet" if config.panels else None,
+                deviations=deviations,
             )
         )
         # -- instance viewer: instances.html beside report.html (docs/viewer.md) --
@@ -261,6 +265,7 @@ def run(
         git_dirty=bool(lineage["code"]["git_dirty"]),
         usage=usage,
         open_marker=paths.root / OPEN_RUNS_FILE,
+        deviations=deviations,
     )
     folder = folder_holder["folder"]
     from omnieval.tracking.gates_log import log_gate_results

@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from omnieval.lineage import DEVIATIONS_TAG, Deviation, deviations_tag
 from omnieval.tracking._store import (
     configure_mlflow,
 )
@@ -270,7 +271,12 @@ def _dataset_input(dataset: Any, context: str) -> Any:
 
 
 def _note(
-    suite: str, name: str, systems: Sequence[str], panels: Sequence[str], tags: Mapping[str, str]
+    suite: str,
+    name: str,
+    systems: Sequence[str],
+    panels: Sequence[str],
+    tags: Mapping[str, str],
+    deviations: Sequence[Deviation] | None = None,
 ) -> str:
     lines = [
         f"**{name}**: suite `{suite}`, benchmark `{tags.get('omnieval.benchmark', '?')}`.",
@@ -284,12 +290,29 @@ def _note(
             for key, value in tags.items()
             if key.startswith(METRIC_NOTE_TAG)
         ),
+        *_deviation_lines(deviations),
         "",
         "Artifacts: `report.html` (the report), `instances.html` (every instance), `leaderboard.json`, `scores.parquet`, `regression.json` "
         "and the report's figures; `run/` holds the"
         " whole run folder (config, lineage, gates, candidates).",
     ]
     return "\n".join(lines)
+
+
+def _deviation_lines(deviations: Sequence[Deviation] | None) -> list[str]:
+    """The description's lines for the deviation ledger (none when the caller has no ledger).
+
+    Example:
+        >>> _deviation_lines([Deviation("dataset-limit", "Only 2 instances.", "Means over 2.")])
+        ['- deviation `dataset-limit`: Only 2 instances. Effect: Means over 2.']
+        >>> _deviation_lines([])
+        ["- deviations from the paper's protocol: none"]
+    """
+    if deviations is None:
+        return []
+    if not deviations:
+        return ["- deviations from the paper's protocol: none"]
+    return [f"- deviation `{d.id}`: {d.what} Effect: {d.effect}" for d in deviations]
 
 
 def log_suite_run(
@@ -315,6 +338,7 @@ def log_suite_run(
     headline_patterns: Iterable[str] = DEFAULT_HEADLINE_PATTERNS,
     usage: Mapping[str, Any] | None = None,
     open_marker: Path | None = None,
+    deviations: Sequence[Deviation] | None = None,
 ) -> SuiteRunIds:
     """Log one suite execution: parent run, a child run per system, analysis child runs.
 
@@ -337,6 +361,9 @@ def log_suite_run(
             parent as :func:`usage_metrics`; None logs none.
         open_marker: while the runs are open, a file naming them (``omnieval.tracking.open_runs``),
             so a process that is killed leaves its runs to be ended ``KILLED``; None writes none.
+        deviations: the run's deviation ledger (``lineage.json`` ``deviations``): the parent run
+            carries its ids as the tag ``omnieval.deviations`` (``none`` when empty) and its
+            description lists them; None (a caller without a ledger) sets neither.
 
     An interrupt (Ctrl-C, SIGTERM) while logging ends the runs ``KILLED`` with the tag
     ``omnieval.killed_reason``; an error ends them ``FAILED``.
@@ -371,7 +398,8 @@ def log_suite_run(
         tags={
             "omnieval.kind": "suite",
             **common_tags,
-            "mlflow.note.content": _note(suite, name, systems, panels, tags),
+            **({} if deviations is None else {DEVIATIONS_TAG: deviations_tag(deviations)}),
+            "mlflow.note.content": _note(suite, name, systems, panels, tags, deviations),
         },
     )
     parent_id = parent.info.run_id

@@ -8,9 +8,17 @@ from pathlib import Path
 import pytest
 
 from omnieval.backends.asr import resolve_whisper, whisper_large_v3_dir
+from omnieval.benchmarks import RunSettings
 from omnieval.benchmarks.acbench import AcbenchMetricsConfig
-from omnieval.benchmarks.acbench._metrics import deviations
+from omnieval.benchmarks.acbench._deviations import acbench_deviations
 from omnieval.errors import ConfigError
+from omnieval.lineage import Deviation
+
+
+def asr_deviation(config: AcbenchMetricsConfig) -> Deviation | None:
+    return next(
+        (d for d in acbench_deviations(RunSettings(metrics=config)) if d.id == "metric-backbone-asr"), None
+    )
 
 
 @pytest.fixture
@@ -23,8 +31,9 @@ def test_without_large_v3_the_default_is_tiny_en_and_says_so(cache: Path) -> Non
     config = AcbenchMetricsConfig()
     assert config.asr_model == "whisper-tiny.en"
     assert whisper_large_v3_dir() == cache / "whisper-large-v3"
-    asr = next(d for d in deviations(config) if d.startswith("ASR "))
-    assert "instead of Whisper large-v3" in asr and "CPU default" in asr and str(cache) in asr
+    asr = asr_deviation(config)
+    assert asr is not None
+    assert "instead of Whisper large-v3" in asr.what and "CPU default" in asr.what and str(cache) in asr.what
     with pytest.raises(ConfigError, match="ct2-transformers-converter"):
         resolve_whisper("whisper-large-v3")
 
@@ -36,12 +45,12 @@ def test_large_v3_on_disk_is_used_and_is_no_deviation(cache: Path) -> None:
     config = AcbenchMetricsConfig()
     assert config.asr_model == "whisper-large-v3"
     assert resolve_whisper("whisper-large-v3") == folder
-    assert not any(d.startswith("ASR ") for d in deviations(config))
+    assert asr_deviation(config) is None
     # The resolved name is what a dumped config (config.resolved.yaml, lineage) shows and re-reads.
     assert AcbenchMetricsConfig(**config.model_dump())
     assert config.model_dump()["asr_model"] == "whisper-large-v3"
     # A suite that pins a model keeps it; a pin other than tiny.en is a deviation without the CPU note.
     pinned = AcbenchMetricsConfig(asr_model="whisper-base")
     assert pinned.asr_model == "whisper-base"
-    asr = next(d for d in deviations(pinned) if d.startswith("ASR "))
-    assert "CPU default" not in asr
+    asr = asr_deviation(pinned)
+    assert asr is not None and "CPU default" not in asr.what

@@ -3,9 +3,8 @@ track stage turns into MLflow tags, the parent run's description, lineage deviat
 
 from __future__ import annotations
 
-from omnieval.benchmarks import BENCHMARKS
+from omnieval.benchmarks import BENCHMARKS, RunSettings
 from omnieval.benchmarks.acbench import PER_DEFINITION, AcbenchMetricsConfig
-from omnieval.benchmarks.acbench._metrics import deviations
 from omnieval.tracking import METRIC_NOTE_TAG
 from omnieval.tracking._mlflow import _note
 
@@ -26,6 +25,6 @@ def test_run_description_lists_the_metric_notes() -> None:
 
 
 def test_lineage_deviation_names_the_word_level_per() -> None:
-    lines = deviations(AcbenchMetricsConfig(asr_model="whisper-tiny.en"))
-    per = next(line for line in lines if line.startswith("PER"))
-    assert per.startswith("PER(word), omnieval's word-level decision") and "not comparable" in per
+    ledger = BENCHMARKS.get("acbench").deviation_ledger(RunSettings(metrics=AcbenchMetricsConfig()))
+    per = next(d for d in ledger if d.id == "per-word-level")
+    assert per.what.startswith("PER(word), omnieval's word-level decision") and "not comparable" in per.effect

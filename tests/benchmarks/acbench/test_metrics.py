@@ -299,9 +299,8 @@ def test_rows_statuses_and_values_with_scripted_models(tmp_path: Path, scripted:
         "undecodable": 1,
         "silent": 1,
     }
-    assert any("POWSM" in d for d in result.lineage["deviations"])
-    assert any("large-v3" in d for d in result.lineage["deviations"])
-    assert any(d.startswith("timbre: no evaluator") for d in result.lineage["deviations"])
+    # The departures from the paper are the run's ledger (test_deviations.py), not the metrics lineage.
+    assert "deviations" not in result.lineage
     assert len(result.lineage["problems"]) == 4 and set(result.lineage["models"]) == {
         "speech_rate",
         "phonation",

@@ -13,7 +13,7 @@ from PIL import Image
 
 from benchmarks.prism._tables import make_prism_scores
 from omnieval.analysis._runner import write_json
-from omnieval.benchmarks import ReportJob
+from omnieval.benchmarks import Deviation, ReportJob
 from omnieval.benchmarks.prism._aggregate import aggregate_prism
 from omnieval.benchmarks.prism._report import radar_png, write_prism_report
 from omnieval.benchmarks.prism._stability import judge_ablation, stability
@@ -50,10 +50,12 @@ def test_report_page(tmp_path: Path) -> None:
         {"analysis": "judge_ablation", "status": "ok", **judge_ablation(table)},
     )
     page = tmp_path / "report.html"
-    job = ReportJob(page, _config(), doc, analyses, run_id="run42")  # type: ignore[arg-type]
+    cascade = Deviation(
+        "judge-substitute-cpu", "Judged by a CPU cascade, not the paper's judge <Gemini>.", "Smoke test."
+    )
+    job = ReportJob(page, _config(), doc, analyses, run_id="run42", deviations=[cascade])  # type: ignore[arg-type]
     radar = write_prism_report(
         job,
-        deviations=["judged by a CPU cascade, not the paper's judge <Gemini>"],
         stability=stability(table),
         swap={"flip_rate": 0.125, "pairs_checked": 16},
         unavailable=["av_coherence: unavailable: needs an omni model"],
@@ -66,6 +68,11 @@ def test_report_page(tmp_path: Path) -> None:
     assert "12.5%" in html and "pairs_checked" in html
     assert "needs an omni model" in html
     assert "&lt;Gemini&gt;" in html and "<Gemini>" not in html
+    # The ledger sits under the verdict, before the leaderboard; the coverage section no longer lists it.
+    ledger = html.index('id="deviations"')
+    assert html.index('id="verdict"') < ledger < html.index('id="leaderboard"')
+    assert "<code>judge-substitute-cpu</code>" in html and "Smoke test." in html
+    assert "Deviations" not in html.split('id="coverage"')[1]
     assert "run42" in html and "abc123" in html
     text = re.sub(r'src="data:image/png;base64,[^"]+"', "", html)
     assert "NaN" not in text and "nan<" not in text and "inf<" not in text
@@ -120,7 +127,6 @@ def test_report_falls_back_to_analyses_folder_and_handles_no_systems(tmp_path: P
     page = tmp_path / "r.html"
     write_prism_report(
         ReportJob(page, _config(), aggregate_prism(table), analyses),  # type: ignore[arg-type]
-        deviations=[],
         stability=None,
         swap=None,
         unavailable=[],
@@ -132,7 +138,6 @@ def test_report_falls_back_to_analyses_folder_and_handles_no_systems(tmp_path: P
     empty = {"benchmark": "prism", "systems": {}, "ground_truth": {"subsets": {}}, "not_computed": []}
     write_prism_report(
         ReportJob(tmp_path / "e.html", _config(), empty, tmp_path / "none"),  # type: ignore[arg-type]
-        deviations=[],
         stability=None,
         swap=None,
         unavailable=["every dimension: unavailable: needs an omni model"],

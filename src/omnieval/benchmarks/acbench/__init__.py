@@ -38,6 +38,7 @@ from omnieval.benchmarks.acbench._systems import (
     OracleControl,
     render_delivery,
 )
+from omnieval.lineage import Deviation
 from omnieval.systems import SYSTEMS
 
 if TYPE_CHECKING:
@@ -172,7 +173,7 @@ class AcBench(api.Benchmark):
     def write_report(self, job: api.ReportJob) -> None:
         from omnieval.benchmarks.acbench._report import write_acbench_report
 
-        write_acbench_report(job, deviations=self.deviations(job.config.metrics))
+        write_acbench_report(job)
 
     def make_sample(self, argv: Sequence[str], prog: str) -> int:
         from omnieval.benchmarks.acbench._sample import sample_main
@@ -190,11 +191,12 @@ class AcBench(api.Benchmark):
 
         return metrics_main(argv, prog)
 
-    def deviations(self, metrics_config: BaseModel) -> list[str]:
-        from omnieval.benchmarks.acbench._metrics import deviations
+    def deviations(self, run: api.RunSettings) -> list[Deviation]:
+        """ASR, WER/WPM/VFR definitions, PER(word), evaluators, unusable clips (``_deviations.py``,
+        where each is declared once)."""
+        from omnieval.benchmarks.acbench._deviations import acbench_deviations
 
-        assert isinstance(metrics_config, AcbenchMetricsConfig)
-        return deviations(metrics_config)
+        return acbench_deviations(run)
 
     def metric_notes(self) -> dict[str, str]:
         """``per`` is omnieval's word-level decision on the heteronym, not the paper's PER."""

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, field_validator
 
 from omnieval.audio import TARGET_RATE, AudioError, AudioStatus, prepare_speech
-from omnieval.backends.asr import AUTO_ASR, auto_asr_model, whisper_large_v3_dir
+from omnieval.backends.asr import AUTO_ASR, auto_asr_model
 from omnieval.benchmarks._base import MetricsOutput
 from omnieval.candidates import Modality, output_path, read_candidate
 from omnieval.errors import ConfigError
@@ -388,42 +388,6 @@ def _instance_rows(
     return rows
 
 
-def deviations(config: AcbenchMetricsConfig) -> list[str]:
-    """Where these metrics depart from the paper's section 4.1, for lineage and the report."""
-    out = []
-    if "large-v3" not in str(config.asr_model):
-        cpu = (
-            f"; the CPU default, used because no converted large-v3 is at {whisper_large_v3_dir()}"
-            if config.asr_model == "whisper-tiny.en"
-            else ""
-        )
-        out.append(
-            f"ASR {config.asr_model} (faster-whisper, greedy) instead of Whisper large-v3 (WER, WPM){cpu}"
-        )
-    out += [
-        "WER: script and transcript normalized with Whisper's English text normalizer (the paper does not "
-        "state its normalization); aggregate = mean of per-instance WER",
-        "PER(word), omnieval's word-level decision: pocketsphinx forced alignment decides which of the "
-        "heteronym's reference readings (ARPAbet) was spoken, and only that word's phones are scored against "
-        "the target reading, instead of POWSM free phone recognition over the whole utterance against the "
-        "script's reference; the figure is not comparable with the paper's PER",
-        "WPM: ASR transcript words per minute of speech trimmed at "
-        f"{config.trim_top_db:g} dB (the paper does not define the word count or the duration)",
-        f"VFR: pYIN ({config.pitch_decoder} decoder, C2-C7) voiced frames over all frames of the trimmed "
-        "16 kHz audio (the paper does not name its F0 detector)",
-    ]
-    for feature in EVALUATED_FEATURES:
-        ref = config.evaluators.get(feature)
-        if ref is None:
-            out.append(f"{feature}: no evaluator configured; attribute_accuracy rows are not_applicable")
-        else:
-            out.append(f"{feature}: evaluator {ref} (the paper: WavLM-Large fine-tuned as in its appendix C)")
-    out.append(
-        "silent, undecodable, truncated or too long outputs are inference_error; absent/empty are missing_output"
-    )
-    return out
-
-
 def _not_evaluated(root: Path, index: int) -> bool:
     """Whether the system marked row ``index`` as outside its evaluated subset (no WAV, and a
     ``missing.txt`` starting with :data:`~omnieval.benchmarks.acbench._systems.NOT_EVALUATED`)."""
@@ -459,7 +423,8 @@ def compute_acbench_metrics(
 
     Returns:
         The rows (every instance: ``wer`` plus its feature's component), lineage (models, settings,
-        deviations from the paper, per-status counts, problems), clips analysed and cache hits.
+        per-status counts, problems), clips analysed and cache hits. The deviations from the paper
+        are the run's ledger (``_deviations.py``).
 
     Raises:
         ConfigError: An unknown condition, or a model that cannot be loaded.
@@ -525,7 +490,6 @@ def compute_acbench_metrics(
         "metrics": {spec.name: spec.as_dict() for spec in ACBENCH_METRICS},
         "models": identities,
         "config": config.model_dump(mode="json"),
-        "deviations": deviations(config),
         "statuses": dict(Counter(m.status for m in measured.values())),
         "not_evaluated": left_out,
         "problems": [

@@ -77,12 +77,13 @@ def _generation_inputs(config: ReportSuite) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def write_acbench_report(job: ReportJob, *, deviations: list[str]) -> None:
+def write_acbench_report(job: ReportJob) -> None:
     """Write one self-contained HTML page (atomically).
 
-    Sections: the verdict banner and what moved since the previous run (when the run folder has a
-    ``regression.json``), the section 7 table with the paper's reference rows, the failure
-    attribution and the charts, the deviations, and links to the raw JSON (never dumped in the page).
+    Sections: the verdict banner with the run's deviation ledger under it (``job.deviations``) and
+    what moved since the previous run (when the run folder has a ``regression.json``), the section 7
+    table with the paper's reference rows, the failure attribution and the charts, and links to the
+    raw JSON (never dumped in the page).
     """
     from omnieval.reporting import (
         Artifact,
@@ -134,15 +135,12 @@ def write_acbench_report(job: ReportJob, *, deviations: list[str]) -> None:
         *analysis_artifacts(job.analyses_dir, path.parent),
     ]
     sections = [
-        Section("verdict", "Verdict", verdict_banner(job.regression, headline=headline)),
+        Section(
+            "verdict", "Verdict", verdict_banner(job.regression, headline=headline, deviations=job.deviations)
+        ),
         Section("moved", "What moved since the previous run", what_moved(job.regression)),
         Section("leaderboard", "Leaderboard and failure attribution", leaderboard),
         Section("generation", "Generation", generation_block(document.get("systems") or {})),
-        Section(
-            "deviations",
-            "Deviations from the paper's protocol",
-            render("deviations.html.j2", package=package, deviations=deviations),
-        ),
         Section("usage", "Tokens, time and cost", usage_block(job.document.get("usage"))),
         Section("artifacts", "Raw artifacts", artifact_links(path.parent, artifacts)),
     ]

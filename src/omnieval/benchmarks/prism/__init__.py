@@ -16,11 +16,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from omnieval.benchmarks import _base as api
-from omnieval.benchmarks.prism import (
-    _analyses,  # noqa: F401  (registers the prism analyses)
-    _tracks,  # noqa: F401  (registers the judge tracks)
-)
+from omnieval.benchmarks.prism import _analyses  # noqa: F401  (registers the prism analyses)
 from omnieval.benchmarks.prism._aggregate import DEFAULT_DIAGNOSTIC, DEFAULT_REFERENCE
+from omnieval.lineage import Deviation
 from omnieval.systems import SYSTEMS
 
 if TYPE_CHECKING:
@@ -292,7 +290,6 @@ class Prism(api.Benchmark):
         document = job.document
         write_prism_report(
             job,
-            deviations=self.deviations(job.config.metrics),
             stability=stability,
             swap=_first_swap(document.get("swap_check")),
             unavailable=[str(x) for x in document.get("not_computed", [])],
@@ -308,18 +305,12 @@ class Prism(api.Benchmark):
 
         return human_tasks_main(argv, prog)
 
-    def deviations(self, metrics_config: BaseModel) -> list[str]:
-        assert isinstance(metrics_config, PrismMetricsConfig)
-        notes = [
-            "judged by the cpu-cascade panel where used: a 1.5B text model reads measured audio and "
-            "frame facts of each clip instead of watching and hearing it; not the paper's omni judge",
-        ]
-        if metrics_config.max_per_subset is not None:
-            notes.append(
-                f"only the first {metrics_config.max_per_subset} instances of each subset were judged "
-                "(metrics.max_per_subset), to keep a CPU run under an hour"
-            )
-        return notes
+    def deviations(self, run: api.RunSettings) -> list[Deviation]:
+        """Judge substitutes, prompt paraphrase, the per-subset limit (``_deviations.py``, where
+        each is declared once)."""
+        from omnieval.benchmarks.prism._deviations import prism_deviations
+
+        return prism_deviations(run)
 
 
 __all__ = ["Prism", "PrismMetricsConfig"]

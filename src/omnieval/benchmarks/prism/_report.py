@@ -4,7 +4,8 @@ One self-contained page (PNG images inline): the leaderboard per subset (systems
 final, by final), the radar of calibrated cells (the paper's Figure 1: one spoke per (dimension,
 audio type), one panel per subset), the judge-stability tables (appendix A), the judge ablation
 (appendix B) and human preference agreement when the analyses produced them, the blind-order swap
-check, what could not be judged and why, and the deviations from the paper's protocol.
+check, what could not be judged and why; the run's deviations from the paper's protocol sit under
+the verdict.
 
 The markup of each section is a Jinja2 template in this package's ``templates/`` folder (rendered
 with the shared report environment: autoescaping on); the functions here pick the numbers.
@@ -348,7 +349,6 @@ def _headline(document: Mapping[str, Any], stability: Mapping[str, Any] | None) 
 def write_prism_report(
     job: ReportJob,
     *,
-    deviations: list[str],
     stability: Mapping[str, Any] | None,
     swap: Mapping[str, Any] | None,
     unavailable: list[str],
@@ -357,7 +357,6 @@ def write_prism_report(
 
     Args:
         job: Where to write and the aggregate document (:func:`aggregate_prism` + run facts).
-        deviations: How this run departs from the paper's protocol (one sentence each).
         stability: The :func:`stability` document; default ``stability.json`` of ``job.analyses_dir``.
         swap: The blind-order swap check (its ``flip_rate`` and any other figures), or None.
         unavailable: What could not be judged here, with the reason (one sentence each).
@@ -404,11 +403,14 @@ def write_prism_report(
         "coverage.html.j2",
         unavailable=trusted(_list(unavailable, "Every configured judge ran.")),
         not_computed=trusted(_list(not_computed, "Every active cell was computed.")),
-        deviations=trusted(_list(deviations, "None recorded for this configuration.")),
     )
     sections = [
         Section(
-            "verdict", "Verdict", verdict_banner(job.regression, headline=_headline(document, stability_doc))
+            "verdict",
+            "Verdict",
+            verdict_banner(
+                job.regression, headline=_headline(document, stability_doc), deviations=job.deviations
+            ),
         ),
         Section("leaderboard", "Leaderboard", leaderboard_html(document)),
         Section("radar", "Radar", radar),
@@ -430,7 +432,7 @@ def write_prism_report(
         sections.append(Section("swap", "Blind-order swap check", swap_html(swap)))
     if any("generation" in entry for entry in (document.get("systems") or {}).values()):
         sections.append(Section("generation", "Generation", generation_block(document["systems"])))
-    sections.append(Section("coverage", "What was not judged, and deviations", gaps))
+    sections.append(Section("coverage", "What was not judged", gaps))
     if job.judgments_path is not None or job.judge_health is not None:
         sections.append(
             Section(

@@ -22,6 +22,7 @@ from omnieval.benchmarks.storybench import (
     _systems,  # noqa: F401  (registers the reference systems)
     _tracks,  # noqa: F401  (registers the judge tracks and the judges' view of a transition)
 )
+from omnieval.lineage import Deviation
 from omnieval.metrics import MetricsConfig
 
 if TYPE_CHECKING:
@@ -249,7 +250,14 @@ class StoryBench(api.Benchmark):
     def write_report(self, job: api.ReportJob) -> None:
         from omnieval.benchmarks.storybench._report import write_report_html
 
-        write_report_html(job, deviations=self.deviations(job.config.metrics))
+        write_report_html(job)
+
+    def deviations(self, run: api.RunSettings) -> list[Deviation]:
+        """Judge substitutes and prompts, metric backbones, speech fields, silent clips
+        (``_deviations.py``, where each is declared once)."""
+        from omnieval.benchmarks.storybench._deviations import storybench_deviations
+
+        return storybench_deviations(run)
 
     def make_sample(self, argv: Sequence[str], prog: str) -> int:
         from omnieval.benchmarks.storybench._sample import sample_main

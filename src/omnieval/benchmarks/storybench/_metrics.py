@@ -39,7 +39,6 @@ from omnieval.metrics import (
     SPEECH_META,
     MetricCache,
     MetricsConfig,
-    SpeechAnalyzer,
     SpeechAttributes,
     cache_key,
     default_analyzer,
@@ -74,8 +73,9 @@ class MetricsResult:
 
     Attributes:
         scores: Scores-table rows (FORMATS.md section 3).
-        lineage: Metric names and versions, model ids/paths/SHA-256, speech fields covered, deviations
-            from the paper, and per-instance problems.
+        lineage: Metric names and versions, model ids/paths/SHA-256, speech fields covered and
+            per-instance problems (the deviations from the paper are the run's ledger:
+            ``_deviations.py``).
         computed: Metric evaluations computed in this call.
         cache_hits: Metric evaluations served from the cache.
         speech: Speech attributes per dataset index (for reports and the speech judge).
@@ -114,41 +114,6 @@ class _Progress:
         self.units += units
         if self.callback and self.total:
             self.callback(min(self.total, self.units // 3), self.total)
-
-
-def _deviations(
-    config: MetricsConfig, text_ident: dict[str, Any], backbone: str, analyzer: SpeechAnalyzer
-) -> list[str]:
-    notes = []
-    if config.text_encoder != "roberta-large":
-        notes.append(
-            f"BERTScore encoder {text_ident['encoder']['name']} (layer {text_ident['num_layers']}) instead of "
-            "roberta-large layer 17, bert-score's English default used by the paper"
-        )
-    if backbone != "clip-vit-b-32":
-        notes.append(
-            f"image similarity uses {backbone} features instead of CLIP ViT-B/32 (weights not on disk)"
-        )
-    if config.asr_model is not None and "large-v3" not in config.asr_model:
-        notes.append(f"ASR {config.asr_model} instead of Whisper large-v3 (speed label)")
-    for name, reason in analyzer.unavailable_fields().items():
-        notes.append(f"speech field {name} not scored: {reason}")
-    if config.gender_classifier is None:
-        notes.append("pitch thresholds use the gender-unknown pair (145/220 Hz) since no gender is predicted")
-    else:
-        notes.append(
-            f"gender from {config.gender_classifier} instead of audeering/wav2vec2-large-robust-24-ft-age-gender"
-        )
-    if config.emotion_classifiers:
-        notes.append(
-            f"emotion from {', '.join(config.emotion_classifiers)} instead of the paper's SpeechBrain "
-            "wav2vec2-IEMOCAP, superb/hubert-large-superb-er and emotion2vec+ large"
-        )
-    if config.emotion_classifiers and len(config.emotion_classifiers) != 3:
-        notes.append(
-            f"emotion ensemble of {len(config.emotion_classifiers)} recognizers instead of the paper's 3"
-        )
-    return notes
 
 
 def compute_storybench_metrics(
@@ -332,7 +297,6 @@ def compute_storybench_metrics(
                 "pitch_threshold_rule": "gender hint, else predicted gender, else unknown (145/220 Hz)",
             },
         },
-        "deviations": _deviations(config, text_ident, similarity.backbone, analyzer),
         "config": config.model_dump(mode="json"),
         "problems": problems[:500],
         "problems_total": len(problems),

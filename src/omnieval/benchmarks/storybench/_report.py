@@ -633,15 +633,14 @@ def _metrics_lineages(job: ReportJob, systems: list[str]) -> dict[str, Any]:
     return out
 
 
-def write_report_html(job: ReportJob, *, deviations: list[str]) -> None:
+def write_report_html(job: ReportJob) -> None:
     """Write one self-contained HTML page that leads with the verdict and the pictures.
 
-    Sections: verdict banner (``job.regression``), what moved since the previous run, the
-    leaderboard with bootstrap CIs and both policies, per-component bars, the modality bottleneck,
-    the judges' validity ledger and health, each analysis as a figure with a one-line reading, what
-    was not computed (and why), deviations, and links to the raw JSON artifacts. ``deviations`` are
-    the benchmark's departures from the paper under this suite's metrics config
-    (:meth:`~omnieval.benchmarks.Benchmark.deviations`), which the benchmark computes.
+    Sections: verdict banner (``job.regression``) with the run's deviation ledger under it
+    (``job.deviations``), what moved since the previous run, the leaderboard with bootstrap CIs and
+    both policies, per-component bars, the modality bottleneck, the judges' validity ledger and
+    health, each analysis as a figure with a one-line reading, what was not computed (and why), and
+    links to the raw JSON artifacts.
     """
     from omnieval.reporting import (
         Artifact,
@@ -689,13 +688,16 @@ def write_report_html(job: ReportJob, *, deviations: list[str]) -> None:
         ],
         coverage=trusted(_coverage_html(board)),
         notes=[*board.get("notes", []), *speech_status_lines(_metrics_lineages(job, order))],
-        deviations=list(deviations),
     )
     artifacts = [Artifact(name, what) for name, what in ARTIFACTS]
     artifacts += analysis_artifacts(analyses_dir, page_dir)
     sections = [
         Section(
-            "verdict", "Verdict", verdict_banner(job.regression, headline=_headline(board, bootstrap, job))
+            "verdict",
+            "Verdict",
+            verdict_banner(
+                job.regression, headline=_headline(board, bootstrap, job), deviations=job.deviations
+            ),
         ),
         Section("moved", "What moved since the previous run", what_moved(job.regression)),
         Section("leaderboard", "Leaderboard", leaderboard),
@@ -724,7 +726,7 @@ def write_report_html(job: ReportJob, *, deviations: list[str]) -> None:
             if docs
             else _render("blocks/paragraph.html.j2", text="No analyses were run."),
         ),
-        Section("coverage", "Not computed, unavailable, deviations", gaps),
+        Section("coverage", "Not computed and unavailable", gaps),
         Section("usage", "Tokens, time and cost", usage_block(job.document.get("usage"))),
         Section("artifacts", "Raw artifacts", artifact_links(page_dir, artifacts)),
     ]

@@ -254,8 +254,10 @@ def test_run_fail_on_regression_exits_3(tmp_path: Path, monkeypatch: pytest.Monk
         return {"run_id": "r", "run_folder": str(folder), "report": str(folder / "report.html")}
 
     monkeypatch.setattr("omnieval.runner.run_suite", fake_run_suite)
+    # `run` checks its SUITE before any work: a shipped suite passes, the run itself is faked.
+    suite = str(Path(__file__).resolve().parents[2] / "pipelines" / "nightly.yaml")
     (folder / "regression.json").write_text(json.dumps({"verdict": "NO-GO"}))
-    assert main(["run", "suite.yaml", "--fail-on-regression"]) == 3
-    assert main(["run", "suite.yaml"]) == 0
+    assert main(["run", suite, "--fail-on-regression"]) == 3
+    assert main(["run", suite]) == 0
     (folder / "regression.json").write_text(json.dumps({"verdict": "INCONCLUSIVE"}))
-    assert main(["run", "suite.yaml", "--fail-on-regression"]) == 0
+    assert main(["run", suite, "--fail-on-regression"]) == 0

@@ -176,4 +176,6 @@ def test_cli_parse_missing_file(tmp_path, capsys) -> None:  # type: ignore[no-un
     from omnieval.cli import main
 
     assert main(["judge", "parse", "--track", "text", str(tmp_path / "none.txt"), "--json"]) == 2
-    assert "no such file" in capsys.readouterr().err
+    assert f"FILE: {tmp_path / 'none.txt'} does not exist" in capsys.readouterr().err
+    assert main(["judge", "parse", "--track", "text", str(tmp_path)]) == 2
+    assert f"FILE: {tmp_path} is a folder; give a file" in capsys.readouterr().err

@@ -82,9 +82,6 @@ read them (``AnalysisSpec.inputs``)."""
 
 
 def _load_config(args: argparse.Namespace) -> Any:
-    from pydantic import ValidationError
-
-    from omnieval.analysis import AnalysisConfig
     from omnieval.cli import _checks
     from omnieval.errors import ConfigError
 
@@ -109,6 +106,10 @@ def _load_config(args: argparse.Namespace) -> Any:
         if path is not None:
             flag = f"--{key}" if overrides[key] is not None else f"--config {args.config}: {key}"
             _checks.input_file(flag, Path(path))
+    from pydantic import ValidationError
+
+    from omnieval.analysis import AnalysisConfig
+
     try:
         return AnalysisConfig(**base)
     except ValidationError as exc:
@@ -146,23 +147,25 @@ def _list() -> int:
 
 
 def handler(args: argparse.Namespace) -> int:
-    from omnieval.analysis import analysis_names, run_analyses
     from omnieval.cli import _checks
     from omnieval.cli._aggregate import _benchmark_of, _load
     from omnieval.cli._registries import load_benchmarks
     from omnieval.errors import ConfigError, DataError
 
-    load_benchmarks()  # the benchmark packages register their analyses
     if args.list:
         given = [name for name, value in (("SCORES.parquet", args.scores), ("--out", args.out)) if value]
         if given:
             raise ConfigError(f"--list: prints the analyses and exits; drop {' and '.join(given)}")
+        load_benchmarks()  # the benchmark packages register their analyses
         return _list()
     if args.scores is None or args.out is None:
         raise ConfigError("analyze needs SCORES.parquet and --out DIR (or --list)")
     _checks.input_file("SCORES.parquet", args.scores)
     _checks.output_dir("--out", args.out)
     config = _load_config(args)
+    from omnieval.analysis import analysis_names, run_analyses
+
+    load_benchmarks()
     only = [n.strip() for n in args.only.split(",") if n.strip()] if args.only else None
     scores = _load(args.scores)
     benchmark = _benchmark_of(scores, args.scores).name

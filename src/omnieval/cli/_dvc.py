@@ -42,7 +42,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         type=Path,
         default=None,
         metavar="DVC_YAML",
-        help="the dvc.yaml to write or check (default: the project's, found from the current folder)",
+        help=(
+            "the dvc.yaml to write or check (default: the project's, found from the current folder); "
+            "its folder must exist, and an existing file must be a YAML mapping"
+        ),
     )
     parser.set_defaults(func=_handle)
 
@@ -57,11 +60,23 @@ def _relative_suite(path: Path, root: Path) -> str:
 
 
 def _handle(args: argparse.Namespace) -> int:
-    from omnieval.flows.dvc_yaml import covered_suites, differences, render, write_atomic
+    from omnieval.cli import _checks
     from omnieval.runner import project_root
 
+    if args.list and args.check:
+        raise ConfigError("--list: prints the suites and exits; drop --check")
     root = project_root()
+    flag = "--file" if args.file is not None else "dvc.yaml"
     target: Path = args.file if args.file is not None else root / "dvc.yaml"
+    # Read or rewritten below: a folder, a binary file or YAML that is no dvc.yaml (a list) is
+    # refused before any suite is rendered, and is never overwritten.
+    _checks.output_file(flag, target)
+    if target.exists():
+        _checks.yaml_mapping(flag, target, what="a dvc.yaml (a mapping of stages)")
+    for suite in args.suites:
+        _checks.suite_file("SUITE", suite, check=False)
+    from omnieval.flows.dvc_yaml import covered_suites, differences, render, write_atomic
+
     if args.suites:
         suites = [_relative_suite(p, root) for p in args.suites]
     else:

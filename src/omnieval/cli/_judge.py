@@ -142,8 +142,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def _read_raw(path: Path) -> str:
+    from omnieval.cli import _checks
+
     if str(path) == "-":
         return sys.stdin.read()
+    _checks.input_file("FILE", path)
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -177,8 +180,9 @@ def _track_benchmark(track_name: str, benchmark: str | None) -> str:
 def _parse(args: argparse.Namespace) -> int:
     from omnieval.cli._registries import registered_benchmark
 
+    raw = _read_raw(args.file)
     bench = registered_benchmark(_track_benchmark(args.track, args.benchmark))
-    result = bench.read_judge_answer(_read_raw(args.file), args.track)
+    result = bench.read_judge_answer(raw, args.track)
     if args.json:
         print(json.dumps(result.as_dict(), ensure_ascii=False))
         return 0
@@ -259,12 +263,12 @@ def _prompts(args: argparse.Namespace) -> int:
 
 
 def _pin_anchors(args: argparse.Namespace) -> int:
-    from omnieval.config import load_suite
+    from omnieval.cli import _checks
     from omnieval.judges import pin_anchors, pinned_path
     from omnieval.stages.judge import anchor_instances, panel_judge
     from omnieval.stages.validate import load_instances
 
-    config = load_suite(args.suite)
+    config = _checks.suite_file("SUITE", args.suite)
     # The whole dataset, as the nightly check reads it: the anchors may sit beyond a `dataset.limit`.
     instances = anchor_instances(config, load_instances(config))
     document = pin_anchors(

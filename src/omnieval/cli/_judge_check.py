@@ -176,10 +176,17 @@ def _runner(bench: Benchmark, dataset: Path | None) -> KnownSetRunner:
 
 
 def _check(args: argparse.Namespace) -> int:
+    from omnieval.cli import _checks
+
+    overrides = _overrides(args.track_floor)
+    if args.dataset is not None:
+        _checks.input_dir("--dataset", args.dataset)
+    _checks.output_dir("--cache-dir", args.cache_dir)
+    if args.panel.endswith((".yaml", ".yml")):
+        _checks.yaml_mapping("PANEL", Path(args.panel), what="a judge panel (a YAML mapping)")
     from omnieval.judges import DEFAULT_FLOOR, Floors, check_known_set
     from omnieval.progress import progress_bar
 
-    overrides = _overrides(args.track_floor)
     bench = panel_benchmark(args.panel, args.benchmark)
     runner = _runner(bench, args.dataset)
     floors = Floors(args.floor if args.floor is not None else DEFAULT_FLOOR, overrides)
@@ -273,6 +280,10 @@ def _pin(args: argparse.Namespace) -> int:
     from omnieval.cli._registries import registered_benchmark
     from omnieval.judges import pin_known_set
 
+    if args.dataset is not None:
+        from omnieval.cli import _checks
+
+        _checks.input_dir("--dataset", args.dataset)
     bench = registered_benchmark(args.benchmark)
     runner = _runner(bench, args.dataset)
     with tempfile.TemporaryDirectory(prefix="omnieval-known-set-") as scratch:

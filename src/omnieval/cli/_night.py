@@ -63,21 +63,25 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def _handle(args: argparse.Namespace) -> int:
     from omnieval.cli import _checks
-    from omnieval.night import check_date, find_record, night_lines, read_record
 
-    if args.date is not None:
-        check_date(args.date)
+    # The options first: omnieval.night imports the comparison code (seconds).
     _checks.needs("--timezone", args.timezone is not None, "--run", args.run is not None)
     if args.runs_dir is not None:
         _checks.output_dir("--runs-dir", args.runs_dir)
-    nights_dir = None if args.runs_dir is None else args.runs_dir / "nights"
-    extra: list[str] = []
     if args.run is not None:
         misplaced = [str(p) for p in args.run if _DATE.match(str(p)) and not p.is_file()]
         if misplaced:
             raise ConfigError(f"--run: {misplaced[0]} looks like a date: put DATE before --run")
+        _check_timezone(args.timezone or "UTC")
+
+    from omnieval.night import check_date, find_record, night_lines, read_record
+
+    if args.date is not None:
+        check_date(args.date)
+    nights_dir = None if args.runs_dir is None else args.runs_dir / "nights"
+    extra: list[str] = []
+    if args.run is not None:
         timezone = args.timezone or "UTC"
-        _check_timezone(timezone)
         # Every suite before the night starts: the flow records a suite that fails as "failed to
         # run" and writes the night anyway, which is right at 2 a.m., not for a typo typed now.
         for suite in args.run:

@@ -43,10 +43,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def _handle(args: argparse.Namespace) -> int:
     from omnieval.cli import _checks
-    from omnieval.runner import run_suite
 
     # Before the Prefect server starts (it writes .prefect/ here): a bad suite leaves nothing behind.
     _checks.suite_file("SUITE", args.suite)
+    from omnieval.runner import run_suite
+
     started = time.monotonic()
     summary = run_suite(args.suite, runner=args.runner)
     summary["seconds"] = round(time.monotonic() - started, 1)

@@ -63,7 +63,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def _handle(args: argparse.Namespace) -> int:
     from omnieval.cli import _checks
-    from omnieval.flows import prepare_prefect_env
 
     # Every argument before the Prefect server starts or is looked for (exit 2, nothing written).
     for flag in ("--cron", "--timezone"):
@@ -79,6 +78,8 @@ def _handle(args: argparse.Namespace) -> int:
         raise ConfigError(
             f"SUITE: suite name(s) given twice: {', '.join(repeated)}; each suite is one deployment"
         )
+    from omnieval.flows import prepare_prefect_env
+
     prepare_prefect_env()
     server = None
     if os.environ.get("PREFECT_API_URL"):

@@ -85,7 +85,7 @@ def _probe_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--feature", action="append", default=[], metavar="NAME", help="probe only this feature (repeatable)"
     )
-    parser.add_argument("--out", type=Path, required=True, help="output folder")
+    parser.add_argument("--out", type=Path, required=True, help="output folder (created; not a file)")
     parser.add_argument("--repeats", type=int, default=5, help="stratified splits per probe (default 5)")
     parser.add_argument("--test-size", type=float, default=0.2, help="held-out share per split (default 0.2)")
     parser.add_argument("--seed", type=int, default=0)
@@ -104,8 +104,10 @@ def _handle(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
+    from omnieval.cli import _checks
     from omnieval.training import load_training_config
 
+    _checks.yaml_mapping("CONFIG.yaml", args.config, what="a training config (a YAML mapping)")
     config = load_training_config(args.config).select(args.feature)
     started = time.monotonic()
     if args.corpus_only:
@@ -151,6 +153,25 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_probe_args(args: argparse.Namespace) -> None:
+    """Every ``train probe`` argument, before the hidden states are read or a probe trained."""
+    from omnieval.cli import _checks
+    from omnieval.errors import ConfigError
+
+    _checks.input_file("HIDDEN.npz", args.hidden)
+    if args.labels is not None:
+        _checks.input_file("--labels", args.labels)
+        if args.labels.suffix not in {".csv", ".jsonl", ".json"}:
+            raise ConfigError(f"--labels: {args.labels} is not a .csv or .jsonl table")
+    _checks.output_dir("--out", args.out)
+    _checks.at_least("--repeats", args.repeats, 1)
+    _checks.at_least("--steps", args.steps, 1)
+    if not 0.0 < args.test_size < 1.0:
+        raise ConfigError(
+            f"--test-size: expected a share between 0 and 1 (exclusive), got {args.test_size:g}"
+        )
+
+
 def _probe(args: argparse.Namespace) -> int:
     from omnieval.errors import DataError
     from omnieval.training import (
@@ -161,6 +182,7 @@ def _probe(args: argparse.Namespace) -> int:
         write_probe_report,
     )
 
+    _check_probe_args(args)
     layers, labels = read_hidden_states(args.hidden)
     if args.labels is not None:
         labels.update(read_label_table(args.labels))

@@ -49,14 +49,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def _handle(args: argparse.Namespace) -> int:
     from omnieval.cli import _checks
-    from omnieval.compare import (
-        component_direction,
-        detect_trends,
-        read_history,
-        trend_document,
-        trend_lines,
-        write_trend,
-    )
     from omnieval.errors import DataError
 
     spec: str = args.suite
@@ -71,6 +63,15 @@ def _handle(args: argparse.Namespace) -> int:
         timezone = config.schedule.timezone
     else:
         suite, experiment, benchmark = spec, f"omnieval/{spec}", ""
+    from omnieval.compare import (
+        component_direction,
+        detect_trends,
+        read_history,
+        trend_document,
+        trend_lines,
+        write_trend,
+    )
+
     nights = read_history(experiment, nights=args.nights, timezone=timezone)
     benchmark = benchmark or nights[-1].benchmark
     if not benchmark:

@@ -79,16 +79,18 @@ def _check_outputs(args: argparse.Namespace) -> None:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from omnieval.benchmarks import detect_benchmark
-    from omnieval.cli._registries import load_benchmarks, registered_benchmark
-    from omnieval.data import write_manifest
-
     root: Path = args.dir
     outcome: dict[str, Any] = {"dataset": str(root), "ok": False}
+    # Before the benchmarks are imported (seconds): a bad argument fails at once.
     _check_outputs(args)
     if not root.is_dir():
         what = "does not exist" if not root.exists() else "is a file; give a dataset folder"
         return _fail(outcome, args.json, f"DIR: {root} {what}", [f"{root}: dataset folder not found"])
+
+    from omnieval.benchmarks import detect_benchmark
+    from omnieval.cli._registries import load_benchmarks, registered_benchmark
+    from omnieval.data import write_manifest
+
     benchmarks = load_benchmarks()
     if args.benchmark is not None:
         bench = registered_benchmark(args.benchmark)

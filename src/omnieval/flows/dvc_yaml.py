@@ -107,10 +107,17 @@ def covered_suites(dvc_yaml: Path) -> list[str]:
 
     try:
         doc = yaml.safe_load(dvc_yaml.read_text(encoding="utf-8")) or {}
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"cannot read {dvc_yaml}: not a text file (byte {exc.start} is not UTF-8)"
+        ) from None
     except (OSError, yaml.YAMLError) as exc:
         raise ConfigError(f"cannot read {dvc_yaml}: {exc}") from None
+    stages = doc.get("stages") if isinstance(doc, dict) else None
+    if not isinstance(doc, dict) or not isinstance(stages, dict | None):
+        raise ConfigError(f"{dvc_yaml}: not a dvc.yaml (expected a mapping with a 'stages' mapping)")
     found: list[str] = []
-    for stage in (doc.get("stages") or {}).values():
+    for stage in (stages or {}).values():
         body = (stage.get("do") or stage) if isinstance(stage, dict) else {}
         match = _SUITE_IN_CMD.search(str(body.get("cmd", "")))
         if match and match.group(1) not in found:

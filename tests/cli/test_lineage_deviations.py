@@ -97,3 +97,19 @@ def test_a_malformed_ledger_is_exit_2_naming_the_entry(tmp_path: Path) -> None:
         in done.stderr
     )
     assert done.stdout == ""
+
+
+def test_run_id_starts_resolve_through_the_one_resolver(tmp_path: Path) -> None:
+    """A unique start names its run; a start shared by two runs is exit 2 listing both (it used to
+    pick the oldest silently)."""
+    runs = tmp_path / "runs"
+    _run_folder(runs, "abc111000000", deviations=[])
+    _run_folder(runs, "abc222000000", deviations=[])
+    unique = _lineage("abc1", "--runs-dir", runs, cwd=tmp_path)
+    assert unique.returncode == 0, unique.stderr
+    assert "abc111000000" in unique.stdout
+    ambiguous = _lineage("abc", "--runs-dir", runs, cwd=tmp_path)
+    assert ambiguous.returncode == 2, ambiguous.stdout + ambiguous.stderr
+    assert "ambiguous" in ambiguous.stderr
+    assert "abc111000000" in ambiguous.stderr and "abc222000000" in ambiguous.stderr
+    assert "Traceback" not in ambiguous.stderr

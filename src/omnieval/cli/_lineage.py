@@ -39,7 +39,7 @@ def find_run_folder(run: str, runs_dir: Path, suite: str | None = None) -> Path:
     Raises:
         DataError: a folder without ``lineage.json``, no run of that id, or no successful run.
     """
-    from omnieval.compare import latest_run
+    from omnieval.compare import find_run_by_id, latest_run
 
     if run == "latest":
         return latest_run(runs_dir, suite)
@@ -53,10 +53,11 @@ def find_run_folder(run: str, runs_dir: Path, suite: str | None = None) -> Path:
         return as_path
     if as_path.exists():
         raise DataError(f"{as_path} is not a run folder (give a run folder, a run id or 'latest')")
-    candidates = sorted(runs_dir.glob("*/*/lineage.json"), key=lambda p: p.stat().st_mtime)
-    for lineage in candidates:
-        if lineage.parent.name == run or lineage.parent.name.startswith(run):
-            return lineage.parent
+    # One resolver for every command that names a run: an ambiguous start is an error listing the
+    # runs, never silently the oldest of them.
+    found = find_run_by_id(run, runs_dir)
+    if found is not None:
+        return found
     raise DataError(f"run {run!r} not found under {runs_dir} (give a run folder, a run id or 'latest')")
 
 

@@ -319,7 +319,7 @@ def test_pin_anchors_command_errors_exit_2_without_writing(
     monkeypatch.setattr(validate, "load_instances", lambda _config: tuple(story.transitions))
 
     assert main(["judge", "pin-anchors", str(tmp_path / "absent.yaml")]) == 2
-    assert capsys.readouterr().err.strip() == f"error: suite config {tmp_path / 'absent.yaml'} not found"
+    assert capsys.readouterr().err.strip() == f"error: SUITE: {tmp_path / 'absent.yaml'} does not exist"
     # A suite whose anchor folder has no manifest: a data error, and nothing pinned.
     empty = tmp_path / "no-anchors"
     empty.mkdir()

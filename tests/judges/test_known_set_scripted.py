@@ -216,7 +216,7 @@ def test_cli_judge_check_floors_reuse_and_bad_input(
         ([bad], "pass --benchmark NAME"),
         ([bad, "--benchmark", "acbench"], "has no known set"),
         ([bad, "--benchmark", "storybench", "--track-floor", "text"], "expected KEY=X"),
-        (["cpu", "--dataset", str(tmp_path / "absent")], "not found"),
+        (["cpu", "--dataset", str(tmp_path / "absent")], f"--dataset: {tmp_path / 'absent'} does not exist"),
     ):
         assert main(["judge", "check", *args, *cache]) == 2, args
         assert message in capsys.readouterr().err, args

@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 import pytest
 import yaml
+from tests._reference import check_headline_values
 from tests.e2e._cli import fetch, omnieval_all, run_suite_cli, viewing
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -88,6 +89,8 @@ def test_run_folder_and_aggregate_cli_agree(acbench_run: dict[str, Any], command
         assert (folder / name).is_file(), name
     assert acbench_run["summary"]["report"] == str(folder / "report.html")
     board = json.loads((folder / "leaderboard.json").read_text())
+    # Every metric of every system and condition against the independent aggregation.
+    assert check_headline_values(folder) > 0
     printed = json.loads(commands["aggregate"])
     assert printed["benchmark"] == "acbench"
     assert printed["systems"] == board["systems"]

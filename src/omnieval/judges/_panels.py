@@ -52,6 +52,8 @@ class JudgeConfig(_Strict):
     """Pinned commit, tag or package version; '' resolves the local hub cache's ``main`` when present."""
     backend: BackendConfig
     decoding: Decoding = Decoding()
+    """Sampling settings, sent exactly as given: a field left out is not sent (the backend's or
+    API's default). A paper panel states what its paper states and nothing more."""
     framing: Framing = Framing()
     batch_size: int = Field(default=1, ge=1)
     """Requests handed to the backend at once (servers run them concurrently)."""

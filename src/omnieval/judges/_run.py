@@ -617,7 +617,7 @@ def has_expected(judge: JudgeConfig | None) -> bool:
     return reports_value_probs(
         judge.backend,
         schema_constrained=judge.framing.schema_constrained,
-        greedy=judge.decoding.temperature == 0 and judge.decoding.repetition_penalty == 1.0,
+        greedy=judge.decoding.greedy,
     )
 
 

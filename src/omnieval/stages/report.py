@@ -180,7 +180,8 @@ def run(config: SuiteConfig, dataset_digest: str) -> ReportOutcome:
     n_instances = int(scores["instance_id"].nunique())
     judge_lineage = paths.judge_dir / "lineage.json"
     panels = read_json(judge_lineage).get("panels", {}) if config.panels and judge_lineage.is_file() else {}
-    result = bench.leaderboard(scores, RunFacts(n_instances, panels, diagnostic, reference))
+    facts = RunFacts(n_instances, panels, diagnostic, reference)
+    result = bench.leaderboard(scores, facts)
     generation = generation_facts(config)
     for sid, block in generation.items():
         system_doc = result.document.setdefault("systems", {}).setdefault(sid, {})
@@ -197,6 +198,7 @@ def run(config: SuiteConfig, dataset_digest: str) -> ReportOutcome:
             only=config.analyses.only,
             seed=config.analyses.seed,
             draws=config.analyses.bootstrap_draws,
+            facts=facts,
         )
     health = paths.judge_dir / "health.json"
     bench.write_report(

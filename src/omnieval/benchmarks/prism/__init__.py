@@ -16,7 +16,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from omnieval.benchmarks import _base as api
-from omnieval.benchmarks.prism import _analyses  # noqa: F401  (registers the prism analyses)
+from omnieval.benchmarks.prism import (
+    _analyses,  # noqa: F401  (registers the prism analyses)
+    _tracks,  # noqa: F401  (registers the judge tracks)
+)
 from omnieval.benchmarks.prism._aggregate import DEFAULT_DIAGNOSTIC, DEFAULT_REFERENCE
 from omnieval.lineage import Deviation
 from omnieval.systems import SYSTEMS
@@ -270,13 +273,28 @@ class Prism(api.Benchmark):
         return instance_components(scores)
 
     def run_analyses(
-        self, scores: pd.DataFrame, out_dir: Path, *, only: Sequence[str] | None, seed: int, draws: int
+        self,
+        scores: pd.DataFrame,
+        out_dir: Path,
+        *,
+        only: Sequence[str] | None,
+        seed: int,
+        draws: int,
+        facts: api.RunFacts | None = None,
     ) -> dict[str, Any]:
         from omnieval.analysis import AnalysisConfig, run_analyses
 
-        return dict(
-            run_analyses(scores, out_dir, only=only, config=AnalysisConfig(seed=seed, bootstrap_draws=draws))
+        # Stability leaves out the suite's diagnostic and reference systems, as the aggregate does
+        # (None: the benchmark's default ids).
+        diagnostic = facts.diagnostic if facts else None
+        reference = facts.reference if facts else None
+        config = AnalysisConfig(
+            seed=seed,
+            bootstrap_draws=draws,
+            diagnostic=None if diagnostic is None else tuple(sorted(diagnostic)),
+            reference=None if reference is None else tuple(sorted(reference)),
         )
+        return dict(run_analyses(scores, out_dir, only=only, config=config))
 
     def write_report(self, job: api.ReportJob) -> None:
         import json

@@ -181,6 +181,8 @@ def stability_html(doc: Mapping[str, Any]) -> str:
     """The subset table (Table 2), the per-dimension table (Table 3 by dimension) and the pairs."""
     from omnieval.reporting import esc, table, trusted
 
+    if doc.get("not_computed"):
+        return _list([], f"Not computed: {doc['not_computed']}.")
     subsets = [s for s in doc.get("subsets", {})]
     by_subset = table(STATS_HEAD, [_stats_row(SUBSET_LABELS.get(s, s), doc["subsets"][s]) for s in subsets])
     rows: list[list[str]] = []
@@ -215,6 +217,8 @@ def ablation_html(doc: Mapping[str, Any]) -> str:
     """Subset figures per judge panel and judge, side by side (appendix B)."""
     from omnieval.reporting import table
 
+    if doc.get("not_computed"):
+        return _list([], f"Not computed: {doc['not_computed']}.")
     rows: list[list[str]] = []
     for entry in doc.get("judges", []):
         who = entry["panel"] + ("" if entry.get("judge") is None else f" / {entry['judge']}")

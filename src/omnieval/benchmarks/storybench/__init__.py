@@ -239,7 +239,14 @@ class StoryBench(api.Benchmark):
         return aggregate_table(dict(document))
 
     def run_analyses(
-        self, scores: pd.DataFrame, out_dir: Path, *, only: Sequence[str] | None, seed: int, draws: int
+        self,
+        scores: pd.DataFrame,
+        out_dir: Path,
+        *,
+        only: Sequence[str] | None,
+        seed: int,
+        draws: int,
+        facts: api.RunFacts | None = None,
     ) -> dict[str, Any]:
         from omnieval.analysis import AnalysisConfig, run_analyses
 

@@ -181,6 +181,12 @@ def _read_lineage(folder: Path) -> dict[str, Any]:
 
 
 def _handle(args: argparse.Namespace) -> int:
+    from omnieval.cli._checks import input_dir
+
+    if args.runs_dir.exists() or not Path(args.run).is_dir():
+        # A run named by id or 'latest' is looked up there; a missing or non-folder --runs-dir is
+        # the argument's fault, said before anything else.
+        input_dir("--runs-dir", args.runs_dir)
     folder = find_run_folder(args.run, args.runs_dir, args.suite)
     lineage = _read_lineage(folder)
     if args.json:

@@ -36,9 +36,9 @@ def judge_substitute_cpu(run: RunSettings) -> Deviation | None:
         return None
     return Deviation(
         "judge-substitute-cpu",
-        "The cpu-cascade panel's packaged Qwen2.5-Coder-1.5B text model reads audio and frame facts "
-        "measured from each clip of the blinded pair instead of watching and hearing it, in place of "
-        "the paper's omni judge Gemini-3.1-pro-preview.",
+        "The cpu-cascade panel is a cascade, not the paper's omni judge (Gemini-3.1-pro-preview): its "
+        "packaged Qwen2.5-Coder-1.5B text model reads audio and frame facts measured from each clip "
+        "of the blinded pair instead of watching and hearing it.",
         "Its scores are a smoke test of the protocol: it cannot hear timbre or see lips, so compare them "
         "only with other cpu-cascade runs, never with the paper's.",
     )

@@ -3,8 +3,10 @@
 Every golden below was computed at the commit before the rubrics moved to ``templates/judge/`` and
 the books to ``_sample/books.yaml`` (issue 41, "data as data"): the rendered chat of every judge
 of every shipped panel on three sample rows, the request part of each judge's cache key, each
-template's strings, and every file the sample generator writes. A change here is a change in
-outputs (prompt hashes in lineage, judge cache keys, sample bytes) and must be deliberate.
+template's strings, every file the sample generator writes, and the pictures of the ``drawn`` image
+expert (it paints from the books; recorded from an archive of that commit). A change here is a
+change in outputs (prompt hashes in lineage, judge cache keys, sample bytes, candidates) and must
+be deliberate.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from omnieval.benchmarks.storybench._tracks import PANELS, page_turn_inputs
 from omnieval.judges import cache_key, load_panel, template, verdict_schema
 from omnieval.judges._cache import MediaHasher, messages_material, request_material
 from omnieval.judges._render import render_messages
+from omnieval.systems.experts import DrawnConfig, ImageRequest, image_expert
 
 COMMITTED = Path(__file__).resolve().parents[3] / "data" / "storybench-sample"
 ROWS = (0, 7, 19)
@@ -511,6 +514,32 @@ GOLDEN_SAMPLE_FILES: dict[str, str] = {
 }
 
 
+GOLDEN_DRAWN: dict[str, tuple[str, str]] = {
+    "Pip the happy fox holds a glowing lantern beside the stream at night while Hazel watches": (
+        "b11db98180a64185d4b14c154146b330c0d67b37b8301e758a34e4faac7c07b8",
+        '{"drawn": {"book": "pip-and-the-brass-lantern", "characters": ["Pip", "Hazel"], "mood": "happy", "painter": "forest", "props": ["oak", "stream", "lantern_bright"], "time": "night"}}',
+    ),
+    "Marta on the rock as a storm shakes the lighthouse": (
+        "935ccf2647fc670a1d41689c1bb6cd849610e9892737148dd83a796f7813aabd",
+        '{"drawn": {"book": "marta-of-gull-rock", "characters": ["Marta"], "mood": "calm", "painter": "sea", "props": ["rock", "lighthouse", "waves", "boat"], "time": "storm"}}',
+    ),
+    "Bolt the sad robot stands in the rain under a lamp post while Nia brings an umbrella": (
+        "7e74f81deedeb3a99f51d3862891abf2aa255e29e96c2816366093941260b629",
+        '{"drawn": {"book": "bolt-in-brick-city", "characters": ["Bolt", "Nia"], "mood": "sad", "painter": "city", "props": ["lamp_post", "puddle", "rain", "umbrella"], "time": "rain"}}',
+    ),
+    "Lena and Tundra on the snowy hilltop under the northern lights": (
+        "9c899e3b1ecad9ff031147c403c300d5e88a5fddf2fd0ed969063a3b853452c6",
+        '{"drawn": {"book": "lena-and-the-northern-lights", "characters": ["Lena", "Tundra"], "mood": "calm", "painter": "snow", "props": ["pine", "light_snow", "hilltop", "aurora"], "time": "morning"}}',
+    ),
+    "a quiet page about nothing in particular": (
+        "eb33383ec5916299cea94f0801164b9f1317cbb6ec1ca3844f28f59ec8f7fb32",
+        '{"drawn": {"book": "lena-and-the-northern-lights", "characters": [], "mood": "calm", "painter": "snow", "props": ["pine"], "time": "morning"}}',
+    ),
+}
+"""Prompt -> (sha256 of the ``drawn`` expert's 96-pixel PNG, its facts as sorted JSON): the expert
+composes pictures from the books' characters and props."""
+
+
 def test_every_rendered_prompt_and_request_key_is_unchanged() -> None:
     assert rendered_prompts() == GOLDEN_PROMPTS
 
@@ -527,6 +556,18 @@ def test_sample_rows_are_unchanged() -> None:
 def test_regenerated_sample_is_unchanged(tmp_path: Path) -> None:
     write_sample(tmp_path / "sample")
     assert sample_files(tmp_path / "sample") == GOLDEN_SAMPLE_FILES
+
+
+def test_drawn_pictures_are_unchanged(tmp_path: Path) -> None:
+    expert = image_expert(DrawnConfig(size=96))
+    drawn = {}
+    for i, prompt in enumerate(GOLDEN_DRAWN):
+        facts = expert.render(ImageRequest(prompt), tmp_path / f"{i}.png")
+        drawn[prompt] = (
+            hashlib.sha256((tmp_path / f"{i}.png").read_bytes()).hexdigest(),
+            json.dumps(facts, sort_keys=True),
+        )
+    assert drawn == GOLDEN_DRAWN
 
 
 if __name__ == "__main__":  # pragma: no cover - prints the goldens (run at a commit you trust)

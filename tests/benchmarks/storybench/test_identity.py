@@ -568,15 +568,3 @@ def test_drawn_pictures_are_unchanged(tmp_path: Path) -> None:
             json.dumps(facts, sort_keys=True),
         )
     assert drawn == GOLDEN_DRAWN
-
-
-if __name__ == "__main__":  # pragma: no cover - prints the goldens (run at a commit you trust)
-    import pprint
-    import tempfile
-
-    pprint.pprint(rendered_prompts(), width=140)
-    pprint.pprint(template_strings(), width=140)
-    print(repr(_sha(json.dumps(build_rows(), ensure_ascii=False))))
-    with tempfile.TemporaryDirectory() as tmp:
-        write_sample(Path(tmp) / "sample")
-        pprint.pprint(sample_files(Path(tmp) / "sample"), width=140)

@@ -13,6 +13,7 @@ import ast
 import subprocess
 import sys
 import textwrap
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -67,6 +68,24 @@ def _imported(package: str, tree: ast.Module) -> set[str]:
             names.add(base)
             names.update(f"{base}.{alias.name}" for alias in node.names)
     return names
+
+
+def test_every_data_file_of_the_source_tree_ships_in_the_package() -> None:
+    """Files the library reads (rubric templates, the sample books, panels) match a package-data glob."""
+    pyproject = tomllib.loads(
+        (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text(encoding="utf-8")
+    )
+    patterns = pyproject["tool"]["setuptools"]["package-data"]["omnieval"]
+    shipped = {p for pattern in patterns for p in PACKAGE.glob(pattern) if p.is_file()}
+    data = {p for p in PACKAGE.rglob("*") if p.is_file() and p.suffix not in (".py", ".pyc")}
+    assert not sorted(str(p.relative_to(PACKAGE)) for p in data - shipped)
+    storybench = PACKAGE / "benchmarks" / "storybench"
+    assert storybench / "_sample" / "books.yaml" in shipped
+    assert {p.name for p in shipped if p.parent == storybench / "templates" / "judge"} >= {
+        "_shared.j2",
+        "text.native.j2",
+        "speech.cpu-cascade.j2",
+    }
 
 
 def test_moved_modules_are_gone_from_the_package() -> None:

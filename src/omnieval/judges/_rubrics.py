@@ -8,8 +8,9 @@ only: the judge reads an ASR transcript and measured delivery attributes instead
 The rubric wording belongs to the benchmark that the judges score: its package registers its
 tracks (:func:`~omnieval.judges.register_tracks`), then calls :func:`register_templates` when
 imported (a ``_rubrics.py`` beside its hooks), and :func:`template`, :func:`template_catalog`,
-:func:`repair_prompt_sha256` and :func:`section_tags` read what it registered. Only the repair
-prompt, which is the same for every track, is worded here.
+:func:`repair_prompt_sha256` and :func:`section_tags` read what it registered. A benchmark keeps
+its wording in Jinja2 files under its package's ``templates/`` and reads it with
+:func:`prompt_text`. Only the repair prompt, which is the same for every track, is worded here.
 
 Example:
     >>> print(criteria_example(("clarity", "warmth")))
@@ -18,12 +19,15 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
+
+from jinja2 import Environment, PackageLoader, StrictUndefined, TemplateError
 
 from omnieval.errors import ConfigError
 from omnieval.judges._tracks import track, track_benchmarks
@@ -128,6 +132,57 @@ def criteria_list(track_name: str, meanings: Sequence[str]) -> str:
     return "\n".join(
         f"{i}. {key}: {meaning}" for i, (key, meaning) in enumerate(zip(keys, meanings, strict=True), 1)
     )
+
+
+class PromptText(NamedTuple):
+    """A prompt's wording, rendered from its template file (see :func:`prompt_text`)."""
+
+    rubric: str
+    """The file's body: the evaluator instructions (:attr:`PromptTemplate.rubric`)."""
+    opening: str
+    """The file's ``opening`` macro, '' when it has none (:attr:`PromptTemplate.opening`)."""
+    closing: str
+    """The file's ``closing`` macro, '' when it has none (:attr:`PromptTemplate.closing`)."""
+
+
+@functools.cache
+def _prompt_environment(package: str) -> Environment:
+    # Prompts are plain text sent to a model, not HTML: nothing may be escaped (the answer shape
+    # shows "<integer 1-10>"), a misspelt name must fail, and a file's final newline is not wording.
+    environment = Environment(
+        loader=PackageLoader(package, "templates"),
+        autoescape=False,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=False,
+    )
+    environment.globals.update(criteria_list=criteria_list, schema_example=schema_example)
+    return environment
+
+
+def prompt_text(package: str, name: str) -> PromptText:
+    """Render a benchmark's judge prompt from ``templates/<name>`` of ``package`` (Jinja2, as text).
+
+    The file's body is the rubric; the macros ``opening()`` and ``closing()``, where defined, are
+    the user message's first and last instruction. Templates may call :func:`criteria_list` and
+    :func:`schema_example` over the registered tracks and import shared blocks from sibling files.
+    Rendered bytes feed :meth:`PromptTemplate.sha256`, hence lineage and the judge cache keys.
+
+    Raises:
+        ConfigError: the file is missing or does not render (naming the package and file).
+    """
+    try:
+        tpl = _prompt_environment(package).get_template(name)
+        module = tpl.module
+        opening, closing = (getattr(module, macro, None) for macro in ("opening", "closing"))
+        return PromptText(
+            rubric=tpl.render(),
+            opening=str(opening()) if opening is not None else "",
+            closing=str(closing()) if closing is not None else "",
+        )
+    except (TemplateError, ValueError) as exc:
+        raise ConfigError(f"{package}: judge prompt templates/{name}: {type(exc).__name__}: {exc}") from None
 
 
 REPAIR_SYSTEM = (

@@ -4,7 +4,6 @@ and the duplicate-cluster sensitivity analysis reading the audit's clusters with
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -26,8 +25,9 @@ LEAKED = " ".join(SOURCE_PAGE.text.split()[:9])
 def planted(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """FOX, a reprint of FOX under another collection (same texts and pictures), the robot book
     whose first scene quotes nine words of a lighthouse page, and the lighthouse book."""
-    reprint = replace(FOX, source="omnieval-reprints", key="pip-reprinted")
-    robot = replace(ROBOT, steps=(replace(ROBOT.steps[0], scene=f"outside, {LEAKED}"), *ROBOT.steps[1:]))
+    reprint = FOX.model_copy(update={"source": "omnieval-reprints", "key": "pip-reprinted"})
+    leaked = ROBOT.steps[0].model_copy(update={"scene": f"outside, {LEAKED}"})
+    robot = ROBOT.model_copy(update={"steps": (leaked, *ROBOT.steps[1:])})
     root = tmp_path_factory.mktemp("planted") / "storybench-planted"
     write_sample(root, size=64, books=(FOX, reprint, robot, LIGHTHOUSE))
     return root

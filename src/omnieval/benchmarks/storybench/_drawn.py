@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -112,7 +111,7 @@ class DrawnImageExpert(ImageExpert[DrawnConfig]):
         def vocabulary(book: Any) -> set[str]:
             vocab = _words(book.topic)
             for c in book.characters:
-                vocab |= _words(c["name"]) | _words(c.get("description", ""))
+                vocab |= _words(c.name) | _words(c.description)
             for page in book.pages:
                 for p in page.props:
                     vocab |= set(p.kind.split("_")) | set(_PROP_SYNONYMS.get(p.kind, ()))
@@ -132,12 +131,13 @@ class DrawnImageExpert(ImageExpert[DrawnConfig]):
         mood = next((m for m, syn in _MOOD_WORDS.items() if words & set(syn)), "calm")
         actors: list[Any] = []
         for character in book.characters:
-            name = character["name"]
+            name = character.name
             if name.lower() not in words:
                 continue
             first = next((a for page in book.pages for a in page.actors if a.name == name), None)
-            base = first or Actor(name, 256, 420)
-            actors.append(replace(base, mood=mood, pose="stand" if base.pose not in ("fly",) else base.pose))
+            base = first or Actor(name=name, x=256, y=420)
+            pose = "stand" if base.pose not in ("fly",) else base.pose
+            actors.append(base.model_copy(update={"mood": mood, "pose": pose}))
 
         first_prop: dict[str, Any] = {}
         counts: dict[str, int] = {}

@@ -1,23 +1,40 @@
 """The project's own Omni-StoryBench sample: four short picture books in the release layout.
 
+The stories are data in ``books.yaml``; the illustrations are drawn by ``_draw.py``.
+
 ``omnieval make-sample storybench data/storybench-sample`` regenerates it byte for byte.
 """
 
-from omnieval.benchmarks.storybench._sample._books import BOOKS, Actor, Book, Page, Prop, Step
+from omnieval.benchmarks.storybench._sample._books import (
+    BOOKS,
+    BOOKS_FILE,
+    Actor,
+    Book,
+    Character,
+    Page,
+    PageCharacter,
+    Prop,
+    Step,
+    load_books,
+)
 from omnieval.benchmarks.storybench._sample._cli import sample_main
 from omnieval.benchmarks.storybench._sample._draw import draw_page
 from omnieval.benchmarks.storybench._sample._write import SampleSummary, build_rows, write_sample
 
 __all__ = [
     "BOOKS",
+    "BOOKS_FILE",
     "Actor",
     "Book",
+    "Character",
     "Page",
+    "PageCharacter",
     "Prop",
     "SampleSummary",
     "Step",
     "build_rows",
     "draw_page",
+    "load_books",
     "sample_main",
     "write_sample",
 ]

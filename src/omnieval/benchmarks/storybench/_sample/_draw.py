@@ -1,4 +1,4 @@
-"""Illustrations for the sample books, drawn with PIL from the page descriptions in ``_books.py``.
+"""Illustrations for the sample books, drawn with PIL from the page descriptions in ``books.yaml``.
 
 Every book has one painter: a fixed palette and setting, and characters drawn by the same routine on
 every page (same shapes, same colours), so a character is recognisable from page to page. Pages

@@ -25,6 +25,8 @@ from omnieval.jsonio import write_json_atomic
 #: Top-level entries the generator owns inside its output folder.
 LAYOUT_ENTRIES = ("data", "samples", "metadata", "images", "texts", "README.md")
 
+# The README names ``_books.py`` (which now reads the stories from ``books.yaml``): its bytes are
+# part of the committed sample, which must not change with where the stories are written.
 _README = """# Omni-StoryBench sample (made by omnieval)
 
 {n_rows} page transitions from {n_books} short picture books written and illustrated by the omnieval
@@ -53,7 +55,7 @@ def build_rows(books: tuple[Book, ...] = BOOKS) -> list[dict[str, Any]]:
         if len(book.steps) != len(book.pages) - 1:
             raise ValueError(f"book {book.key}: {len(book.pages)} pages need {len(book.pages) - 1} steps")
         base = f"{book.source}/{book.key}"
-        book_characters = json.dumps([dict(c) for c in book.characters], ensure_ascii=False)
+        book_characters = json.dumps([c.model_dump() for c in book.characters], ensure_ascii=False)
         for step, (cur, nxt) in zip(book.steps, zip(book.pages, book.pages[1:], strict=False), strict=True):
             row = {
                 "id": expected_id(book.source, book.key, cur.key, nxt.key),
@@ -81,7 +83,9 @@ def build_rows(books: tuple[Book, ...] = BOOKS) -> list[dict[str, Any]]:
                 "speech_speed": step.speed,
                 "speech_pitch": step.pitch,
                 "speech_gender": step.gender,
-                "condition_characters": json.dumps([dict(c) for c in step.characters], ensure_ascii=False),
+                "condition_characters": json.dumps(
+                    [c.model_dump() for c in step.characters], ensure_ascii=False
+                ),
                 "book_characters": book_characters,
                 "sample_path": f"samples/{base}/{cur.key}__{nxt.key}.json",
                 "metadata_path": f"metadata/{base}.json",

@@ -418,7 +418,7 @@ def pair_verdict(
         if found is not None and found.status == "not_applicable":
             why = found.note or rule.unavailable_note
             return PairVerdict(judge, pair.track, pair.item, *sides, None, None, "unavailable", why)
-    values = (better.score if better else None, worse.score if worse else None)
+    values = (better.score if better is not None else None, worse.score if worse is not None else None)
     if better is None or worse is None or any(v is None or not math.isfinite(v) for v in values):
         why = rule.invalid_note(pair, better, worse)
         return PairVerdict(judge, pair.track, pair.item, *sides, values[0], values[1], "invalid", why)

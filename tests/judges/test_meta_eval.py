@@ -4,7 +4,7 @@ cache, and what health.json, the verdict and MLflow read from it (no benchmark, 
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,16 +13,20 @@ import pytest
 from omnieval.errors import DataError
 from omnieval.judges import (
     Floors,
-    JudgedSet,
+    KnownItem,
     KnownSetManifest,
+    PairRule,
     PairVerdict,
+    VariantScore,
+    VariantScores,
     check_known_set,
+    judge_known_set,
     load_known_set,
     merge_meta_eval,
     meta_eval_failures,
     meta_eval_metrics,
     pair_figures,
-    verdict_from_scores,
+    pair_verdict,
 )
 from omnieval.judges._meta import KnownPair, summarize
 
@@ -53,20 +57,58 @@ def test_constant_and_inverted_judges() -> None:
     assert (nothing.n_pairs, nothing.accuracy, nothing.agreement) == (0, None, None)
 
 
-def test_verdict_from_scores_sides() -> None:
+def _scores(**sides: VariantScore) -> VariantScores:
+    return VariantScores({("j", "x", "text", v): side for v, side in sides.items()})
+
+
+def test_pair_verdict_sides() -> None:
     pair = KnownPair("i", "text", "gt", "bad")
-    ok = verdict_from_scores("j", pair, {"gt": 9.0, "bad": 2.0}, {"gt": "ok", "bad": "ok"})
+    rule = PairRule()
+    ok = pair_verdict("j", pair, "x", _scores(gt=VariantScore(9.0, "ok"), bad=VariantScore(2.0, "ok")), rule)
     assert ok.outcome == "correct"
-    bad = verdict_from_scores("j", pair, {"gt": 9.0, "bad": None}, {"gt": "ok", "bad": "parse_error"})
-    assert bad.status == "invalid" and "parse_error" in bad.note and bad.outcome == "invalid"
-    na = verdict_from_scores(
-        "j",
-        pair,
-        {"gt": None, "bad": None},
-        {"gt": "not_applicable", "bad": "not_applicable"},
-        {"gt": "no vlm"},
+    bad = pair_verdict(
+        "j", pair, "x", _scores(gt=VariantScore(9.0, "ok"), bad=VariantScore(None, "parse_error")), rule
     )
-    assert na.status == "unavailable" and na.note == "no vlm"
+    assert bad.status == "invalid" and bad.note == "bad: parse_error" and bad.outcome == "invalid"
+    nan = pair_verdict("j", pair, "x", _scores(gt=VariantScore(float("nan"), "ok")), rule)
+    assert nan.status == "invalid" and nan.note == "gt: ok; bad: not judged"
+    na = _scores(gt=VariantScore(None, "not_applicable", "no vlm"), bad=VariantScore(None, "not_applicable"))
+    assert (pair_verdict("j", pair, "x", na, rule).status, pair_verdict("j", pair, "x", na, rule).note) == (
+        "unavailable",
+        "no vlm",
+    )
+    blank = _scores(gt=VariantScore(None, "not_applicable"))
+    assert pair_verdict("j", pair, "x", blank, rule).note == "not applicable"
+    assert pair_verdict("j", pair, "x", blank, PairRule(unavailable_note="")).note == ""
+    expected = _scores(gt=VariantScore(9.0, "ok", expected=8.5), bad=VariantScore(9.0, "ok", expected=3.0))
+    tied = pair_verdict("j", pair, "x", expected, rule)
+    assert (tied.outcome, tied.expected_outcome) == ("tie", "correct")
+
+
+def test_pair_verdict_side_by_side() -> None:
+    # Pairwise judging: one call showed "bad" beside "gt"; gt's score is that call's other side, and
+    # two damaged variants compare their own calls' scores.
+    found = VariantScores(
+        {
+            ("j", "x", "text", "bad"): VariantScore(3.0, "ok"),
+            ("j", "x", "text", "worse"): VariantScore(1.0, "ok"),
+        },
+        {
+            ("j", "x", "text", "bad"): VariantScore(8.0, "ok"),
+            ("j", "x", "text", "worse"): VariantScore(2.0, "ok"),
+        },
+    )
+    rule = PairRule(tracks_apart=False, paired_with="gt")
+    first = pair_verdict("j", KnownPair("i", "text", "gt", "bad"), "x", found, rule)
+    second = pair_verdict("j", KnownPair("i", "text", "gt", "worse"), "x", found, rule)
+    graded = pair_verdict("j", KnownPair("i", "text", "bad", "worse"), "x", found, rule)
+    assert [(v.better_score, v.worse_score) for v in (first, second, graded)] == [
+        (8.0, 3.0),
+        (2.0, 1.0),
+        (3.0, 1.0),
+    ]
+    missing = pair_verdict("j", KnownPair("i", "speech", "gt", "bad"), "x", found, rule)
+    assert missing.status == "invalid" and missing.note == "gt: not judged; bad: not judged"
 
 
 def test_summary_floors_and_per_variant_breakdown() -> None:
@@ -153,13 +195,24 @@ class _FakeRunner:
         assert list(tracks) == ["text"]  # nothing is built for an unavailable track
         return {"a/ground_truth": "1" * 64, "a/bad": "2" * 64}
 
-    def judge(
-        self, panel: str, folder: Path, *, cache_dir: Path, tracks: Collection[str], progress: Any = None
-    ) -> JudgedSet:
+    rule = PairRule()
+
+    def judge_variants(
+        self,
+        panel: str,
+        folder: Path,
+        items: Sequence[KnownItem],
+        tracks: tuple[str, ...],
+        *,
+        cache_dir: Path,
+        progress: Any = None,
+    ) -> VariantScores:
         self.asked += 1
-        pair = KnownPair("a", "text", "ground_truth", "bad")
-        verdict = verdict_from_scores("j", pair, self.scores, {"ground_truth": "ok", "bad": "ok"})
-        return JudgedSet([verdict], {"j": {"model": "m", "revision": "r"}}, {}, 2, 0, {"j": {"calls": 2}})
+        assert [i.id for i in items] == ["a"] and tracks == ("text",)
+        scores = {("j", "x", "text", v): VariantScore(s, "ok") for v, s in self.scores.items()}
+        return VariantScores(
+            scores, judges={"j": {"model": "m", "revision": "r"}}, usage={"j": {"calls": 2}}, model_calls=2
+        )
 
 
 def test_check_runs_once_per_checkpoint_and_rereads_floors(tmp_path: Path) -> None:
@@ -218,3 +271,53 @@ def test_probability_weighted_figures_beside_the_greedy_ones() -> None:
     assert "expected" not in summarize([tied, _v(9, 2)], Floors())["j"]["text"]
     metrics, _ = meta_eval_metrics(merge_meta_eval({}, {"cpu": {"judges": {"j": {"text": entry}}}}))
     assert metrics["meta_eval.cpu.j.text.accuracy_expected"] == 0.5
+
+
+class _TwoTrackRunner:
+    """A known set on two tracks whose runner records each call and always ranks the pair right."""
+
+    def __init__(self, tmp_path: Path, rule: PairRule) -> None:
+        variants = [GT, {"id": "bad", "rank": 1, "derive": "shuffled_words"}]
+        self.source = _manifest(
+            tmp_path, [{"id": "a", "instance_id": "x", "tracks": ["text", "image"], "variants": variants}]
+        )
+        self.manifest = load_known_set(self.source)
+        self.rule = rule
+        self.calls: list[tuple[str, ...]] = []
+
+    def judge_variants(
+        self,
+        panel: str,
+        folder: Path,
+        items: Any,
+        tracks: tuple[str, ...],
+        *,
+        cache_dir: Path,
+        progress: Any = None,
+    ) -> VariantScores:
+        from omnieval.backends.llm import Usage
+
+        self.calls.append(tracks)
+        judged = {
+            ("j", "x", t, v): VariantScore(s, "ok")
+            for t in tracks
+            for v, s in (("ground_truth", 9.0), ("bad", 2.0))
+        }
+        usage = {"j": Usage(calls=1, seconds=0.25).to_json()}
+        return VariantScores(
+            judged, judges={"j": {"call": len(self.calls)}}, usage=usage, model_calls=1, cache_hits=1
+        )
+
+
+def test_judge_known_set_calls_the_runner_per_track_or_once(tmp_path: Path) -> None:
+    apart = _TwoTrackRunner(tmp_path, PairRule())
+    got = judge_known_set(apart, "p", tmp_path, cache_dir=tmp_path, tracks={"image", "text"})  # type: ignore[arg-type]
+    # Manifest track order, one call each; figures summed, the first call's lineage kept per judge.
+    assert apart.calls == [("text",), ("image",)]
+    assert [(v.track, v.outcome) for v in got.verdicts] == [("text", "correct"), ("image", "correct")]
+    assert (got.model_calls, got.cache_hits, got.judges) == (2, 2, {"j": {"call": 1}})
+    assert (got.usage["j"]["calls"], got.usage["j"]["seconds"]) == (2, 0.5)
+    together = _TwoTrackRunner(tmp_path, PairRule(tracks_apart=False))
+    one = judge_known_set(together, "p", tmp_path, cache_dir=tmp_path, tracks=["image", "text"])  # type: ignore[arg-type]
+    assert together.calls == [("text", "image")] and one.usage["j"]["calls"] == 1
+    assert [v.track for v in one.verdicts] == ["text", "image"]

@@ -11,7 +11,8 @@ Public entry points:
   (``omnieval judge pin-anchors``) pins them, to :func:`pinned_path`.
 - :func:`check_known_set` runs a panel's judges on a benchmark's pinned known set (ground truth vs
   damaged copies, :class:`KnownSetRunner`) and grades them against accuracy floors (``omnieval judge
-  check``); :func:`merge_meta_eval` / :func:`meta_eval_failures` put the result in ``health.json``
+  check``); :func:`judge_known_set` turns any benchmark's judge runner's scores into the per-pair
+  verdicts, by the benchmark's :class:`PairRule`; :func:`merge_meta_eval` / :func:`meta_eval_failures` put the result in ``health.json``
   and the nightly verdict.
 - :func:`register_tracks` is how a benchmark hands its judge tracks (:class:`TrackSpec`: criterion
   keys and the outputs judged) and its row -> :class:`JudgeInputs` function to the judges when its
@@ -64,21 +65,28 @@ from omnieval.judges._meta import (
     VALUED,
     Floors,
     JudgedSet,
+    KnownItem,
     KnownPair,
     KnownSetManifest,
     KnownSetRunner,
+    PairRule,
     PairVerdict,
+    ScoreKey,
+    VariantScore,
+    VariantScores,
     check_known_set,
     judge_identity,
+    judge_known_set,
     load_known_set,
     merge_meta_eval,
     meta_eval_failures,
     meta_eval_metrics,
+    missing_sides,
     pair_figures,
+    pair_verdict,
     panel_identity,
     pin_known_set,
     track_panel_file,
-    verdict_from_scores,
 )
 from omnieval.judges._panels import (
     JudgeConfig,
@@ -165,9 +173,11 @@ __all__ = [
     "JudgeResult",
     "JudgedPanel",
     "JudgedSet",
+    "KnownItem",
     "KnownPair",
     "KnownSetManifest",
     "KnownSetRunner",
+    "PairRule",
     "PairVerdict",
     "PanelConfig",
     "PanelJudge",
@@ -175,11 +185,14 @@ __all__ = [
     "PromptTemplate",
     "PromptText",
     "RepairOutcome",
+    "ScoreKey",
     "Section",
     "SpendTracker",
     "StreamResult",
     "TrackConfig",
     "TrackSpec",
+    "VariantScore",
+    "VariantScores",
     "active_limit",
     "backend_group_key",
     "cache_key",
@@ -193,6 +206,7 @@ __all__ = [
     "invented_scores",
     "judge_health",
     "judge_identity",
+    "judge_known_set",
     "judge_lineage_entry",
     "judge_repair",
     "judge_tags",
@@ -202,9 +216,11 @@ __all__ = [
     "merge_panel_tags",
     "meta_eval_failures",
     "meta_eval_metrics",
+    "missing_sides",
     "mlflow_tag_part",
     "normalize_key",
     "pair_figures",
+    "pair_verdict",
     "panel_identity",
     "panel_names",
     "parse_score",
@@ -237,6 +253,5 @@ __all__ = [
     "track_names",
     "track_panel_file",
     "tracks_of",
-    "verdict_from_scores",
     "verdict_schema",
 ]

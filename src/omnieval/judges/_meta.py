@@ -10,9 +10,12 @@ hash is the SHA-256 of the manifest's canonical JSON.
 
 Each pair of variants of one item with different ranks, on a track both variants are listed for, is
 a **known pair**: the better-ranked variant should score strictly above the other. A benchmark
-builds the variants, has a panel's judges score them through its ordinary judge runner (the same
-response cache and call accounting as a run) and hands back one :class:`PairVerdict` per (judge,
-track, pair). This module turns them into figures per judge and track:
+builds the variants and has a panel's judges score them through its ordinary judge runner (the same
+response cache and call accounting as a run), handing back :class:`VariantScores`; its
+:class:`PairRule` says what differs (a call per track or one for all, variants judged alone or each
+beside the ground truth, how a missing verdict is explained). :func:`judge_known_set`, the one
+known-set judging for every benchmark, makes one :class:`PairVerdict` per (judge, track, pair), and
+this module turns them into figures per judge and track:
 
 ``accuracy``
     Share of known pairs where the better variant scored strictly above the worse one. A **tie
@@ -60,6 +63,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from omnieval.backends.llm import merge_usage_json, usage_table
 from omnieval.errors import DataError, validation_problems
 
 log = logging.getLogger(__name__)
@@ -301,34 +305,123 @@ class PairVerdict:
         return "tie" if better == worse else "wrong"
 
 
-def verdict_from_scores(
-    judge: str,
-    pair: KnownPair,
-    scores: Mapping[str, float | None],
-    statuses: Mapping[str, str],
-    notes: Mapping[str, str] | None = None,
-    expected: Mapping[str, float | None] | None = None,
-) -> PairVerdict:
-    """A pair's verdict from per-variant scores of independent judge records (storybench's kind).
+@dataclass(frozen=True)
+class VariantScore:
+    """One judge's score of one known-set variant on one track, as one call of the benchmark's judge
+    runner gave it.
 
-    ``scores``/``statuses``: variant id -> the record's score (None when not valued) and status;
-    ``expected``: variant id -> its probability-weighted score, where reported. A side whose
-    status is ``not_applicable`` makes the pair ``unavailable``; any other side without a score
-    makes it ``invalid``.
+    Attributes:
+        score: the variant's score on the track, on the judge's own scale (storybench: the mean of
+            the verdict's criteria; PRISM: the mean of the dimension's active cells in the call);
+            None when the call carries no valid score.
+        status: the judge record's status (``ok``, ``repaired``, ``parse_error``, ``not_applicable``...).
+        note: the record's note (why, when it is not valued).
+        expected: the probability-weighted score on the same scale (None: not reported).
     """
-    expected = expected or {}
-    notes = notes or {}
+
+    score: float | None
+    status: str
+    note: str = ""
+    expected: float | None = None
+
+
+ScoreKey = tuple[str, str, str, str]
+"""``(judge, instance id, track, variant)`` of a :class:`VariantScore`."""
+
+
+@dataclass
+class VariantScores:
+    """What one call of a benchmark's judge runner made of the known-set variants it was given.
+
+    Attributes:
+        judged: ``(judge, instance, track, variant)`` -> the variant's score in the call that judged it.
+        beside: for pairwise judging (:attr:`PairRule.paired_with`), ``(judge, instance, track,
+            variant)`` -> the score the variant shown beside ``variant`` got in that same call.
+        judges: judge id -> its lineage entry (model, revision, weights) as the run resolved it.
+        usage: judge id -> usage entry (calls, cached calls, tokens, seconds), as the runner counted.
+        model_calls: requests sent to a model.
+        cache_hits: requests answered from the response cache.
+    """
+
+    judged: dict[ScoreKey, VariantScore]
+    beside: dict[ScoreKey, VariantScore] = field(default_factory=dict)
+    judges: dict[str, Any] = field(default_factory=dict)
+    usage: dict[str, Any] = field(default_factory=dict)
+    model_calls: int = 0
+    cache_hits: int = 0
+
+
+InvalidNote = Callable[[KnownPair, VariantScore | None, VariantScore | None], str]
+"""Why a known pair has no verdict, from its (better, worse) sides (None: the side was never judged)."""
+
+
+def missing_sides(pair: KnownPair, better: VariantScore | None, worse: VariantScore | None) -> str:
+    """Why a pair has no verdict: each side without a score, with its status.
+
+    >>> missing_sides(KnownPair("i", "text", "gt", "bad"), VariantScore(9.0, "ok"), None)
+    'bad: not judged'
+    """
+    parts: list[str] = []
+    for name, side in ((pair.better, better), (pair.worse, worse)):
+        if side is None or side.score is None or not math.isfinite(side.score):
+            parts.append(f"{name}: {(side.status if side is not None else '') or 'not judged'}")
+    return "; ".join(parts)
+
+
+@dataclass(frozen=True)
+class PairRule:
+    """How a benchmark's judging puts a known pair's two variants side by side: what differs between
+    benchmarks, as facts (:func:`judge_known_set` does the rest).
+
+    Attributes:
+        tracks_apart: each track is judged by its own call of the runner (its judges may differ per
+            track); False: one call scores every track of the set.
+        paired_with: the variant every call shows beside the judged one (e.g. the ground truth in a
+            blind pair): its score on a pair is the other side of the call that judged the pair's other
+            variant. None: each variant is judged alone and has one score per judge and track.
+        unavailable_note: the pair's note when a ``not_applicable`` side has none of its own.
+        invalid_note: why a pair has no verdict (default :func:`missing_sides`).
+    """
+
+    tracks_apart: bool = True
+    paired_with: str | None = None
+    unavailable_note: str = "not applicable"
+    invalid_note: InvalidNote = missing_sides
+
+
+def pair_verdict(
+    judge: str, pair: KnownPair, instance: str, scores: VariantScores, rule: PairRule
+) -> PairVerdict:
+    """One judge's verdict on one known pair of ``instance`` from the runner's ``scores``.
+
+    A side whose status is ``not_applicable`` makes the pair ``unavailable``; a side without a
+    finite score makes it ``invalid`` (``rule.invalid_note`` says why); otherwise the two scores (and
+    their probability-weighted scores, where reported) are the verdict's.
+
+    >>> found = VariantScores({("j", "x", "text", "gt"): VariantScore(9.0, "ok"),
+    ...                        ("j", "x", "text", "bad"): VariantScore(None, "parse_error")})
+    >>> v = pair_verdict("j", KnownPair("i", "text", "gt", "bad"), "x", found, PairRule())
+    >>> v.status, v.note
+    ('invalid', 'bad: parse_error')
+    """
+
+    def side(variant: str, against: str) -> VariantScore | None:
+        # The variant shown beside every other has no call of its own: its score is the other side
+        # of the call that judged the variant it is compared with.
+        if variant == rule.paired_with:
+            return scores.beside.get((judge, instance, pair.track, against))
+        return scores.judged.get((judge, instance, pair.track, variant))
+
+    better, worse = side(pair.better, pair.worse), side(pair.worse, pair.better)
     sides = (pair.better, pair.worse)
-    values = [scores.get(v) for v in sides]
-    for v in sides:
-        if statuses.get(v) == "not_applicable":
-            why = notes.get(v) or "not applicable"
+    for found in (better, worse):
+        if found is not None and found.status == "not_applicable":
+            why = found.note or rule.unavailable_note
             return PairVerdict(judge, pair.track, pair.item, *sides, None, None, "unavailable", why)
-    missing = [v for v, s in zip(sides, values, strict=True) if s is None or not math.isfinite(s)]
-    if missing:
-        why = "; ".join(f"{v}: {statuses.get(v) or 'not judged'}" for v in missing)
+    values = (better.score if better is not None else None, worse.score if worse is not None else None)
+    if better is None or worse is None or any(v is None or not math.isfinite(v) for v in values):
+        why = rule.invalid_note(pair, better, worse)
         return PairVerdict(judge, pair.track, pair.item, *sides, values[0], values[1], "invalid", why)
-    weighted = [expected.get(v) for v in sides]
     return PairVerdict(
         judge,
         pair.track,
@@ -336,8 +429,8 @@ def verdict_from_scores(
         *sides,
         values[0],
         values[1],
-        better_expected=weighted[0],
-        worse_expected=weighted[1],
+        better_expected=better.expected,
+        worse_expected=worse.expected,
     )
 
 
@@ -469,7 +562,7 @@ def summarize(verdicts: Sequence[PairVerdict], floors: Floors) -> dict[str, dict
 
 @dataclass
 class JudgedSet:
-    """A panel's verdicts on a known set, as a benchmark's runner hands them back.
+    """A panel's verdicts on a known set (:func:`judge_known_set`).
 
     Attributes:
         verdicts: one per (judge, track, known pair) the panel judges.
@@ -495,7 +588,8 @@ class KnownSetRunner(Protocol):
     """A benchmark's known set, bound to its dataset: what :func:`check_known_set` drives.
 
     A benchmark returns one from :meth:`omnieval.benchmarks.Benchmark.known_set`; this package names
-    no benchmark.
+    no benchmark. The benchmark supplies what differs (building the variants, its judge runner, the
+    :class:`PairRule`); :func:`judge_known_set` turns the runner's scores into verdicts for all.
     """
 
     @property
@@ -504,6 +598,11 @@ class KnownSetRunner(Protocol):
     @property
     def source(self) -> Path:
         """The manifest file (``omnieval judge pin-known-set`` rewrites its hashes)."""
+        ...
+
+    @property
+    def rule(self) -> PairRule:
+        """How the benchmark's judging compares a pair's two variants."""
         ...
 
     def panel_tracks(self, panel: str) -> dict[str, str | None]:
@@ -521,18 +620,72 @@ class KnownSetRunner(Protocol):
         ``"<item>/<variant>"`` -> SHA-256 of what was built."""
         ...
 
-    def judge(
+    def judge_variants(
         self,
         panel: str,
         folder: Path,
+        items: Sequence[KnownItem],
+        tracks: tuple[str, ...],
         *,
         cache_dir: Path,
-        tracks: Collection[str],
         progress: Progress | None = None,
-    ) -> JudgedSet:
-        """Judge the variants built in ``folder`` with ``panel`` (through the response cache in
-        ``cache_dir``) and return a verdict per (judge, track, known pair) of ``tracks``."""
+    ) -> VariantScores:
+        """One call of the benchmark's judge runner: ``panel`` judges the variants of ``items`` on
+        ``tracks`` as built in ``folder`` (through the response cache in ``cache_dir``)."""
         ...
+
+
+def judge_known_set(
+    runner: KnownSetRunner,
+    panel: str,
+    folder: Path,
+    *,
+    cache_dir: Path,
+    tracks: Collection[str],
+    progress: Progress | None = None,
+) -> JudgedSet:
+    """Judge the known set's variants built in ``folder`` with ``panel`` and return a verdict per
+    (judge, track, known pair) of ``tracks``: the one known-set judging every benchmark uses.
+
+    The runner is called once per track (``runner.rule.tracks_apart``) or once for every track; a
+    judge found in a call gets a verdict on every known pair that call covers (:func:`pair_verdict`),
+    in call, judge (sorted), item, track and pair order.
+
+    Args:
+        runner: the benchmark's known set.
+        panel: the panel's name (or a panel YAML path) as the benchmark's judging takes it.
+        folder: where :meth:`KnownSetRunner.build` wrote the variants.
+        cache_dir: the response cache folder.
+        tracks: the tracks to judge (the others are left out).
+        progress: ``progress(label, done, total)`` in model calls.
+
+    Returns:
+        The verdicts, the judges' lineage (first call's entry per judge), model calls and cache hits
+        summed over calls, and the usage table (one call's as it reported it; several summed per judge).
+    """
+    rule = runner.rule
+    wanted = tuple(t for t in runner.manifest.tracks() if t in tracks)
+    calls = [(t,) for t in wanted] if rule.tracks_apart else [wanted]
+    verdicts: list[PairVerdict] = []
+    judged = JudgedSet(verdicts)
+    usages: list[dict[str, Any]] = []
+    for batch in calls:
+        items = [i for i in runner.manifest.items if set(i.tracks) & set(batch)]
+        scores = runner.judge_variants(panel, folder, items, batch, cache_dir=cache_dir, progress=progress)
+        judged.model_calls += scores.model_calls
+        judged.cache_hits += scores.cache_hits
+        for jid, info in scores.judges.items():
+            judged.judges.setdefault(jid, info)
+        usages.append(scores.usage)
+        for judge in sorted({k[0] for k in scores.judged} | {k[0] for k in scores.beside}):
+            for item in items:
+                for track in (t for t in item.tracks if t in batch):
+                    for better, worse in item.pairs(track):
+                        pair = KnownPair(item.id, track, better.id, worse.id)
+                        verdicts.append(pair_verdict(judge, pair, item.instance_id, scores, rule))
+    # A runner's usage table is already normalized (usage_table); only several calls need summing.
+    judged.usage = dict(usages[0]) if len(usages) == 1 else usage_table(merge_usage_json(*usages))
+    return judged
 
 
 def judge_identity(judge: Any) -> dict[str, Any]:
@@ -706,8 +859,13 @@ def check_known_set(
             reused = True
         else:
             judged_set = (
-                runner.judge(
-                    panel, folder, cache_dir=Path(cache_dir) / "judges", tracks=judged, progress=progress
+                judge_known_set(
+                    runner,
+                    panel,
+                    folder,
+                    cache_dir=Path(cache_dir) / "judges",
+                    tracks=judged,
+                    progress=progress,
                 )
                 if judged
                 else JudgedSet([])
@@ -910,17 +1068,23 @@ __all__ = [
     "KnownSetRunner",
     "KnownVariant",
     "PairFigures",
+    "PairRule",
     "PairVerdict",
+    "ScoreKey",
+    "VariantScore",
+    "VariantScores",
     "check_known_set",
     "judge_identity",
+    "judge_known_set",
     "load_known_set",
     "merge_meta_eval",
     "meta_eval_failures",
     "meta_eval_metrics",
+    "missing_sides",
     "pair_figures",
+    "pair_verdict",
     "panel_identity",
     "pin_known_set",
     "summarize",
     "track_panel_file",
-    "verdict_from_scores",
 ]

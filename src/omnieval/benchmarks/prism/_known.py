@@ -34,10 +34,13 @@ from omnieval.errors import DataError
 from omnieval.hashing import sha256_file
 from omnieval.judges import (
     VALUED,
-    JudgedSet,
+    KnownItem,
     KnownPair,
     KnownSetManifest,
-    PairVerdict,
+    PairRule,
+    ScoreKey,
+    VariantScore,
+    VariantScores,
     judge_identity,
     load_known_set,
 )
@@ -63,6 +66,16 @@ def frozen_video(instance: PrismInstance, out: Path, *, at_s: float = 0.0) -> No
     encode_clip(frames, max(1, round(info.fps)), audio, rate, out)
 
 
+def _calls_found(pair: KnownPair, better: VariantScore | None, worse: VariantScore | None) -> str:
+    """Why a PRISM pair has no verdict: the status and note of each call found for its sides (both
+    sides of a ground-truth pair come from one call), or that no cell of the dimension was judged."""
+    found = [s for s in (better, worse) if s is not None]
+    return (
+        "; ".join(f"{s.status}: {s.note}".rstrip(": ") for s in found)
+        or f"no cell of {pair.track} was judged"
+    )
+
+
 class PrismKnownSet:
     """The known set bound to the dataset's instances (a :class:`omnieval.judges.KnownSetRunner`).
 
@@ -73,6 +86,11 @@ class PrismKnownSet:
     Raises:
         DataError: an item or donor names an instance the dataset does not have.
     """
+
+    rule = PairRule(
+        tracks_apart=False, paired_with=GROUND_TRUTH_VARIANT, unavailable_note="", invalid_note=_calls_found
+    )
+    """One blind call scores every dimension, each damaged clip beside the reference clip."""
 
     def __init__(self, instances: Sequence[PrismInstance], source: Path = KNOWN_SET) -> None:
         self.source = Path(source)
@@ -150,90 +168,56 @@ class PrismKnownSet:
                 built[name] = sha256_file(out)
         return built
 
-    def judge(
+    def judge_variants(
         self,
         panel: str,
         folder: Path,
+        items: Sequence[KnownItem],
+        tracks: tuple[str, ...],
         *,
         cache_dir: Path,
-        tracks: Collection[str],
         progress: Progress | None = None,
-    ) -> JudgedSet:
+    ) -> VariantScores:
         from omnieval.benchmarks.prism._judge import judge_prism
 
-        items = [i for i in self.manifest.items if set(i.tracks) & set(tracks)]
-        systems = {v.id: folder / v.id for i in items for v in i.variants if v.derive != "ground_truth"}
         wanted = list(dict.fromkeys(i.instance_id for i in items))
         result = judge_prism(
             [self.by_id[i] for i in wanted],
-            systems,
+            {v.id: folder / v.id for i in items for v in i.variants if v.derive != "ground_truth"},
             panel=panel,
             cache_dir=cache_dir,
             seed=self.manifest.seed,
             progress=progress,
         )
-        # (judge, variant, instance, track) -> candidate cells, reference cells, status, note.
-        calls: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+        # (judge, instance, track, damaged variant) -> its cells, the reference's cells, status, note.
+        calls: dict[ScoreKey, dict[str, Any]] = {}
         notes = {
             (str(r.judge), str(r.system), str(r.instance_id)): str(r.note)
             for r in result.judgments.itertuples(index=False)
         }
         for row in result.scores.itertuples(index=False):
-            candidate = str(row.paired_with) == "ground_truth"
+            candidate = str(row.paired_with) == GROUND_TRUTH_VARIANT
             variant = str(row.system) if candidate else str(row.paired_with)
-            key = (str(row.judge), variant, str(row.instance_id), str(row.track))
+            key = (str(row.judge), str(row.instance_id), str(row.track), variant)
+            # A call's status is its first row's: every cell of one call shares the call's outcome.
             entry = calls.setdefault(key, {"cand": [], "ref": [], "status": str(row.status)})
             if str(row.status) in VALUED and row.value is not None and np.isfinite(row.value):
                 entry["cand" if candidate else "ref"].append(float(row.value))
             entry["note"] = notes.get((str(row.judge), variant, str(row.instance_id)), "")
-        verdicts: list[PairVerdict] = []
-        for judge in sorted({k[0] for k in calls}):
-            for item in items:
-                for track in (t for t in item.tracks if t in tracks):
-                    for better, worse in item.pairs(track):
-                        pair = KnownPair(item.id, track, better.id, worse.id)
-                        verdicts.append(self._verdict(judge, pair, item.instance_id, calls))
+
+        def side(call: dict[str, Any], cells: str) -> VariantScore:
+            values = call[cells]
+            return VariantScore(sum(values) / len(values) if values else None, call["status"], call["note"])
+
         lineage = result.lineage
-        return JudgedSet(
-            verdicts,
+        return VariantScores(
+            {key: side(call, "cand") for key, call in calls.items()},
+            {key: side(call, "ref") for key, call in calls.items()},
             dict(lineage.get("judges") or {}),
-            {},
+            dict(lineage.get("usage") or {}),
             result.model_calls,
             result.cache_hits,
-            dict(lineage.get("usage") or {}),
         )
-
-    @staticmethod
-    def _verdict(
-        judge: str, pair: KnownPair, instance: str, calls: dict[tuple[str, str, str, str], dict[str, Any]]
-    ) -> PairVerdict:
-        """The pair's verdict: the ground truth's side from the damaged variant's own call."""
-
-        def side(variant: str, against: str) -> tuple[float | None, dict[str, Any] | None]:
-            # The ground truth has no call of its own: its score is the reference side of the call
-            # that showed it beside the other variant.
-            own = variant != GROUND_TRUTH_VARIANT
-            call = calls.get((judge, variant if own else against, instance, pair.track))
-            if call is None:
-                return None, None
-            values = call["cand" if own else "ref"]
-            return (sum(values) / len(values) if values else None), call
-
-        better, better_call = side(pair.better, pair.worse)
-        worse, worse_call = side(pair.worse, pair.better)
-        sides = (pair.better, pair.worse)
-        for call in (better_call, worse_call):
-            if call is not None and call["status"] == "not_applicable":
-                return PairVerdict(
-                    judge, pair.track, pair.item, *sides, None, None, "unavailable", call["note"]
-                )
-        if better is None or worse is None:
-            found = [c for c in (better_call, worse_call) if c is not None]
-            why = "; ".join(f"{c['status']}: {c['note']}".rstrip(": ") for c in found) or (
-                f"no cell of {pair.track} was judged"
-            )
-            return PairVerdict(judge, pair.track, pair.item, *sides, better, worse, "invalid", why)
-        return PairVerdict(judge, pair.track, pair.item, *sides, better, worse)
 
 
 __all__ = ["KNOWN_SET", "PrismKnownSet", "frozen_video"]

@@ -28,6 +28,7 @@ per-output hashes for the integrated track).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
@@ -42,14 +43,15 @@ from omnieval.errors import DataError
 from omnieval.hashing import sha256_bytes, sha256_file
 from omnieval.judges import (
     VALUED,
-    JudgedSet,
-    KnownPair,
+    KnownItem,
     KnownSetManifest,
-    PairVerdict,
+    PairRule,
+    ScoreKey,
+    VariantScore,
+    VariantScores,
     load_known_set,
     panel_identity,
     track_panel_file,
-    verdict_from_scores,
 )
 
 KNOWN_SET = Path(__file__).with_name("known_set.json")
@@ -149,6 +151,9 @@ class StorybenchKnownSet:
         DataError: an item or a donor names an instance the dataset does not have.
     """
 
+    rule = PairRule()
+    """Each track is judged by a copy of the panel with that track only, each variant alone."""
+
     def __init__(
         self, transitions: Sequence[Transition], describe_audio: DescribeAudio, source: Path = KNOWN_SET
     ) -> None:
@@ -211,72 +216,52 @@ class StorybenchKnownSet:
                         )
         return built
 
-    def judge(
+    def judge_variants(
         self,
         panel: str,
         folder: Path,
+        items: Sequence[KnownItem],
+        tracks: tuple[str, ...],
         *,
         cache_dir: Path,
-        tracks: Collection[str],
         progress: Progress | None = None,
-    ) -> JudgedSet:
-        import json
-
-        from omnieval.backends.llm import merge_usage_json, usage_table
+    ) -> VariantScores:
         from omnieval.judges import run_judges
 
-        verdicts: list[PairVerdict] = []
-        judges: dict[str, Any] = {}
-        usage: dict[str, Any] = {}
-        calls = hits = 0
-        for track in (t for t in self.manifest.tracks() if t in tracks):
-            items = [i for i in self.manifest.items if track in i.tracks]
-            variants = list(
-                dict.fromkeys(v.id for i in items for v in i.variants if track in i.variant_tracks(v))
+        (track,) = tracks  # PairRule().tracks_apart: one track per call, its own panel copy
+        variants = list(
+            dict.fromkeys(v.id for i in items for v in i.variants if track in i.variant_tracks(v))
+        )
+        rows = list(dict.fromkeys(i.instance_id for i in items))
+        result = run_judges(
+            [self.by_id[r] for r in rows],
+            {f"{track}.{v}": folder / f"{track}.{v}" for v in variants},
+            panel=str(track_panel_file(panel, track, folder)),
+            cache_dir=cache_dir,
+            describe_audio=self.describe_audio,
+            progress=progress,
+            benchmark="storybench",
+            reference=page_turn_inputs,
+        )
+        judged: dict[ScoreKey, VariantScore] = {}
+        for row in result.judgments.itertuples(index=False):
+            if row.track != track:
+                continue
+            valued = str(row.status) in VALUED
+            variant = str(row.system).split(".", 1)[1]  # the system is "<track>.<variant>"
+            judged[(str(row.judge), str(row.instance_id), track, variant)] = VariantScore(
+                _mean(json.loads(row.scores or "{}")) if valued else None,
+                str(row.status),
+                str(row.note),
+                _mean(json.loads(row.expected_scores or "{}")) if valued else None,
             )
-            systems = {f"{track}.{v}": folder / f"{track}.{v}" for v in variants}
-            rows = list(dict.fromkeys(i.instance_id for i in items))
-            result = run_judges(
-                [self.by_id[r] for r in rows],
-                systems,
-                panel=str(track_panel_file(panel, track, folder)),
-                cache_dir=cache_dir,
-                describe_audio=self.describe_audio,
-                progress=progress,
-                benchmark="storybench",
-                reference=page_turn_inputs,
-            )
-            calls += result.model_calls
-            hits += result.cache_hits
-            for jid, info in (result.lineage.get("judges") or {}).items():
-                judges.setdefault(jid, info)
-            usage = usage_table(merge_usage_json(usage, result.lineage.get("usage") or {}))
-            # (judge, instance, variant) -> (score, status, note, probability-weighted score).
-            records: dict[tuple[str, str, str], tuple[float | None, str, str, float | None]] = {}
-            for row in result.judgments.itertuples(index=False):
-                if row.track != track:
-                    continue
-                valued = str(row.status) in VALUED
-                score = _mean(json.loads(row.scores or "{}")) if valued else None
-                weighted = _mean(json.loads(row.expected_scores or "{}")) if valued else None
-                variant = str(row.system).split(".", 1)[1]
-                key = (str(row.judge), str(row.instance_id), variant)
-                records[key] = (score, str(row.status), str(row.note), weighted)
-            for judge in sorted({k[0] for k in records}):
-                for item in items:
-                    on = {
-                        v.id: records.get((judge, item.instance_id, v.id), (None, "", "", None))
-                        for v in item.variants
-                        if track in item.variant_tracks(v)
-                    }
-                    scores = {v: r[0] for v, r in on.items()}
-                    statuses = {v: r[1] for v, r in on.items()}
-                    notes = {v: r[2] for v, r in on.items()}
-                    expected = {v: r[3] for v, r in on.items()}
-                    for better, worse in item.pairs(track):
-                        pair = KnownPair(item.id, track, better.id, worse.id)
-                        verdicts.append(verdict_from_scores(judge, pair, scores, statuses, notes, expected))
-        return JudgedSet(verdicts, judges, {}, calls, hits, usage)
+        return VariantScores(
+            judged,
+            judges=dict(result.lineage.get("judges") or {}),
+            usage=dict(result.lineage.get("usage") or {}),
+            model_calls=result.model_calls,
+            cache_hits=result.cache_hits,
+        )
 
     # -- building one variant ---------------------------------------------------------------------
 

@@ -1,0 +1,339 @@
+"""Pins of the known-set results as they were before the benchmarks' known-set judging became one
+function (issue 41): the full check documents, the per-pair verdicts, health.json's ``meta_eval``
+block, the report block and the MLflow metrics, each as the SHA-256 of its JSON (or HTML), for
+storybench and PRISM. The digests were computed at commit 8358e66 (before the refactor) and must
+not move.
+
+Two kinds of judging are pinned: the scripted storybench judges as they really run (through the
+judges' runner, no fake), and recorded judge outputs (the runners replaced by tables of scores with
+every status the verdicts tell apart: valued, parse errors, not applicable, missing records,
+non-finite scores, probability-weighted scores, graded lists, per-track judge sets).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import known_scripts
+import pandas as pd
+import pytest
+
+from omnieval.benchmarks import get_benchmark
+from omnieval.judges import check_known_set, merge_meta_eval, meta_eval_metrics
+from omnieval.metrics import MetricsConfig
+from omnieval.reporting import known_set_block
+
+STORY_KNOWN = Path(__file__).resolve().parents[2] / "src/omnieval/benchmarks/storybench/known_set.json"
+PRISM_SAMPLE = Path(__file__).resolve().parents[2] / "data" / "prism-sample"
+PRISM_KNOWN = Path(__file__).resolve().parents[2] / "src/omnieval/benchmarks/prism/known_set.json"
+
+
+def _steady(value: Any) -> Any:
+    """``value`` with wall-clock figures (usage seconds, the cache file's creation time) blanked."""
+    if isinstance(value, dict):
+        return {k: None if k in ("seconds", "created") else _steady(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_steady(v) for v in value]
+    return value
+
+
+def _sha(value: Any) -> str:
+    # Key order is part of what is pinned (health.json and the report keep insertion order).
+    text = json.dumps(_steady(value), ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _digests(doc: dict[str, Any], cache: Path, panel: str) -> dict[str, str]:
+    """The pinned views of one check: document, per-pair verdicts (from the result cache), health.json
+    section, report block, MLflow metrics and tags."""
+    (cached,) = (json.loads(p.read_text()) for p in (cache / "meta_eval").glob("*.json"))
+    health = merge_meta_eval({"judges": {}}, {panel: doc})
+
+    metrics, tags = meta_eval_metrics(health)
+    out = {
+        "document": _sha(doc),
+        "verdicts": _sha(cached["verdicts"]),
+        "cached": _sha({k: v for k, v in cached.items() if k not in ("panel",)}),
+        "health": _sha(health),
+        "report": hashlib.sha256(known_set_block(health["meta_eval"]).encode()).hexdigest(),
+        "mlflow": _sha([sorted(metrics.items()), sorted(tags.items())]),
+    }
+    return out
+
+
+# -- storybench, scripted judges through the real runner ---------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def transitions(sample_root: Path) -> tuple[Any, ...]:
+    bench = get_benchmark("storybench")
+    return bench.instances(bench.load(sample_root))
+
+
+SCRIPTED = {
+    "prefers_ground_truth": {
+        "document": "60a7767d7875be68fd94d3641cd8a9ebaa34f2fb8c45e29a0beac1044ff012d7",
+        "verdicts": "fd2d81af60e34dcbd919a46fa3380c3e8780a50fc9d2e0ccb30956fbb86b82ef",
+        "cached": "bc0ffa294daa2d61a3a6424129fc8dc7d442ea9d5bdf565e3268bf73270ff852",
+        "health": "27f4efd5dc7c73c6db10f7dcc796ddf56b03a92ca85c30b4c262805f3499bcce",
+        "report": "f488bc799838b42cac3451ab2d366eaff915501c97bcaaf726c7f0fb306c7dc6",
+        "mlflow": "bfcd26c01a0e2d7d726ce153cd80d1d4755b3f9ccdf5b4ff3a1e8d26019d10fe",
+    },
+    "constant": {
+        "document": "ad011d384de23beca6920525c85fdb6818d0d9151b5dfaf2bb4938b5c913476d",
+        "verdicts": "fc7aa34cbccdbf0f16795dc7e72f3bac7df3da596918ae754331c3d3c0358b67",
+        "cached": "712dc3efdc81e806a7e41206ae433011a966d16cd0417734a52a836eab8b62b8",
+        "health": "40f0e65af5972d73bd84c9188d300c4c4712e765574e50b37a610f331651846f",
+        "report": "93af719ff5b445465acdd76fe6bf6c9c74f52a63cb78993d8b96055638659dec",
+        "mlflow": "d4b0b50335edf0f46c66b7aecec4b8b9daa3fa90ccd1d79cfeb76af04f9c6d38",
+    },
+}
+
+
+@pytest.mark.parametrize("script", sorted(SCRIPTED))
+def test_storybench_scripted_results_are_pinned(
+    tmp_path: Path, transitions: tuple[Any, ...], script: str
+) -> None:
+    panel = known_scripts.write_panel(tmp_path, script)
+    runner = get_benchmark("storybench").known_set(transitions, MetricsConfig())
+    doc = check_known_set(runner, panel, cache_dir=tmp_path / "cache")
+    doc["panel"] = Path(panel).name  # the panel's path is the test's temporary folder
+    assert _digests(doc, tmp_path / "cache", "p") == SCRIPTED[script]
+
+
+# -- recorded judge outputs --------------------------------------------------------------------------
+
+
+def _score(*parts: str) -> float:
+    """A seeded score in [1, 10] from ``parts`` (stands in for a judge's answer)."""
+    digest = hashlib.sha256("/".join(parts).encode()).digest()
+    return float(1 + digest[0] % 10)
+
+
+STORY_PANEL = """\
+name: recorded
+tracks:
+{tracks}
+"""
+STORY_TRACK = """\
+  {track}:
+    judges:
+      - id: {judge}
+        model: scripted/{judge}
+        backend: {{kind: scripted, script: "known_scripts:constant"}}
+        decoding: {{temperature: 0.0, max_tokens: 128}}
+        framing: {{schema_constrained: true}}
+        retries: 0
+"""
+# Judges per track: j-a on text and integrated, j-b on text and speech, j-c (never runnable) on image.
+STORY_JUDGES = {"text": ("j-b", "j-a"), "speech": ("j-b",), "image": ("j-c",), "integrated": ("j-a",)}
+
+
+def _recorded_run_judges(items: Any, systems: Any, *, panel: str, **_: Any) -> Any:
+    """Storybench's judge runner replaced by recorded outputs (see :data:`STORY_JUDGES`)."""
+    track = next(iter(systems)).split(".", 1)[0]
+    rows = []
+    for judge in STORY_JUDGES[track]:
+        for system in systems:
+            variant = system.split(".", 1)[1]
+            for item in items:
+                key = (judge, item.id, system)
+                roll = _score(*key, "status")
+                status, scores, expected, note = (
+                    "ok",
+                    {"a": _score(*key, "a"), "b": _score(*key, "b")},
+                    {},
+                    "",
+                )
+                if judge == "j-c":
+                    status, scores, note = "not_applicable", {}, "" if item.index % 2 else "no vision model"
+                elif roll <= 2:
+                    status, scores, note = "parse_error", {}, "not JSON"
+                elif roll == 3 and variant != "ground_truth":
+                    continue  # no record at all for this variant
+                elif roll == 4:
+                    scores = {"a": math.nan, "b": 5.0}
+                elif roll == 5:
+                    status = "repaired"
+                if judge == "j-a" and status in ("ok", "repaired"):
+                    expected = {k: v - 0.25 * _score(*key, "e", k) / 10 for k, v in scores.items()}
+                rows.append(
+                    {
+                        "judge": judge,
+                        "system": system,
+                        "instance_id": item.id,
+                        "track": track,
+                        "status": status,
+                        "scores": json.dumps(scores) if scores else "",
+                        "expected_scores": json.dumps(expected) if expected else "",
+                        "note": note,
+                    }
+                )
+    frame = pd.DataFrame(rows)
+    judges = {j: {"model": f"m-{j}", "revision": "r1"} for j in STORY_JUDGES[track]}
+    usage = {
+        j: {"calls": len(rows), "cached_calls": 1, "prompt_tokens": None, "seconds": 0.5} for j in judges
+    }
+    return SimpleNamespace(
+        judgments=frame, lineage={"judges": judges, "usage": usage}, model_calls=len(rows), cache_hits=1
+    )
+
+
+def _graded_story(tmp_path: Path) -> Path:
+    """The shipped storybench set plus a graded text item (ground truth, a renamed character, a
+    shuffled narration: three ranks)."""
+    shipped = json.loads(STORY_KNOWN.read_text(encoding="utf-8"))
+    first = shipped["items"][0]
+    graded = {
+        **first,
+        "id": "text-graded",
+        "instance_id": shipped["items"][1]["instance_id"],
+        "variants": [
+            {**first["variants"][0]},
+            {"id": "wrong_name", "rank": 1, "derive": "wrong_name", "params": {"names": {"x": "y"}}},
+            {"id": "shuffled_words", "rank": 2, "derive": "shuffled_words", "params": {"seed": 3}},
+        ],
+    }
+    path = tmp_path / "story_known.json"
+    path.write_text(json.dumps({**shipped, "items": [*shipped["items"], graded]}), encoding="utf-8")
+    return path
+
+
+RECORDED_STORY = {
+    "document": "024e4e8f27d8be746f0cb23d53102e7f3735691c894723aa7fa0f8ece8e48d38",
+    "verdicts": "023bb9c79c3d1f8668e00d4c5209c3865476b90fdd108db9c118ed680a0dd69e",
+    "cached": "295f2a143303ed5de1be01c0ca27e3d8871a8b49d5b568b19cd5f0ca81571b4b",
+    "health": "f535a51ec19d85c69a4305a7e7c563e6648eb0e9cc525b90b7fe50c2497c685e",
+    "report": "5ac88c20e92262763d404f0a92e0734eb3f47c5d6cc7389cc0c97c15112e4b6f",
+    "mlflow": "1ba95ed7b12df225a2fe43ad9fe9a967aafe17dcbc210e6eeaaae4e5afc92c48",
+}
+
+
+def test_storybench_recorded_results_are_pinned(
+    tmp_path: Path, transitions: tuple[Any, ...], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from omnieval.benchmarks.storybench._known import StorybenchKnownSet
+
+    monkeypatch.setattr("omnieval.judges.run_judges", _recorded_run_judges)
+    tracks = "".join(STORY_TRACK.format(track=t, judge=j) for t, js in STORY_JUDGES.items() for j in js)
+    panel = tmp_path / "recorded.yaml"
+    panel.write_text(STORY_PANEL.format(tracks=tracks), encoding="utf-8")
+    runner = StorybenchKnownSet(transitions, lambda _: {}, source=_graded_story(tmp_path))
+    # Building espeak-ng speech and images is the builders' business (pinned by their own tests).
+    names = [f"{i.id}/{v.id}" for i in runner.manifest.items for v in i.variants]
+    runner.build = lambda folder, tracks: {n: hashlib.sha256(n.encode()).hexdigest() for n in names}  # type: ignore[method-assign]
+    runner.identity = lambda panel: {"panel": "recorded"}  # type: ignore[method-assign]
+    doc = check_known_set(runner, str(panel), cache_dir=tmp_path / "cache")
+    doc["panel"] = "recorded"
+    assert _digests(doc, tmp_path / "cache", "cpu") == RECORDED_STORY
+
+
+PRISM_JUDGES = ("p-b", "p-a", "p-na")
+
+
+def _recorded_judge_prism(instances: Any, candidates: Any, **_: Any) -> Any:
+    """PRISM's judge runner replaced by recorded blind pairs: per (judge, damaged clip, instance) one
+    call whose rows hold the clip's cells and the reference's cells of that same call."""
+    from omnieval.benchmarks.prism._judge import JUDGMENT_COLUMNS, PrismJudgeResult
+    from omnieval.benchmarks.prism._tags import GROUND_TRUTH, STAGE_DIMENSIONS, stage_cells
+
+    rows = []
+    judgments = []
+    for judge in PRISM_JUDGES:
+        for system in candidates:
+            for inst in instances:
+                key = (judge, system, inst.id)
+                roll = _score(*key, "status")
+                if judge == "p-b" and roll == 1:
+                    continue  # this call never happened
+                status, note = "ok", ""
+                if judge == "p-na":
+                    status, note = "not_applicable", "unavailable: a VLM (no GPU)" if roll % 2 else ""
+                elif roll == 2:
+                    status, note = "parse_error", "not JSON"
+                elif roll == 3:
+                    status, note = "unrecoverable", ""
+                for stage in STAGE_DIMENSIONS:
+                    for n, cell in enumerate(stage_cells(inst.active_tags, stage)):
+                        for who in (system, GROUND_TRUTH):
+                            value: float | None = _score(*key, who, cell.dimension, str(n))
+                            cell_status = status
+                            if status != "ok" or (roll == 4 and who == system and n == 0):
+                                value, cell_status = None, status if status != "ok" else "parse_error"
+                            rows.append(
+                                {
+                                    "benchmark": "prism",
+                                    "system": who,
+                                    "instance_id": inst.id,
+                                    "index": inst.index,
+                                    "track": cell.dimension,
+                                    "component": "judge",
+                                    "judge": judge,
+                                    "criterion": cell.audio_type,
+                                    "value": value,
+                                    "status": cell_status,
+                                    "panel": "recorded",
+                                    "condition": "",
+                                    "subset": inst.subset,
+                                    "paired_with": GROUND_TRUTH if who == system else system,
+                                }
+                            )
+                judgments.append({"judge": judge, "system": system, "instance_id": inst.id, "note": note})
+    frame = pd.DataFrame(judgments).reindex(columns=list(JUDGMENT_COLUMNS))
+    lineage = {
+        "judges": {j: {"model": f"m-{j}", "revision": "r"} for j in PRISM_JUDGES},
+        "usage": {
+            j: {"calls": 3, "cached_calls": 0, "prompt_tokens": 10, "seconds": 1.25} for j in PRISM_JUDGES
+        },
+    }
+    return PrismJudgeResult(pd.DataFrame(rows), frame, lineage, {}, 11, 2, None, [])
+
+
+def _graded_prism(tmp_path: Path) -> Path:
+    """The shipped PRISM set plus a graded item (ground truth, a frozen picture, a silent track)."""
+    shipped = json.loads(PRISM_KNOWN.read_text(encoding="utf-8"))
+    first = shipped["items"][0]
+    variants = {v["id"]: v for v in first["variants"]}
+    graded = {
+        **first,
+        "id": "graded",
+        "instance_id": shipped["items"][1]["instance_id"],
+        "tracks": ["av_coherence", "audio_quality"],
+        "variants": [
+            variants["ground_truth"],
+            {**variants["frozen_video"], "rank": 1, "tracks": None},
+            {**variants["muted"], "rank": 2},
+        ],
+    }
+    path = tmp_path / "prism_known.json"
+    path.write_text(json.dumps({**shipped, "items": [*shipped["items"], graded]}), encoding="utf-8")
+    return path
+
+
+RECORDED_PRISM = {
+    "document": "2087714a01dada9dea9b7c4bbac3c49b5278c3aa9a0e6cf17c427c8880ad0d41",
+    "verdicts": "00ee0afd4769d3055921ca83f73fbbe0bc195234d9c3b9aa9af48bf5ecb14a78",
+    "cached": "da9ba1d897935b8222cc7de853840e2fd64dfd19d7e9f14739ac113589eee7a8",
+    "health": "e37fdcef51dd3ebd20741f6ceb1b5d536d321371a9498bf8d04294df681a8a37",
+    "report": "8feaef69cc781e7508fef0d69861b1fe59c3f0d937d0302a61d1e0b045bca3b5",
+    "mlflow": "8ab69f1aa00981d6e885a9e639753ff55e3d589489025ded51cdc316f3f5dabc",
+}
+
+
+def test_prism_recorded_results_are_pinned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from omnieval.benchmarks.prism._known import PrismKnownSet
+
+    monkeypatch.setattr("omnieval.benchmarks.prism._judge.judge_prism", _recorded_judge_prism)
+    bench = get_benchmark("prism")
+    instances = list(bench.instances(bench.load(PRISM_SAMPLE)))
+    runner = PrismKnownSet(instances, source=_graded_prism(tmp_path))
+    names = [f"{i.id}/{v.id}" for i in runner.manifest.items for v in i.variants]
+    runner.build = lambda folder, tracks: {n: hashlib.sha256(n.encode()).hexdigest() for n in names}  # type: ignore[method-assign]
+    runner.identity = lambda panel: {"panel": "recorded"}  # type: ignore[method-assign]
+    doc = check_known_set(runner, "cpu-cascade", cache_dir=tmp_path / "cache")
+    assert _digests(doc, tmp_path / "cache", "cpu-cascade") == RECORDED_PRISM

@@ -33,19 +33,23 @@ import json
 import os
 import shutil
 import time
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 from omnieval.candidates import OUTPUT_FILES, Modality, output_path, read_candidate, write_missing
 from omnieval.hashing import sha256_file
-from omnieval.systems._base import GenerationSummary, Progress, clear_index
-from omnieval.systems._budget import GenerationLimit
+from omnieval.systems._base import (
+    GenerationRequest,
+    GenerationSummary,
+    System,
+    clear_index,
+)
 from omnieval.systems._spec import SystemSpec
 from omnieval.systems._task import Brief, PlanRequest
 
@@ -292,10 +296,6 @@ def timed(seconds: dict[str, float], step: str) -> Iterator[None]:
         seconds[step] = seconds.get(step, 0.0) + time.perf_counter() - start
 
 
-#: ``visible(instance, condition) -> Task``: how a benchmark shows an instance to a system.
-VisibleTask = Callable[[Any, str], Task]
-
-
 @dataclass(frozen=True)
 class GenerationTotals:
     """Totals over one ``generate`` call, the shape of ``systems.<name>.generation``.
@@ -333,8 +333,9 @@ class GenerationTotals:
         return out
 
 
-class GeneratingSystem(ABC):
-    """Base of every generating kind. Subclasses set the class attributes and ``run_example``.
+class GeneratingSystem(System):
+    """Base of every generating kind: a :class:`~omnieval.systems.System` that runs models or
+    programs per example. Subclasses set the class attributes and ``run_example``.
 
     Class attributes:
         kind: The registered name (``systems.<id>.kind`` in a suite).
@@ -345,9 +346,7 @@ class GeneratingSystem(ABC):
     the modalities the benchmark asks for).
     """
 
-    kind: ClassVar[str]
-    config_model: ClassVar[type[SystemSpec]]
-    uses_ground_truth: bool = False
+    runs_models: ClassVar[bool] = True
     depends_on: ClassVar[tuple[str, ...]] = PLANNING_CODE
     """Code outside the kind's own package that its outputs depend on (see :func:`code_digest_of`);
     kinds that run no model of ours (``command``) declare less."""
@@ -357,6 +356,15 @@ class GeneratingSystem(ABC):
         self.system_id = system_id or config.kind
         self.cache_dir = cache_dir
         self._opened = False
+
+    @classmethod
+    def from_spec(
+        cls, spec: SystemSpec, *, system_id: str, condition: str, modalities: Sequence[str], cache_dir: Path
+    ) -> Self:
+        """One system for every input condition: the typed entry, the suite's id for it and the
+        example cache's folder (``condition`` and ``modalities`` come with each request)."""
+        del condition, modalities
+        return cls(spec, system_id=system_id, cache_dir=cache_dir)
 
     def shutdown(self) -> None:
         """Close the models if :meth:`generate` opened them (idempotent)."""
@@ -371,10 +379,10 @@ class GeneratingSystem(ABC):
         Default: the config. Kinds with model files add their identities (weights hashes)."""
         return {}
 
-    def open(self) -> None:  # noqa: B027 (optional hook)
+    def open(self) -> None:
         """Load models once before the first example that needs them (optional)."""
 
-    def close(self) -> None:  # noqa: B027 (optional hook)
+    def close(self) -> None:
         """Release models (and GPU memory) after the last example (optional)."""
 
     @abstractmethod
@@ -419,25 +427,31 @@ class GeneratingSystem(ABC):
         )
         return hashlib.sha256(blob.encode()).hexdigest()
 
-    def generate(
-        self,
-        instances: Sequence[Any],
-        out_root: Path,
-        *,
-        visible: VisibleTask,
-        modalities: Sequence[str],
-        condition: str = "",
-        progress: Progress | None = None,
-        keep_open: bool = False,
-        limit: GenerationLimit | None = None,
-    ) -> GenerationSummary:
-        """Write the candidate layout for ``instances`` (see the module docstring).
+    def generate(self, request: GenerationRequest) -> GenerationSummary:
+        """Write the candidate layout for ``request.instances`` (see the module docstring).
 
-        ``keep_open`` leaves models loaded after the last example (the caller closes the system):
-        the generate stage runs every input condition of a system on one load. ``limit``: the
-        system's budget (shared by its conditions); once used, examples not in the cache are
-        withheld (missing, with the budget's reason), and no model is loaded for them."""
-        wanted = tuple(Modality(m) for m in modalities)
+        ``request.keep_open`` leaves models loaded after the last example (the caller closes the
+        system): the generate stage runs every input condition of a system on one load.
+        ``request.limit``: the system's budget (shared by its conditions); once used, examples not
+        in the cache are withheld (missing, with the budget's reason), and no model is loaded for
+        them.
+
+        Raises:
+            ConfigError: the request carries no ``visible`` (a generating kind sees an instance
+                only as its benchmark shows it).
+        """
+        if request.visible is None:
+            from omnieval.errors import ConfigError
+
+            raise ConfigError(f"{self.kind}: a generating system needs the benchmark's visible task")
+        instances, out_root, visible, condition = (
+            request.instances,
+            request.out_root,
+            request.visible,
+            request.condition,
+        )
+        limit, progress = request.limit, request.progress
+        wanted = tuple(Modality(m) for m in request.modalities)
         failures: dict[str, int] = {}
         seconds: dict[str, float] = {}
         seconds_generated: dict[str, float] = {}
@@ -482,7 +496,7 @@ class GeneratingSystem(ABC):
                 if progress:
                     progress(done, len(instances))
         finally:
-            if opened and not keep_open:
+            if opened and not request.keep_open:
                 self.shutdown()
         totals = GenerationTotals(
             failures,

@@ -112,11 +112,17 @@ def test_the_battery_rejects_what_the_protocol_forbids() -> None:
     assert protocol_problems(_Duck, "duck") == [f"{_Duck!r} is not a subclass of omnieval.systems.System"]
 
 
-def test_a_registered_object_that_is_no_system_fails_when_the_suite_loads() -> None:
+def test_a_registered_object_that_is_no_system_fails_when_the_suite_loads(tmp_path: Path) -> None:
+    from omnieval.config import load_suite
+
+    suite = tmp_path / "s.yaml"
+    suite.write_text("suite: s\nbenchmark: storybench\nsystems:\n  a: {kind: duck}\n", encoding="utf-8")
     with SYSTEMS.restoring():
         SYSTEMS.register("duck")(_Duck)  # type: ignore[arg-type]
         with pytest.raises(ConfigError, match=r"'duck' .* not a subclass of omnieval.systems.System"):
             config_model("duck")
+        with pytest.raises(ConfigError, match=r"'duck' .* not a subclass"):
+            load_suite(suite)
 
 
 def test_a_generating_kind_refuses_a_request_without_the_benchmarks_view(tmp_path: Path) -> None:

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from omnieval.gates import GateResult
     from omnieval.judges import AnchorTracks, JudgedPanel, KnownSetRunner, ParseResult
     from omnieval.judgments import JudgmentSchema
-    from omnieval.systems import GenerationLimit, GenerationSummary, System, SystemSpec
+    from omnieval.systems import GenerationLimit, GenerationSummary, System, SystemSpec, Task
 
 Progress = Callable[[int, int], None]
 
@@ -373,7 +373,7 @@ class Benchmark(ABC):
         )
         return job.system.generate(request)
 
-    def visible_task(self, instance: Any, condition: str = "") -> Any:
+    def visible_task(self, instance: Any, condition: str = "") -> Task:
         """One instance as a generating system sees it: a :class:`omnieval.systems.Task` holding only
         the task inputs (never a target field), for ``condition`` where the benchmark has them."""
         from omnieval.errors import ConfigError

@@ -15,20 +15,18 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import Any, ClassVar, Self
 
 from omnieval.candidates import Modality, output_path, write_missing
 from omnieval.registry import Registry
 from omnieval.systems._budget import GenerationLimit
 from omnieval.systems._spec import SystemConfig, SystemSpec
-
-if TYPE_CHECKING:
-    from omnieval.systems._generating import Task
+from omnieval.systems._task import Task
 
 Progress = Callable[[int, int], None]
 """``progress(done, total)``: called after each instance (counts of instances)."""
 
-VisibleTask = Callable[[Any, str], "Task"]
+VisibleTask = Callable[[Any, str], Task]
 """``visible(instance, condition) -> Task``: how a benchmark shows an instance to a system."""
 
 

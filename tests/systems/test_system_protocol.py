@@ -234,11 +234,12 @@ CASES: dict[str, tuple[int, dict[str, Any]]] = {
 }
 
 
-def layout_digest(root: Path) -> str:
-    """SHA-256 over every file under ``root``: its relative path and the SHA-256 of its bytes."""
+def layout_digest(root: Path, *, skip: str = "") -> str:
+    """SHA-256 over every file under ``root`` (but the top folder ``skip``): its relative path and
+    the SHA-256 of its bytes."""
     h = hashlib.sha256()
     for path in sorted(root.rglob("*")):
-        if path.is_file():
+        if path.is_file() and path.relative_to(root).parts[0] != skip:
             h.update(path.relative_to(root).as_posix().encode() + b"\0")
             h.update(hashlib.sha256(path.read_bytes()).digest())
     return h.hexdigest()
@@ -285,3 +286,90 @@ def test_reference_kinds_write_the_pinned_bytes(
         )
         again = bench.generate(GenerateJob(imported, instances, tmp_path / "imp", condition))
         assert summary_digest(again, root) == PINNED[(benchmark, "import", condition)][1]
+
+
+#: A ``command`` generator that writes the narration only and crashes on every third index.
+_GENERATOR = """
+import json, os, sys
+task = json.load(open(os.path.join(sys.argv[1], "task.json")))
+if task["index"] % 3 == 2:
+    sys.exit(3)
+open(os.path.join(sys.argv[2], "text.txt"), "w").write("page after " + task["id"] + "\\n")
+"""
+
+#: Run -> candidate layout digest (``raw/`` left out: it holds wall seconds) and the accounting
+#: without seconds, computed at 8358e66 with the old call (``system.generate(instances, root,
+#: visible=..., modalities=..., keep_open=True, limit=...)``) on the storybench sample's first five.
+PINNED_GENERATION: dict[str, dict[str, Any]] = {
+    "budget2": {
+        "layout": "747de08da9bcf202a591b6afbe3e3cdd4f5028cfe3e23793e9960a67db95463b",
+        "written": 5,
+        "missing": {"image": 5, "speech": 5, "text": 3},
+        "generation": {
+            "completeness": {"examples": 5, "missing": {"image": 5, "speech": 5, "text": 3}},
+            "examples_generated": 2,
+            "examples_reused": 0,
+            "examples_withheld": 3,
+            "planning_failures": {},
+            "withheld_reason": "generation budget used: 2 of max_examples 2 examples generated; rerun "
+            "with a larger generation.budget to finish (generated examples come from the cache)",
+        },
+    },
+    "full": {
+        "layout": "4247ed99b7fe675169336930e9a25570b758a481a6b08dad7df1c1ad6a2f08b5",
+        "written": 5,
+        "missing": {"image": 5, "speech": 5, "text": 1},
+        "generation": {
+            "completeness": {"examples": 5, "missing": {"image": 5, "speech": 5, "text": 1}},
+            "examples_generated": 3,
+            "examples_reused": 2,
+            "examples_withheld": 0,
+            "planning_failures": {},
+        },
+    },
+    "again": {
+        "layout": "4247ed99b7fe675169336930e9a25570b758a481a6b08dad7df1c1ad6a2f08b5",
+        "written": 5,
+        "missing": {"image": 5, "speech": 5, "text": 1},
+        "generation": {
+            "completeness": {"examples": 5, "missing": {"image": 5, "speech": 5, "text": 1}},
+            "examples_generated": 0,
+            "examples_reused": 5,
+            "examples_withheld": 0,
+            "planning_failures": {},
+        },
+    },
+}
+
+
+def test_a_generating_kind_keeps_its_pinned_layout_and_accounting(tmp_path: Path) -> None:
+    import sys
+
+    from omnieval.systems import GenerationBudget, GenerationLimit
+
+    bench = get_benchmark("storybench")
+    instances = bench.instances(bench.load(SAMPLES / "storybench-sample"))[:5]
+    (tmp_path / "gen.py").write_text(_GENERATOR, encoding="utf-8")
+    entry = {
+        "kind": "command",
+        "argv": [sys.executable, str(tmp_path / "gen.py"), "{input_dir}", "{output_dir}"],
+    }
+    spec = config_model("command").model_validate(entry)
+    got: dict[str, dict[str, Any]] = {}
+    # A budget of two first, then the whole set (three generated, two reused), then all reused.
+    for run, budget in (("budget2", GenerationBudget(max_examples=2)), ("full", None), ("again", None)):
+        system = system_kind("command").from_spec(
+            spec, system_id="gen", condition="", modalities=bench.modalities, cache_dir=tmp_path / "cache"
+        )
+        limit = GenerationLimit(budget) if budget is not None else None
+        root = tmp_path / run
+        summary = bench.generate(GenerateJob(system, instances, root, "", None, keep_open=True, limit=limit))
+        system.shutdown()
+        accounting = {k: v for k, v in summary.lineage["generation"].items() if not k.startswith("seconds")}
+        got[run] = {
+            "layout": layout_digest(root, skip="raw"),
+            "written": summary.written,
+            "missing": summary.missing,
+            "generation": accounting,
+        }
+    assert got == PINNED_GENERATION

@@ -181,12 +181,17 @@ headline: {components: [hit]}
 """
 
 PLUGIN_KIND = '''\
-from omnieval.systems import SYSTEMS
+from omnieval.systems import SYSTEMS, GenerationRequest, GenerationSummary, System
 
 
 @SYSTEMS.register("plug-kind")
-class PlugKind:
-    """A system kind from an installed package."""
+class PlugKind(System):
+    """A system kind from an installed package: it implements the one system protocol."""
+
+    kind = "plug-kind"
+
+    def generate(self, request: GenerationRequest) -> GenerationSummary:
+        return GenerationSummary(self.kind, self.kind, request.out_root, 0)
 '''
 
 

@@ -28,6 +28,7 @@ from omnieval.config import SuiteConfig, load_suite
 from omnieval.stages import generate, judge, track, validate
 from omnieval.stages._common import stamp_path, state_paths
 from omnieval.stages.report import generation_facts
+from omnieval.systems import GenerationRequest
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "data" / "storybench-sample"
@@ -361,7 +362,9 @@ def test_max_seconds_with_a_fake_clock(tmp_path: Path) -> None:
     system = Scripted(CommandConfig(argv=("true",)), system_id="s", cache_dir=tmp_path / "cache")
     limit = GenerationLimit(GenerationBudget(max_seconds=3.0), clock=clock)
     first = system.generate(
-        instances, tmp_path / "a", visible=bench.visible_task, modalities=("text",), limit=limit
+        GenerationRequest(
+            instances, tmp_path / "a", visible=bench.visible_task, modalities=("text",), limit=limit
+        )
     )
     # 0 s spent -> example 0 (2 s); 2 s < 3 s -> example 1 (4 s); then withheld.
     assert runs == [0, 1] and (limit.examples, limit.seconds, limit.withheld) == (2, 4.0, 2)
@@ -373,7 +376,9 @@ def test_max_seconds_with_a_fake_clock(tmp_path: Path) -> None:
     # Same cap, fresh limit: the two cached examples are free, so two more are generated.
     again = GenerationLimit(GenerationBudget(max_seconds=3.0), clock=clock)
     second = system.generate(
-        instances, tmp_path / "b", visible=bench.visible_task, modalities=("text",), limit=again
+        GenerationRequest(
+            instances, tmp_path / "b", visible=bench.visible_task, modalities=("text",), limit=again
+        )
     )
     assert runs == [0, 1, 2, 3]
     block = second.lineage["generation"]

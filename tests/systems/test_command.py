@@ -19,7 +19,7 @@ from omnieval.candidates import Modality, read_candidate
 from omnieval.config import load_suite
 from omnieval.errors import ConfigError
 from omnieval.stages import generate, validate
-from omnieval.systems import SYSTEMS, config_model
+from omnieval.systems import SYSTEMS, GenerationRequest, config_model
 from omnieval.systems._process import run_command
 from omnieval.systems._protocol import launch_argv, program_files, resolve_env
 from omnieval.systems.command import CommandConfig, CommandSystem, ContainerConfig
@@ -191,11 +191,13 @@ def test_acbench_task_has_the_condition_and_its_media(
     for condition in ("original", "all_to_t"):
         out = tmp_path / "cand" / condition
         summary = system.generate(
-            acbench_instances[:2],
-            out,
-            visible=bench.visible_task,
-            modalities=bench.modalities,
-            condition=condition,
+            GenerationRequest(
+                acbench_instances[:2],
+                out,
+                visible=bench.visible_task,
+                modalities=bench.modalities,
+                condition=condition,
+            )
         )
         assert summary.missing == {}
         assert read_candidate(out, Modality.SPEECH, 1).present
@@ -230,7 +232,7 @@ def test_prism_video_is_collected_and_probed(
     bench = get_benchmark("prism")
     out = tmp_path / "cand"
     summary = _system(entry, tmp_path).generate(
-        prism_instances[:1], out, visible=bench.visible_task, modalities=bench.modalities
+        GenerationRequest(prism_instances[:1], out, visible=bench.visible_task, modalities=bench.modalities)
     )
     assert summary.missing == {}
     assert read_candidate(out, Modality.VIDEO, 0).present
@@ -263,7 +265,9 @@ def test_not_written_undecodable_and_unstartable(
     )
     out = tmp_path / "cand"
     _system(entry, tmp_path).generate(
-        storybench_instances[:1], out, visible=bench.visible_task, modalities=bench.modalities
+        GenerationRequest(
+            storybench_instances[:1], out, visible=bench.visible_task, modalities=bench.modalities
+        )
     )
     assert read_candidate(out, Modality.TEXT, 0).present
     assert _missing(out, "speech", 0) == "not written"
@@ -272,7 +276,9 @@ def test_not_written_undecodable_and_unstartable(
     entry["argv"] = [str(tmp_path / "no-such-interpreter"), "{input_dir}"]
     out2 = tmp_path / "cand2"
     _system(entry, tmp_path).generate(
-        storybench_instances[:1], out2, visible=bench.visible_task, modalities=bench.modalities
+        GenerationRequest(
+            storybench_instances[:1], out2, visible=bench.visible_task, modalities=bench.modalities
+        )
     )
     assert _missing(out2, "text", 0).startswith("crash: exit 127: cannot start ")
 
@@ -294,7 +300,9 @@ def test_rerun_is_free_and_editing_the_script_regenerates(
 
     def run() -> dict[str, Any]:
         summary = _system(entry, tmp_path).generate(
-            rows, tmp_path / "cand", visible=bench.visible_task, modalities=bench.modalities
+            GenerationRequest(
+                rows, tmp_path / "cand", visible=bench.visible_task, modalities=bench.modalities
+            )
         )
         generation: dict[str, Any] = summary.lineage["generation"]
         return generation

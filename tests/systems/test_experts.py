@@ -21,7 +21,7 @@ import pytest
 
 from omnieval.backends.llm import ChatRequest
 from omnieval.candidates import Modality, read_candidate
-from omnieval.systems import PLANNING_CODE
+from omnieval.systems import PLANNING_CODE, GenerationRequest
 from omnieval.systems.experts import (
     DiffusersConfig,
     EspeakConfig,
@@ -323,7 +323,12 @@ def test_orchestration_with_gpu_class_experts_passes_the_candidates_gate(
     system = OrchestrationSystem(config, system_id="gpu-class", cache_dir=tmp_path / "cache")
     n = 3
     summary = system.generate(
-        storybench_instances[:n], tmp_path / "out", visible=bench.visible_task, modalities=bench.modalities
+        GenerationRequest(
+            storybench_instances[:n],
+            tmp_path / "out",
+            visible=bench.visible_task,
+            modalities=bench.modalities,
+        )
     )
     assert sorted(loads) == ["image", "speech"]  # each expert loaded once per generate call
     assert released and system.experts.image._pipe is None and system.experts.speech._model is None  # type: ignore[attr-defined]

@@ -20,6 +20,8 @@ import pytest
 import soundfile as sf
 import yaml
 
+from omnieval.systems import GenerationRequest
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "backends" / "llm"))  # the shared stub server
 from llm_stub_server import Recorded, Reply, StubServer
 
@@ -143,10 +145,12 @@ def test_a_replaced_prompt_must_fit_the_benchmarks_request(
     system = OpenAIOmniSystem(config, system_id="o", cache_dir=tmp_path / "cache")
     with pytest.raises(ConfigError, match=message):
         system.generate(
-            storybench_instances[:1],
-            tmp_path / "cand",
-            visible=bench.visible_task,
-            modalities=bench.modalities,
+            GenerationRequest(
+                storybench_instances[:1],
+                tmp_path / "cand",
+                visible=bench.visible_task,
+                modalities=bench.modalities,
+            )
         )
     assert system.client._client is None
 
@@ -157,7 +161,12 @@ def test_a_replaced_prompt_is_sent(
     bench = get_benchmark("storybench")
     system = _system(tmp_path, prompts={"speech": "Speak after: {narration}"})
     system.generate(
-        storybench_instances[:1], tmp_path / "cand", visible=bench.visible_task, modalities=bench.modalities
+        GenerationRequest(
+            storybench_instances[:1],
+            tmp_path / "cand",
+            visible=bench.visible_task,
+            modalities=bench.modalities,
+        )
     )
     told, spoken = (r.body for r in server.state.requests)
     assert _user_parts(spoken)[-1]["text"] == f"Speak after: {NARRATION}"
@@ -195,7 +204,9 @@ def test_storybench_narration_then_spoken_line(
     bench = get_benchmark("storybench")
     out = tmp_path / "cand"
     summary = _system(tmp_path).generate(
-        storybench_instances[:1], out, visible=bench.visible_task, modalities=bench.modalities
+        GenerationRequest(
+            storybench_instances[:1], out, visible=bench.visible_task, modalities=bench.modalities
+        )
     )
     assert summary.missing == {"image": 1}
     assert (out / "text" / "0" / "generated.txt").read_text(encoding="utf-8").strip() == NARRATION
@@ -241,7 +252,13 @@ def test_acbench_sends_the_spoken_instruction_and_takes_the_audio(
         for condition in ("original", "all_to_t", "oracle"):
             out = tmp_path / condition
             summary = system.generate(
-                (instance,), out, visible=bench.visible_task, modalities=bench.modalities, condition=condition
+                GenerationRequest(
+                    (instance,),
+                    out,
+                    visible=bench.visible_task,
+                    modalities=bench.modalities,
+                    condition=condition,
+                )
             )
             assert summary.missing == {}, condition
             speech = read_candidate(out, Modality.SPEECH, 0)
@@ -302,11 +319,13 @@ def test_failed_requests_cost_one_example_and_transient_ones_are_retried_on_reru
 
         def run() -> None:
             _system(tmp_path).generate(
-                acbench_instances[:2],
-                out,
-                visible=bench.visible_task,
-                modalities=bench.modalities,
-                condition="original",
+                GenerationRequest(
+                    acbench_instances[:2],
+                    out,
+                    visible=bench.visible_task,
+                    modalities=bench.modalities,
+                    condition="original",
+                )
             )
 
         run()
@@ -327,11 +346,13 @@ def test_an_answer_without_audio_is_not_written(
         monkeypatch.setenv("OMNI_TEST_URL", stub.url)
         out = tmp_path / "cand"
         _system(tmp_path).generate(
-            acbench_instances[:1],
-            out,
-            visible=bench.visible_task,
-            modalities=bench.modalities,
-            condition="s_to_t",
+            GenerationRequest(
+                acbench_instances[:1],
+                out,
+                visible=bench.visible_task,
+                modalities=bench.modalities,
+                condition="s_to_t",
+            )
         )
     assert (
         out / "speech" / "0" / "missing.txt"
@@ -362,10 +383,12 @@ def test_usage_counts_the_servers_tokens_and_each_request(
     with StubServer(respond=with_usage) as stub:
         monkeypatch.setenv("OMNI_TEST_URL", stub.url)
         summary = _system(tmp_path).generate(
-            storybench_instances[:1],
-            tmp_path / "cand",
-            visible=bench.visible_task,
-            modalities=bench.modalities,
+            GenerationRequest(
+                storybench_instances[:1],
+                tmp_path / "cand",
+                visible=bench.visible_task,
+                modalities=bench.modalities,
+            )
         )
     usage = summary.lineage["usage"]
     assert (usage["calls"], usage["prompt_tokens"], usage["completion_tokens"]) == (2, 70, 14)
@@ -374,6 +397,11 @@ def test_usage_counts_the_servers_tokens_and_each_request(
     with StubServer(respond=omni_like) as stub:  # answers without ``usage``
         monkeypatch.setenv("OMNI_TEST_URL", stub.url)
         quiet = _system(tmp_path / "quiet").generate(
-            storybench_instances[:1], tmp_path / "q", visible=bench.visible_task, modalities=bench.modalities
+            GenerationRequest(
+                storybench_instances[:1],
+                tmp_path / "q",
+                visible=bench.visible_task,
+                modalities=bench.modalities,
+            )
         )
     assert quiet.lineage["usage"]["calls"] == 2 and quiet.lineage["usage"]["prompt_tokens"] is None

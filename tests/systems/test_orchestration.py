@@ -23,6 +23,7 @@ import yaml
 from omnieval.backends.llm import ChatRequest
 from omnieval.benchmarks.storybench._brief import PLAN_LABELS, brief
 from omnieval.candidates import Modality, read_candidate
+from omnieval.systems import GenerationRequest
 from omnieval.systems.orchestration import (
     OrchestrationConfig,
     OrchestrationSystem,
@@ -104,13 +105,15 @@ def generated(
     system = OrchestrationSystem(_config(), system_id="orch", cache_dir=folder / "cache")
     CALLS.clear()
     summary = system.generate(
-        instances, folder / "out", visible=bench.visible_task, modalities=bench.modalities
+        GenerationRequest(instances, folder / "out", visible=bench.visible_task, modalities=bench.modalities)
     )
     first_calls = list(CALLS)
     CALLS.clear()
     again = OrchestrationSystem(_config(), system_id="orch", cache_dir=folder / "cache")
     rerun = again.generate(
-        instances, folder / "again", visible=bench.visible_task, modalities=bench.modalities
+        GenerationRequest(
+            instances, folder / "again", visible=bench.visible_task, modalities=bench.modalities
+        )
     )
     return {
         "bench": bench,
@@ -342,7 +345,12 @@ def test_orchestrated_cpu_on_one_example_with_the_packaged_planner(
     bench = get_benchmark("storybench")
     system = OrchestrationSystem(config, system_id="orchestrated-cpu", cache_dir=tmp_path / "cache")
     summary = system.generate(
-        storybench_instances[:1], tmp_path / "out", visible=bench.visible_task, modalities=bench.modalities
+        GenerationRequest(
+            storybench_instances[:1],
+            tmp_path / "out",
+            visible=bench.visible_task,
+            modalities=bench.modalities,
+        )
     )
     raw = json.loads((tmp_path / "out" / "raw" / "0" / "generated_raw.json").read_text(encoding="utf-8"))
     block = summary.lineage["generation"]

@@ -12,6 +12,7 @@ import pytest
 from omnieval.backends.llm import ChatRequest
 from omnieval.benchmarks.storybench._brief import speaker_emotion
 from omnieval.candidates import Modality, read_candidate
+from omnieval.systems import GenerationRequest
 from omnieval.systems.semi_orchestration import (
     SemiOrchestrationConfig,
     SemiOrchestrationSystem,
@@ -59,7 +60,9 @@ def run(storybench_instances: tuple[Any, ...], tmp_path: Path) -> dict[str, Any]
     )
     system = SemiOrchestrationSystem(config, system_id="semi", cache_dir=tmp_path / "cache")
     summary = system.generate(
-        instances, tmp_path / "out", visible=bench.visible_task, modalities=bench.modalities
+        GenerationRequest(
+            instances, tmp_path / "out", visible=bench.visible_task, modalities=bench.modalities
+        )
     )
     return {"out": tmp_path / "out", "summary": summary, "instances": instances}
 

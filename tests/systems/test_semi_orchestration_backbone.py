@@ -22,6 +22,7 @@ import yaml
 
 from omnieval.benchmarks import get_benchmark
 from omnieval.candidates import Modality, read_candidate
+from omnieval.systems import GenerationRequest
 from omnieval.systems.semi_orchestration import SemiOrchestrationConfig, SemiOrchestrationSystem
 
 PROMPT = "Pip the fox lifts a lantern in the snowy forest at night"
@@ -107,7 +108,9 @@ def _config(produces: str, backbone: dict[str, Any], **experts: Any) -> SemiOrch
 def _generate(config: SemiOrchestrationConfig, instances: tuple[Any, ...], root: Path, name: str) -> Any:
     bench = get_benchmark("storybench")
     system = SemiOrchestrationSystem(config, system_id=name, cache_dir=root / "cache")
-    return system.generate(instances, root / name, visible=bench.visible_task, modalities=bench.modalities)
+    return system.generate(
+        GenerationRequest(instances, root / name, visible=bench.visible_task, modalities=bench.modalities)
+    )
 
 
 def _reason(root: Path, modality: str, index: int) -> str:

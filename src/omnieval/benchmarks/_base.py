@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from omnieval.gates import GateResult
     from omnieval.judges import AnchorTracks, JudgedPanel, KnownSetRunner, ParseResult
     from omnieval.judgments import JudgmentSchema
-    from omnieval.systems import SystemSpec
+    from omnieval.systems import GenerationLimit, GenerationSummary, System, SystemSpec, Task
 
 Progress = Callable[[int, int], None]
 
@@ -77,13 +77,19 @@ class JudgeOutput:
 
 @dataclass(frozen=True)
 class GenerateJob:
-    """One system writing the candidate layout for ``instances`` under one input condition."""
+    """One system writing the candidate layout for ``instances`` under one input condition.
 
-    system: Any
+    ``keep_open`` and ``limit`` concern systems that run models (see
+    :class:`omnieval.systems.GenerationRequest`): leave them loaded for the next condition, and the
+    system's generation budget."""
+
+    system: System
     instances: Sequence[Any]
     out_root: Path
     condition: str = ""
     progress: Progress | None = None
+    keep_open: bool = False
+    limit: GenerationLimit | None = None
 
 
 @dataclass(frozen=True)
@@ -347,11 +353,27 @@ class Benchmark(ABC):
         return report.dataset
 
     # -- generation ---------------------------------------------------------------------------
-    @abstractmethod
-    def generate(self, job: GenerateJob) -> Any:
-        """Let the job's system write the candidate layout; return its ``GenerationSummary``."""
+    def generate(self, job: GenerateJob) -> GenerationSummary:
+        """Let the job's system write the candidate layout; return its summary.
 
-    def visible_task(self, instance: Any, condition: str = "") -> Any:
+        The same for every benchmark: the system gets one typed request with this benchmark's
+        view of an instance (:meth:`visible_task`) and the outputs it asks for (:attr:`modalities`).
+        """
+        from omnieval.systems import GenerationRequest
+
+        request = GenerationRequest(
+            job.instances,
+            job.out_root,
+            condition=job.condition,
+            visible=self.visible_task,
+            modalities=tuple(self.modalities),
+            progress=job.progress,
+            keep_open=job.keep_open,
+            limit=job.limit,
+        )
+        return job.system.generate(request)
+
+    def visible_task(self, instance: Any, condition: str = "") -> Task:
         """One instance as a generating system sees it: a :class:`omnieval.systems.Task` holding only
         the task inputs (never a target field), for ``condition`` where the benchmark has them."""
         from omnieval.errors import ConfigError

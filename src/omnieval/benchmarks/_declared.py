@@ -50,7 +50,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from omnieval.benchmarks._base import (
     Benchmark,
     DatasetReport,
-    GenerateJob,
     Leaderboard,
     MetricsJob,
     MetricsOutput,
@@ -398,11 +397,6 @@ class DeclaredBenchmark(Benchmark):
         return pd.DataFrame(rows)
 
     # -- generation -----------------------------------------------------------------------------
-    def generate(self, job: GenerateJob) -> Any:
-        return job.system.generate(
-            job.instances, job.out_root, condition=job.condition, progress=job.progress
-        )
-
     def visible_task(self, instance: Any, condition: str = "") -> Any:
         from omnieval.systems import Task
 

@@ -29,7 +29,7 @@ from omnieval.stages._common import (
 )
 from omnieval.stages._main import handoff_stage_main
 from omnieval.stages._usage import THIS_RUN_SUFFIX
-from omnieval.systems import GenerationLimit
+from omnieval.systems import GenerationLimit, System
 
 
 @dataclass(frozen=True)
@@ -41,26 +41,27 @@ class GenerateOutcome:
     """Condition -> candidate root (``""`` for benchmarks without conditions)."""
 
 
-def _build_system(config: SuiteConfig, system_id: str, condition: str) -> object:
-    from omnieval.systems import SYSTEMS, GeneratingSystem
+def _build_system(config: SuiteConfig, system_id: str, condition: str) -> System:
+    """The system of ``systems.<system_id>``, for one input condition (its kind says how it is built)."""
+    from omnieval.systems import system_kind
 
     try:
         spec = config.systems[system_id]
     except KeyError:
         raise ConfigError(f"system {system_id!r} is not in suite {config.suite!r}") from None
-    factory = SYSTEMS.get(spec.kind)
-    if isinstance(factory, type) and issubclass(factory, GeneratingSystem):
-        return factory(spec, system_id=system_id, cache_dir=state_paths(config).cache / "generate")
-    # A reference kind: its typed entry says how its factory is called (the entry itself, or the
-    # keyword arguments it sets, per input condition; `import` adds the benchmark's modalities).
-    return spec.build(factory, condition=condition, modalities=tuple(config.bench.modalities))
+    return system_kind(spec.kind).from_spec(
+        spec,
+        system_id=system_id,
+        condition=condition,
+        modalities=tuple(config.bench.modalities),
+        cache_dir=state_paths(config).cache / "generate",
+    )
 
 
-def _generates(kind: str) -> bool:
-    from omnieval.systems import SYSTEMS, GeneratingSystem
+def _runs_models(kind: str) -> bool:
+    from omnieval.systems import SYSTEMS, system_kind
 
-    factory = SYSTEMS.get(kind) if kind in SYSTEMS else None
-    return isinstance(factory, type) and issubclass(factory, GeneratingSystem)
+    return kind in SYSTEMS and system_kind(kind).runs_models
 
 
 def candidate_roots(config: SuiteConfig, system_id: str) -> dict[str, Path]:
@@ -74,8 +75,6 @@ def candidate_roots(config: SuiteConfig, system_id: str) -> dict[str, Path]:
 def run(
     config: SuiteConfig, system_id: str, instances: Sequence[Any], dataset_digest: str
 ) -> GenerateOutcome:
-    from omnieval.systems import GeneratingSystem
-
     paths = state_paths(config)
     out = paths.candidates(system_id)
     spec = config.systems.get(system_id)
@@ -83,8 +82,9 @@ def run(
     extra = tree_digest(imported) if imported is not None else ""
     # What a generating system's config does not show (a command's script, model weights):
     # editing it must regenerate, as the per-example keys already do.
-    built = _build_system(config, system_id, "") if spec is not None and _generates(spec.kind) else None
-    identity = {"identity": built.identity()} if isinstance(built, GeneratingSystem) else {}
+    # A system that runs models is built once, for every condition; the others per condition.
+    built = _build_system(config, system_id, "") if spec is not None and _runs_models(spec.kind) else None
+    identity = {"identity": built.identity()} if built is not None else {}
     key = content_key(
         stage="generate",
         dataset=dataset_digest,
@@ -107,12 +107,12 @@ def run(
     summaries: dict[str, Any] = {}
     # One budget per system, shared by its input conditions; reference systems generate nothing.
     budget = config.generation.budget
-    limit = GenerationLimit(budget) if budget is not None and isinstance(built, GeneratingSystem) else None
+    limit = GenerationLimit(budget) if budget is not None and built is not None else None
     # A generating system loads its models once for every condition and releases them at the end.
     try:
         _generate_conditions(config, system_id, instances, built, summaries, limit)
     finally:
-        if isinstance(built, GeneratingSystem):
+        if built is not None:
             built.shutdown()
     only = summaries.get("")
     write_json(
@@ -142,14 +142,13 @@ def _generate_conditions(
     config: SuiteConfig,
     system_id: str,
     instances: Sequence[Any],
-    generating: object | None,
+    built: System | None,
     summaries: dict[str, Any],
     limit: GenerationLimit | None = None,
 ) -> None:
     from omnieval.benchmarks import GenerateJob
     from omnieval.gates import SpeechCheck, enforce, gate_candidates
     from omnieval.metrics import MetricsConfig
-    from omnieval.systems import GeneratingSystem
 
     bench = config.bench
     paths = state_paths(config)
@@ -160,27 +159,11 @@ def _generate_conditions(
     for condition in config.run_conditions:
         target = paths.candidates(system_id, condition)
         target.mkdir(parents=True)
-        system = (
-            generating
-            if isinstance(generating, GeneratingSystem)
-            else _build_system(config, system_id, condition)
-        )
+        system = built if built is not None else _build_system(config, system_id, condition)
         label = f"generate {system_id}" + (f" [{condition}]" if condition else "")
         with progress_bar(label, len(instances)) as update:
-            if isinstance(system, GeneratingSystem):
-                summary = system.generate(
-                    instances,
-                    target,
-                    visible=bench.visible_task,
-                    modalities=modalities,
-                    condition=condition,
-                    progress=update,
-                    keep_open=True,
-                    # Only with a budget: a kind from outside the package may override generate().
-                    **({"limit": limit} if limit is not None else {}),
-                )
-            else:
-                summary = bench.generate(GenerateJob(system, instances, target, condition, update))
+            job = GenerateJob(system, instances, target, condition, update, keep_open=True, limit=limit)
+            summary = bench.generate(job)
         summaries[condition] = {
             "kind": summary.kind,
             "written": summary.written,

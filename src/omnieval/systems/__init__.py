@@ -12,9 +12,11 @@ found or the kinds are listed).
 from omnieval.systems import _import  # noqa: F401  (registration side effect)
 from omnieval.systems._base import (
     SYSTEMS,
+    GenerationRequest,
     GenerationSummary,
     Progress,
     System,
+    VisibleTask,
     clear_index,
     record_missing,
     write_image,
@@ -28,7 +30,6 @@ from omnieval.systems._generating import (
     GeneratingSystem,
     PlanningFailure,
     Task,
-    VisibleTask,
     describe,
     timed,
 )
@@ -53,11 +54,29 @@ def _enable_plugins() -> None:
 _enable_plugins()
 
 
+def system_kind(kind: str) -> type[System]:
+    """The class registered as ``kind``, checked against the one protocol (:class:`System`).
+
+    Raises:
+        UnknownComponentError: no kind of that name is registered (nor installed).
+        ConfigError: what is registered under ``kind`` is not a :class:`System` subclass (a plugin
+            written against another protocol): said when the suite loads, before anything runs.
+    """
+    from omnieval.errors import ConfigError
+
+    registered: object = SYSTEMS.get(kind)
+    if not (isinstance(registered, type) and issubclass(registered, System)):
+        raise ConfigError(
+            f"system kind {kind!r} is registered as {registered!r}, which is not a subclass of "
+            "omnieval.systems.System (implement generate(GenerationRequest) -> GenerationSummary)"
+        )
+    return registered
+
+
 def config_model(kind: str) -> type[SystemSpec]:
-    """The typed config of a system kind: the generating kind's own model, else :class:`SystemConfig`."""
-    factory = SYSTEMS.get(kind) if kind in SYSTEMS else None
-    model = getattr(factory, "config_model", None)
-    return model if isinstance(model, type) and issubclass(model, SystemSpec) else SystemConfig
+    """The typed config of a system kind (its class's ``config_model``); :class:`SystemConfig` for
+    a name no kind is registered under, so the suite's check of ``kind`` says what is wrong."""
+    return system_kind(kind).config_model if kind in SYSTEMS else SystemConfig
 
 
 def system_kinds_for(benchmark: str, declared: frozenset[str]) -> frozenset[str]:
@@ -81,6 +100,7 @@ __all__ = [
     "GeneratingSystem",
     "GenerationBudget",
     "GenerationLimit",
+    "GenerationRequest",
     "GenerationSummary",
     "ImportConfig",
     "LabelStyle",
@@ -100,6 +120,7 @@ __all__ = [
     "describe",
     "record_missing",
     "resolve_candidates_root",
+    "system_kind",
     "system_kinds_for",
     "timed",
     "write_image",

@@ -33,21 +33,25 @@ import json
 import os
 import shutil
 import time
-from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from abc import abstractmethod
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 from omnieval.candidates import OUTPUT_FILES, Modality, output_path, read_candidate, write_missing
 from omnieval.hashing import sha256_file
-from omnieval.systems._base import GenerationSummary, Progress, clear_index
-from omnieval.systems._budget import GenerationLimit
+from omnieval.systems._base import (
+    GenerationRequest,
+    GenerationSummary,
+    System,
+    clear_index,
+)
 from omnieval.systems._spec import SystemSpec
-from omnieval.systems._task import Brief, PlanRequest
+from omnieval.systems._task import Task, _walk, describe
 
 #: Bump when the stored example format changes (old entries are then ignored, not misread).
 CACHE_FORMAT = "generate-example-v1"
@@ -72,119 +76,6 @@ EXAMPLE_FILES: dict[Modality, str] = {
 }
 
 
-@dataclass(frozen=True)
-class Task:
-    """One example as a system sees it.
-
-    Attributes:
-        benchmark: The benchmark's registry name.
-        index: The dataset row (the candidate layout's ``<index>``).
-        id: The instance id.
-        condition: The input condition ('' for benchmarks without conditions).
-        inputs: The benchmark's visible inputs (a frozen dataclass without target fields): what the
-            ``command`` protocol's ``task.json`` holds and what a benchmark's own kinds read.
-        modalities: The modalities the benchmark asks for (its ``modalities``), filled in by
-            :meth:`GeneratingSystem.generate`. A kind decides what to write from these, the brief
-            and the files, never from the benchmark's name. They are not part of :meth:`fields`
-            (the ``command`` protocol's ``task.json`` lists them apart) nor of the example key: a
-            benchmark always asks for the same ones.
-        files: Input media by role (:data:`~omnieval.systems.IMAGE_ROLE`,
-            :data:`~omnieval.systems.AUDIO_ROLE`): what a kind attaches to a model's request or hands
-            an expert as a reference.
-        brief: The example in words (:class:`~omnieval.systems.Brief`): the context, the prompts
-            and, where the benchmark asks for one, the plan. Kinds that prompt a model read it;
-            None when the benchmark gives none (such kinds then cannot serve it).
-    """
-
-    benchmark: str
-    index: int
-    id: str
-    condition: str
-    inputs: Any
-    modalities: tuple[str, ...] = ()
-    files: Mapping[str, Path] = field(default_factory=dict)
-    brief: Brief | None = None
-
-    def fields(self) -> dict[str, Any]:
-        """The task as JSON-able fields; media files as their paths (see :func:`describe`)."""
-        return {
-            "benchmark": self.benchmark,
-            "index": self.index,
-            "id": self.id,
-            "condition": self.condition,
-            **describe(self.inputs),
-        }
-
-    def media(self) -> list[Path]:
-        """Every media file the task refers to, in field order."""
-        return list(_media(self.inputs))
-
-    def briefed(self, kind: str) -> Brief:
-        """The brief, for a kind that prompts a model.
-
-        Raises:
-            ConfigError: the benchmark gives no brief, so ``kind`` cannot serve it.
-        """
-        if self.brief is None:
-            from omnieval.errors import ConfigError
-
-            raise ConfigError(
-                f"{kind}: benchmark {self.benchmark} gives its tasks no brief to prompt a model with"
-            )
-        return self.brief
-
-    def plan_request(self, kind: str) -> PlanRequest:
-        """The plan the benchmark asks for, for a planning kind.
-
-        Raises:
-            ConfigError: the benchmark asks for no plan, so ``kind`` cannot serve it.
-        """
-        plan = self.briefed(kind).plan
-        if plan is None:
-            from omnieval.errors import ConfigError
-
-            raise ConfigError(f"{kind}: benchmark {self.benchmark} asks for no plan")
-        return plan
-
-
-def _walk(value: Any, on_path: Callable[[Path], Any]) -> Any:
-    """JSON-able data of visible inputs: dataclasses to dicts (``as_dict`` when they have one),
-    tuples to lists, each path through ``on_path``."""
-    if isinstance(value, Path):
-        return on_path(value)
-    if hasattr(value, "as_dict") and callable(value.as_dict):
-        return _walk(value.as_dict(), on_path)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _walk(getattr(value, f.name), on_path) for f in dataclasses.fields(value)}
-    if isinstance(value, Mapping):
-        return {str(k): _walk(v, on_path) for k, v in value.items()}
-    if isinstance(value, tuple | list):
-        return [_walk(v, on_path) for v in value]
-    return value
-
-
-def describe(value: Any) -> Any:
-    """Turn visible inputs into JSON-able data: dataclasses to dicts (``as_dict`` when they have
-    one), tuples to lists, paths to strings. ``None`` fields stay ``None``.
-
-    >>> from pathlib import Path
-    >>> describe({"a": (1, Path("x.png"))})
-    {'a': [1, 'x.png']}
-    """
-    return _walk(value, str)
-
-
-def _media(value: Any) -> Iterator[Path]:
-    if isinstance(value, Path):
-        yield value
-    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-        for f in dataclasses.fields(value):
-            yield from _media(getattr(value, f.name))
-    elif isinstance(value, tuple | list):
-        for v in value:
-            yield from _media(v)
-
-
 def _by_content(path: Path) -> dict[str, str]:
     # Read every time (no memo by path): a long-running ``serve`` must see a media file edited
     # between nights as a new input.
@@ -197,7 +88,12 @@ def _content_fields(value: Any) -> Any:
 
 
 #: Code every generating kind's examples depend on (paths relative to the ``omnieval`` package).
-SHARED_CODE: tuple[str, ...] = ("systems/_generating.py", "systems/_base.py", "candidates.py")
+SHARED_CODE: tuple[str, ...] = (
+    "systems/_generating.py",
+    "systems/_base.py",
+    "systems/_task.py",
+    "candidates.py",
+)
 
 #: Code of the planning kinds' shared parts: planner, experts and model backends. An expert
 #: registered from elsewhere (storybench's ``drawn``, which paints with that benchmark's sample
@@ -292,10 +188,6 @@ def timed(seconds: dict[str, float], step: str) -> Iterator[None]:
         seconds[step] = seconds.get(step, 0.0) + time.perf_counter() - start
 
 
-#: ``visible(instance, condition) -> Task``: how a benchmark shows an instance to a system.
-VisibleTask = Callable[[Any, str], Task]
-
-
 @dataclass(frozen=True)
 class GenerationTotals:
     """Totals over one ``generate`` call, the shape of ``systems.<name>.generation``.
@@ -333,8 +225,9 @@ class GenerationTotals:
         return out
 
 
-class GeneratingSystem(ABC):
-    """Base of every generating kind. Subclasses set the class attributes and ``run_example``.
+class GeneratingSystem(System):
+    """Base of every generating kind: a :class:`~omnieval.systems.System` that runs models or
+    programs per example. Subclasses set the class attributes and ``run_example``.
 
     Class attributes:
         kind: The registered name (``systems.<id>.kind`` in a suite).
@@ -345,9 +238,7 @@ class GeneratingSystem(ABC):
     the modalities the benchmark asks for).
     """
 
-    kind: ClassVar[str]
-    config_model: ClassVar[type[SystemSpec]]
-    uses_ground_truth: bool = False
+    runs_models: ClassVar[bool] = True
     depends_on: ClassVar[tuple[str, ...]] = PLANNING_CODE
     """Code outside the kind's own package that its outputs depend on (see :func:`code_digest_of`);
     kinds that run no model of ours (``command``) declare less."""
@@ -357,6 +248,15 @@ class GeneratingSystem(ABC):
         self.system_id = system_id or config.kind
         self.cache_dir = cache_dir
         self._opened = False
+
+    @classmethod
+    def from_spec(
+        cls, spec: SystemSpec, *, system_id: str, condition: str, modalities: Sequence[str], cache_dir: Path
+    ) -> Self:
+        """One system for every input condition: the typed entry, the suite's id for it and the
+        example cache's folder (``condition`` and ``modalities`` come with each request)."""
+        del condition, modalities
+        return cls(spec, system_id=system_id, cache_dir=cache_dir)
 
     def shutdown(self) -> None:
         """Close the models if :meth:`generate` opened them (idempotent)."""
@@ -371,10 +271,10 @@ class GeneratingSystem(ABC):
         Default: the config. Kinds with model files add their identities (weights hashes)."""
         return {}
 
-    def open(self) -> None:  # noqa: B027 (optional hook)
+    def open(self) -> None:
         """Load models once before the first example that needs them (optional)."""
 
-    def close(self) -> None:  # noqa: B027 (optional hook)
+    def close(self) -> None:
         """Release models (and GPU memory) after the last example (optional)."""
 
     @abstractmethod
@@ -419,25 +319,31 @@ class GeneratingSystem(ABC):
         )
         return hashlib.sha256(blob.encode()).hexdigest()
 
-    def generate(
-        self,
-        instances: Sequence[Any],
-        out_root: Path,
-        *,
-        visible: VisibleTask,
-        modalities: Sequence[str],
-        condition: str = "",
-        progress: Progress | None = None,
-        keep_open: bool = False,
-        limit: GenerationLimit | None = None,
-    ) -> GenerationSummary:
-        """Write the candidate layout for ``instances`` (see the module docstring).
+    def generate(self, request: GenerationRequest) -> GenerationSummary:
+        """Write the candidate layout for ``request.instances`` (see the module docstring).
 
-        ``keep_open`` leaves models loaded after the last example (the caller closes the system):
-        the generate stage runs every input condition of a system on one load. ``limit``: the
-        system's budget (shared by its conditions); once used, examples not in the cache are
-        withheld (missing, with the budget's reason), and no model is loaded for them."""
-        wanted = tuple(Modality(m) for m in modalities)
+        ``request.keep_open`` leaves models loaded after the last example (the caller closes the
+        system): the generate stage runs every input condition of a system on one load.
+        ``request.limit``: the system's budget (shared by its conditions); once used, examples not
+        in the cache are withheld (missing, with the budget's reason), and no model is loaded for
+        them.
+
+        Raises:
+            ConfigError: the request carries no ``visible`` (a generating kind sees an instance
+                only as its benchmark shows it).
+        """
+        if request.visible is None:
+            from omnieval.errors import ConfigError
+
+            raise ConfigError(f"{self.kind}: a generating system needs the benchmark's visible task")
+        instances, out_root, visible, condition = (
+            request.instances,
+            request.out_root,
+            request.visible,
+            request.condition,
+        )
+        limit, progress = request.limit, request.progress
+        wanted = tuple(Modality(m) for m in request.modalities)
         failures: dict[str, int] = {}
         seconds: dict[str, float] = {}
         seconds_generated: dict[str, float] = {}
@@ -482,7 +388,7 @@ class GeneratingSystem(ABC):
                 if progress:
                     progress(done, len(instances))
         finally:
-            if opened and not keep_open:
+            if opened and not request.keep_open:
                 self.shutdown()
         totals = GenerationTotals(
             failures,

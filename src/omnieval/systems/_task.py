@@ -24,11 +24,13 @@ Input media travel beside the brief in :attr:`omnieval.systems.Task.files`, by r
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from pathlib import Path
+from typing import Any, Literal
 
 #: The modality a model's answer to an :class:`Ask` is taken as: its text or its speech.
 Answer = Literal["text", "speech"]
@@ -181,3 +183,116 @@ def _ask_blob(ask: Ask) -> dict[str, object]:
 
 
 __all__ = ["AUDIO_ROLE", "IMAGE_ROLE", "Answer", "Ask", "Brief", "LabelStyle", "Part", "PlanRequest"]
+
+
+@dataclass(frozen=True)
+class Task:
+    """One example as a system sees it.
+
+    Attributes:
+        benchmark: The benchmark's registry name.
+        index: The dataset row (the candidate layout's ``<index>``).
+        id: The instance id.
+        condition: The input condition ('' for benchmarks without conditions).
+        inputs: The benchmark's visible inputs (a frozen dataclass without target fields): what the
+            ``command`` protocol's ``task.json`` holds and what a benchmark's own kinds read.
+        modalities: The modalities the benchmark asks for (its ``modalities``), filled in by
+            :meth:`GeneratingSystem.generate`. A kind decides what to write from these, the brief
+            and the files, never from the benchmark's name. They are not part of :meth:`fields`
+            (the ``command`` protocol's ``task.json`` lists them apart) nor of the example key: a
+            benchmark always asks for the same ones.
+        files: Input media by role (:data:`~omnieval.systems.IMAGE_ROLE`,
+            :data:`~omnieval.systems.AUDIO_ROLE`): what a kind attaches to a model's request or hands
+            an expert as a reference.
+        brief: The example in words (:class:`~omnieval.systems.Brief`): the context, the prompts
+            and, where the benchmark asks for one, the plan. Kinds that prompt a model read it;
+            None when the benchmark gives none (such kinds then cannot serve it).
+    """
+
+    benchmark: str
+    index: int
+    id: str
+    condition: str
+    inputs: Any
+    modalities: tuple[str, ...] = ()
+    files: Mapping[str, Path] = field(default_factory=dict)
+    brief: Brief | None = None
+
+    def fields(self) -> dict[str, Any]:
+        """The task as JSON-able fields; media files as their paths (see :func:`describe`)."""
+        return {
+            "benchmark": self.benchmark,
+            "index": self.index,
+            "id": self.id,
+            "condition": self.condition,
+            **describe(self.inputs),
+        }
+
+    def media(self) -> list[Path]:
+        """Every media file the task refers to, in field order."""
+        return list(_media(self.inputs))
+
+    def briefed(self, kind: str) -> Brief:
+        """The brief, for a kind that prompts a model.
+
+        Raises:
+            ConfigError: the benchmark gives no brief, so ``kind`` cannot serve it.
+        """
+        if self.brief is None:
+            from omnieval.errors import ConfigError
+
+            raise ConfigError(
+                f"{kind}: benchmark {self.benchmark} gives its tasks no brief to prompt a model with"
+            )
+        return self.brief
+
+    def plan_request(self, kind: str) -> PlanRequest:
+        """The plan the benchmark asks for, for a planning kind.
+
+        Raises:
+            ConfigError: the benchmark asks for no plan, so ``kind`` cannot serve it.
+        """
+        plan = self.briefed(kind).plan
+        if plan is None:
+            from omnieval.errors import ConfigError
+
+            raise ConfigError(f"{kind}: benchmark {self.benchmark} asks for no plan")
+        return plan
+
+
+def _walk(value: Any, on_path: Callable[[Path], Any]) -> Any:
+    """JSON-able data of visible inputs: dataclasses to dicts (``as_dict`` when they have one),
+    tuples to lists, each path through ``on_path``."""
+    if isinstance(value, Path):
+        return on_path(value)
+    if hasattr(value, "as_dict") and callable(value.as_dict):
+        return _walk(value.as_dict(), on_path)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _walk(getattr(value, f.name), on_path) for f in dataclasses.fields(value)}
+    if isinstance(value, Mapping):
+        return {str(k): _walk(v, on_path) for k, v in value.items()}
+    if isinstance(value, tuple | list):
+        return [_walk(v, on_path) for v in value]
+    return value
+
+
+def describe(value: Any) -> Any:
+    """Turn visible inputs into JSON-able data: dataclasses to dicts (``as_dict`` when they have
+    one), tuples to lists, paths to strings. ``None`` fields stay ``None``.
+
+    >>> from pathlib import Path
+    >>> describe({"a": (1, Path("x.png"))})
+    {'a': [1, 'x.png']}
+    """
+    return _walk(value, str)
+
+
+def _media(value: Any) -> Iterator[Path]:
+    if isinstance(value, Path):
+        yield value
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            yield from _media(getattr(value, f.name))
+    elif isinstance(value, tuple | list):
+        for v in value:
+            yield from _media(v)

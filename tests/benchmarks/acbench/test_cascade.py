@@ -20,7 +20,7 @@ from omnieval.benchmarks import get_benchmark
 from omnieval.benchmarks.acbench import NOT_EVALUATED, AcBench
 from omnieval.benchmarks.acbench._cascade import IMAGE_NOT_SEEN, CascadeConfig, CascadeSystem
 from omnieval.benchmarks.acbench._loader import AcbenchInstance, load_acbench
-from omnieval.systems import SYSTEMS, PlanningFailure, SystemSpec, config_model
+from omnieval.systems import SYSTEMS, GenerationRequest, PlanningFailure, SystemSpec, config_model
 
 ROOT = Path(__file__).resolve().parents[3]
 SAMPLE = ROOT / "data" / "acbench-sample"
@@ -90,7 +90,9 @@ def run(
 ) -> Any:
     system = CascadeSystem(config, system_id="cascade-test", cache_dir=cache)
     return system.generate(
-        list(chosen), out, visible=AcBench().visible_task, modalities=("speech",), condition=condition
+        GenerationRequest(
+            list(chosen), out, visible=AcBench().visible_task, modalities=("speech",), condition=condition
+        )
     )
 
 

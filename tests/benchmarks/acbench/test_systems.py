@@ -18,6 +18,7 @@ from omnieval.benchmarks.acbench._systems import (
     arpabet_to_espeak,
     oracle_delivery,
 )
+from omnieval.systems import GenerationRequest
 
 SCRIPT = "The next train leaves from platform four."
 
@@ -51,7 +52,9 @@ def test_registered_kinds_and_flags() -> None:
 def test_oracle_fast_is_shorter_than_slow(dataset: AcbenchDataset, tmp_path: Path) -> None:
     fast, slow = dataset.by_id("ac-0001"), dataset.by_id("ac-0003")
     assert (fast.target_value, slow.target_value) == ("fast", "slow")
-    summary = OracleControl().generate([_as(fast, 0), _as(slow, 1)], tmp_path, condition="original")
+    summary = OracleControl().generate(
+        GenerationRequest([_as(fast, 0), _as(slow, 1)], tmp_path, condition="original")
+    )
     assert summary.written == 2 and not summary.missing
     assert _seconds(_wav(tmp_path, 0)) < 0.6 * _seconds(_wav(tmp_path, 1))
 
@@ -62,8 +65,8 @@ def test_oracle_whisper_has_few_voiced_frames(dataset: AcbenchDataset, tmp_path:
 
     whisper = dataset.by_id("ac-0005")
     assert whisper.target_value == "whisper"
-    OracleControl().generate([_as(whisper, 0)], tmp_path / "oracle", condition="original")
-    Neutral().generate([_as(whisper, 0)], tmp_path / "neutral", condition="original")
+    OracleControl().generate(GenerationRequest([_as(whisper, 0)], tmp_path / "oracle", condition="original"))
+    Neutral().generate(GenerationRequest([_as(whisper, 0)], tmp_path / "neutral", condition="original"))
 
     def vfr(root: Path) -> float:
         speech = prepare_speech(_wav(root, 0))
@@ -76,7 +79,9 @@ def test_oracle_says_the_target_reading(dataset: AcbenchDataset, tmp_path: Path)
     leash, metal = dataset.by_id("ac-0007"), dataset.by_id("ac-0008")
     assert leash.script == metal.script
     summary = OracleControl().generate(
-        [_as(leash, 0, leash.script), _as(metal, 1, metal.script)], tmp_path, condition="oracle"
+        GenerationRequest(
+            [_as(leash, 0, leash.script), _as(metal, 1, metal.script)], tmp_path, condition="oracle"
+        )
     )
     assert _wav(tmp_path, 0).read_bytes() != _wav(tmp_path, 1).read_bytes()
     assert "[[l'Ed]]" in summary.lineage["instances"]["ac-0008"]["how"]
@@ -86,7 +91,7 @@ def test_oracle_says_the_target_reading(dataset: AcbenchDataset, tmp_path: Path)
 def test_oracle_lineage_says_what_stayed_neutral(dataset: AcbenchDataset, tmp_path: Path) -> None:
     picked = [dataset.by_id(i) for i in ("ac-0015", "ac-0027", "ac-0029", "ac-0031", "ac-0039")]
     assert [i.target_value for i in picked] == ["angry", "UK", "India", "Australia", "elderly male"]
-    summary = OracleControl().generate(picked, tmp_path, condition="all_to_t")
+    summary = OracleControl().generate(GenerationRequest(picked, tmp_path, condition="all_to_t"))
     rendered = {k: v["rendered"] for k, v in summary.lineage["instances"].items()}
     assert rendered == {
         "ac-0015": False,
@@ -107,9 +112,11 @@ def test_neutral_ignores_target_and_condition(dataset: AcbenchDataset, tmp_path:
     batch = [_as(fast, 0), _as(slow, 1), _as(whisper, 2)]
     calls: list[tuple[int, int]] = []
     summary = Neutral().generate(
-        batch, tmp_path / "a", condition="original", progress=lambda d, n: calls.append((d, n))
+        GenerationRequest(
+            batch, tmp_path / "a", condition="original", progress=lambda d, n: calls.append((d, n))
+        )
     )
-    Neutral().generate(batch, tmp_path / "b", condition="oracle")
+    Neutral().generate(GenerationRequest(batch, tmp_path / "b", condition="oracle"))
     clips = {_wav(root, i).read_bytes() for root in (tmp_path / "a", tmp_path / "b") for i in range(3)}
     assert len(clips) == 1
     assert calls == [(1, 3), (2, 3), (3, 3)]
@@ -123,7 +130,7 @@ def test_failed_synthesis_is_recorded_missing(
         raise SynthesisError("espeak-ng is not installed")
 
     monkeypatch.setattr(_systems, "synthesize", broken)
-    summary = OracleControl().generate([dataset[0]], tmp_path, condition="original")
+    summary = OracleControl().generate(GenerationRequest([dataset[0]], tmp_path, condition="original"))
     assert summary.written == 0 and summary.missing == {"speech": 1}
     assert "not installed" in (tmp_path / "speech" / "0" / "missing.txt").read_text(encoding="utf-8")
 

@@ -20,7 +20,7 @@ from omnieval.benchmarks.prism._leaderboard import PrismLeaderboard
 from omnieval.benchmarks.prism._loader import candidate_video, load_prism
 from omnieval.benchmarks.prism._media import decode_audio, probe
 from omnieval.scores import write_scores
-from omnieval.systems import SYSTEMS, config_model
+from omnieval.systems import SYSTEMS, GenerationRequest, config_model
 
 GT = "ground_truth"
 ROOT = Path(__file__).resolve().parents[3]
@@ -50,7 +50,7 @@ def test_cascade_writes_valid_candidates(prism_sample: Path, tmp_path: Path) -> 
     assert isinstance(spec, CpuT2avConfig)
     system = SYSTEMS.get("cpu-t2av")(spec)
     assert isinstance(system, CpuT2av) and system.uses_ground_truth is False
-    summary = system.generate(data.instances, tmp_path / "a")
+    summary = system.generate(GenerationRequest(data.instances, tmp_path / "a"))
     assert summary.written == len(IDS) and not summary.missing
     assert "NOT a generative model" in summary.lineage["what"]
     for inst in data:
@@ -62,7 +62,7 @@ def test_cascade_writes_valid_candidates(prism_sample: Path, tmp_path: Path) -> 
         audio = decode_audio(out, sr=16000)
         assert float(abs(audio).max()) > 0.01, inst.id  # something is heard
     # Deterministic: the same seed writes the same bytes; the reference is never read.
-    again = cpu_t2av(spec).generate(data.instances[:1], tmp_path / "b")
+    again = cpu_t2av(spec).generate(GenerationRequest(data.instances[:1], tmp_path / "b"))
     assert again.written == 1
     assert candidate_video(tmp_path / "b", 0).read_bytes() == candidate_video(tmp_path / "a", 0).read_bytes()
 

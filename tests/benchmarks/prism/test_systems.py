@@ -17,6 +17,7 @@ from omnieval.benchmarks.prism._systems import (
     delay,
     swap_partners,
 )
+from omnieval.systems import GenerationRequest
 from omnieval.systems._import import ImportSystem
 
 SR = 24000
@@ -55,18 +56,20 @@ def test_registered_kinds() -> None:
 
 def test_ground_truth_is_the_reference(small: PrismDataset, tmp_path: Path) -> None:
     ticks: list[tuple[int, int]] = []
-    summary = GroundTruth().generate(small.instances, tmp_path, progress=lambda d, t: ticks.append((d, t)))
+    summary = GroundTruth().generate(
+        GenerationRequest(small.instances, tmp_path, progress=lambda d, t: ticks.append((d, t)))
+    )
     assert summary.written == 4 and not summary.missing and ticks[-1] == (4, 4)
     assert (summary.system, summary.kind) == ("ground-truth", "ground-truth")
     for inst in small:
         assert candidate_video(tmp_path, inst.index).read_bytes() == inst.reference_video.read_bytes()
-    copied = GroundTruth(link=False).generate(small.instances[:1], tmp_path / "copy")
+    copied = GroundTruth(link=False).generate(GenerationRequest(small.instances[:1], tmp_path / "copy"))
     out = candidate_video(tmp_path / "copy", 0)
     assert copied.written == 1 and out.stat().st_ino != small[0].reference_video.stat().st_ino
 
 
 def test_muted_is_silent(small: PrismDataset, tmp_path: Path) -> None:
-    summary = Muted().generate(small.instances, tmp_path)
+    summary = Muted().generate(GenerationRequest(small.instances, tmp_path))
     assert summary.written == 4
     for inst in small:
         out = candidate_video(tmp_path, inst.index)
@@ -87,7 +90,7 @@ def _lag_s(reference: np.ndarray, shifted: np.ndarray, max_lag: int) -> float:
 
 
 def test_offset_delays_the_audio_by_half_a_second(small: PrismDataset, tmp_path: Path) -> None:
-    Offset().generate(small.instances, tmp_path)
+    Offset().generate(GenerationRequest(small.instances, tmp_path))
     for inst in small:
         out = candidate_video(tmp_path, inst.index)
         _check_layout(inst, out)
@@ -98,7 +101,7 @@ def test_offset_delays_the_audio_by_half_a_second(small: PrismDataset, tmp_path:
 
 def test_swapped_audio_comes_from_another_instance(small: PrismDataset, tmp_path: Path) -> None:
     system = SwappedAudio(seed=0)
-    summary = system.generate(small.instances, tmp_path)
+    summary = system.generate(GenerationRequest(small.instances, tmp_path))
     donors = summary.lineage["donors"]
     assert set(donors) == set(small.ids) and all(k != v for k, v in donors.items())
     assert sorted(donors.values()) == sorted(small.ids)  # every clip gives its audio once
@@ -115,7 +118,7 @@ def test_swapped_audio_comes_from_another_instance(small: PrismDataset, tmp_path
 
 
 def test_swapped_audio_needs_two_instances(small: PrismDataset, tmp_path: Path) -> None:
-    summary = SwappedAudio().generate(small.instances[:1], tmp_path)
+    summary = SwappedAudio().generate(GenerationRequest(small.instances[:1], tmp_path))
     assert summary.written == 0 and summary.missing == {"video": 1}
     reason = (tmp_path / "video" / "0" / "missing.txt").read_text(encoding="utf-8")
     assert "at least two" in reason
@@ -123,8 +126,8 @@ def test_swapped_audio_needs_two_instances(small: PrismDataset, tmp_path: Path) 
 
 def test_reruns_write_identical_bytes(small: PrismDataset, tmp_path: Path) -> None:
     for system in (Muted(), Offset(), SwappedAudio()):
-        system.generate(small.instances[:2], tmp_path / "a")
-        system.generate(small.instances[:2], tmp_path / "b")
+        system.generate(GenerationRequest(small.instances[:2], tmp_path / "a"))
+        system.generate(GenerationRequest(small.instances[:2], tmp_path / "b"))
         for i in (0, 1):
             assert (
                 candidate_video(tmp_path / "a", i).read_bytes()
@@ -136,7 +139,7 @@ def test_missing_reference_is_recorded(small: PrismDataset, tmp_path: Path) -> N
     import dataclasses
 
     gone = dataclasses.replace(small[0], reference_video=tmp_path / "gone.mp4")
-    summary = Muted().generate([gone], tmp_path / "out")
+    summary = Muted().generate(GenerationRequest([gone], tmp_path / "out"))
     assert summary.missing == {"video": 1}
     assert "muted:" in (tmp_path / "out" / "video" / "0" / "missing.txt").read_text(encoding="utf-8")
 
@@ -169,8 +172,10 @@ def test_delay() -> None:
 
 def test_import_system_reads_the_video_layout(small: PrismDataset, tmp_path: Path) -> None:
     made = tmp_path / "elsewhere"
-    GroundTruth(link=False).generate(small.instances[:3], made)
+    GroundTruth(link=False).generate(GenerationRequest(small.instances[:3], made))
     (made / "video" / "1" / "generated.mp4").write_bytes(b"broken")
-    summary = ImportSystem(made, modalities=("video",)).generate(small.instances, tmp_path / "run")
+    summary = ImportSystem(made, modalities=("video",)).generate(
+        GenerationRequest(small.instances, tmp_path / "run")
+    )
     assert summary.missing == {"video": 2}  # index 1 undecodable, index 3 absent
     assert summary.candidates_root == made.resolve()

@@ -9,7 +9,7 @@ import pytest
 from omnieval.benchmarks.storybench._loader import load_storybench
 from omnieval.benchmarks.storybench._systems import derangement
 from omnieval.candidates import Modality, output_path, read_candidate
-from omnieval.systems import SYSTEMS, resolve_candidates_root
+from omnieval.systems import SYSTEMS, GenerationRequest, resolve_candidates_root
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +23,7 @@ def test_registry_names_are_the_config_keys() -> None:
 
 def test_oracle_writes_ground_truth_and_controlled_speech(transitions, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     rows = transitions[:2]
-    summary = SYSTEMS.get("oracle")().generate(rows, tmp_path)
+    summary = SYSTEMS.get("oracle")().generate(GenerationRequest(rows, tmp_path))
     assert summary.missing == {}
     for tr in rows:
         text = output_path(tmp_path, Modality.TEXT, tr.index).read_text(encoding="utf-8").strip()
@@ -34,7 +34,7 @@ def test_oracle_writes_ground_truth_and_controlled_speech(transitions, tmp_path:
 
 def test_copy_current_sees_only_task_inputs(transitions, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     tr = transitions[0]
-    SYSTEMS.get("copy-current")().generate([tr], tmp_path)
+    SYSTEMS.get("copy-current")().generate(GenerationRequest([tr], tmp_path))
     assert (
         output_path(tmp_path, Modality.TEXT, tr.index).read_text(encoding="utf-8").strip()
         == tr.current_text.strip()
@@ -49,7 +49,7 @@ def test_shuffled_takes_another_books_ground_truth_deterministically(transitions
     for tr in transitions:
         assert first[tr.index].book != tr.book
     rows = transitions[:6]
-    SYSTEMS.get("shuffled")(seed=0).generate(rows, tmp_path)
+    SYSTEMS.get("shuffled")(seed=0).generate(GenerationRequest(rows, tmp_path))
     donors = derangement(rows, seed=0)
     for tr in rows:
         written = output_path(tmp_path, Modality.TEXT, tr.index).read_text(encoding="utf-8").strip()
@@ -59,12 +59,12 @@ def test_shuffled_takes_another_books_ground_truth_deterministically(transitions
 def test_import_counts_missing_and_undecodable_outputs(transitions, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     outside = tmp_path / "outside"
     rows = transitions[:3]
-    SYSTEMS.get("oracle")().generate(rows, outside)
+    SYSTEMS.get("oracle")().generate(GenerationRequest(rows, outside))
     shutil.rmtree(outside / "speech" / "1")  # absent index folder = missing
     output_path(outside, Modality.IMAGE, 2).write_bytes(b"\x89PNG\r\n\x1a\n broken")  # corrupt PNG
     output_path(outside, Modality.TEXT, 0).write_text("   \n", encoding="utf-8")  # empty narration
     out = tmp_path / "state"
-    summary = SYSTEMS.get("import")(path=outside).generate(rows, out)
+    summary = SYSTEMS.get("import")(path=outside).generate(GenerationRequest(rows, out))
     assert summary.missing == {"speech": 1, "image": 1, "text": 1}
     pointer = json.loads((out / "IMPORTED.json").read_text())
     assert any("row 2" in p and "image" in p for p in pointer["problems"])

@@ -96,11 +96,6 @@ class AcBench(api.Benchmark):
         return acbench_frame(self.load(root))
 
     # -- generation ---------------------------------------------------------------------------
-    def generate(self, job: api.GenerateJob) -> Any:
-        return job.system.generate(
-            job.instances, job.out_root, condition=job.condition, progress=job.progress
-        )
-
     def visible_task(self, instance: Any, condition: str = "") -> Any:
         from omnieval.benchmarks.acbench._brief import brief
         from omnieval.benchmarks.acbench._conditions import task_inputs

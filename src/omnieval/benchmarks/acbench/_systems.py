@@ -16,6 +16,7 @@ Both write ``<out_root>/speech/<index>/generated.wav`` (FORMATS.md section 2).
 from __future__ import annotations
 
 import dataclasses
+from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,8 +30,9 @@ from omnieval.benchmarks.acbench._conditions import task_inputs
 from omnieval.benchmarks.acbench._loader import AcbenchInstance, HeteronymRef
 from omnieval.candidates import Modality, output_path
 from omnieval.systems import (
+    GenerationRequest,
     GenerationSummary,
-    Progress,
+    System,
     SystemConfig,
     SystemSpec,
     clear_index,
@@ -296,61 +298,50 @@ def _speak(out_root: Path, index: int, delivery: Delivery, counts: dict[str, int
     return True
 
 
-class _EspeakSystem:
+class _EspeakSystem(System):
     """Speaks every instance's script with the delivery :meth:`deliver` picks, one WAV per index."""
-
-    kind: str
-    uses_ground_truth: bool
 
     def __init__(self, prosody: EspeakProsody = ACBENCH_PROSODY) -> None:
         self.prosody = prosody
 
+    @abstractmethod
     def deliver(self, instance: AcbenchInstance, condition: str) -> Delivery:
         """How to speak ``instance`` under ``condition``."""
-        raise NotImplementedError
 
+    @abstractmethod
     def describe(
         self, condition: str, deliveries: Sequence[tuple[AcbenchInstance, Delivery]]
     ) -> dict[str, Any]:
         """The system's lineage for one run."""
-        raise NotImplementedError
 
-    def generate(
-        self,
-        instances: Sequence[AcbenchInstance],
-        out_root: Path,
-        *,
-        condition: str,
-        progress: Progress | None = None,
-    ) -> GenerationSummary:
+    def generate(self, request: GenerationRequest) -> GenerationSummary:
         """Write ``<out_root>/speech/<index>/generated.wav`` for every instance.
 
         Args:
-            instances: Dataset instances, in any order.
-            out_root: Candidate folder (FORMATS.md section 2).
-            condition: Input condition (one of ``CONDITIONS``).
-            progress: Called with (done, total) after each instance.
+            request: The instances (OmniACBench's, in any order), the candidate folder (FORMATS.md
+                section 2), the input condition (one of ``CONDITIONS``) and the progress callback.
 
         Returns:
             The summary: clips written, clips missing (``speech``: count; a ``missing.txt`` says why)
             and the lineage.
         """
+        instances: Sequence[AcbenchInstance] = request.instances
+        condition = request.condition
         counts: dict[str, int] = {}
         deliveries: list[tuple[AcbenchInstance, Delivery]] = []
         written = 0
         for done, inst in enumerate(instances, start=1):
             delivery = self.deliver(inst, condition)
             deliveries.append((inst, delivery))
-            written += _speak(out_root, inst.index, delivery, counts)
-            if progress:
-                progress(done, len(instances))
+            written += _speak(request.out_root, inst.index, delivery, counts)
+            request.tick(done)
         lineage = {
             "tts": "espeak-ng",
             "tts_prosody": self.prosody.version,
             "condition": condition,
             **self.describe(condition, deliveries),
         }
-        return GenerationSummary(self.kind, self.kind, out_root, written, counts, lineage)
+        return GenerationSummary(self.kind, self.kind, request.out_root, written, counts, lineage)
 
 
 class OracleControl(_EspeakSystem):
@@ -360,8 +351,8 @@ class OracleControl(_EspeakSystem):
     whether it was rendered and how, ``targets_rendered`` / ``targets_left_neutral`` sum it up.
     """
 
-    kind = "oracle-control"
-    uses_ground_truth = True
+    kind: ClassVar[str] = "oracle-control"
+    uses_ground_truth: ClassVar[bool] = True
     config_model: ClassVar[type[SystemSpec]] = OracleControlConfig
 
     def deliver(self, instance: AcbenchInstance, condition: str) -> Delivery:
@@ -395,8 +386,7 @@ class OracleControl(_EspeakSystem):
 class Neutral(_EspeakSystem):
     """Speaks each script in the default voice at the default rate, ignoring all context (a floor)."""
 
-    kind = "neutral"
-    uses_ground_truth = False
+    kind: ClassVar[str] = "neutral"
     config_model: ClassVar[type[SystemSpec]] = NeutralConfig
 
     def deliver(self, instance: AcbenchInstance, condition: str) -> Delivery:

@@ -59,10 +59,10 @@ def _register_systems() -> None:
     SYSTEMS.register("swapped-audio")(SwappedAudio)
     SYSTEMS.register("offset")(Offset)
 
-    from omnieval.benchmarks.prism._cascade import cpu_t2av
+    from omnieval.benchmarks.prism._cascade import CpuT2av
 
     # A system under test that is NOT a generative model (a rule-based CPU cascade).
-    SYSTEMS.register("cpu-t2av")(cpu_t2av)
+    SYSTEMS.register("cpu-t2av")(CpuT2av)
 
 
 _register_systems()
@@ -170,11 +170,6 @@ class Prism(api.Benchmark):
         return read_dimension_answer(raw, track)
 
     # -- generation ---------------------------------------------------------------------------
-    def generate(self, job: api.GenerateJob) -> Any:
-        return job.system.generate(
-            job.instances, job.out_root, condition=job.condition, progress=job.progress
-        )
-
     def visible_task(self, instance: Any, condition: str = "") -> Any:
         from omnieval.benchmarks.prism._loader import PrismTaskInputs
         from omnieval.systems import Task

@@ -191,8 +191,8 @@ class CpuT2av(ClipSystem):
         config: The typed ``systems:`` entry.
     """
 
-    kind = KIND
-    uses_ground_truth = False
+    kind: ClassVar[str] = KIND
+    uses_ground_truth: ClassVar[bool] = False
     config_model: ClassVar[type[SystemSpec]] = CpuT2avConfig
 
     def __init__(self, config: CpuT2avConfig | None = None) -> None:
@@ -215,8 +215,5 @@ class CpuT2av(ClipSystem):
 
 
 def cpu_t2av(config: CpuT2avConfig | None = None, **kwargs: Any) -> CpuT2av:
-    """Factory of :class:`CpuT2av` (``kind: cpu-t2av``): a typed config, or its fields as keywords."""
+    """A :class:`CpuT2av` from a typed config, or from its fields as keywords."""
     return CpuT2av(config if config is not None else CpuT2avConfig(kind=KIND, **kwargs))
-
-
-cpu_t2av.config_model = CpuT2avConfig  # type: ignore[attr-defined]

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from abc import abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -32,8 +33,9 @@ from omnieval.benchmarks.prism._loader import PrismInstance, candidate_video
 from omnieval.benchmarks.prism._media import MediaError, decode_audio, probe, replace_audio
 from omnieval.candidates import Modality
 from omnieval.systems import (
+    GenerationRequest,
     GenerationSummary,
-    Progress,
+    System,
     SystemConfig,
     SystemSpec,
     clear_index,
@@ -69,41 +71,32 @@ class OffsetConfig(SystemConfig):
     kind: Literal["offset"] = "offset"
 
 
-class ClipSystem:
+class ClipSystem(System):
     """Writes one clip per instance with :meth:`make` (the reference and diagnostic systems make it
     from the reference clip, ``cpu-t2av`` from the caption); :meth:`describe` gives the lineage."""
 
-    kind: str = ""
-    uses_ground_truth = True
+    uses_ground_truth: ClassVar[bool] = True
 
+    @abstractmethod
     def make(self, instance: PrismInstance, out: Path, instances: Sequence[PrismInstance]) -> None:
         """Write the candidate clip of ``instance`` at ``out`` (raise MediaError when impossible)."""
-        raise NotImplementedError
 
     def describe(self, instances: Sequence[PrismInstance]) -> dict[str, Any]:
         """The system's lineage for one run."""
         return {}
 
-    def generate(
-        self,
-        instances: Sequence[PrismInstance],
-        out_root: Path,
-        *,
-        condition: str = "",
-        progress: Progress | None = None,
-    ) -> GenerationSummary:
+    def generate(self, request: GenerationRequest) -> GenerationSummary:
         """Write ``<out_root>/video/<index>/generated.mp4`` for every instance.
 
         Args:
-            instances: Dataset instances, in any order.
-            out_root: Candidate folder (FORMATS.md section 2).
-            condition: Unused (PRISM-Bench has no input conditions); accepted for the shared stage.
-            progress: Called with (done, total) after each instance.
+            request: The instances (PRISM-Bench's, in any order), the candidate folder (FORMATS.md
+                section 2) and the progress callback; PRISM-Bench has no input conditions.
 
         Returns:
             The summary: clips written, clips missing (``video``: count) and the lineage.
         """
-        out_root = Path(out_root)
+        instances: Sequence[PrismInstance] = request.instances
+        out_root = Path(request.out_root)
         counts: dict[str, int] = {}
         written = 0
         for done, inst in enumerate(instances, start=1):
@@ -115,8 +108,7 @@ class ClipSystem:
                 written += 1
             except MediaError as exc:
                 record_missing(out_root, Modality.VIDEO, inst.index, f"{self.kind}: {exc}", counts)
-            if progress:
-                progress(done, len(instances))
+            request.tick(done)
         lineage = {"source": "reference_video", **self.describe(instances)}
         return GenerationSummary(self.kind, self.kind, out_root, written, counts, lineage)
 
@@ -134,7 +126,7 @@ class GroundTruth(ClipSystem):
             copy otherwise or when False.
     """
 
-    kind = "ground-truth"
+    kind: ClassVar[str] = "ground-truth"
     config_model: ClassVar[type[SystemSpec]] = GroundTruthConfig
 
     def __init__(self, link: bool = True) -> None:
@@ -163,7 +155,7 @@ class GroundTruth(ClipSystem):
 class Muted(ClipSystem):
     """The reference picture with a silent audio track of the same length."""
 
-    kind = "muted"
+    kind: ClassVar[str] = "muted"
     config_model: ClassVar[type[SystemSpec]] = MutedConfig
 
     def make(self, instance: PrismInstance, out: Path, instances: Sequence[PrismInstance]) -> None:
@@ -233,7 +225,7 @@ class SwappedAudio(ClipSystem):
         seed: Seed of the donor assignment (:func:`swap_partners`).
     """
 
-    kind = "swapped-audio"
+    kind: ClassVar[str] = "swapped-audio"
     config_model: ClassVar[type[SystemSpec]] = SwappedAudioConfig
 
     def __init__(self, seed: int = 0) -> None:
@@ -293,7 +285,7 @@ class Offset(ClipSystem):
         offset_s: Delay in seconds (> 0).
     """
 
-    kind = "offset"
+    kind: ClassVar[str] = "offset"
     config_model: ClassVar[type[SystemSpec]] = OffsetConfig
 
     def __init__(self, offset_s: float = 0.5) -> None:

@@ -134,9 +134,6 @@ class StoryBench(api.Benchmark):
         return storybench_audit_inputs(dataset, self.fingerprint(dataset).digest, self.name)
 
     # -- generation ---------------------------------------------------------------------------
-    def generate(self, job: api.GenerateJob) -> Any:
-        return job.system.generate(job.instances, job.out_root, progress=job.progress)
-
     def visible_task(self, instance: Any, condition: str = "") -> Any:
         from omnieval.benchmarks.storybench._brief import brief
         from omnieval.systems import IMAGE_ROLE, Task

@@ -16,8 +16,10 @@ from omnieval.benchmarks.storybench._records import TargetSpeech, Transition
 from omnieval.candidates import Modality, output_path
 from omnieval.systems import (
     SYSTEMS,
+    GenerationRequest,
     GenerationSummary,
     Progress,
+    System,
     SystemConfig,
     SystemSpec,
     clear_index,
@@ -70,6 +72,11 @@ def _tts_lineage(controlled: bool) -> dict[str, object]:
     }
 
 
+def _transitions(request: GenerationRequest) -> Sequence[Transition]:
+    """The request's instances: storybench's reference kinds read the transitions themselves."""
+    return request.instances
+
+
 def _write_candidates(
     transitions: Sequence[Transition],
     out_root: Path,
@@ -99,19 +106,20 @@ def _write_candidates(
     return counts
 
 
-class OracleSystem:
+class OracleSystem(System):
     """Ground-truth narration and image; the target line spoken with the target attributes."""
 
-    uses_ground_truth = True
+    kind: ClassVar[str] = "oracle"
+    uses_ground_truth: ClassVar[bool] = True
     config_model: ClassVar[type[SystemSpec]] = OracleConfig
 
-    def generate(
-        self, transitions: Sequence[Transition], out_root: Path, *, progress: Progress | None = None
-    ) -> GenerationSummary:
+    def generate(self, request: GenerationRequest) -> GenerationSummary:
+        """Write each transition's target narration, picture and spoken line."""
+        transitions, out_root = _transitions(request), request.out_root
         counts = _write_candidates(
             transitions,
             out_root,
-            progress,
+            request.progress,
             lambda tr: (tr.next_text, tr.next_image, tr.target_speech),
             controlled=True,
         )
@@ -125,15 +133,15 @@ def _first_sentence(text: str) -> str:
     return parts[0] if parts and parts[0] else text
 
 
-class CopyCurrentSystem:
+class CopyCurrentSystem(System):
     """Repeats the current page: its narration, its image, and its first sentence in the default voice."""
 
-    uses_ground_truth = False
+    kind: ClassVar[str] = "copy-current"
     config_model: ClassVar[type[SystemSpec]] = CopyCurrentConfig
 
-    def generate(
-        self, transitions: Sequence[Transition], out_root: Path, *, progress: Progress | None = None
-    ) -> GenerationSummary:
+    def generate(self, request: GenerationRequest) -> GenerationSummary:
+        """Write each transition's current page again (task inputs only)."""
+        transitions, out_root = _transitions(request), request.out_root
 
         def current_page(tr: Transition) -> tuple[str, Path, TargetSpeech]:
             inputs = tr.task_inputs()
@@ -144,7 +152,7 @@ class CopyCurrentSystem:
             )
             return inputs.current_text, inputs.current_image, speech
 
-        counts = _write_candidates(transitions, out_root, progress, current_page, controlled=False)
+        counts = _write_candidates(transitions, out_root, request.progress, current_page, controlled=False)
         return GenerationSummary(
             "copy-current", "copy-current", out_root, len(transitions), counts, _tts_lineage(False)
         )
@@ -165,25 +173,30 @@ def derangement(transitions: Sequence[Transition], seed: int) -> dict[int, Trans
     return result
 
 
-class ShuffledSystem:
-    """Another transition's ground truth (another book's where possible): a floor for every metric."""
+class ShuffledSystem(System):
+    """Another transition's ground truth (another book's where possible): a floor for every metric.
 
-    uses_ground_truth = True
+    Args:
+        seed: Seed of the donor assignment (:func:`derangement`).
+    """
+
+    kind: ClassVar[str] = "shuffled"
+    uses_ground_truth: ClassVar[bool] = True
     config_model: ClassVar[type[SystemSpec]] = ShuffledConfig
 
     def __init__(self, seed: int = 0) -> None:
         self.seed = seed
 
-    def generate(
-        self, transitions: Sequence[Transition], out_root: Path, *, progress: Progress | None = None
-    ) -> GenerationSummary:
+    def generate(self, request: GenerationRequest) -> GenerationSummary:
+        """Write each transition's donor's targets (see :func:`derangement`)."""
+        transitions, out_root = _transitions(request), request.out_root
         donors = derangement(transitions, self.seed)
 
         def donor_targets(tr: Transition) -> tuple[str, Path, TargetSpeech]:
             donor = donors[tr.index]
             return donor.next_text, donor.next_image, donor.target_speech
 
-        counts = _write_candidates(transitions, out_root, progress, donor_targets, controlled=True)
+        counts = _write_candidates(transitions, out_root, request.progress, donor_targets, controlled=True)
         lineage = {
             **_tts_lineage(True),
             "seed": self.seed,

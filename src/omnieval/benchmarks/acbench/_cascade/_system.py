@@ -50,14 +50,12 @@ from omnieval.systems import (
     PLANNING_CODE,
     ExampleResult,
     GeneratingSystem,
-    GenerationLimit,
+    GenerationRequest,
     GenerationSummary,
     Planner,
     PlannerConfig,
-    Progress,
     SystemSpec,
     Task,
-    VisibleTask,
     clear_index,
     timed,
 )
@@ -249,34 +247,16 @@ class CascadeSystem(GeneratingSystem):
             "usage": {**self.planner.usage.to_json(), "model": self.cfg.planner.model},
         }
 
-    def generate(
-        self,
-        instances: Sequence[Any],
-        out_root: Path,
-        *,
-        visible: VisibleTask,
-        modalities: Sequence[str],
-        condition: str = "",
-        progress: Progress | None = None,
-        keep_open: bool = False,
-        limit: GenerationLimit | None = None,
-    ) -> GenerationSummary:
+    def generate(self, request: GenerationRequest) -> GenerationSummary:
         """The shared driver on the evaluated subset, then what the cascade saw, from the raw files."""
+        instances, out_root = request.instances, request.out_root
         ordered = sorted(instances, key=lambda inst: int(inst.index))
         subset = ordered if self.cfg.limit is None else ordered[: self.cfg.limit]
         chosen = {int(inst.index) for inst in subset}
         left_out = [inst for inst in ordered if int(inst.index) not in chosen]
 
-        summary = super().generate(
-            subset,
-            out_root,
-            visible=visible,
-            modalities=modalities,
-            condition=condition,
-            progress=progress,  # counts the planned examples only: the left-out rows cost nothing
-            keep_open=keep_open,
-            limit=limit,
-        )
+        # The progress bar counts the planned examples only: the left-out rows cost nothing.
+        summary = super().generate(dataclasses.replace(request, instances=subset))
         for inst in left_out:
             clear_index(out_root, int(inst.index))
             write_missing(

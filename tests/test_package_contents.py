@@ -77,7 +77,13 @@ def test_every_data_file_of_the_source_tree_ships_in_the_package() -> None:
     )
     patterns = pyproject["tool"]["setuptools"]["package-data"]["omnieval"]
     shipped = {p for pattern in patterns for p in PACKAGE.glob(pattern) if p.is_file()}
-    data = {p for p in PACKAGE.rglob("*") if p.is_file() and p.suffix not in (".py", ".pyc")}
+    # __pycache__ holds what the interpreter and numba compile at run time (numba's .nbi/.nbc
+    # kernels included), never source data.
+    data = {
+        p
+        for p in PACKAGE.rglob("*")
+        if p.is_file() and p.suffix not in (".py", ".pyc") and "__pycache__" not in p.parts
+    }
     assert not sorted(str(p.relative_to(PACKAGE)) for p in data - shipped)
     storybench = PACKAGE / "benchmarks" / "storybench"
     assert storybench / "_sample" / "books.yaml" in shipped

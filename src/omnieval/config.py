@@ -23,7 +23,7 @@ from pydantic import (
 )
 
 from omnieval.backends.llm import TokenPrice
-from omnieval.errors import ConfigError, validation_problems
+from omnieval.errors import ConfigError, read_config_text, validation_problems
 from omnieval.judges import JudgeBudget
 from omnieval.systems import GenerationBudget, SystemConfig, SystemSpec
 
@@ -501,16 +501,7 @@ def load_suite(path: Path | str, *, check: bool = True) -> SuiteConfig:
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"suite config {path} not found")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(
-            f"{path}: not a text file (byte {exc.start} is not UTF-8); a suite is a YAML file"
-        ) from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read suite config: {exc.strerror or exc}") from None
-    if "\x00" in text:
-        raise ConfigError(f"{path}: not a text file (it holds NUL bytes); a suite is a YAML file")
+    text = read_config_text(path, label=str(path), what="a suite (a YAML file)")
     try:
         raw = yaml.safe_load(text)
     except yaml.YAMLError as exc:

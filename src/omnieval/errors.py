@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -66,3 +67,26 @@ def validation_problems(header: str, exc: ValidationError) -> str:
         where = ".".join(str(p) for p in err["loc"]) or "(top level)"
         lines.append(f"  - {where}: {err['msg']}")
     return "\n".join(lines)
+
+
+def read_config_text(path: Path, *, label: str, what: str) -> str:
+    """The UTF-8 text of the config file ``path``; a binary or unreadable file is a ConfigError.
+
+    The one reader of config-like files that a user names (suite files in ``omnieval.config``, every command's
+    JSON/YAML arguments in ``omnieval.cli``). ``label`` opens each message (the path, or the option and the
+    path); ``what`` says what the file should have been.
+
+    Raises:
+        ConfigError: the file cannot be read, is not UTF-8 (names the byte offset) or holds NUL bytes.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{label} is not a text file (byte {exc.start} is not UTF-8); expected {what}"
+        ) from None
+    except OSError as exc:
+        raise ConfigError(f"{label} cannot be read ({exc.strerror or exc})") from None
+    if "\x00" in text:
+        raise ConfigError(f"{label} is not a text file (it holds NUL bytes); expected {what}")
+    return text

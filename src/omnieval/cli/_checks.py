@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from omnieval.errors import ConfigError
+from omnieval.errors import ConfigError, read_config_text
 
 if TYPE_CHECKING:
     from omnieval.config import SuiteConfig
@@ -122,17 +122,7 @@ def output_dir(flag: str, path: Path) -> Path:
 
 def _text(flag: str, path: Path, what: str) -> str:
     input_file(flag, path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(
-            f"{flag}: {path} is not a text file (byte {exc.start} is not UTF-8); expected {what}"
-        ) from None
-    except OSError as exc:
-        raise ConfigError(f"{flag}: cannot read {path} ({exc.strerror or exc})") from None
-    if "\x00" in text:
-        raise ConfigError(f"{flag}: {path} is not a text file (it holds NUL bytes); expected {what}")
-    return text
+    return read_config_text(path, label=f"{flag}: {path}", what=what)
 
 
 def json_object(flag: str, path: Path) -> dict[str, Any]:

@@ -100,6 +100,7 @@ def test_stages_follow_the_suite_and_declare_only_reproducible_outputs() -> None
         # Per-system inputs, not the folders that also hold each run's accounting files.
         assert f"state/{part.suite.split('/')[1][:-5]}/metrics" not in stages[f"{p}report"]["deps"]
         if f"{p}judge" in stages:
+            assert [d for d in stages[f"{p}judge"]["deps"] if d.startswith("state/")]
             assert all("/candidates/" in d for d in stages[f"{p}judge"]["deps"] if d.startswith("state/"))
     assert "acbench_judge" not in stages, "a suite without judge panels has no judge stage"
     assert stages["acbench_generate"]["do"]["params"] == [

@@ -17,6 +17,7 @@ import re
 import secrets
 import sys
 import textwrap
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -340,6 +341,9 @@ def _files_holding(roots: list[Path], needles: dict[str, bytes], since: float, s
     return hits
 
 
+_THIS_PROCESS = "(this test process)"
+
+
 def _listening_addresses() -> list[tuple[str, str]]:
     """(process, ip) of every TCP socket this process and its children listen on."""
     import psutil
@@ -347,11 +351,16 @@ def _listening_addresses() -> list[tuple[str, str]]:
     me = psutil.Process()
     out = []
     for proc in [me, *me.children(recursive=True)]:
+        label = _THIS_PROCESS if proc.pid == me.pid else ""
         try:
             conns = proc.net_connections(kind="tcp")
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             continue
-        out += [(" ".join(proc.cmdline()[:4]), c.laddr.ip) for c in conns if c.status == psutil.CONN_LISTEN]
+        try:
+            label = label or " ".join(proc.cmdline()[:4])
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+        out += [(label, c.laddr.ip) for c in conns if c.status == psutil.CONN_LISTEN]
     return out
 
 
@@ -427,9 +436,24 @@ def test_planted_secrets_never_leave_the_process(
     old_level = root_logger.level
     root_logger.addHandler(keep)
     root_logger.setLevel(logging.DEBUG)
+    # Every socket the run's processes listen on while it runs (Prefect's temporary server, ...),
+    # sampled from a thread: a server bound to 0.0.0.0 and stopped before the run returns is seen.
+    heard: set[tuple[str, str]] = set()
+    running = threading.Event()
+    running.set()
+
+    def sample() -> None:
+        while running.is_set():
+            heard.update(_listening_addresses())
+            time.sleep(0.2)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
     try:
         code = main(["run", str(suite_path), "--json"])
     finally:
+        running.clear()
+        sampler.join(timeout=10)
         root_logger.removeHandler(keep)
         root_logger.setLevel(old_level)
     out, err = capfd.readouterr()
@@ -478,7 +502,11 @@ def test_planted_secrets_never_leave_the_process(
         assert not any(v for v in values for s in planted.values() if s in v)
 
     # 2. Every socket the run left listening (Prefect's temporary server, ...) is on loopback.
-    listening = _listening_addresses()
+    # The test's own fake server listens in this process; the run's child processes must have too.
+    listening = heard | set(_listening_addresses())
+    assert any(process != _THIS_PROCESS for process, _ in listening), (
+        f"no server of the run was seen: {listening}"
+    )
     assert all(ip in ("127.0.0.1", "::1") for _, ip in listening), listening
 
 

@@ -127,3 +127,43 @@ def test_modality_association_intervals(frame: pd.DataFrame) -> None:
     }
     for r in rows:
         assert -1 <= r["ci95"][0] <= r["ci95"][1] <= 1
+
+
+def _independent_rank_interval(totals: list[list[float]], system: int, level: float) -> tuple[int, int]:
+    """Plain-Python percentile interval of one system's rank (1 = best, ties share the best rank).
+
+    The lower end is the smallest rank r with P(rank <= r) >= (1 - level) / 2, the upper end the
+    smallest r with P(rank <= r) >= 1 - (1 - level) / 2 (the empirical quantile, no interpolation).
+    """
+    ranks = sorted(1 + sum(other > row[system] for other in row) for row in totals)
+    tail = (1.0 - level) / 2.0
+
+    def quantile(q: float) -> int:
+        for i, r in enumerate(ranks, start=1):
+            if i / len(ranks) >= q - 1e-12:
+                return r
+        return ranks[-1]
+
+    return quantile(tail), quantile(1.0 - tail)
+
+
+def test_rank_intervals_match_an_independent_computation() -> None:
+    from omnieval.benchmarks.storybench._analyses._bootstrap import BootstrapDraws
+
+    # 200 draws with hand-set orders, lopsided so that a wrong tail moves an interval end: a ranks
+    # 1st in 95.5 % of draws, 2nd in 3.5 %, 3rd in 1 % (95 % interval [1, 2]; a 90 % one [1, 1]);
+    # c ranks 1st in 3 % (95 % interval [1, 3]; a 90 % one [2, 3]).
+    orders = [("c", "a", "b")] * 6 + [("a", "c", "b")] * 8 + [("b", "a", "c")] + [("b", "c", "a")] * 2
+    orders += [("a", "b", "c")] * (200 - len(orders))
+    value_of_place = (0.7, 0.6, 0.5)
+    totals = np.array([[value_of_place[order.index(name)] for name in "abc"] for order in orders])
+    point = np.array([0.60, 0.58, 0.50])
+    boot = BootstrapDraws(totals, {}, point, {})
+    out = summarize(("a", "b", "c"), boot, level=0.95, alpha=0.05)
+    rows = totals.tolist()
+    expected = {name: _independent_rank_interval(rows, k, 0.95) for k, name in enumerate(("a", "b", "c"))}
+    assert expected["a"] == (1, 2) and expected["c"] == (1, 3)
+    assert {name: tuple(e["rank_interval"]) for name, e in out["systems"].items()} == expected
+    # The data can tell tails apart: a 90 % or a 100 % interval differs from the 95 % one somewhere.
+    for other in (0.90, 1.0):
+        assert any(_independent_rank_interval(rows, k, other) != expected[n] for k, n in enumerate("abc"))

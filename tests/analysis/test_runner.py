@@ -108,6 +108,7 @@ def test_cli_analyze_and_seed_reproducibility(tmp_path: Path, capsys: pytest.Cap
 def test_cli_analyze_list_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["analyze", "--list"]) == 0
     listed = capsys.readouterr().out
+    assert ALL, "no analysis is registered"
     assert all(name in listed for name in ALL)
     scores = tmp_path / "scores.parquet"
     write_scores(make_scores(benchmark="storybench", n_systems=3, n_instances=4, seed=0), scores)

@@ -31,6 +31,7 @@ def test_transcribes_espeak_with_word_timestamps(tmp_path: Path) -> None:
     assert len({"come", "back", "here", "rascal", "tide", "away"} & set(words)) >= 4
     starts = [w.start for w in heard.words]
     assert starts == sorted(starts)
+    assert heard.words
     assert all(w.end >= w.start for w in heard.words)
     assert heard.words[-1].end <= speech.duration_s + 0.5
     ident = asr.identity()

@@ -267,6 +267,7 @@ def test_judge_prompts_lists_every_benchmarks_templates(done: dict[str, Done]) -
     assert {("prism", "stage_1"), ("prism", "stage_2")} <= tracks
     hashes = [p["sha256"] for p in prompts]  # type: ignore[union-attr]
     assert all(len(h) == 64 for h in hashes) and len(set(hashes)) == len(hashes)
+    assert prompts
     assert all(p["version"] for p in prompts)  # type: ignore[union-attr]
 
 

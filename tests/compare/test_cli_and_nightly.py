@@ -164,6 +164,7 @@ def test_a_go_notification_and_report_state_what_the_go_rules_out(
     doc = nightly_regression(config, second, run_id="r2")
     assert doc["verdict"] == "GO" and doc["mde_power"] == 0.8
     (line,) = [r for r in doc["reasons"] if r.startswith("GO: no bertscore_f1 drop >= ")]
+    assert doc["systems"]
     assert all(c["mde"] is not None for cells in doc["systems"].values() for c in cells.values())
 
     (outcome,) = notify_regression(config, second)

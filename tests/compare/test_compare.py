@@ -300,4 +300,5 @@ def test_mde_accounts_for_holm_and_tolerance_and_no_go_claims_nothing(
 
     worse = _compare(a, make_run("run3", _worse(before, "beta", list(range(N)), 0.3)))
     assert worse["verdict"] == "NO-GO" and not any(r.startswith("GO: ") for r in worse["reasons"])
+    assert worse["systems"]
     assert all(c["mde"] is not None for cells in worse["systems"].values() for c in cells.values())

@@ -155,7 +155,9 @@ def test_no_mde_below_the_paired_minimum(
     doc = compare_runs(read_run(a), read_run(b), CONFIG)
     assert doc["verdict"] == "GO"
     for cells in doc["systems"].values():
+        assert cells
         assert all(cell["mde"] is None for cell in cells.values())
+    assert doc["tests"]
     assert all(t["mde_note"] == "not computable with n = 2" and t["rules_out"] is None for t in doc["tests"])
     assert not any(r.startswith("GO: no ") for r in doc["reasons"])
     assert any(

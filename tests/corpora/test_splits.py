@@ -25,6 +25,7 @@ def test_speaker_disjoint_balanced_and_covering() -> None:
     assigned = with_splits(rows, splits)
     assert find_leaks(assigned) == []
     per_speaker = {r.speaker: {x.split for x in assigned if x.speaker == r.speaker} for r in assigned}
+    assert per_speaker
     assert all(len(s) == 1 for s in per_speaker.values())
     counts = Counter((r.split, r.label) for r in assigned)
     for split in ("train", "dev", "test"):

@@ -147,8 +147,9 @@ def test_task_inputs_have_no_target_attribute(benchmark: str, instances: dict[st
                 value = getattr(instance, name)
                 if isinstance(value, str) and len(value) > 20:
                     assert value not in said, f"{benchmark} {instance.id}: the brief states {name}"
-        # What the benchmark asks for is names only (the generate driver fills it in).
-        assert all(isinstance(m, str) for m in task.modalities)
+        # What the benchmark asks for is not the task's to say: the generate driver fills the
+        # modalities in from benchmark.yaml, so a rendered task has none yet.
+        assert task.modalities == ()
 
 
 @pytest.mark.parametrize("condition", ["original", "s_to_t", "i_to_t", "all_to_t", "oracle"])

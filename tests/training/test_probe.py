@@ -36,6 +36,7 @@ def test_accuracy_rises_with_information(tmp_path: Path) -> None:
     results = run_probes(layers, labels, ProbeSettings(repeats=3, steps=100))
     scores = [r.balanced_accuracy for r in results]
     assert scores[0] < 0.55 and scores[2] > 0.95 and scores[0] < scores[1] <= scores[2] + 1e-9
+    assert len(results) == 3
     assert all(r.chance == pytest.approx(1 / 3) and r.repeats == 3 and r.n == 150 for r in results)
 
 

@@ -57,6 +57,7 @@ def test_recipe_learns_reproducibly_with_two_learning_rates() -> None:
     assert heads[0] == 0.0 and heads[2] == pytest.approx(3e-3, rel=0.05) and heads[-1] < heads[2]
     assert backs[2] == pytest.approx(1e-3, rel=0.05)
     again = train_point(build, train, dev, optim, head_lr=3e-3, backbone_lr=1e-3, seed=0)
+    assert outcome.state
     assert all(np.array_equal(outcome.state[k].numpy(), again.state[k].numpy()) for k in outcome.state)
 
 

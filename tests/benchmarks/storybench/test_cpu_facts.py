@@ -302,6 +302,7 @@ def test_cpu_panel_names_its_own_prompts_and_the_paper_panels_do_not() -> None:
     for name in ("paper-a", "paper-b", "paper-c", "paper"):
         panel = load_panel(name)
         assert {cfg.variant for cfg in panel.tracks.values() if cfg.judges} <= {"native", "cascade"}
+        assert panel.model_dump(mode="json")["tracks"]
         assert all("prompt" not in t for t in panel.model_dump(mode="json")["tracks"].values())
     assert template_facts("text", "cpu") is text_facts
     assert template_facts("speech", "cpu-cascade") is speech_facts

@@ -85,6 +85,7 @@ def test_speaker_gender_is_consistent_per_character() -> None:
     genders: dict[str, set[str]] = {}
     for r in build_rows():
         genders.setdefault(r["speech_speaker"], set()).add(r["speech_gender"])
+    assert genders
     assert all(len(g) == 1 for g in genders.values()), genders
 
 

@@ -61,11 +61,13 @@ dvc-lock: setup  ## regenerate dvc.lock: run every suite dvc.yaml covers (slow: 
 # after TEST_LIMIT_S seconds (well inside CI's 90 minutes), so a hung server cannot hold CI until its own limit.
 TEST_WORKERS ?= 2
 TEST_LIMIT_S ?= 3600
-PYTEST    := timeout -k 30 $(TEST_LIMIT_S) $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadscope --durations=25
+# Every test's duration lands in $(TEST_REPORT) (JUnit XML: per-test `time`), the 25 slowest are printed.
+TEST_REPORT ?= .cache/test-report.xml
+PYTEST    := timeout -k 30 $(TEST_LIMIT_S) $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadscope --durations=25 --junitxml=$(TEST_REPORT)
 
 test: setup  ## run the whole test suite (slow real-model tests included) on 2 workers; ends with the 25 slowest tests and the total
 	@start=$$(date +%s); $(PYTEST) tests; rc=$$?; \
-	echo "make test: $$(( $$(date +%s) - start )) s wall on $(TEST_WORKERS) workers (limit $(TEST_LIMIT_S) s), exit $$rc"; \
+	echo "make test: $$(( $$(date +%s) - start )) s wall on $(TEST_WORKERS) workers (limit $(TEST_LIMIT_S) s), exit $$rc; per-test durations: $(TEST_REPORT)"; \
 	[[ $$rc -ne 124 ]] || echo "make test: stopped at the whole-suite limit of $(TEST_LIMIT_S) s" >&2; \
 	exit $$rc
 

@@ -71,6 +71,33 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ.setdefault(MAX_THREADS_ENV, str(max(1, usable_cores() // workers)))
 
 
+# The longest modules, longest first (seconds on CI, 2026-12-07). `make test` hands whole modules to
+# its two workers in collection order (`--dist loadscope`, two to each worker to start), so starting
+# these first keeps one worker from picking up the 7-minute e2e flow when the other is nearly done.
+LONGEST_FIRST = (
+    "tests/e2e/test_nightly_flow.py",  # ~500 s: the cold real-judge nightly
+    "tests/e2e/test_prism_flow.py",  # ~300 s: the real PRISM cascade
+    "tests/flows/test_serve_schedule.py",  # ~130 s: serve's one-minute cron
+    "tests/test_chaos.py",  # ~120 s: the kill harness
+    "tests/flows/test_dask_runner.py",  # ~60 s
+    "tests/e2e/test_acbench_flow.py",  # ~50 s
+    "tests/test_security.py",  # ~45 s
+    "tests/backends/llm/test_llm_llamacpp_order.py",  # ~40 s
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Collect :data:`LONGEST_FIRST` modules first, in that order; the rest keep theirs."""
+    rank = {module: i for i, module in enumerate(LONGEST_FIRST)}
+
+    def position(item: pytest.Item) -> int:
+        path = Path(str(item.fspath)).resolve()
+        module = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else ""
+        return rank.get(module, len(rank))
+
+    items.sort(key=position)  # stable: the order inside a module and among the rest is kept
+
+
 # CI (`.ci/run`) sets OMNIEVAL_NO_SKIP=1: a skip there means missing data, a missing tool or a broken
 # install, which CI must report as a failure, not as a quiet "s". Only a skip whose reason starts
 # with "platform:" (a test that cannot run on this operating system) stays a skip.

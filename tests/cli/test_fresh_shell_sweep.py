@@ -60,6 +60,41 @@ def _run(args: Sequence[object], cwd: Path) -> Case:
     return Case(argv, done.returncode, done.stdout, done.stderr)
 
 
+_HELPS_SCRIPT = """
+import contextlib, io, json, sys
+from omnieval.cli import main
+out = {}
+for argv in json.loads(sys.argv[1]):
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        try:
+            code = main(argv)
+        except SystemExit as stop:
+            code = stop.code if isinstance(stop.code, int) else 1
+    out[" ".join(argv)] = [code, stdout.getvalue(), stderr.getvalue()]
+print(json.dumps(out))
+"""
+
+
+def _helps_in_one_process(commands: Sequence[tuple[str, ...]], cwd: Path) -> dict[str, Case]:
+    """``omnieval <command> --help`` for every command, in one fresh interpreter (not one process
+    each: 48 interpreters importing the CLI cost more than the rest of this module). Every command
+    still runs as a console script elsewhere in this module or in test_commands_fresh_shell.py."""
+    argvs = [[*c, "--help"] for c in commands]
+    done = subprocess.run(
+        [sys.executable, "-c", _HELPS_SCRIPT, json.dumps(argvs)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads(done.stdout)
+    return {
+        f"help {' '.join(c)}": Case((*c, "--help"), *results[" ".join([*c, "--help"])]) for c in commands
+    }
+
+
 # -- inputs ------------------------------------------------------------------------------------------
 
 
@@ -267,10 +302,10 @@ def fresh(tmp: Path, busy_port: int) -> dict[str, Case]:
         "lineage not a run": ("lineage", tmp / "not-a-run", "--runs-dir", runs),
         "make-sample onto a file": ("make-sample", "acbench", tmp / "a-file"),
     }
-    helps = {f"help {' '.join(c)}": (*c, "--help") for c in _help_commands()}
     with ThreadPoolExecutor(max_workers=4) as pool:
-        futures = {name: pool.submit(_run, args, tmp) for name, args in {**cases, **helps}.items()}
-        return {name: future.result() for name, future in futures.items()}
+        futures = {name: pool.submit(_run, args, tmp) for name, args in cases.items()}
+        helps = pool.submit(_helps_in_one_process, _help_commands(), tmp)
+        return {**{name: future.result() for name, future in futures.items()}, **helps.result()}
 
 
 # -- 1. analyses register in a fresh shell -----------------------------------------------------------

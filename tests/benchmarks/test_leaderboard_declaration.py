@@ -99,6 +99,10 @@ def _unknown_standard(spec: dict[str, Any], board: dict[str, Any]) -> None:
     board["document"]["AcbenchSystem"]["fields"]["timing"] = "standard"
 
 
+def _restated_standard(spec: dict[str, Any], board: dict[str, Any]) -> None:
+    board["document"]["AcbenchSystem"]["fields"]["generation"] = {"type": "standard", "doc": "mine"}
+
+
 def _bad_key(spec: dict[str, Any], board: dict[str, Any]) -> None:
     board["document"]["ConditionMetrics"]["fields"]["Wer"] = "float"
 
@@ -122,6 +126,11 @@ BAD: dict[str, tuple[Any, str, str]] = {
         _unknown_standard,
         "document.AcbenchSystem.fields",
         "no standard field timing",
+    ),
+    "a standard field given a doc": (
+        _restated_standard,
+        "document.AcbenchSystem.fields",
+        "a standard field takes no doc or optional: generation",
     ),
     "a key that is no JSON name": (_bad_key, "document.ConditionMetrics.fields", "keys must match"),
 }

@@ -305,6 +305,9 @@ class BlockDeclaration(_Strict):
         unknown = [k for k, f in value.items() if f.type == "standard" and k not in STANDARD_FIELDS]
         if unknown:
             raise ValueError(f"no standard field {', '.join(unknown)}; known: {', '.join(STANDARD_FIELDS)}")
+        restated = [k for k, f in value.items() if f.type == "standard" and (f.doc or f.optional)]
+        if restated:
+            raise ValueError(f"a standard field takes no doc or optional: {', '.join(restated)}")
         return value
 
 

@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from omnieval.benchmarks import BENCHMARKS, Benchmark
+from omnieval.benchmarks._leaderboard import LEADERBOARD_FILE, leaderboard_declaration
 from omnieval.benchmarks._spec import SPEC_ATTRIBUTES, SPEC_FILE, load_spec, package_spec
 from omnieval.errors import ConfigError
 from omnieval.registry import Registry
@@ -134,15 +135,15 @@ def test_registered_benchmarks_carry_their_declaration(name: str) -> None:
 
 def test_the_constants_are_the_declared_values() -> None:
     """Identity, not equality: a constant that is the spec's own tuple cannot be a second copy."""
-    from omnieval.benchmarks.acbench import _components as acbench_components
     from omnieval.benchmarks.acbench import _conditions as acbench_conditions
     from omnieval.benchmarks.prism import _tags as prism_tags
+    from omnieval.benchmarks.storybench import _aggregate as storybench_aggregate
     from omnieval.benchmarks.storybench import _names as storybench_names
 
     acbench = package_spec(acbench_conditions.__file__)
     assert acbench_conditions.CONDITIONS is acbench.conditions
-    assert acbench_components.INSTANCE_METRICS is acbench.headline.components
     storybench = package_spec(storybench_names.__file__)
+    assert storybench_aggregate.HEADLINE_COMPONENTS is storybench.headline.components
     assert storybench.judge is not None
     assert storybench_names.TRACKS is storybench.judge.tracks
     assert all(storybench_names.RUBRICS[t] is storybench.judge.criteria[t] for t in storybench.judge.tracks)
@@ -185,10 +186,17 @@ def test_a_changed_declaration_changes_the_constants(tmp_path: Path) -> None:
     conditions = _import_copy(tmp_path / "conditions", "omnieval.benchmarks.acbench._conditions", acbench)
     assert conditions.CONDITIONS == ("original", "oracle", "s_to_t", "i_to_t")
     (tmp_path / "components").mkdir()
-    components = _import_copy(tmp_path / "components", "omnieval.benchmarks.acbench._components", acbench)
-    assert components.INSTANCE_METRICS[:2] == ("per", "wer")
-    assert components.HEADLINE_COMPONENTS[:3] == ("original.per", "original.wer", "original.vfr_at_0_3")
-    assert "i_to_t.per" in components.LOWER_IS_BETTER and "all_to_t.per" not in components.LOWER_IS_BETTER
+    spec = load_spec(_write(tmp_path / "components", acbench))
+    assert spec.headline_components()[:3] == ("original.per", "original.wer", "original.vfr_at_0_3")
+    lower = spec.headline_lower_is_better()
+    assert "i_to_t.per" in lower and "all_to_t.per" not in lower
+    # The per-instance sources (leaderboard.yaml) follow the declared order, one per component.
+    sources = yaml.safe_load(Path(_package_file("acbench")).with_name(LEADERBOARD_FILE).read_text())
+    components = sources["instance_components"]
+    sources["instance_components"] = {"per": components["per"], "wer": components["wer"]} | components
+    (tmp_path / "components" / LEADERBOARD_FILE).write_text(yaml.safe_dump(sources, sort_keys=False))
+    declared = leaderboard_declaration(str(tmp_path / "components" / "hooks.py"))
+    assert tuple(declared.instance_components) == spec.headline.components
 
     storybench = _declared("storybench")
     storybench["judge"]["criteria"]["text"][1] = "flows_on"
@@ -220,23 +228,9 @@ DISAGREES: dict[str, tuple[str, str, tuple[str, ...], object, str]] = {
         ["original", "s_to_t", "i_to_t", "all_to_t"],
         "gives inputs to undeclared conditions: oracle",
     ),
-    "acbench metric it does not compute": (
-        "acbench",
-        "omnieval.benchmarks.acbench._components",
-        ("headline", "components"),
-        ["wer", "per", "mos"],
-        "computes exactly accent_accuracy, emotion_accuracy",
-    ),
-    "acbench components not per condition": (
-        "acbench",
-        "omnieval.benchmarks.acbench._components",
-        ("headline", "per_condition"),
-        False,
-        "needs it true",
-    ),
     "storybench without the total average": (
         "storybench",
-        "omnieval.benchmarks.storybench._components",
+        "omnieval.benchmarks.storybench._aggregate",
         ("headline", "components"),
         ["bertscore_f1", "judge.text"],
         "; got bertscore_f1, judge.text",

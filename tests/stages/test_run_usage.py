@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from omnieval.backends.llm import TokenPrice
-from omnieval.benchmarks.storybench._leaderboard import StorybenchLeaderboard
+from omnieval.benchmarks import BENCHMARKS
 from omnieval.reporting import usage_block
 from omnieval.stages._usage import judge_usage, run_usage, system_usage
 from omnieval.tracking import usage_metrics
@@ -77,7 +77,9 @@ def test_run_usage_adds_systems_and_feeds_metrics_leaderboard_and_report() -> No
     assert metrics["usage.judge.scripted.calls"] == 3.0
 
     # The leaderboard's optional block validates against the typed model.
-    fields = StorybenchLeaderboard.model_fields
+    model = BENCHMARKS.get("storybench").leaderboard_model()
+    assert model is not None
+    fields = model.model_fields
     assert "usage" in fields and fields["usage"].default is None
     from omnieval.benchmarks._leaderboard import RunUsage
 

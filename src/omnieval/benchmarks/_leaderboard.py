@@ -1,7 +1,15 @@
-"""What every benchmark's ``leaderboard.json`` document shares, as pydantic models.
+"""What every benchmark's ``leaderboard.json`` document shares, and the typed documents declared as data.
 
-Each benchmark types its own document in ``benchmarks/<name>/_leaderboard.py`` on top of these. The
-models exist to catch drift: an aggregate that grows, loses or renames a key fails validation in
+A benchmark does not write its document's models in Python: it declares them in a
+``leaderboard.yaml`` beside its ``benchmark.yaml`` (:class:`LeaderboardDeclaration`), and
+:func:`declared_document` builds the pydantic models from it, on top of the shared blocks below
+(the report stage's generation facts, the track stage's usage, MLflow metrics). The same file
+declares where each per-instance headline component ``omnieval compare`` pairs comes from in the
+scores table (``instance_components``, read by :func:`declared_instance_components`), or the
+benchmark hands its own per-instance maths to :func:`components_frame`, which orders and checks
+it against ``benchmark.yaml``'s ``headline``.
+
+The models exist to catch drift: an aggregate that grows, loses or renames a key fails validation in
 its own tests instead of silently changing ``leaderboard.json`` under readers and reports. They are
 frozen and forbid extra keys, and their fields are declared in the order the aggregates build the
 dicts, so :func:`dump_document` gives back exactly the dict that was validated (same keys, same
@@ -18,9 +26,20 @@ the aggregates' business, not the schema's. (The aggregates map non-finite value
 
 from __future__ import annotations
 
-from typing import Any
+import ast
+import functools
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
+
+from omnieval.benchmarks._spec import BenchmarkSpec, cached_spec, spec_beside
+from omnieval.errors import ConfigError, validation_problems
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 MlflowMetrics = dict[str, dict[str, float]]
 """System -> MLflow metric key -> value (FORMATS.md section 5), the ``mlflow_metrics`` key."""
@@ -200,19 +219,464 @@ class RunUsage(DocumentModel):
     """Judging summed over the judges (what a night adds up)."""
 
 
+# -- documents declared as data ------------------------------------------------------------------
+
+LEADERBOARD_FILE: Final = "leaderboard.yaml"
+"""The file beside a benchmark's ``benchmark.yaml`` that declares its leaderboard document and the
+sources of its per-instance components (:class:`LeaderboardDeclaration`)."""
+
+STANDARD_FIELDS: Final[dict[str, tuple[Any, str]]] = {
+    "generation": (
+        GenerationFacts | None,
+        "Generation facts of a generating system (added by the report stage).",
+    ),
+    "mlflow_metrics": (
+        MlflowMetrics | None,
+        "System -> MLflow metrics (set by the report stage in ``leaderboard.json``).",
+    ),
+    "usage": (
+        RunUsage | None,
+        "Tokens, seconds and cost per judge and generating system (set by the track stage).",
+    ),
+}
+"""Fields a stage other than the benchmark's aggregate adds, declared ``<name>: standard``: they
+are optional (absent until the stage sets them) and read the same in every document."""
+
+_KEY = r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*$"
+"""A document key: the JSON name; its Python field name turns each ``.`` into ``_`` (``judge.text``)."""
+
+_BLOCK = r"^[A-Z][A-Za-z0-9]*$"
+"""A block's name: the model's class name, the ``$defs`` key and ``title`` of the JSON schema."""
+
+_SCALARS: Final[dict[str, Any]] = {"int": int, "float": float, "str": str, "bool": bool, "None": type(None)}
+
+_SHARED_BLOCKS: Final[dict[str, type[DocumentModel]]] = {
+    "GenerationFacts": GenerationFacts,
+    "RunUsage": RunUsage,
+}
+"""The blocks a declared document may hold without declaring them (the report and track stages')."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class FieldDeclaration(_Strict):
+    """One key of a block: its type, what it means, and whether it may be absent.
+
+    In the file a field is either this mapping or just its type (``n_instances: int``), or
+    ``standard`` for a field of :data:`STANDARD_FIELDS`.
+    """
+
+    type: str = Field(min_length=1)
+    """A type expression over ``int``, ``float``, ``str``, ``bool``, ``None``, ``list[...]``,
+    ``dict[str, ...]``, ``Literal["a", ...]``, ``|`` and the names of blocks (this file's, and the
+    shared ``GenerationFacts`` and ``RunUsage``); ``standard`` for a standard field."""
+    doc: str | None = None
+    """The key's meaning (the schema's ``description``)."""
+    optional: bool = False
+    """Absent unless the aggregate sets it (default ``null``, left out of the dump when unset)."""
+
+
+class BlockDeclaration(_Strict):
+    """One object of the document: a frozen model that forbids extra keys, fields in dump order."""
+
+    doc: str = Field(min_length=1)
+    """The block's meaning (the schema's ``description``)."""
+    fields: dict[str, FieldDeclaration] = Field(min_length=1)
+    """JSON key -> declaration, in the order the aggregate builds the keys."""
+
+    @field_validator("fields", mode="before")
+    @classmethod
+    def _short_forms(cls, value: object) -> object:
+        if isinstance(value, Mapping):
+            return {k: {"type": v} if isinstance(v, str) else v for k, v in value.items()}
+        return value
+
+    @field_validator("fields")
+    @classmethod
+    def _keys(cls, value: dict[str, FieldDeclaration]) -> dict[str, FieldDeclaration]:
+        bad = [k for k in value if not re.match(_KEY, k)]
+        if bad:
+            raise ValueError(f"keys must match {_KEY}: {', '.join(bad)}")
+        python = [re.sub(r"\W", "_", k) for k in value]
+        if len(set(python)) != len(python):
+            raise ValueError("two keys differ only by '.' and '_'")
+        unknown = [k for k, f in value.items() if f.type == "standard" and k not in STANDARD_FIELDS]
+        if unknown:
+            raise ValueError(f"no standard field {', '.join(unknown)}; known: {', '.join(STANDARD_FIELDS)}")
+        restated = [k for k, f in value.items() if f.type == "standard" and (f.doc or f.optional)]
+        if restated:
+            raise ValueError(f"a standard field takes no doc or optional: {', '.join(restated)}")
+        return value
+
+
+class ComponentSource(_Strict):
+    """Where one per-instance headline component comes from: the valid (``ok``/``repaired``) rows
+    of the scores table that match ``where``, one value per row, in the aggregate's unit.
+
+    Example:
+        >>> ComponentSource(where={"component": "vfr", "criterion": "whisper"}, at_most=0.3, times=100)
+        ComponentSource(where={'component': 'vfr', 'criterion': 'whisper'}, at_most=0.3, times=100.0)
+    """
+
+    where: dict[str, str] = Field(min_length=1)
+    """Scores-table column -> the value its rows have (``component: wer``, ``track: emotion``)."""
+    at_most: float | None = None
+    """When set, a row counts 1 when its value is at most this, else 0 (a share below a threshold)."""
+    times: float = 1.0
+    """What the value (or the 0/1) is multiplied by: the aggregate's unit (100: percent)."""
+
+
+class LeaderboardDeclaration(_Strict):
+    """The schema of ``leaderboard.yaml``.
+
+    Example:
+        >>> declaration = LeaderboardDeclaration.model_validate({"document": {
+        ...     "ToyLeaderboard": {"doc": "The toy document.", "fields": {
+        ...         "benchmark": 'Literal["toy"]', "systems": "dict[str, float | None]"}}}})
+        >>> model = build_document(declaration)
+        >>> dump_document(model.model_validate({"benchmark": "toy", "systems": {"a": None}}))
+        {'benchmark': 'toy', 'systems': {'a': None}}
+    """
+
+    document: dict[str, BlockDeclaration] = Field(min_length=1)
+    """Block name -> declaration; the first block is the document (it gets the report stage's
+    ``suite`` and ``dataset_digest`` in front), the others are the objects it holds."""
+    instance_components: dict[str, ComponentSource] = {}
+    """Headline component (as ``headline.components`` writes it) -> its source; empty when the
+    benchmark computes its per-instance values itself (:func:`components_frame`)."""
+
+    @field_validator("document")
+    @classmethod
+    def _names(cls, value: dict[str, BlockDeclaration]) -> dict[str, BlockDeclaration]:
+        bad = [n for n in value if not re.match(_BLOCK, n) or n in _SHARED_BLOCKS or n in _SCALARS]
+        if bad:
+            raise ValueError(f"block names must match {_BLOCK} and not be a shared block: {', '.join(bad)}")
+        return value
+
+
+def _type_of(expression: str, block: Callable[[str], type[Any]]) -> Any:
+    """The Python type of a declared ``expression`` (:attr:`FieldDeclaration.type`)."""
+
+    def evaluate(node: ast.expr) -> Any:
+        if isinstance(node, ast.Constant) and node.value is None:
+            return type(None)
+        if isinstance(node, ast.Name):
+            if node.id in _SCALARS:
+                return _SCALARS[node.id]
+            if node.id in _SHARED_BLOCKS:
+                return _SHARED_BLOCKS[node.id]
+            return block(node.id)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+            return evaluate(node.left) | evaluate(node.right)
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+            args = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
+            if node.value.id == "list" and len(args) == 1:
+                return list[evaluate(args[0])]  # type: ignore[misc]
+            if node.value.id == "dict" and len(args) == 2 and ast.unparse(args[0]) == "str":
+                return dict[str, evaluate(args[1])]  # type: ignore[misc]
+            if node.value.id == "Literal" and all(
+                isinstance(a, ast.Constant) and isinstance(a.value, str) for a in args
+            ):
+                return Literal[tuple(a.value for a in args if isinstance(a, ast.Constant))]
+        raise ValueError(f"not a declarable type: {ast.unparse(node)}")
+
+    try:
+        tree = ast.parse(expression, mode="eval")
+    except SyntaxError:
+        raise ValueError(f"not a type expression: {expression!r}") from None
+    return evaluate(tree.body)
+
+
+def build_document(declaration: LeaderboardDeclaration) -> type[LeaderboardDocument]:
+    """The pydantic model of a declared document (its first block); :func:`build_blocks` gives all.
+
+    Each block becomes a frozen :class:`DocumentModel` (the first a :class:`LeaderboardDocument`)
+    named after it, with the block's ``doc`` as docstring and its fields in declared order, so its
+    JSON schema and its dump are those of the same classes written in Python.
+
+    Raises:
+        ValueError: a type names an unknown block, blocks hold each other in a cycle, or a type
+            expression is not declarable.
+    """
+    document = next(iter(build_blocks(declaration).values()))
+    assert issubclass(document, LeaderboardDocument)
+    return document
+
+
+def build_blocks(declaration: LeaderboardDeclaration) -> dict[str, type[DocumentModel]]:
+    """Block name -> its pydantic model, in declared order (the document first)."""
+    return _build(declaration, _make_block)
+
+
+def _make_block(
+    name: str, base: type[DocumentModel], doc: str, fields: dict[str, Any]
+) -> type[DocumentModel]:
+    return create_model(name, __base__=base, __doc__=doc, __module__=__name__, **fields)
+
+
+def _stand_in(name: str, base: type[DocumentModel], doc: str, fields: dict[str, Any]) -> type[Any]:
+    """A plain class in a block's place: checking a declaration needs its types, not pydantic's
+    models (a tenth of a second per document to build, too much for every import)."""
+    return type(name, (), {"__module__": __name__})
+
+
+def _build(
+    declaration: LeaderboardDeclaration,
+    make: Callable[[str, type[DocumentModel], str, dict[str, Any]], type[Any]],
+) -> dict[str, type[Any]]:
+    blocks = declaration.document
+    first = next(iter(blocks))
+    built: dict[str, type[Any]] = {}
+    building: list[str] = []
+
+    def block(name: str) -> type[Any]:
+        if name in built:
+            return built[name]
+        if name not in blocks:
+            raise ValueError(f"unknown block {name!r}; declared: {', '.join(blocks)}")
+        if name in building:
+            raise ValueError(f"blocks hold each other: {' -> '.join([*building, name])}")
+        building.append(name)
+        fields: dict[str, Any] = {}
+        for key, field in blocks[name].fields.items():
+            if field.type == "standard":
+                annotation, doc = STANDARD_FIELDS[key]
+                fields[key] = (annotation, Field(None, description=doc))
+            else:
+                alias = key if re.search(r"\W", key) else None
+                default = None if field.optional else ...
+                annotation = _type_of(field.type, block)
+                fields[re.sub(r"\W", "_", key)] = (
+                    annotation,
+                    Field(default, alias=alias, description=field.doc),
+                )
+        base = LeaderboardDocument if name == first else DocumentModel
+        built[name] = make(name, base, blocks[name].doc, fields)
+        building.pop()
+        return built[name]
+
+    for name in blocks:
+        block(name)  # a block nothing holds is still checked
+    return {name: built[name] for name in blocks}
+
+
+@functools.cache
+def _load(path: Path) -> LeaderboardDeclaration:
+    """The declaration at ``path``, read and checked once per file and process."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when built with it: read at every import
+    try:
+        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: leaderboard declaration not found") from None
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise ConfigError(f"{path}: cannot read leaderboard declaration: {exc}") from None
+    try:
+        declaration = LeaderboardDeclaration.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(validation_problems(f"{path}: invalid leaderboard declaration", exc)) from None
+    spec_path = path.with_name("benchmark.yaml")
+    problem = None
+    if declaration.instance_components and spec_path.is_file():
+        problem = _sources_problem(declaration, cached_spec(spec_path))
+    if problem:
+        raise ConfigError(f"{path}: invalid leaderboard declaration\n  - instance_components: {problem}")
+    try:
+        _build(declaration, _stand_in)
+    except ValueError as exc:
+        raise ConfigError(f"{path}: invalid leaderboard declaration\n  - document: {exc}") from None
+    return declaration
+
+
+@functools.cache
+def _blocks_at(path: Path) -> dict[str, type[DocumentModel]]:
+    return build_blocks(_load(path))
+
+
+def _sources_problem(declaration: LeaderboardDeclaration, spec: BenchmarkSpec) -> str | None:
+    """Why the declared sources cannot give ``spec``'s headline components (None: they can)."""
+    declared, headline = list(declaration.instance_components), list(spec.headline.components)
+    if declared != headline:
+        return f"must give exactly headline.components, in order ({', '.join(headline)}); got {', '.join(declared)}"
+    if spec.conditions and not spec.headline.per_condition:
+        return "rows carry an input condition: headline.per_condition must be true"
+    return None
+
+
+def _declaration_path(module_file: str) -> Path:
+    spec = spec_beside(module_file)
+    return (spec.parent if spec else Path(module_file).resolve().parent) / LEADERBOARD_FILE
+
+
+def leaderboard_declaration(module_file: str) -> LeaderboardDeclaration:
+    """The validated ``leaderboard.yaml`` of the package that holds ``module_file`` (its ``__file__``),
+    read once per process: its types checked (an unknown block, blocks that hold each other, a type
+    that is not declarable are errors; the models are built on first use, :func:`declared_document`)
+    and its ``instance_components`` checked against ``benchmark.yaml``'s headline.
+
+    A benchmark calls this at import, so a bad file fails the import of ``omnieval.benchmarks``
+    (as a bad ``benchmark.yaml`` does) rather than the first report.
+
+    Raises:
+        ConfigError: the file is missing, not YAML, or invalid (the file and each bad field named).
+    """
+    return _load(_declaration_path(module_file))
+
+
+def declared_document(module_file: str) -> type[LeaderboardDocument]:
+    """The typed ``leaderboard.json`` document of the package that holds ``module_file``, built from
+    its ``leaderboard.yaml`` once per process (so ``isinstance`` holds across calls)."""
+    document = next(iter(declared_blocks(module_file).values()))
+    assert issubclass(document, LeaderboardDocument)
+    return document
+
+
+def declared_blocks(module_file: str) -> dict[str, type[DocumentModel]]:
+    """Every block of the document ``leaderboard.yaml`` declares beside ``module_file``, by name
+    (the document first): the typed entries a reader or a test validates on their own."""
+    return dict(_blocks_at(_declaration_path(module_file)))
+
+
+# -- per-instance components (what ``omnieval compare`` pairs) ----------------------------------
+
+COMPONENT_COLUMNS: Final[tuple[str, ...]] = ("system", "instance_id", "component", "value")
+"""The columns of ``Benchmark.instance_components``."""
+
+
+def components_frame(parts: pd.DataFrame, spec: BenchmarkSpec) -> pd.DataFrame:
+    """Per-instance values of headline components as ``Benchmark.instance_components`` returns them.
+
+    Args:
+        parts: One row per (system, instance, component) with a valid value: ``system``,
+            ``instance_id``, ``component`` (as ``headline.components`` writes it), ``value``,
+            ``index`` (the instance's dataset position) and, for a ``headline.per_condition``
+            benchmark, ``condition``.
+        spec: The benchmark's declaration.
+
+    Returns:
+        :data:`COMPONENT_COLUMNS`, ``component`` as ``omnieval compare`` names it
+        (``<condition>.<name>`` when per condition), rows ordered by condition (declared order),
+        component (declared order), system, index and instance id.
+
+    Raises:
+        ConfigError: a part names a component ``headline.components`` does not declare.
+
+    Example:
+        >>> import pandas as pd
+        >>> spec = BenchmarkSpec.model_validate({"name": "toy", "title": "Toy",
+        ...     "dataset": {"marker": "m", "sample": "s"}, "system_kinds": ["import"],
+        ...     "modalities": ["text"], "headline": {"components": ["f1", "em"]}})
+        >>> parts = pd.DataFrame({"system": ["s", "s"], "instance_id": ["b", "a"],
+        ...                       "component": ["em", "f1"], "value": [1.0, 0.5], "index": [1, 0]})
+        >>> components_frame(parts, spec)
+          system instance_id component  value
+        0      s           a        f1    0.5
+        1      s           b        em    1.0
+    """
+    import numpy as np
+    import pandas as pd
+
+    if parts.empty:
+        return pd.DataFrame(
+            {c: pd.Series(dtype=np.float64 if c == "value" else object) for c in COMPONENT_COLUMNS}
+        )
+    declared = spec.headline.components
+    unknown = sorted(set(parts["component"]) - set(declared))
+    if unknown:
+        raise ConfigError(
+            f"{spec.name}: per-instance values of components headline.components does not declare: "
+            + ", ".join(unknown)
+        )
+    out = parts.copy()
+    per_condition = spec.headline.per_condition
+    conditions = {c: k for k, c in enumerate(spec.conditions)}
+    out["_condition"] = (
+        out["condition"].map(lambda c: conditions.get(c, len(conditions))) if per_condition else 0
+    )
+    out["_component"] = out["component"].map({c: k for k, c in enumerate(declared)})
+    if per_condition:
+        out["component"] = out["condition"].astype(str) + "." + out["component"]
+    out = out.sort_values(["_condition", "_component", "system", "index", "instance_id"], kind="stable")
+    return out[list(COMPONENT_COLUMNS)].reset_index(drop=True)
+
+
+def declared_instance_components(scores: pd.DataFrame, module_file: str) -> pd.DataFrame:
+    """Per-instance headline components read from the scores table through the declared sources
+    (``leaderboard.yaml``'s ``instance_components``) of the package that holds ``module_file``.
+
+    ``scores`` is a table the benchmark has already checked (its aggregate's validation); each
+    source's valid rows give one value each (:class:`ComponentSource`), ordered and named by
+    :func:`components_frame`.
+    """
+    import numpy as np
+    import pandas as pd
+
+    from omnieval.scores import VALUED_STATUSES
+
+    spec = spec_beside(module_file)
+    sources = leaderboard_declaration(module_file).instance_components
+    if spec is None or not sources:
+        raise ConfigError(f"{_declaration_path(module_file)}: declares no instance_components")
+    valid = scores[scores["status"].isin(VALUED_STATUSES)]
+    parts: list[pd.DataFrame] = []
+    for name, source in sources.items():
+        mask = np.ones(len(valid), dtype=bool)
+        for column, value in source.where.items():
+            mask &= (valid[column] == value).to_numpy()
+        rows = valid[mask]
+        if not len(rows):
+            continue
+        values = rows["value"]
+        if source.at_most is not None:
+            values = (values <= source.at_most).astype(np.float64)
+        if source.times != 1.0:
+            values = values * source.times
+        parts.append(
+            pd.DataFrame(
+                {
+                    "system": rows["system"].astype(str).to_numpy(),
+                    "instance_id": rows["instance_id"].astype(str).to_numpy(),
+                    "component": name,
+                    "value": values.to_numpy(dtype=np.float64),
+                    "index": rows["index"].to_numpy(),
+                    "condition": rows["condition"].astype(str).to_numpy(),
+                }
+            )
+        )
+    frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+    return components_frame(frame, cached_spec(spec))
+
+
 __all__ = [
+    "COMPONENT_COLUMNS",
+    "LEADERBOARD_FILE",
+    "STANDARD_FIELDS",
+    "BlockDeclaration",
+    "ComponentSource",
     "DocumentModel",
+    "FieldDeclaration",
     "GenerationBlock",
     "GenerationCompleteness",
     "GenerationFacts",
     "GenerationUsage",
     "JudgingTotal",
     "JudgingUsage",
+    "LeaderboardDeclaration",
     "LeaderboardDocument",
     "MlflowMetrics",
     "RunUsage",
     "SystemStageUsage",
     "UsageEntry",
     "UsageTotal",
+    "build_blocks",
+    "build_document",
+    "components_frame",
+    "declared_blocks",
+    "declared_document",
+    "declared_instance_components",
     "dump_document",
+    "leaderboard_declaration",
 ]

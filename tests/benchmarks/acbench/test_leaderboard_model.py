@@ -16,12 +16,14 @@ from benchmarks._leaderboard_checks import (
     with_report_facts,
 )
 from benchmarks.acbench.test_aggregate import synthetic_scores
-from omnieval.benchmarks import BENCHMARKS
-from omnieval.benchmarks._leaderboard import dump_document
+from omnieval.benchmarks import BENCHMARKS, acbench
+from omnieval.benchmarks._leaderboard import declared_blocks, dump_document
 from omnieval.benchmarks.acbench._aggregate import METRIC_KEYS, aggregate_acbench
-from omnieval.benchmarks.acbench._leaderboard import AcbenchLeaderboard, ConditionMetrics
 
 HERE = Path(__file__).resolve().parent
+
+_BLOCKS = declared_blocks(acbench.__file__)  # acbench/leaderboard.yaml
+AcbenchLeaderboard, ConditionMetrics = _BLOCKS["AcbenchLeaderboard"], _BLOCKS["ConditionMetrics"]
 
 
 @pytest.fixture(scope="module")

@@ -13,14 +13,16 @@ import pandas as pd
 import pytest
 
 from benchmarks.prism._tables import frame, row
-from omnieval.benchmarks import BENCHMARKS, RunFacts
+from omnieval.benchmarks import BENCHMARKS, RunFacts, prism
+from omnieval.benchmarks._leaderboard import declared_document
 from omnieval.benchmarks.prism._aggregate import aggregate_prism, leaderboard_text
 from omnieval.benchmarks.prism._cascade import CpuT2av, CpuT2avConfig, audio_plan, cpu_t2av
-from omnieval.benchmarks.prism._leaderboard import PrismLeaderboard
 from omnieval.benchmarks.prism._loader import candidate_video, load_prism
 from omnieval.benchmarks.prism._media import decode_audio, probe
 from omnieval.scores import write_scores
 from omnieval.systems import SYSTEMS, GenerationRequest, config_model
+
+PrismLeaderboard = declared_document(prism.__file__)  # prism/leaderboard.yaml
 
 GT = "ground_truth"
 ROOT = Path(__file__).resolve().parents[3]

@@ -12,13 +12,15 @@ import pytest
 
 from benchmarks._leaderboard_checks import GENERATION, assert_round_trips, with_report_facts
 from benchmarks.prism._tables import frame, make_prism_scores, row
-from omnieval.benchmarks import BENCHMARKS, RunFacts
+from omnieval.benchmarks import BENCHMARKS, RunFacts, prism
+from omnieval.benchmarks._leaderboard import declared_document
 from omnieval.benchmarks.prism._aggregate import DEFAULT_DIAGNOSTIC, aggregate_prism, leaderboard_text
-from omnieval.benchmarks.prism._leaderboard import PrismLeaderboard
 from omnieval.benchmarks.prism._report import leaderboard_html
 from omnieval.cli import main
 from omnieval.scores import write_scores
 from omnieval.systems import SystemConfig, config_model
+
+PrismLeaderboard = declared_document(prism.__file__)  # prism/leaderboard.yaml
 
 GT = "ground_truth"
 

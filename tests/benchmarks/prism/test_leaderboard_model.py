@@ -11,10 +11,11 @@ from pydantic import ValidationError
 
 from benchmarks._leaderboard_checks import GENERATION, assert_round_trips, with_report_facts
 from benchmarks.prism._tables import make_prism_scores
-from omnieval.benchmarks import BENCHMARKS, RunFacts
-from omnieval.benchmarks._leaderboard import dump_document
+from omnieval.benchmarks import BENCHMARKS, RunFacts, prism
+from omnieval.benchmarks._leaderboard import declared_document, dump_document
 from omnieval.benchmarks.prism._aggregate import aggregate_prism
-from omnieval.benchmarks.prism._leaderboard import PrismLeaderboard
+
+PrismLeaderboard = declared_document(prism.__file__)  # prism/leaderboard.yaml
 
 SWAP = {
     "stage_1": {

@@ -16,14 +16,16 @@ from benchmarks._leaderboard_checks import (
     assert_round_trips,
     with_report_facts,
 )
-from omnieval.benchmarks import BENCHMARKS, RunFacts
-from omnieval.benchmarks._leaderboard import dump_document
+from omnieval.benchmarks import BENCHMARKS, RunFacts, storybench
+from omnieval.benchmarks._leaderboard import declared_blocks, dump_document
 from omnieval.benchmarks.storybench._aggregate import aggregate
-from omnieval.benchmarks.storybench._leaderboard import PolicyScores, StorybenchLeaderboard
 from omnieval.benchmarks.storybench._names import COMPONENTS
 from omnieval_testkit.storybench_synthetic import make_scores
 
 HERE = Path(__file__).resolve().parent
+
+_BLOCKS = declared_blocks(storybench.__file__)  # storybench/leaderboard.yaml
+StorybenchLeaderboard, PolicyScores = _BLOCKS["StorybenchLeaderboard"], _BLOCKS["PolicyScores"]
 
 
 def _scores(**kwargs: Any) -> pd.DataFrame:

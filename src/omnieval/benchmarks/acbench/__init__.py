@@ -14,6 +14,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from omnieval.benchmarks import _base as api
+from omnieval.benchmarks._leaderboard import (
+    declared_document,
+    declared_instance_components,
+    leaderboard_declaration,
+)
 from omnieval.benchmarks.acbench import (
     _analyses,  # noqa: F401  (registers Table 3 and 4 analyses)
     _cascade,  # noqa: F401  (registers the ``cascade`` kind)
@@ -51,6 +56,11 @@ if TYPE_CHECKING:
 # The classes themselves, so that each kind's typed config (``config_model``) is found.
 SYSTEMS.register("oracle-control")(OracleControl)
 SYSTEMS.register("neutral")(Neutral)
+
+
+# leaderboard.yaml (the typed document and the per-instance component sources):
+# read here so a bad file fails this import, as a bad benchmark.yaml does.
+leaderboard_declaration(__file__)
 
 
 @api.benchmark("acbench")
@@ -143,22 +153,22 @@ class AcBench(api.Benchmark):
         return api.MetricsOutput(pd.concat(frames, ignore_index=True), lineage, computed, hits)
 
     def leaderboard_model(self) -> type[BaseModel]:
-        from omnieval.benchmarks.acbench._leaderboard import AcbenchLeaderboard
-
-        return AcbenchLeaderboard
+        """The document ``leaderboard.yaml`` declares (built once per process)."""
+        return declared_document(__file__)
 
     def leaderboard(self, scores: pd.DataFrame, facts: api.RunFacts | None = None) -> api.Leaderboard:
         from omnieval.benchmarks.acbench._aggregate import aggregate_acbench, mlflow_metrics
-        from omnieval.benchmarks.acbench._leaderboard import AcbenchLeaderboard
 
         document = aggregate_acbench(scores)
         metrics = {sid: mlflow_metrics(document, sid) for sid in document["systems"]}
-        return api.Leaderboard.typed(AcbenchLeaderboard.model_validate(document), metrics)
+        return api.Leaderboard.typed(self.leaderboard_model().model_validate(document), metrics)
 
     def instance_components(self, scores: pd.DataFrame) -> pd.DataFrame:
-        from omnieval.benchmarks.acbench._components import acbench_instance_components
+        """``<condition>.<metric>`` per instance in the aggregate's units, read from the table
+        through the sources ``leaderboard.yaml`` declares (after the aggregate's own checks)."""
+        from omnieval.benchmarks.acbench._aggregate import _check
 
-        return acbench_instance_components(scores)
+        return declared_instance_components(_check(scores), __file__)
 
     def leaderboard_text(self, document: Mapping[str, Any]) -> str:
         from omnieval.benchmarks.acbench._aggregate import leaderboard_text

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from omnieval.benchmarks import _base as api
+from omnieval.benchmarks._leaderboard import declared_document, leaderboard_declaration
 from omnieval.benchmarks.prism import (
     _analyses,  # noqa: F401  (registers the prism analyses)
     _tracks,  # noqa: F401  (registers the judge tracks)
@@ -93,6 +94,11 @@ def _first_swap(swaps: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
         return None
     panel, figures = next(iter(swaps.items()))
     return {"panel": panel, **figures} if isinstance(figures, Mapping) else None
+
+
+# leaderboard.yaml (the typed document):
+# read here so a bad file fails this import, as a bad benchmark.yaml does.
+leaderboard_declaration(__file__)
 
 
 @api.benchmark("prism")
@@ -241,13 +247,11 @@ class Prism(api.Benchmark):
         return PrismKnownSet(list(instances))
 
     def leaderboard_model(self) -> type[BaseModel]:
-        from omnieval.benchmarks.prism._leaderboard import PrismLeaderboard
-
-        return PrismLeaderboard
+        """The document ``leaderboard.yaml`` declares (built once per process)."""
+        return declared_document(__file__)
 
     def leaderboard(self, scores: pd.DataFrame, facts: api.RunFacts | None = None) -> api.Leaderboard:
         from omnieval.benchmarks.prism._aggregate import aggregate_prism, mlflow_metrics
-        from omnieval.benchmarks.prism._leaderboard import PrismLeaderboard
 
         document = aggregate_prism(scores, facts)
         lineage = facts.judge_lineage if facts is not None else {}
@@ -255,7 +259,7 @@ class Prism(api.Benchmark):
         if swaps:
             document["swap_check"] = swaps
         metrics = {sid: mlflow_metrics(document, sid) for sid in document["systems"]}
-        return api.Leaderboard.typed(PrismLeaderboard.model_validate(document), metrics)
+        return api.Leaderboard.typed(self.leaderboard_model().model_validate(document), metrics)
 
     def leaderboard_text(self, document: Mapping[str, Any]) -> str:
         from omnieval.benchmarks.prism._aggregate import leaderboard_text

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import BaseModel
 
 from omnieval.benchmarks import _base as api
+from omnieval.benchmarks._leaderboard import components_frame, declared_document, leaderboard_declaration
 from omnieval.benchmarks.storybench import (
     _analyses,  # noqa: F401  (registers the appendix analyses)
     _drawn,  # noqa: F401  (registers the ``drawn`` image expert)
@@ -78,6 +79,11 @@ class _AudioDescriber:
             return None
         fit: float = asr.line_logprob(path, line)
         return fit
+
+
+# leaderboard.yaml (the typed document):
+# read here so a bad file fails this import, as a bad benchmark.yaml does.
+leaderboard_declaration(__file__)
 
 
 @api.benchmark("storybench")
@@ -202,13 +208,11 @@ class StoryBench(api.Benchmark):
         return StorybenchKnownSet(instances, _AudioDescriber(metrics_config))
 
     def leaderboard_model(self) -> type[BaseModel]:
-        from omnieval.benchmarks.storybench._leaderboard import StorybenchLeaderboard
-
-        return StorybenchLeaderboard
+        """The document ``leaderboard.yaml`` declares (built once per process)."""
+        return declared_document(__file__)
 
     def leaderboard(self, scores: pd.DataFrame, facts: api.RunFacts | None = None) -> api.Leaderboard:
         from omnieval.benchmarks.storybench._aggregate import aggregate
-        from omnieval.benchmarks.storybench._leaderboard import StorybenchLeaderboard
 
         facts = facts or api.RunFacts()
         unavailable: dict[str, str] = {}
@@ -218,12 +222,15 @@ class StoryBench(api.Benchmark):
             scores, n_instances=facts.n_instances, benchmark=self.name, unavailable=unavailable or None
         )
         metrics = {sid: agg.mlflow_metrics(sid) for sid in agg.systems}
-        return api.Leaderboard.typed(StorybenchLeaderboard.model_validate(agg.to_dict()), metrics)
+        return api.Leaderboard.typed(self.leaderboard_model().model_validate(agg.to_dict()), metrics)
 
     def instance_components(self, scores: pd.DataFrame) -> pd.DataFrame:
-        from omnieval.benchmarks.storybench._components import storybench_instance_components
+        """The headline components per instance on the Total Average's 0-10 scale (storybench's
+        maths: :func:`._aggregate.instance_values`), ordered as ``benchmark.yaml`` declares them."""
+        from omnieval.benchmarks.storybench._aggregate import instance_values
 
-        return storybench_instance_components(scores)
+        assert self.spec is not None
+        return components_frame(instance_values(scores), self.spec)
 
     def leaderboard_text(self, document: Mapping[str, Any]) -> str:
         from omnieval.benchmarks.storybench._report import leaderboard_table

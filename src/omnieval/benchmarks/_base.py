@@ -229,7 +229,7 @@ class Leaderboard:
     ``document`` is what ``omnieval aggregate --json`` prints for the benchmark (plus run facts the
     report stage adds); ``mlflow_metrics`` maps system -> ``{key: value}`` with FORMATS.md section 5
     keys, so the track stage logs exactly what the report computed instead of aggregating again.
-    ``model`` is the typed document (the benchmark's ``_leaderboard.py`` model, JSON schema under
+    ``model`` is the typed document (built from the benchmark's ``leaderboard.yaml``, JSON schema under
     ``docs/schemas/``) that ``document`` was dumped from; see :meth:`typed`.
     """
 

@@ -225,6 +225,8 @@ class Wording:
     missing_field: str = ""
     """The text of a missing required field; empty: pydantic's (``Field required``)."""
     duplicate: str = "repeats line {line}"
+    any_row_repeats: bool = False
+    """Whether a row whose fields fail also counts for repeated ids (else only valid rows do)."""
     not_utf8: str = "not a JSON line (UnicodeDecodeError)"
     not_json: str = "not a JSON line (JSONDecodeError)"
     not_object: str = "not a JSON object"
@@ -241,6 +243,7 @@ MANIFEST = Wording(
     no_rows="{file}: no instances (the file has no non-blank line)",
     missing_field="missing field",
     duplicate="duplicate of line {line}",
+    any_row_repeats=True,
     not_utf8="not UTF-8 text (byte {byte})",
     not_json="not valid JSON ({msg})",
     not_object="expected a JSON object",
@@ -375,10 +378,11 @@ def read_rows(root: Path, source: RowSource, model: type[Record]) -> RecordRows:
                 record = model.model_validate(obj, context=context)
             except ValidationError as exc:
                 bad.extend(_reasons(exc, w))
-            if isinstance(rid, str) and rid in seen:
+            counted = record is not None or w.any_row_repeats
+            if counted and isinstance(rid, str) and rid in seen:
                 bad.append(("id", w.duplicate.format(line=seen[rid])))
                 record = None
-            elif isinstance(rid, str) and rid.strip():
+            elif counted and isinstance(rid, str) and rid.strip():
                 seen[rid] = row.number
         if record is not None:
             found.append(Instance(len(found), record.id, record))

@@ -4,11 +4,12 @@ failing row and field otherwise."""
 from __future__ import annotations
 
 import json
+import typing
 from pathlib import Path
 
 from benchmarks.acbench._corrupt import edit_line
 from omnieval.benchmarks._records import dataset_suite, gate_columns
-from omnieval.benchmarks.acbench._record import AcbenchRecord, gate_acbench_dataset
+from omnieval.benchmarks.acbench._record import FEATURES, AcbenchRecord, Feature, gate_acbench_dataset
 
 
 def test_gate_passes_on_the_sample(ac_sample: Path, tmp_path: Path) -> None:
@@ -26,6 +27,7 @@ def test_the_suite_is_derived_from_the_record_model() -> None:
     for name in ("feature__valid", "target_value__valid", "heteronym__valid", "image__decodable"):
         assert name in columns
     assert "instruction_audio__present" in columns and "heteronym" not in columns  # optional field
+    assert typing.get_args(Feature) == tuple(FEATURES)  # the gate's feature set is the loader's
 
 
 def test_gate_names_row_and_field(ac_copy: Path, tmp_path: Path) -> None:

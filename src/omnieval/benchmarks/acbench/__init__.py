@@ -29,7 +29,7 @@ from omnieval.benchmarks.acbench._heteronyms import (
     find_heteronym,
 )
 from omnieval.benchmarks.acbench._metrics import SCORE_RANGE, AcbenchMetricsConfig, compute_acbench_metrics
-from omnieval.benchmarks.acbench._record import load_acbench
+from omnieval.benchmarks.acbench._record import AcbenchRecord, load_acbench
 from omnieval.benchmarks.acbench._systems import (
     ACBENCH_PROSODY,
     ACCENT_VOICES,
@@ -60,6 +60,8 @@ class AcBench(api.Benchmark):
 
     # Name, dataset, conditions, systems, modalities and headline components: benchmark.yaml.
     metrics_config = AcbenchMetricsConfig
+    record: ClassVar[type[AcbenchRecord]] = AcbenchRecord
+    """The model of one manifest line: the loader's checks, the dataset gate and the fingerprint."""
     score_range: ClassVar[Mapping[str, tuple[float, float]]] = SCORE_RANGE
 
     # -- data ---------------------------------------------------------------------------------

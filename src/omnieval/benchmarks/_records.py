@@ -198,11 +198,12 @@ class RowContext:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.checked: dict[tuple[Media, str], MediaCheck] = {}
+        self.checked: dict[tuple[Media, object, str], MediaCheck] = {}
 
     def media(self, marker: Media, rel: object) -> MediaCheck:
         """The check of ``rel`` as ``marker`` declares it, run the first time it is asked for."""
-        key = (marker, rel if isinstance(rel, str) else repr(rel))
+        # ``check`` is not part of a Media's equality; two fields with different checks differ here.
+        key = (marker, marker.check, rel if isinstance(rel, str) else repr(rel))
         if key not in self.checked:
             self.checked[key] = marker.inspect(self.root, rel)
         return self.checked[key]

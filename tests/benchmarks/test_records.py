@@ -214,3 +214,36 @@ def test_the_fingerprint_hashes_media_content_and_texts(tmp_path: Path) -> None:
 def test_a_record_built_in_code_takes_its_paths_as_given() -> None:
     clip = Clip(id="x", caption="c", mood="tense", picture=Path("p.png"), voice="v.wav")  # type: ignore[arg-type]
     assert clip.voice == Path("v.wav")
+
+
+def test_a_declared_benchmark_reads_a_parquet_with_media(tmp_path: Path) -> None:
+    from benchmarks.toy_caption import Caption, ToyCaption
+
+    class PictureCaption(Caption):
+        picture: Annotated[Path, Media("image")]
+
+    class ParquetToy(ToyCaption):
+        record = PictureCaption
+
+        @property
+        def source(self) -> ParquetRows:
+            return ParquetRows("captions.parquet")
+
+    root = _folder(tmp_path)
+    rows = [{"id": "a", "prompt": "p", "reference": "r", "picture": "media/red.png"}]
+    pd.DataFrame([*rows, {**rows[0], "id": "b", "picture": "media/none.png"}]).to_parquet(
+        root / "captions.parquet"
+    )
+    bench = ParquetToy()
+    assert bench.validate(root).problems == [
+        "captions.parquet:2 (b): picture: media/none.png: file not found"
+    ]
+    assert not bench.gate(root, None).success
+    pd.DataFrame(rows).to_parquet(root / "captions.parquet")
+    report = bench.validate(root)
+    assert report.ok and bench.gate(root, None).success
+    manifest = bench.fingerprint(report.dataset)
+    assert manifest.parquet.path == "captions.parquet" and [f.path for f in manifest.files] == [
+        "media/red.png"
+    ]
+    assert bench.dataset_frame(root)["picture"].tolist() == ["media/red.png"]

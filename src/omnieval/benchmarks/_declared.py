@@ -37,7 +37,6 @@ Example (``hooks.py`` beside a ``benchmark.yaml`` whose headline component is ``
 
 from __future__ import annotations
 
-import json
 import math
 from abc import abstractmethod
 from collections.abc import Mapping
@@ -45,7 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from omnieval.benchmarks._base import (
     Benchmark,
@@ -64,6 +63,17 @@ from omnieval.benchmarks._leaderboard import (
     MlflowMetrics,
     RunUsage,
 )
+from omnieval.benchmarks._records import (
+    Instance,
+    JsonLines,
+    Record,
+    RowSource,
+    dataset_suite,
+    dataset_table,
+    fingerprint_records,
+    gate_records,
+    read_rows,
+)
 from omnieval.errors import ConfigError
 from omnieval.lineage import Deviation
 
@@ -76,31 +86,10 @@ if TYPE_CHECKING:
     from omnieval.gates import GateResult
 
 
-class Record(BaseModel):
-    """One line of a declared benchmark's JSONL file; subclasses add the benchmark's fields.
-
-    Frozen and closed to unknown keys, so a misspelt field is a loader problem, not a silent gap.
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    id: str = Field(min_length=1)
-    """The instance id: unique in the file, the scores table's ``instance_id``."""
-
-
 class NoOptions(BaseModel):
     """The ``metrics:`` block of a benchmark that has no metric options (it must stay empty)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-@dataclass(frozen=True)
-class Instance:
-    """One validated line: its position (the candidate layout's ``<index>``), id and record."""
-
-    index: int
-    id: str
-    record: Record
 
 
 @dataclass(frozen=True)
@@ -127,7 +116,8 @@ def read_records(path: Path, model: type[Record], label: str) -> RecordLines:
     """Read and check a JSONL file against ``model``; ``label`` names the file in problems.
 
     Problems read ``<label>:<line> (<id>): <field>: <why>``; the instances are returned only when
-    there is none, so a caller never works on half a dataset.
+    there is none, so a caller never works on half a dataset (:func:`~._records.read_rows` over
+    one :class:`~._records.JsonLines` source).
 
     Example:
         >>> import tempfile
@@ -138,50 +128,14 @@ def read_records(path: Path, model: type[Record], label: str) -> RecordLines:
         >>> read_records(path, Row, "rows.jsonl").problems
         ['rows.jsonl:2 (a): text: Field required', 'rows.jsonl:2 (a): txt: Extra inputs are not permitted']
     """
-    if not path.is_file():
-        return RecordLines((), [f"{label}: not found"], {})
-    fields = list(model.model_fields)
-    found: list[Instance] = []
-    problems: list[str] = []
-    rows: dict[int, dict[str, Any]] = {}
-    seen: dict[str, int] = {}
-    for number, raw in enumerate(path.read_bytes().splitlines(), start=1):
-        if not raw.strip():
-            continue
-        where, record = f"{label}:{number}", None
-        try:
-            data = json.loads(raw.decode("utf-8"))
-        except ValueError as exc:  # UnicodeDecodeError is a ValueError too
-            data = None
-            problems.append(f"{where}: not a JSON line ({type(exc).__name__})")
-        else:
-            if not isinstance(data, dict):
-                problems.append(f"{where}: not a JSON object")
-        obj: dict[str, Any] = data if isinstance(data, dict) else {}
-        if isinstance(obj.get("id"), str) and obj["id"]:
-            where = f"{where} ({obj['id']})"
-        if isinstance(data, dict):
-            try:
-                record = model.model_validate(obj)
-            except ValidationError as exc:
-                for err in exc.errors():
-                    field = ".".join(str(p) for p in err["loc"]) or "(record)"
-                    problems.append(f"{where}: {field}: {err['msg']}")
-        if record is not None and record.id in seen:
-            problems.append(f"{where}: id: repeats line {seen[record.id]}")
-            record = None
-        elif record is not None:
-            seen[record.id] = number
-            found.append(Instance(len(found), record.id, record))
-        reason = "" if record is not None else problems[-1]
-        rows[number] = {"record__parses": record is not None, "record__problem": reason}
-        rows[number].update({f: obj.get(f) for f in fields})
-    return RecordLines(tuple(found) if not problems else (), problems, rows)
+    found = read_rows(path.parent, JsonLines(path.name, label=label), model)
+    return RecordLines(found.instances, found.problems, found.rows)
 
 
 def record_expectations(model: type[Record], name: str) -> dict[str, Any]:
     """The dataset gate's Great Expectations suite (suite-file form) derived from ``model``: at
-    least one line, every line a valid record, no required field null, ids unique.
+    least one line, every line a valid record, no required field null, ids unique (and a column
+    per media, ``Literal`` and declared gate field: :func:`~._records.dataset_suite`).
 
     Example:
         >>> class Row(Record):
@@ -190,29 +144,7 @@ def record_expectations(model: type[Record], name: str) -> dict[str, Any]:
         >>> [e["kwargs"].get("column") for e in record_expectations(Row, "toy")["expectations"]]
         [None, 'record__parses', 'id', 'text', 'id']
     """
-
-    def expect(kind: str, meaning: str, **kwargs: Any) -> dict[str, Any]:
-        return {"type": kind, "kwargs": kwargs, "meta": {"notes": meaning}}
-
-    required = [f for f, info in model.model_fields.items() if info.is_required()]
-    return {
-        "name": f"{name}_dataset",
-        "meta": {"notes": f"Dataset gate of {name}, derived from its record model {model.__name__}."},
-        "expectations": [
-            expect("expect_table_row_count_to_be_between", "at least one record", min_value=1),
-            expect(
-                "expect_column_values_to_be_in_set",
-                f"every line is a valid {model.__name__}",
-                column="record__parses",
-                value_set=[True],
-            ),
-            *(
-                expect("expect_column_values_to_not_be_null", f"every record has {f}", column=f)
-                for f in required
-            ),
-            expect("expect_column_values_to_be_unique", "ids are unique", column="id"),
-        ],
-    }
+    return dataset_suite(model, name)
 
 
 class Summary(NamedTuple):
@@ -350,8 +282,14 @@ class DeclaredBenchmark(Benchmark):
         a subclass without it cannot be instantiated, so ``@benchmark`` refuses it when registering."""
 
     # -- data -----------------------------------------------------------------------------------
+    @property
+    def source(self) -> RowSource:
+        """Where the rows come from: the dataset marker read as JSON lines (override for parquet)."""
+        return JsonLines(self.dataset_marker)
+
     def _read(self, root: Path) -> RecordLines:
-        return read_records(Path(root) / self.dataset_marker, self.record, self.dataset_marker)
+        found = read_rows(root, self.source, self.record)
+        return RecordLines(found.instances, found.problems, found.rows)
 
     def validate(self, root: Path) -> DatasetReport:
         from omnieval.data import InstanceDataset
@@ -365,36 +303,20 @@ class DeclaredBenchmark(Benchmark):
         return record_expectations(self.record, self.name)
 
     def gate(self, root: Path, out_json: Path | None) -> GateResult:
-        import tempfile
-
-        import pandas as pd
-
-        from omnieval.gates import validate_frame
-
-        rows = self._read(root).rows
-        columns = ["record__parses", "record__problem", *self.record.model_fields]
-        frame = pd.DataFrame(list(rows.values()), index=list(rows), columns=columns)
-        suite = self.expectation_suite()
-        with tempfile.TemporaryDirectory(prefix="omnieval-gate-") as tmp:
-            path = Path(tmp) / f"{suite['name']}.json"
-            path.write_text(json.dumps(suite), encoding="utf-8")
-            return validate_frame(frame, path, artifact=str(root), out_json=out_json, id_column="id")
+        return gate_records(
+            root, self.source, self.record, self.name, out_json, suite=self.expectation_suite()
+        )
 
     def instances(self, dataset: InstanceDataset[Instance]) -> tuple[Instance, ...]:
         return dataset.instances
 
     def fingerprint(self, dataset: InstanceDataset[Instance]) -> Manifest:
-        from omnieval.data import Manifest, file_entry, manifest_digest
-
-        # The JSONL file holds every value a score depends on (override when records name files).
-        n, table = len(dataset), file_entry(dataset.root, dataset.root / self.dataset_marker)
-        return Manifest(n, table, (), (), manifest_digest(n, table, (), ()))
+        # The table, every media file the records name and their declared texts.
+        records = [i.record for i in dataset.instances]
+        return fingerprint_records(dataset.root, self.source.path(dataset.root), self.record, records)
 
     def dataset_frame(self, root: Path) -> pd.DataFrame:
-        import pandas as pd
-
-        rows = [{"index": i.index, **i.record.model_dump(mode="json")} for i in self._read(root).instances]
-        return pd.DataFrame(rows)
+        return dataset_table(self.record, self._read(root).instances, Path(root))
 
     # -- generation -----------------------------------------------------------------------------
     def visible_task(self, instance: Any, condition: str = "") -> Any:

@@ -1,11 +1,13 @@
-"""Building blocks of a ``manifest.jsonl`` dataset folder, shared by the JSONL benchmarks.
+"""Building blocks of a ``manifest.jsonl`` dataset folder (PRISM-Bench's loader; the typed containers).
 
 OmniACBench and PRISM-Bench both keep one JSON object per line in ``<root>/manifest.jsonl``, with
-media paths relative to the folder and line order as the candidate index. What differs is the
-record and its checks; what is the same lives here: the typed dataset container, the validation
-report, the per-line check record (whose messages name the line, the id and the field), a cache of
-file checks, and the drivers that read the lines, collect every problem and hash the folder. The
-gate over the manifest's table is :func:`omnieval.gates.gate_manifest_frame` (data never imports gates).
+media paths relative to the folder and line order as the candidate index. OmniACBench's manifest
+is read by the record framework (``omnieval.benchmarks._records``, whose ``MANIFEST`` wording is
+this module's); PRISM-Bench's still by the drivers here until it moves there too. What they share:
+the typed dataset container, the validation report, the per-line check record (whose messages name
+the line, the id and the field), a cache of file checks, and the drivers that read the lines,
+collect every problem and hash the folder. The gate over the manifest's table is
+:func:`omnieval.gates.gate_manifest_frame` (data never imports gates).
 
 Each benchmark's ``_manifest.py`` subclasses the containers (so its own names stay importable) and
 passes its record check to :func:`check_manifest_lines`. The containment rules for media paths

@@ -19,7 +19,7 @@ from omnieval.backends.llm import ChatRequest, TextPart
 from omnieval.benchmarks import get_benchmark
 from omnieval.benchmarks.acbench import NOT_EVALUATED, AcBench
 from omnieval.benchmarks.acbench._cascade import IMAGE_NOT_SEEN, CascadeConfig, CascadeSystem
-from omnieval.benchmarks.acbench._loader import AcbenchInstance, load_acbench
+from omnieval.benchmarks.acbench._record import AcbenchInstance, load_acbench
 from omnieval.systems import SYSTEMS, GenerationRequest, PlanningFailure, SystemSpec, config_model
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from omnieval.benchmarks.acbench._conditions import CONDITIONS, TaskInputs, task_inputs
-from omnieval.benchmarks.acbench._loader import AcbenchDataset, load_acbench
+from omnieval.benchmarks.acbench._record import AcbenchDataset, load_acbench
 
 # condition -> (instruction as audio, picture as image)
 EXPECTED = {

@@ -1,12 +1,15 @@
-"""The OmniACBench dataset gate passes on the sample and names the failing row and field otherwise."""
+"""The OmniACBench dataset gate (derived from its record model) passes on the sample and names the
+failing row and field otherwise."""
 
 from __future__ import annotations
 
 import json
+import typing
 from pathlib import Path
 
 from benchmarks.acbench._corrupt import edit_line
-from omnieval.benchmarks.acbench._gate import acbench_gate_frame, gate_acbench_dataset, helper_columns
+from omnieval.benchmarks._records import dataset_suite, gate_columns
+from omnieval.benchmarks.acbench._record import FEATURES, AcbenchRecord, Feature, gate_acbench_dataset
 
 
 def test_gate_passes_on_the_sample(ac_sample: Path, tmp_path: Path) -> None:
@@ -17,12 +20,14 @@ def test_gate_passes_on_the_sample(ac_sample: Path, tmp_path: Path) -> None:
     assert saved["success"] is True and saved["suite"] == "acbench_dataset"
 
 
-def test_frame_has_helper_columns(ac_sample: Path) -> None:
-    frame, whole = acbench_gate_frame(ac_sample)
-    assert not whole and len(frame) == 40
-    assert set(helper_columns()) <= set(frame.columns)
-    assert frame.loc[0, "feature_target"] == "speech_rate=fast"
-    assert bool(frame["image__decodable"].all()) and bool(frame["heteronym__valid"].all())
+def test_the_suite_is_derived_from_the_record_model() -> None:
+    suite = dataset_suite(AcbenchRecord, "acbench")
+    columns = [e["kwargs"].get("column") for e in suite["expectations"]]
+    assert suite["name"] == "acbench_dataset" and set(columns) - {None} <= set(gate_columns(AcbenchRecord))
+    for name in ("feature__valid", "target_value__valid", "heteronym__valid", "image__decodable"):
+        assert name in columns
+    assert "instruction_audio__present" in columns and "heteronym" not in columns  # optional field
+    assert typing.get_args(Feature) == tuple(FEATURES)  # the gate's feature set is the loader's
 
 
 def test_gate_names_row_and_field(ac_copy: Path, tmp_path: Path) -> None:
@@ -34,7 +39,7 @@ def test_gate_names_row_and_field(ac_copy: Path, tmp_path: Path) -> None:
     assert not result.success
     report = result.report()
     by_column = {f.column: f for f in result.failed}
-    pair = by_column["feature_target"].describe()
+    pair = by_column["target_value__valid"].describe()
     assert "ac-0005" in pair and "target_value: 'loud' is not a value of phonation" in pair
     image = by_column["image__decodable"].describe()
     assert "ac-0011" in image and "image: images/ac-0011.png: cannot decode image" in image

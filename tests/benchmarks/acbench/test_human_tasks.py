@@ -29,7 +29,7 @@ from omnieval.benchmarks.acbench._human_sample import (
     labeling_config,
     study_key,
 )
-from omnieval.benchmarks.acbench._loader import FEATURES
+from omnieval.benchmarks.acbench._record import FEATURES
 from omnieval.cli import main
 from omnieval.errors import DataError
 from omnieval.scores import coerce_scores, write_scores

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.acbench._corrupt import CASES, Case, edit_line
-from omnieval.benchmarks.acbench._loader import (
+from omnieval.benchmarks.acbench._record import (
     FEATURES,
     FRAME_COLUMNS,
     AcbenchInstance,

@@ -18,13 +18,13 @@ from omnieval.backends import phones
 from omnieval.backends.asr import ModelIdentity, Transcript
 from omnieval.backends.phones import PronunciationDecision
 from omnieval.benchmarks.acbench import _metrics
-from omnieval.benchmarks.acbench._loader import AcbenchInstance, HeteronymRef
 from omnieval.benchmarks.acbench._metrics import (
     AcbenchMetricsConfig,
     compute_acbench_metrics,
     normalized_words,
     word_error_rate,
 )
+from omnieval.benchmarks.acbench._record import AcbenchInstance, HeteronymRef
 from omnieval.errors import ConfigError
 from omnieval.metrics.functional import acoustic
 from omnieval.scores import SCORE_COLUMNS

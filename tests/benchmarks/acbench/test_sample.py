@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from omnieval.benchmarks.acbench._heteronyms import HETERONYMS
-from omnieval.benchmarks.acbench._loader import FEATURES, validate_acbench
+from omnieval.benchmarks.acbench._record import FEATURES, validate_acbench
 from omnieval.benchmarks.acbench._sample import (
     INSTRUCTIONS,
     SAMPLE_HETERONYMS,

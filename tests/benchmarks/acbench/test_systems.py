@@ -11,7 +11,7 @@ import soundfile as sf
 
 from omnieval.backends.tts import SynthesisError
 from omnieval.benchmarks.acbench import _systems
-from omnieval.benchmarks.acbench._loader import AcbenchDataset, AcbenchInstance, load_acbench
+from omnieval.benchmarks.acbench._record import AcbenchDataset, AcbenchInstance, load_acbench
 from omnieval.benchmarks.acbench._systems import (
     Neutral,
     OracleControl,

@@ -1,10 +1,11 @@
 """OmniACBench: read a script aloud with the acoustic delivery that a spoken instruction and an image imply.
 
-The benchmark object wires the JSONL manifest (FORMATS.md section 6) and its gate, the five input
-conditions of the paper's controlled decomposition, the reference systems (``oracle-control``,
-``neutral``; ``import`` for outputs made elsewhere), the ``cascade`` generating kind (registered
-here because it serves acbench only), the acoustic metrics (WER, delta-WPM, PER, VFR@0.3,
-evaluator accuracies) and the FORMATS.md section 7 aggregate into the shared stages.
+The benchmark object wires the JSONL manifest (FORMATS.md section 6; its record model, from which
+the record framework derives the loader, the dataset gate and the fingerprint, is ``_record.py``),
+the five input conditions of the paper's controlled decomposition, the reference systems
+(``oracle-control``, ``neutral``; ``import`` for outputs made elsewhere), the ``cascade`` generating
+kind (registered here because it serves acbench only), the acoustic metrics (WER, delta-WPM, PER,
+VFR@0.3, evaluator accuracies) and the FORMATS.md section 7 aggregate into the shared stages.
 """
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ from omnieval.benchmarks.acbench._heteronyms import (
     espeak_markup,
     find_heteronym,
 )
-from omnieval.benchmarks.acbench._loader import load_acbench
 from omnieval.benchmarks.acbench._metrics import SCORE_RANGE, AcbenchMetricsConfig, compute_acbench_metrics
+from omnieval.benchmarks.acbench._record import AcbenchRecord, load_acbench
 from omnieval.benchmarks.acbench._systems import (
     ACBENCH_PROSODY,
     ACCENT_VOICES,
@@ -69,6 +70,8 @@ class AcBench(api.Benchmark):
 
     # Name, dataset, conditions, systems, modalities and headline components: benchmark.yaml.
     metrics_config = AcbenchMetricsConfig
+    record: ClassVar[type[AcbenchRecord]] = AcbenchRecord
+    """The model of one manifest line: the loader's checks, the dataset gate and the fingerprint."""
     score_range: ClassVar[Mapping[str, tuple[float, float]]] = SCORE_RANGE
 
     # -- data ---------------------------------------------------------------------------------
@@ -82,13 +85,13 @@ class AcBench(api.Benchmark):
         return not keys or bool(keys & {"feature", "target_value", "script"})
 
     def validate(self, root: Path) -> api.DatasetReport:
-        from omnieval.benchmarks.acbench._loader import validate_acbench
+        from omnieval.benchmarks.acbench._record import validate_acbench
 
         report = validate_acbench(root)
         return api.DatasetReport(report.ok, list(report.problems), report.n_rows, report.dataset)
 
     def gate(self, root: Path, out_json: Path | None) -> GateResult:
-        from omnieval.benchmarks.acbench._gate import gate_acbench_dataset
+        from omnieval.benchmarks.acbench._record import gate_acbench_dataset
 
         return gate_acbench_dataset(root, out_json)
 
@@ -96,12 +99,12 @@ class AcBench(api.Benchmark):
         return tuple(dataset.instances)
 
     def fingerprint(self, dataset: Any) -> Manifest:
-        from omnieval.benchmarks.acbench._loader import fingerprint_acbench
+        from omnieval.benchmarks.acbench._record import fingerprint_acbench
 
         return fingerprint_acbench(dataset)
 
     def dataset_frame(self, root: Path) -> pd.DataFrame:
-        from omnieval.benchmarks.acbench._loader import acbench_frame
+        from omnieval.benchmarks.acbench._record import acbench_frame
 
         return acbench_frame(self.load(root))
 

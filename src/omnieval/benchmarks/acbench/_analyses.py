@@ -26,7 +26,7 @@ from omnieval.analysis import AnalysisContext, AnalysisResult, Skip, analysis
 from omnieval.benchmarks._labelstudio import submitted_annotations
 from omnieval.benchmarks.acbench._aggregate import BENCHMARK, aggregate_acbench
 from omnieval.benchmarks.acbench._human_sample import LABEL_CONTROL, STUDY, TASK_FIELD
-from omnieval.benchmarks.acbench._loader import FEATURES, canonical_target
+from omnieval.benchmarks.acbench._record import FEATURES, canonical_target
 from omnieval.errors import DataError
 from omnieval.metrics.functional.labels import normalize_label
 from omnieval.scores import VALUED_STATUSES

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from omnieval.benchmarks._spec import declaration_error, package_spec
-from omnieval.benchmarks.acbench._loader import PRONUNCIATION, AcbenchInstance
+from omnieval.benchmarks.acbench._record import PRONUNCIATION, AcbenchInstance
 
 #: Condition names in the paper's order (the scores table's ``condition`` column), read from
 #: ``benchmark.yaml`` (``conditions``), their one home.
@@ -107,7 +107,7 @@ def task_inputs(instance: AcbenchInstance, condition: str) -> TaskInputs:
         ValueError: ``condition`` is not one of :data:`CONDITIONS`.
 
     Example:
-        >>> from omnieval.benchmarks.acbench._loader import AcbenchInstance
+        >>> from omnieval.benchmarks.acbench._record import AcbenchInstance
         >>> inst = AcbenchInstance(0, "ac-1", "speech_rate", "fast", "The bus is here.", Path("a.wav"),
         ...                        "Read it at a fitting pace.", Path("b.png"), ("falling brick",))
         >>> task_inputs(inst, "i_to_t").image, task_inputs(inst, "i_to_t").image_keywords

@@ -34,7 +34,7 @@ from omnieval.errors import ConfigError, DataError
 
 if TYPE_CHECKING:
     from omnieval.benchmarks.acbench._human_sample import BalancedSample, BlindClip, ClassDraw
-    from omnieval.benchmarks.acbench._loader import AcbenchDataset
+    from omnieval.benchmarks.acbench._record import AcbenchDataset
 
 _RUN_CONFIG = "config.resolved.yaml"
 _RUN_DATASET = "dataset.manifest.json"
@@ -332,7 +332,7 @@ def _pick(
 
 def _totals(items: Sequence[str]) -> dict[str, int]:
     from omnieval.benchmarks.acbench._human_sample import PAPER_TOTALS
-    from omnieval.benchmarks.acbench._loader import canonical_feature
+    from omnieval.benchmarks.acbench._record import canonical_feature
 
     totals = dict(PAPER_TOTALS)
     for item in items:
@@ -360,7 +360,7 @@ def _tasks_main(argv: list[str], prog: str) -> int:
         blind_clips,
         class_balanced_sample,
     )
-    from omnieval.benchmarks.acbench._loader import load_acbench
+    from omnieval.benchmarks.acbench._record import load_acbench
     from omnieval.errors import validation_problems
 
     args = _parser(prog).parse_args(argv)
@@ -389,7 +389,7 @@ def _tasks_main(argv: list[str], prog: str) -> int:
 
 def _check_same_dataset(run: Path, dataset: AcbenchDataset) -> None:
     """Refuse a dataset other than the one the run evaluated: its rows would pick the wrong clips."""
-    from omnieval.benchmarks.acbench._loader import fingerprint_acbench
+    from omnieval.benchmarks.acbench._record import fingerprint_acbench
 
     recorded = run / _RUN_DATASET
     if not recorded.is_file():

@@ -37,7 +37,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from omnieval.benchmarks.acbench._loader import FEATURES, canonical_feature
+from omnieval.benchmarks.acbench._record import FEATURES, canonical_feature
 from omnieval.errors import DataError
 
 ABSTRACT_FEATURES: tuple[str, ...] = ("emotion", "accent", "timbre")
@@ -70,7 +70,7 @@ QUESTIONS: dict[str, str] = {
 
 
 class LabelledInstance(Protocol):
-    """What the draw reads of an instance (:class:`~omnieval.benchmarks.acbench._loader.AcbenchInstance`)."""
+    """What the draw reads of an instance (:class:`~omnieval.benchmarks.acbench._record.AcbenchInstance`)."""
 
     @property
     def index(self) -> int: ...

@@ -61,7 +61,7 @@ from omnieval.scores import ScoreRow, Status
 
 if TYPE_CHECKING:
     from omnieval.backends.asr import Transcriber
-    from omnieval.benchmarks.acbench._loader import AcbenchInstance
+    from omnieval.benchmarks.acbench._record import AcbenchInstance
 
 BENCHMARK = "acbench"
 METRICS_VERSION = "3"

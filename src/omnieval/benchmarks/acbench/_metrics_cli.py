@@ -93,8 +93,8 @@ def metrics_main(argv: Sequence[str], prog: str) -> int:
         DataError: the dataset cannot be read, or the candidates folder is missing (exit code 2).
     """
     from omnieval.benchmarks.acbench._aggregate import aggregate_acbench
-    from omnieval.benchmarks.acbench._loader import MANIFEST_NAME, load_acbench
     from omnieval.benchmarks.acbench._metrics import AcbenchMetricsConfig, compute_acbench_metrics
+    from omnieval.benchmarks.acbench._record import MANIFEST_NAME, load_acbench
     from omnieval.errors import DataError
 
     args = _parser(prog).parse_args(list(argv))

@@ -26,7 +26,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from omnieval.benchmarks._sample_command import run_sample_command
 from omnieval.benchmarks.acbench._heteronyms import HETERONYMS, Heteronym
-from omnieval.benchmarks.acbench._loader import (
+from omnieval.benchmarks.acbench._record import (
     FEATURES,
     MANIFEST_NAME,
     PRONUNCIATION,
@@ -316,7 +316,7 @@ def write_acbench_sample(out: Path, *, size: int = IMAGE_SIZE, validate: bool = 
     Args:
         out: Target folder; if it exists it may only contain what this function writes.
         size: Picture width and height in pixels.
-        validate: Check the written folder with :func:`~._loader.validate_acbench` before it
+        validate: Check the written folder with :func:`~._record.validate_acbench` before it
             replaces ``out``.
 
     Returns:

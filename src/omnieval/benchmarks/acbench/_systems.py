@@ -27,7 +27,7 @@ import numpy.typing as npt
 
 from omnieval.backends.tts import EspeakProsody, SpeechRequest, SynthesisError, synthesize
 from omnieval.benchmarks.acbench._conditions import task_inputs
-from omnieval.benchmarks.acbench._loader import AcbenchInstance, HeteronymRef
+from omnieval.benchmarks.acbench._record import AcbenchInstance, HeteronymRef
 from omnieval.candidates import Modality, output_path
 from omnieval.systems import (
     GenerationRequest,

@@ -1,4 +1,4 @@
-"""Load and strictly validate an OmniACBench dataset folder (FORMATS.md section 6).
+"""The record model of one OmniACBench manifest line (FORMATS.md section 6), and the dataset it makes.
 
 The folder holds ``manifest.jsonl``: one JSON object per line with ``id, feature, target_value,
 script, instruction_audio, instruction_text, image, image_keywords`` and, for pronunciation
@@ -10,12 +10,13 @@ instances only, a ``heteronym`` object with the reference pronunciations of both
 Media paths are relative to the folder. Line order is the candidate index (the candidate of the
 ``i``-th instance is ``<candidates>/speech/<i>/generated.wav``).
 
-One pass collects every problem (never only the first). Each names the file, the line and the id
-when known, and the field, e.g.
-``manifest.jsonl line 7 (id ac-0007): target_value: 'loud' is not a value of speech_rate (fast, slow)``.
-:func:`validate_acbench` returns them; :func:`load_acbench` raises
-:class:`~omnieval.errors.DataError` with all of them. The dataset gate (``_gate.py``) runs the same
-per-line checks, so the two never disagree about a line.
+:class:`AcbenchRecord` states what a valid line is; the record framework
+(:mod:`omnieval.benchmarks._records`) reads the manifest against it in one pass that collects every
+problem, each naming the file, the line, the id when known and the field, e.g.
+``manifest.jsonl line 7 (id ac-0007): target_value: 'loud' is not a value of speech_rate (fast, slow)``,
+checks and hashes the media it names, and derives the dataset gate from it, so the loader and the
+gate never disagree about a line. :func:`validate_acbench` returns the problems;
+:func:`load_acbench` raises :class:`~omnieval.errors.DataError` with all of them.
 """
 
 from __future__ import annotations
@@ -24,31 +25,36 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
-from omnieval.audio import AudioError, load_audio
+from pydantic import ConfigDict, Field, ValidationInfo, field_validator
+
+from omnieval.benchmarks._records import (
+    MANIFEST,
+    JsonLines,
+    Media,
+    Record,
+    Text,
+    fingerprint_records,
+    gate_records,
+    problem,
+    problems,
+    read_rows,
+)
 from omnieval.data import MANIFEST_NAME as MANIFEST_NAME
 from omnieval.data import (
-    CheckCache,
-    LineProblems,
     Manifest,
     ManifestDataset,
-    ManifestLineCheck,
     ManifestReport,
-    TextEntry,
-    check_file,
-    check_manifest_lines,
-    fingerprint_manifest,
     load_manifest,
     relative_posix,
-    resolve_in_root,
-    sha256_text,
     show_value,
-    validate_manifest,
 )
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from omnieval.gates import GateResult
 
 #: Fields every manifest line must have (FORMATS.md section 6).
 REQUIRED_FIELDS: tuple[str, ...] = (
@@ -61,9 +67,6 @@ REQUIRED_FIELDS: tuple[str, ...] = (
     "image",
     "image_keywords",
 )
-
-#: Fields that name a media file, with the kind of file they must decode as.
-MEDIA_FIELDS: dict[str, str] = {"instruction_audio": "audio", "image": "image"}
 
 #: Acoustic features and their target values, in canonical spelling (FORMATS.md section 3).
 FEATURES: dict[str, tuple[str, ...]] = {
@@ -186,158 +189,105 @@ class AcbenchReport(ManifestReport[AcbenchDataset]):
     """Outcome of :func:`validate_acbench` (a :class:`~omnieval.data._jsonl_manifest.ManifestReport`)."""
 
 
-@dataclass(frozen=True)
-class MediaCheck:
-    """One media field of one line: where it resolved and what is wrong with it ('' when fine)."""
-
-    path: Path | None
-    problem: str
-
-    @property
-    def present(self) -> bool:
-        """The path is relative, stays inside the folder and names an existing file."""
-        return self.path is not None
-
-    @property
-    def decodable(self) -> bool:
-        """Present and decodes as its kind."""
-        return self.path is not None and not self.problem
+Feature = Literal["speech_rate", "phonation", "pronunciation", "emotion", "accent", "timbre"]
+"""The canonical feature keys (those of :data:`FEATURES`)."""
 
 
-@dataclass(frozen=True)
-class LineCheck(ManifestLineCheck):
-    """Everything the validator found on one non-blank OmniACBench manifest line.
+class AcbenchRecord(Record):
+    """One manifest line as its checks read it (fields in the order the problems of a line are named).
 
-    Attributes (besides :class:`~omnieval.data._jsonl_manifest.ManifestLineCheck`'s):
-        feature: Canonical feature, None when missing or unknown.
-        target_value: Canonical target value, None when missing or not a value of the feature.
-        media: Media field -> its check (absent when the field is missing).
-        instance: The typed record when the line has no problem.
+    Values are stored canonically (feature key, target spelling, stripped keywords); media are
+    absolute paths of files that decode (WAV via soundfile, images via PIL verify and load).
     """
 
-    # A heteronym problem names its sub-field (heteronym.reading); the gate's heteronym column wants all.
-    NESTED_FIELDS: ClassVar[bool] = True
+    # Keys beyond these fields are ignored, as they always were: manifests in use may carry notes.
+    model_config = ConfigDict(frozen=True, extra="ignore")
+    gate_fields: ClassVar[tuple[str, ...]] = (
+        "script",
+        "instruction_text",
+        "target_value",
+        "image_keywords",
+        "heteronym",
+    )
+    hashed_texts: ClassVar[tuple[str, ...]] = ("script", "instruction_text", "image_keywords")
 
-    feature: str | None = None
-    target_value: str | None = None
-    media: Mapping[str, MediaCheck] = field(default_factory=dict)
-    instance: AcbenchInstance | None = None
+    id: Text
+    script: Text
+    instruction_text: Text
+    feature: Feature
+    target_value: str
+    image_keywords: tuple[str, ...]
+    instruction_audio: Annotated[Path, Media("audio")]
+    image: Annotated[Path, Media("image")]
+    heteronym: HeteronymRef | None = Field(default=None, validate_default=True)
+    """Set exactly on pronunciation lines (required there, refused elsewhere)."""
 
-
-class _MediaCache(CheckCache[MediaCheck]):
-    """File checks by (kind, relative path): many lines may share one picture or clip."""
-
-    def check(self, rel: object, kind: str) -> MediaCheck:
-        return self.once((kind, str(rel)), lambda: _check_media(self.root, rel, kind))
-
-
-def _check_media(root: Path, rel: object, kind: str) -> MediaCheck:
-    if kind == "image":
-        checked = check_file(root, rel, "image")
-        return MediaCheck(checked.path, checked.problem)
-    # check_file knows no audio; the same containment rules, then a full decode.
-    resolved, problem = resolve_in_root(root, rel)
-    if resolved is None:
-        return MediaCheck(None, problem)
-    try:
-        load_audio(resolved)
-    except AudioError as exc:
-        return MediaCheck(resolved, f"{rel}: {exc.detail}")
-    return MediaCheck(resolved, "")
-
-
-def check_lines(root: Path) -> tuple[list[LineCheck], list[str]]:
-    """Run the OmniACBench line checks (fields, feature and target, media, heteronym).
-
-    Args:
-        root: The dataset folder.
-
-    Returns:
-        The checked lines in file order, and problems of the folder as a whole (see
-        :func:`~omnieval.data._jsonl_manifest.check_manifest_lines`).
-    """
-    return check_manifest_lines(root, LineCheck, _MediaCache, _check_record)
-
-
-def _check_record(
-    obj: dict[str, Any], number: int, index: int, media: _MediaCache, first_line_of: dict[str, int]
-) -> LineCheck:
-    """Check one OmniACBench line; ``first_line_of`` maps ids seen so far to their line (updated here)."""
-    problems = LineProblems()
-    bad = problems.add
-
-    rid = obj.get("id")
-    if isinstance(rid, str) and rid.strip():
-        if rid in first_line_of:
-            bad("id", f"duplicate of line {first_line_of[rid]}")
-        else:
-            first_line_of[rid] = number
-    for name in REQUIRED_FIELDS:
-        if name not in obj:
-            bad(name, "missing field")
-    for name in ("id", "script", "instruction_text"):
-        problems.nonblank_text(obj, name)
-
-    feature = target = None
-    if "feature" in obj:
-        raw = obj["feature"]
+    @field_validator("feature", mode="before")
+    @classmethod
+    def _feature(cls, raw: object) -> str:
         if not isinstance(raw, str):
-            bad("feature", f"expected a string, got {show_value(raw)}")
-        else:
-            feature = canonical_feature(raw)
-            if feature is None:
-                bad("feature", f"{raw!r} is not a feature ({', '.join(FEATURES)})")
-    if "target_value" in obj:
-        raw = obj["target_value"]
-        if not isinstance(raw, str):
-            bad("target_value", f"expected a string, got {show_value(raw)}")
-        elif feature is not None:
-            target = canonical_target(feature, raw)
-            if target is None:
-                bad("target_value", f"{raw!r} is not a value of {feature} ({', '.join(FEATURES[feature])})")
+            raise problem(f"expected a string, got {show_value(raw)}")
+        feature = canonical_feature(raw)
+        if feature is None:
+            raise problem(f"{raw!r} is not a feature ({', '.join(FEATURES)})")
+        return feature
 
-    keywords: tuple[str, ...] = ()
-    if "image_keywords" in obj:
-        raw = obj["image_keywords"]
+    @field_validator("target_value", mode="plain")
+    @classmethod
+    def _target(cls, raw: object, info: ValidationInfo) -> str:
+        if not isinstance(raw, str):
+            raise problem(f"expected a string, got {show_value(raw)}")
+        feature = info.data.get("feature")
+        if feature is None:  # the feature's own problem is reported; a target of nothing is not checked
+            return raw
+        target = canonical_target(feature, raw)
+        if target is None:
+            raise problem(f"{raw!r} is not a value of {feature} ({', '.join(FEATURES[feature])})")
+        return target
+
+    @field_validator("image_keywords", mode="plain")
+    @classmethod
+    def _keywords(cls, raw: object) -> tuple[str, ...]:
         if not isinstance(raw, list) or not raw:
-            bad("image_keywords", f"expected a non-empty list of strings, got {show_value(raw)}")
-        elif not all(isinstance(k, str) and k.strip() for k in raw):
-            bad("image_keywords", "every keyword must be a non-empty string")
-        else:
-            keywords = tuple(k.strip() for k in raw)
+            raise problem(f"expected a non-empty list of strings, got {show_value(raw)}")
+        if not all(isinstance(k, str) and k.strip() for k in raw):
+            raise problem("every keyword must be a non-empty string")
+        return tuple(k.strip() for k in raw)
 
-    found: dict[str, MediaCheck] = {}
-    for name, kind in MEDIA_FIELDS.items():
-        if name in obj:
-            found[name] = media.check(obj[name], kind)
-            if found[name].problem:
-                bad(name, found[name].problem)
+    @field_validator("heteronym", mode="plain")
+    @classmethod
+    def _heteronym(cls, raw: object, info: ValidationInfo) -> HeteronymRef | None:
+        feature = info.data.get("feature")
+        if feature == PRONUNCIATION:
+            if raw is None:
+                raise problem("missing field (required for pronunciation instances)")
+            found: list[tuple[str, str]] = []
+            ref = _check_heteronym(raw, info.data.get("script"), lambda name, why: found.append((name, why)))
+            if found:
+                raise problems([(n.removeprefix("heteronym").lstrip("."), why) for n, why in found])
+            return ref
+        if raw is not None and feature is not None:
+            raise problem(f"only pronunciation instances carry one (this line's feature is {feature})")
+        return None
 
-    heteronym = None
-    raw_heteronym = obj.get("heteronym")
-    if feature == PRONUNCIATION:
-        if raw_heteronym is None:
-            bad("heteronym", "missing field (required for pronunciation instances)")
-        else:
-            heteronym = _check_heteronym(raw_heteronym, obj.get("script"), bad)
-    elif raw_heteronym is not None and feature is not None:
-        bad("heteronym", f"only pronunciation instances carry one (this line's feature is {feature})")
-
-    instance = None
-    if not problems and feature is not None and target is not None:
-        instance = AcbenchInstance(
+    def instance(self, index: int) -> AcbenchInstance:
+        """The typed instance at position ``index`` (what the stages and metrics read)."""
+        return AcbenchInstance(
             index=index,
-            id=obj["id"],
-            feature=feature,
-            target_value=target,
-            script=obj["script"],
-            instruction_audio=found["instruction_audio"].path,  # type: ignore[arg-type]
-            instruction_text=obj["instruction_text"],
-            image=found["image"].path,  # type: ignore[arg-type]
-            image_keywords=keywords,
-            heteronym=heteronym,
+            id=self.id,
+            feature=self.feature,
+            target_value=self.target_value,
+            script=self.script,
+            instruction_audio=self.instruction_audio,
+            instruction_text=self.instruction_text,
+            image=self.image,
+            image_keywords=self.image_keywords,
+            heteronym=self.heteronym,
         )
-    return LineCheck(number, index, obj, tuple(problems), feature, target, found, instance)
+
+
+#: Where the records come from: ``manifest.jsonl``, its problems worded as the manifest benchmarks' are.
+SOURCE = JsonLines(MANIFEST_NAME, MANIFEST)
 
 
 def _check_heteronym(value: object, script: object, bad: Callable[[str, str], None]) -> HeteronymRef | None:
@@ -412,17 +362,23 @@ def _phones_problem(phones: object) -> str:
 def validate_acbench(root: Path) -> AcbenchReport:
     """Check an OmniACBench folder without raising for data problems.
 
-    Checks: ``manifest.jsonl`` exists and every non-blank line is a UTF-8 JSON object; every
-    required field is present with the right type; the feature is known and the target value is
-    one of its values (case-insensitive, stored canonically); script and instruction text are not
-    empty; ids are unique; media paths are relative, stay inside ``root`` (symlinks resolved), exist
-    and decode (WAV via soundfile, images via PIL verify and load); pronunciation instances carry a
-    valid ``heteronym`` object and no other instance does.
+    Checks (:class:`AcbenchRecord`): ``manifest.jsonl`` exists and every non-blank line is a UTF-8
+    JSON object; every required field is present with the right type; the feature is known and the
+    target value is one of its values (case-insensitive, stored canonically); script and
+    instruction text are not empty; ids are unique; media paths are relative, stay inside ``root``
+    (symlinks resolved), exist and decode; pronunciation instances carry a valid ``heteronym``
+    object and no other instance does.
 
     ``root`` is the folder holding ``manifest.jsonl``. When the report is ``ok`` its ``dataset``
     holds the typed instances in line order.
     """
-    return validate_manifest(root, check_lines, AcbenchDataset, AcbenchReport)
+    found = read_rows(Path(root), SOURCE, AcbenchRecord)
+    dataset = None
+    if not found.problems:
+        records = [i.record for i in found.instances]
+        instances = tuple(r.instance(i) for i, r in enumerate(records) if isinstance(r, AcbenchRecord))
+        dataset = AcbenchDataset(Path(root).resolve(), instances)
+    return AcbenchReport(not found.problems, found.problems, len(found.rows), dataset)
 
 
 def load_acbench(root: Path) -> AcbenchDataset:
@@ -434,8 +390,13 @@ def load_acbench(root: Path) -> AcbenchDataset:
     return load_manifest("acbench", root, validate_acbench(root))
 
 
-#: Text fields hashed per instance by :func:`fingerprint_acbench`.
-TEXT_FIELDS: tuple[str, ...] = ("script", "instruction_text", "image_keywords")
+def gate_acbench_dataset(root: Path, out: Path | None) -> GateResult:
+    """Run the dataset gate derived from :class:`AcbenchRecord` (suite ``acbench_dataset``).
+
+    Failing rows are labelled with their row number, id and the line/field reason; the result is
+    written to ``out`` (pass or fail) unless it is None.
+    """
+    return gate_records(Path(root), SOURCE, AcbenchRecord, "acbench", out)
 
 
 def fingerprint_acbench(dataset: AcbenchDataset) -> Manifest:
@@ -444,29 +405,8 @@ def fingerprint_acbench(dataset: AcbenchDataset) -> Manifest:
     The manifest's bytes carry features, targets and heteronym phones, so any change to them changes
     the digest; media shared by several lines are listed once. Absolute paths never enter the
     digest, so the same data in another folder has the same digest.
-
-    Args:
-        dataset: A loaded dataset.
-
-    Returns:
-        The fingerprint; ``table`` entry is ``manifest.jsonl``.
     """
-    media = (p for inst in dataset.instances for p in (inst.instruction_audio, inst.image))
-    texts = (
-        TextEntry(inst.id, name, sha256_text(text))
-        for inst in dataset.instances
-        for name, text in _texts(inst)
-    )
-    return fingerprint_manifest(dataset, media, texts)
-
-
-def _texts(inst: AcbenchInstance) -> tuple[tuple[str, str], ...]:
-    """``(field, text)`` of each of :data:`TEXT_FIELDS` (keywords joined with ``"; "``)."""
-    return (
-        ("script", inst.script),
-        ("instruction_text", inst.instruction_text),
-        ("image_keywords", "; ".join(inst.image_keywords)),
-    )
+    return fingerprint_records(dataset.root, dataset.manifest_path, AcbenchRecord, dataset.instances)
 
 
 #: Columns of :func:`acbench_frame`, in order.

@@ -305,14 +305,17 @@ def orphan_seconds() -> float:
 
 
 def spawn_watchdog(module: str, folder: Path, server_pid: int, wait_s: float) -> subprocess.Popen[bytes]:
-    """Start ``python -m <module> --watch FOLDER --pid PID --linger S``, detached (its own session).
+    """Start ``<module>._main(["--watch", FOLDER, "--pid", PID, "--linger", S])``, detached.
 
     Its own session: Ctrl-C in the terminal and SIGKILL to the process group of whoever started
-    the server do not reach it, which is the point. Its output goes to the server's log.
+    the server do not reach it, which is the point. Its output goes to the server's log. Called
+    through ``-c`` rather than ``-m``: the package imports the module first, and running it again
+    as ``__main__`` would load it twice (runpy warns).
     """
+    code = f"import sys; from {module} import _main; sys.exit(_main(sys.argv[1:]))"
     with (folder / LOG_NAME).open("ab") as log:
         return subprocess.Popen(
-            [sys.executable, "-m", module, "--watch", str(folder), "--pid", str(server_pid),
+            [sys.executable, "-c", code, "--watch", str(folder), "--pid", str(server_pid),
              "--linger", repr(wait_s)],
             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip

@@ -24,7 +24,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
             "that server is used. Otherwise a persistent local Prefect server is started on 127.0.0.1 "
             "(its database in <PREFECT_HOME>/server/, PREFECT_HOME defaulting to .prefect) or, when one "
             "is already running there, reused; it stops when the last serve using it stops (one killed "
-            "outright: OMNIEVAL_SERVE_ORPHAN_S, default 20 s, later unless a new serve adopts it). A "
+            "outright: OMNIEVAL_SERVE_ORPHAN_S, default 30 s, later unless a new serve adopts it). A "
             "restart keeps the scheduled runs, runs an interrupted night again and cancels runs waiting "
             "with other suite files (docs/nightly.md). With --night "
             "the suites run one after another as one night on one schedule and leave one record, "

@@ -8,7 +8,7 @@ the database records the server's pid, port and address and the ``omnieval serve
 using it, so a second ``serve`` (another suite) or a restarted one reuses the running server
 instead of starting another; the last user to leave stops it. A ``serve`` killed with SIGKILL
 leaves the server running (it is in its own session): the next ``serve`` adopts it when it comes
-within ``OMNIEVAL_SERVE_ORPHAN_S`` seconds (default 20), otherwise a small detached watchdog
+within ``OMNIEVAL_SERVE_ORPHAN_S`` seconds (default 30), otherwise a small detached watchdog
 (:func:`watch`, started with the server) stops it.
 
 The watchdogs here and in ``omnieval.flows._early`` keep their folder open by descriptor and
@@ -289,11 +289,11 @@ def acquire_server(
 
 ORPHAN_ENV = "OMNIEVAL_SERVE_ORPHAN_S"
 """Seconds the serve server outlives its last ``omnieval serve`` killed without leaving (SIGKILL)."""
-DEFAULT_ORPHAN_S = 20.0
+DEFAULT_ORPHAN_S = 30.0
 
 
 def orphan_seconds() -> float:
-    """``$OMNIEVAL_SERVE_ORPHAN_S`` (default 20): how long a serve killed outright has to come back
+    """``$OMNIEVAL_SERVE_ORPHAN_S`` (default 30): how long a serve killed outright has to come back
     and adopt its server before the watchdog stops it; a value that is not a number counts as 0."""
     raw = os.environ.get(ORPHAN_ENV, "").strip()
     if not raw:

@@ -484,10 +484,6 @@ def _main(argv: list[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    raise SystemExit(_main())
-
-
 def _database_url(folder: Path) -> str:
     return (
         os.environ.get("PREFECT_API_DATABASE_CONNECTION_URL")
@@ -547,3 +543,7 @@ def _start(folder: Path, *, port: int | None, startup_timeout_s: float) -> Local
     raise OmnievalError(
         f"the Prefect server did not answer on {api_url} within {startup_timeout_s:.0f} s (log {folder / LOG_NAME})"
     )
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main())

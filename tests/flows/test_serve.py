@@ -15,7 +15,15 @@ import pytest
 from omnieval.cli import main
 from omnieval.errors import OmnievalError
 from omnieval.flows._server import ServerRecord, free_port, pid_alive, read_record, server_folder
-from omnieval.flows._serving import SHUTDOWN_MESSAGE, RunView, deployment_name, next_fire_times, plan_catch_up
+from omnieval.flows._serving import (
+    SHUTDOWN_MESSAGE,
+    RunView,
+    WaitingRun,
+    deployment_name,
+    next_fire_times,
+    plan_catch_up,
+    plan_other_parameters,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 NIGHT = dt.datetime(2026, 12, 1, 2, 0, tzinfo=dt.UTC)
@@ -78,6 +86,23 @@ def test_only_the_latest_missed_night_runs_older_waiting_ones_are_superseded() -
 def test_future_slots_are_ignored() -> None:
     plan = plan_catch_up([_run("a", NIGHT, "CRASHED")], NIGHT - dt.timedelta(minutes=1))
     assert plan == ((), (), None)
+
+
+def test_a_restart_with_other_suites_cancels_what_waits_with_the_old_ones() -> None:
+    """Issue 47: ``serve --night`` restarted with other suite files ran a leftover slot of the old ones."""
+    old = {"suite_paths": ["/tmp/clone/a.yaml", "/tmp/clone/b.yaml"], "timezone": "UTC"}
+    new = {"suite_paths": ["/work/c.yaml"], "timezone": "UTC"}
+    runs = [
+        WaitingRun("missed", old, True, NIGHT),  # came due while no serve ran
+        WaitingRun("catch-up", old, False, LATER),  # the previous serve's catch-up, not run yet
+        WaitingRun("tomorrow", old, True, NIGHT + DAY),  # made by the scheduler for later
+        WaitingRun("current", dict(new), True, NIGHT + 2 * DAY),
+        WaitingRun("reordered", {"timezone": "UTC", "suite_paths": ["/work/c.yaml"]}, True, NIGHT),
+    ]
+    cancel, delete = plan_other_parameters(runs, new, LATER + dt.timedelta(minutes=1))
+    assert cancel == ("missed", "catch-up")
+    assert delete == ("tomorrow",)  # the scheduler makes that time again with the new suites
+    assert plan_other_parameters(runs[3:], new, LATER) == ((), ())
 
 
 def test_next_fire_times_follow_the_cron_in_its_timezone() -> None:

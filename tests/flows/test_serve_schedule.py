@@ -189,6 +189,8 @@ def test_serve_fires_the_schedule_and_survives_a_restart_without_running_a_slot_
         # Shorter loops than Prefect's defaults (runner poll 10 s, scheduler 60 s), same code paths.
         PREFECT_RUNNER_POLL_FREQUENCY="1",
         PREFECT_SERVER_SERVICES_SCHEDULER_LOOP_SECONDS="5",
+        # The restart below must find the killed serve's server: its watchdog waits that long.
+        OMNIEVAL_SERVE_ORPHAN_S="900",
     )
     record_path = tmp_path / "prefect" / "server" / "server.json"
     runs_folder = tmp_path / "runs" / "servetest"

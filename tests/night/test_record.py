@@ -14,8 +14,10 @@ from omnieval.night import (
     deciders,
     failed_suite,
     find_record,
+    kept_records,
     night_verdict,
     read_record,
+    record_document,
     suite_night,
     write_record,
 )
@@ -181,3 +183,29 @@ def test_find_record_takes_the_date_or_the_latest_and_says_when_there_is_none(tm
     (nights / "2026-12-01" / "night.json").write_text('{"date": "2026-12-01"}')
     with pytest.raises(DataError, match="not a night record"):
         read_record(nights / "2026-12-01" / "night.json")
+
+
+def test_a_second_record_of_the_same_date_keeps_the_first_and_becomes_the_answer(tmp_path: Path) -> None:
+    """Issue 47: a restarted serve's INCONCLUSIVE night replaced the date's GO night.json."""
+    nights = tmp_path / "nights"
+    go = build_record("2026-12-03", {"nightly": GO})
+    unsure = build_record("2026-12-03", {"nightly": UNSURE})
+    first = write_record(go, nights)
+    second = write_record(unsure, nights)
+    assert first == second == find_record(nights, "2026-12-03")
+    assert read_record(second) == unsure  # night.json: the date's answer, the latest record
+    kept = kept_records(second.parent)
+    assert [read_record(p).verdict for p in kept] == ["GO", "INCONCLUSIVE"]
+    assert kept[-1].read_bytes() == second.read_bytes()
+    assert find_record(nights) == second  # records/ is not taken for a night
+
+
+def test_a_night_json_written_before_records_were_kept_is_kept_before_it_is_replaced(tmp_path: Path) -> None:
+    nights = tmp_path / "nights"
+    old = nights / "2026-12-03" / "night.json"
+    old.parent.mkdir(parents=True)
+    old.write_text(json.dumps(record_document(build_record("2026-12-03", {"nightly": GO}))))
+    write_record(build_record("2026-12-03", {"nightly": NO_GO}), nights)
+    write_record(build_record("2026-12-03", {"nightly": NO_GO}), nights)
+    assert [read_record(p).verdict for p in kept_records(old.parent)] == ["GO", "NO-GO", "NO-GO"]
+    assert read_record(old).verdict == "NO-GO"

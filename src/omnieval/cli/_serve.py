@@ -23,8 +23,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
             "default '0 2 * * *' UTC) until interrupted (Ctrl-C or SIGTERM). With PREFECT_API_URL set, "
             "that server is used. Otherwise a persistent local Prefect server is started on 127.0.0.1 "
             "(its database in <PREFECT_HOME>/server/, PREFECT_HOME defaulting to .prefect) or, when one "
-            "is already running there, reused; it stops when the last serve using it stops. A restart "
-            "keeps the scheduled runs and runs an interrupted night again (docs/nightly.md). With --night "
+            "is already running there, reused; it stops when the last serve using it stops (one killed "
+            "outright: OMNIEVAL_SERVE_ORPHAN_S, default 30 s, later unless a new serve adopts it). A "
+            "restart keeps the scheduled runs, runs an interrupted night again and cancels runs waiting "
+            "with other suite files (docs/nightly.md). With --night "
             "the suites run one after another as one night on one schedule and leave one record, "
             "runs/nights/<date>/night.json and night.html, one MLflow run and one notification "
             "(omnieval night prints it)."
@@ -80,6 +82,7 @@ def _handle(args: argparse.Namespace) -> int:
         )
     from omnieval.flows import prepare_prefect_env
 
+    _ctrl_c_stops()
     prepare_prefect_env()
     server = None
     if os.environ.get("PREFECT_API_URL"):
@@ -118,6 +121,22 @@ def _handle(args: argparse.Namespace) -> int:
         if server is not None and server.release():
             print(f"Prefect server (pid {server.pid}) stopped", flush=True)
     return 0
+
+
+def _ctrl_c_stops() -> None:
+    """Make SIGINT (Ctrl-C, ``kill -INT``) stop ``serve`` even when it was started with SIGINT ignored.
+
+    A shell script's background job (``omnieval serve ... &``) and some launchers start it with
+    SIGINT ignored, and Python then leaves it ignored: ``serve`` went on serving for as long as one
+    cared to wait (90 s seen) while SIGTERM stopped it in seconds. A scheduler has nothing to finish
+    when asked to stop, so ``serve`` takes SIGINT back: Python's handler raises KeyboardInterrupt,
+    which ``asyncio.run`` turns into stopping the runner, and the server is released on the way out.
+    """
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 NIGHT = "(night)"

@@ -13,7 +13,9 @@ A run's server lingers: after the run it stays up for ``OMNIEVAL_PREFECT_LINGER_
 600; 0 stops it with the run as before), recorded in ``<PREFECT_HOME>/run-server/server.json``, so a
 rerun within that time skips the server's start (~10-15 s on 2 cores). Several runs may share it; a
 small detached watchdog stops it once no run has used it for the whole linger time (also when the
-last run was killed without leaving).
+last run was killed without leaving, and also when the checkout holding ``<PREFECT_HOME>`` is
+deleted, moved or made unreadable meanwhile: the watchdog holds the folder open and remembers the
+deadline; ``omnieval.flows._server.watch``).
 """
 
 from __future__ import annotations
@@ -39,7 +41,11 @@ from omnieval.flows._server import (
     healthy,
     pid_alive,
     read_record,
+    spawn_watchdog,
+    watch,
 )
+
+__all__ = ["EarlyPrefectServer", "linger_seconds", "run_server_folder", "watch"]
 
 LINGER_ENV = "OMNIEVAL_PREFECT_LINGER_S"
 """Seconds a run's Prefect server stays up after the last run using it (0: stop with the run)."""
@@ -134,21 +140,19 @@ class EarlyPrefectServer:
         # A server meant to outlive this run: its own session (Ctrl-C reaches the run only), its
         # output in a log file (an open pipe would hold whoever reads this process's output).
         folder = self._folder
-        with _locked(folder), (folder / "server.log").open("ab") as log:
-            self.process = subprocess.Popen(
-                command, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )  # fmt: skip
+        with _locked(folder):
+            with (folder / "server.log").open("ab") as log:
+                self.process = subprocess.Popen(
+                    command, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )  # fmt: skip
             url = f"http://127.0.0.1:{port}/api"
             record = ServerRecord(self.process.pid, port, url, "", {os.getpid(): ()})
             _write_record(folder, record)
             # The watchdog stops the server once no run has used it for the linger time, also when
-            # the last run was killed without leaving.
-            subprocess.Popen(
-                [sys.executable, "-m", "omnieval.flows._early", "--watch", str(folder),
-                 "--pid", str(self.process.pid), "--linger", repr(self.linger_s)],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-            )  # fmt: skip
+            # the last run was killed without leaving, and also when this folder is deleted, moved
+            # or unreadable by then (a temporary checkout): it remembers the deadline.
+            spawn_watchdog("omnieval.flows._early", folder, self.process.pid, self.linger_s)
         self._registered = True
 
     def _adopt(self) -> bool:
@@ -262,44 +266,14 @@ def read_record_or_none(folder: Path) -> ServerRecord | None:
         return None
 
 
-WATCH_INTERVAL_S = 2.0
-
-
-def watch(folder: Path, server_pid: int, linger_s: float, interval_s: float = WATCH_INTERVAL_S) -> str:
-    """Keep watch over the lingering server ``server_pid``; stop it when its linger time is over.
-
-    Every ``interval_s``: a record naming another server (or none) ends the watch; a record whose
-    runs are all gone without leaving (killed) starts the linger time; a linger time that has passed
-    stops the server and removes the record. Returns why the watch ended.
-    """
-    while True:
-        with _locked(folder):
-            record = read_record_or_none(folder)
-            if record is None or record.pid != server_pid:
-                return "replaced"
-            if not pid_alive(server_pid):
-                _write_record(folder, None)
-                return "server exited"
-            live = {p: s for p, s in record.clients.items() if pid_alive(p)}
-            if not live:
-                if not record.idle_until:
-                    _write_record(folder, replace(record, clients={}, idle_until=time.time() + linger_s))
-                elif time.time() >= record.idle_until:
-                    # The record goes first: no run may adopt a server that is being stopped, and
-                    # once the process is gone its record is too.
-                    _write_record(folder, None)
-                    _stop_process(server_pid, None)
-                    return "linger time over"
-        time.sleep(interval_s)
-
-
 def _main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m omnieval.flows._early")
     parser.add_argument("--watch", type=Path, required=True, help="the run server's folder")
     parser.add_argument("--pid", type=int, required=True, help="the server process")
     parser.add_argument("--linger", type=float, required=True, help="seconds it stays up unused")
     args = parser.parse_args(argv)
-    print(f"run server {args.pid}: {watch(args.watch, args.pid, args.linger)}", flush=True)
+    why = watch(args.watch, args.pid, args.linger, is_server=_is_run_server)
+    print(f"run server {args.pid}: {why}", flush=True)
     return 0
 
 

@@ -15,7 +15,11 @@ What Prefect does not do by itself, and :func:`plan_catch_up` decides at start-u
   or cancelled because its runner shut down) and no run of that slot completed, failed or is
   still live; the catch-up run carries the slot in a tag, so it is never made twice;
 - older slots still waiting (``Scheduled``, late) are cancelled as superseded: a nightly
-  evaluates the project as it is now, so one catch-up run stands for every missed night.
+  evaluates the project as it is now, so one catch-up run stands for every missed night;
+- before all that, runs still waiting that were scheduled with other parameters than this
+  ``serve`` gives (a ``serve --night`` restarted with other suite files) are cancelled, or, for a
+  later time the scheduler made, deleted so that it schedules that time again
+  (:func:`plan_other_parameters`): a restart runs only what it is given.
 
 The runner executes one flow run at a time (two nightlies would compete for two cores and share
 state folders) and does not pause the schedules when it stops, so the server keeps the next
@@ -112,6 +116,99 @@ def plan_catch_up(runs: Sequence[RunView], now: dt.datetime) -> CatchUpPlan:
     )
     rerun = latest if interrupted and not settled and not live else None
     return CatchUpPlan(crashed, superseded, rerun)
+
+
+class WaitingRun(NamedTuple):
+    """A flow run of a deployment still waiting to run (``Scheduled``), as :func:`plan_other_parameters`
+    sees it."""
+
+    id: str
+    parameters: dict[str, Any]
+    auto_scheduled: bool
+    """Created by the server's scheduler (not a catch-up run or one started by hand)."""
+    start: dt.datetime
+    """When it is due."""
+
+
+OTHER_PARAMETERS = "scheduled with other parameters; omnieval serve restarted with"
+"""How a waiting run of a previous ``serve``'s suites is named when it is cancelled."""
+
+
+def plan_other_parameters(
+    runs: Sequence[WaitingRun], parameters: dict[str, Any], now: dt.datetime
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Which waiting runs were scheduled with other parameters than ``serve`` now gives: (cancel, delete).
+
+    A ``serve`` restarted with other suite files updates its deployment, but the runs already
+    scheduled keep the parameters they were made with, and the runner would run them: the
+    previous suites (their files perhaps deleted), and a night record for the date. Those due
+    already, and catch-up runs, are cancelled (a restart runs only what it is given); those the
+    scheduler made for a later time are deleted, as Prefect deletes them itself when a deployment's
+    schedule changes, so that it schedules that time again with the current parameters.
+
+    >>> now = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.UTC)
+    >>> old = {"suite_paths": ["/gone/a.yaml"]}
+    >>> runs = [WaitingRun("due", old, True, now - dt.timedelta(hours=7)),
+    ...         WaitingRun("later", old, True, now + dt.timedelta(hours=17)),
+    ...         WaitingRun("same", {"suite_paths": ["/b.yaml"]}, True, now - dt.timedelta(hours=7))]
+    >>> plan_other_parameters(runs, {"suite_paths": ["/b.yaml"]}, now)
+    (('due',), ('later',))
+    """
+    wanted = _canonical(parameters)
+    other = [run for run in runs if _canonical(run.parameters) != wanted]
+    cancel = tuple(run.id for run in other if not (run.auto_scheduled and run.start > now))
+    delete = tuple(run.id for run in other if run.auto_scheduled and run.start > now)
+    return cancel, delete
+
+
+def _canonical(parameters: Any) -> str:
+    import json
+
+    return json.dumps(parameters, sort_keys=True, default=str)
+
+
+async def drop_other_parameters(
+    client: PrefectClient, deployment_id: UUID, label: str, parameters: dict[str, Any]
+) -> list[str]:
+    """Apply :func:`plan_other_parameters` to a deployment's waiting runs; say what was done."""
+    from prefect.client.schemas.filters import (
+        FlowRunFilter,
+        FlowRunFilterDeploymentId,
+        FlowRunFilterState,
+        FlowRunFilterStateType,
+    )
+    from prefect.client.schemas.objects import StateType
+    from prefect.states import Cancelled
+
+    now = dt.datetime.now(dt.UTC)
+    found = await client.read_flow_runs(
+        flow_run_filter=FlowRunFilter(
+            deployment_id=FlowRunFilterDeploymentId(any_=[deployment_id]),
+            state=FlowRunFilterState(type=FlowRunFilterStateType(any_=[StateType.SCHEDULED])),
+        ),
+        limit=200,
+    )
+    waiting = [
+        WaitingRun(str(run.id), dict(run.parameters or {}), bool(run.auto_scheduled), run.expected_start_time)
+        for run in found
+        if run.expected_start_time is not None
+    ]
+    cancel, delete = plan_other_parameters(waiting, parameters, now)
+    by_id = {run.id: run for run in waiting}
+    done: list[str] = []
+    for run_id in cancel:
+        await client.set_flow_run_state(
+            run_id, Cancelled(message=f"{OTHER_PARAMETERS} {_canonical(parameters)}"), force=True
+        )
+        done.append(
+            f"  {label}: run {run_id} of {by_id[run_id].start:%Y-%m-%d %H:%M %Z} was scheduled with "
+            f"other parameters ({_canonical(by_id[run_id].parameters)}): cancelled, not run"
+        )
+    for run_id in delete:
+        await client.delete_flow_run(run_id)  # type: ignore[arg-type]  # a UUID's text is accepted
+    if delete:
+        done.append(f"  {label}: {len(delete)} later run(s) scheduled with other parameters: scheduled again")
+    return done
 
 
 # --- which flow-run processes are alive: a pid file per run, written when the runner starts it ---
@@ -339,6 +436,11 @@ async def _serve(served: Sequence[Served], *, announce: Any) -> None:
     running: dict[str, int] = {}
     async with get_client() as client:
         for one in served:
+            # Before the catch-up: a run left waiting with other suites is cancelled, not caught up.
+            for line in await drop_other_parameters(
+                client, deployments[one.label], one.label, one.parameters
+            ):
+                announce(line)
             result = await catch_up(client, deployments[one.label], one.label)
             for line in result.lines:
                 announce(line)

@@ -149,7 +149,8 @@ def interrupted_reason(stop: BaseException) -> str:
 
 def _record_interrupted(night_date: str, entries: dict[str, SuiteNight], where: Path, *, track: bool) -> None:
     """Write the record of a night stopped mid-suite (INCONCLUSIVE; no notification: the catch-up
-    run that ``serve`` starts on its next start replaces the record and notifies)."""
+    run that ``serve`` starts on its next start writes the date's answer and notifies; this record
+    stays kept beside it, ``<date>/records/``)."""
     try:
         outcome = finish_night(night_date, entries, nights_dir=where, notifiers=(), track=track)
     except Exception as exc:  # the interrupt must still stop the night

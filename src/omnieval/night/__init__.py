@@ -4,7 +4,8 @@
   INCONCLUSIVE or failed to run; else GO), with reasons naming suite and component.
 - :func:`suite_night` / :func:`failed_suite`: one suite's entry from its run folder, or from the
   error that stopped it.
-- :func:`finish_night`: ``runs/nights/<date>/night.json`` and ``night.html``, the MLflow run of the
+- :func:`finish_night`: ``runs/nights/<date>/night.json`` (every record of the date kept in
+  ``records/``, :func:`kept_records`) and ``night.html``, the MLflow run of the
   night, and its one notification; :func:`find_record` / :func:`read_record` /
   :func:`night_lines` read it back (``omnieval night``).
 
@@ -20,6 +21,7 @@ from omnieval.night._record import (
     NIGHT_FILE,
     NIGHT_PAGE,
     NIGHTS_FOLDER,
+    RECORDS_FOLDER,
     Decider,
     NightRecord,
     NightUsage,
@@ -31,6 +33,7 @@ from omnieval.night._record import (
     deciders,
     failed_suite,
     find_record,
+    kept_records,
     mde_max,
     night_folder,
     night_usage,
@@ -48,6 +51,7 @@ __all__ = [
     "NIGHTS_FOLDER",
     "NIGHT_FILE",
     "NIGHT_PAGE",
+    "RECORDS_FOLDER",
     "Decider",
     "NightOutcome",
     "NightRecord",
@@ -61,6 +65,7 @@ __all__ = [
     "failed_suite",
     "find_record",
     "finish_night",
+    "kept_records",
     "mde_max",
     "night_folder",
     "night_lines",

@@ -7,6 +7,9 @@
      "verdict": "GO" | "NO-GO" | "INCONCLUSIVE", "reasons": [...],
      "usage": {"generation": {...}, "judging": {...}}}
 
+Every record written for a date is also kept, ``<date>/records/<UTC time>.json``; ``night.json``
+is the latest of them (:func:`write_record`).
+
 Each suite's entry is read from its run folder (``regression.json``, ``usage.json``); a suite that
 failed to run has no run folder, verdict INCONCLUSIVE and the reason ``failed to run: ...``. The
 night's verdict is :func:`night_verdict`'s rule. Nothing here runs a suite, renders a page or talks
@@ -19,6 +22,7 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from datetime import date as Date
 from pathlib import Path
 from typing import Any, Final, Literal, NamedTuple
@@ -33,6 +37,9 @@ NIGHT_FILE = "night.json"
 NIGHT_PAGE = "night.html"
 NIGHTS_FOLDER = "nights"
 """``<runs_dir>/nights/<date>/``: where a night's record and page live."""
+RECORDS_FOLDER = "records"
+"""``<runs_dir>/nights/<date>/records/``: every record written for the date, kept (``night.json``
+is a copy of the latest one)."""
 
 REGRESSION_FILE = "regression.json"
 USAGE_FILE = "usage.json"
@@ -406,8 +413,49 @@ def record_document(record: NightRecord) -> dict[str, Any]:
 
 
 def write_record(record: NightRecord, nights_dir: Path | str) -> Path:
-    """Write ``<nights_dir>/<date>/night.json`` atomically (a rerun of the night replaces it)."""
-    return write_json_atomic(night_folder(nights_dir, record.date) / NIGHT_FILE, record_document(record))
+    """Write ``<nights_dir>/<date>/night.json`` atomically, and keep a copy in ``records/``.
+
+    A date may get more than one record (a night stopped and run again, ``omnieval night --run``
+    after the served one, a restart with other suites): each is kept as
+    ``<date>/records/<UTC time written>.json`` and ``night.json`` is the latest of them, the date's
+    answer. A ``night.json`` that has no kept copy (written before records were kept) is kept first,
+    under the time it was last written, so no record of a date replaces another.
+    """
+    folder = night_folder(nights_dir, record.date)
+    document = record_document(record)
+    answer = folder / NIGHT_FILE
+    if answer.is_file():
+        _keep_unkept(answer)
+    write_json_atomic(_kept_path(folder, datetime.now(UTC)), document)
+    return write_json_atomic(answer, document)
+
+
+def _kept_path(folder: Path, written: datetime) -> Path:
+    """``<folder>/records/<YYYYMMDDTHHMMSS.ffffffZ>.json`` (names sort in the order written), not taken."""
+    stem = written.astimezone(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+    candidate, k = folder / RECORDS_FOLDER / f"{stem}.json", 1
+    while candidate.exists():
+        k += 1
+        candidate = folder / RECORDS_FOLDER / f"{stem}-{k}.json"
+    return candidate
+
+
+def _keep_unkept(answer: Path) -> None:
+    """Copy ``answer`` into ``records/`` unless a kept record has the same content already."""
+    content = answer.read_bytes()
+    if any(p.read_bytes() == content for p in kept_records(answer.parent)):
+        return
+    written = datetime.fromtimestamp(answer.stat().st_mtime, UTC)
+    kept = _kept_path(answer.parent, written)
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    scratch = kept.with_name(kept.name + ".tmp")
+    scratch.write_bytes(content)
+    scratch.replace(kept)
+
+
+def kept_records(folder: Path | str) -> list[Path]:
+    """Every record kept for one night (``<nights_dir>/<date>``), oldest first; the last is ``night.json``'s."""
+    return sorted(p for p in (Path(folder) / RECORDS_FOLDER).glob("*.json") if p.is_file())
 
 
 def read_record(path: Path | str) -> NightRecord:

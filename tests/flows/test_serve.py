@@ -153,8 +153,10 @@ def test_free_port_is_a_loopback_port_nothing_listens_on() -> None:
     import socket
 
     port = free_port()
+    assert 1024 <= port <= 65535
     with socket.socket() as probe:
-        probe.bind(("127.0.0.1", port))  # would raise if taken
+        probe.bind(("127.0.0.1", port))  # raises if taken
+        assert probe.getsockname() == ("127.0.0.1", port)
 
 
 def test_serving_the_same_suite_twice_in_one_command_is_refused(capsys: pytest.CaptureFixture[str]) -> None:

@@ -214,6 +214,12 @@ def test_serve_fires_the_schedule_and_survives_a_restart_without_running_a_slot_
         assert {f.name for f in folders} <= {r.info.run_id for r in _mlflow_parent_runs(uri)}
         listening = _listening([first.process.pid, record["pid"]])
         assert listening and all(ip == "127.0.0.1" for _, ip in listening), listening
+        # Kill it with a run in flight (the next minute's), so the restart has a run to mark crashed.
+        first.wait_for(
+            "a run in flight",
+            lambda: [r for r in _flow_runs(api_url) if r["state_type"] in ("PENDING", "RUNNING")],
+            FIRST_RUN_LIMIT_S + 120,  # seconds since serve started, like every wait_for
+        )
     finally:
         first.kill_group()
 
@@ -221,6 +227,7 @@ def test_serve_fires_the_schedule_and_survives_a_restart_without_running_a_slot_
     before = _flow_runs(api_url)
     first_completed = {run["id"] for run in before if run["state_type"] == "COMPLETED"}
     killed = {run["id"] for run in before if run["state_type"] in ("PENDING", "RUNNING")}
+    assert killed, "the first serve was killed with no run in flight"
     second = Serve(suite, env, tmp_path / "serve-2.log")
     try:
         second.wait_for(

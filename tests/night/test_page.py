@@ -71,9 +71,9 @@ def test_links_reach_each_report_and_viewer_relative_to_the_page(night: tuple[Ni
     parsed.feed(page.read_text())
     targets = [(page.parent / unquote(h)).resolve() for h in parsed.hrefs if h != "night.json"]
     folders = [Path(s.run_folder) for s in record.suites.values() if s.run_folder]
-    assert targets == [f / name for f in folders for name in ("report.html", "instances.html")]
+    assert folders and targets == [f / name for f in folders for name in ("report.html", "instances.html")]
     assert all(t.is_file() for t in targets)
-    assert all(not h.startswith("/") for h in parsed.hrefs)
+    assert parsed.hrefs and all(not h.startswith("/") for h in parsed.hrefs)
 
 
 def test_what_moved_shows_the_regression_and_reasons_are_escaped(night: tuple[NightRecord, Path]) -> None:

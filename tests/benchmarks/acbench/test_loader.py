@@ -124,7 +124,8 @@ def test_frame_is_plain(ac_sample: Path) -> None:
     assert row["instruction_audio"] == "instructions/ac-0007.wav" and row["heteronym_word"] == "lead"
     assert frame.iloc[0]["heteronym_word"] == ""
     for column in FRAME_COLUMNS:
-        assert all(isinstance(v, int if column == "index" else str) for v in frame[column].tolist()), column
+        values = frame[column].tolist()
+        assert len(values) == 40 and all(isinstance(v, int if column == "index" else str) for v in values), column
     json.dumps(frame.to_dict(orient="records"))
 
 

@@ -302,6 +302,7 @@ def test_instance_components_are_uncalibrated_item_totals() -> None:
                 cells.add((r["track"], r["criterion"]))
                 if r["status"] == "ok":
                     per_cell[(r["track"], r["criterion"])].append(r["value"])
+        assert cells
         assert all(per_cell.get(c) for c in cells)
         assert got["value"] == pytest.approx(
             sum(sum(per_cell[c]) / len(per_cell[c]) for c in cells), rel=1e-12

@@ -188,4 +188,5 @@ def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_generator_constants_agree() -> None:
     assert round(_sample.DURATION_S * FPS) == _sample.N_FRAMES
+    assert _sample.TEMPOS
     assert all(900 % t == 0 for t in _sample.TEMPOS)  # each beat is a whole number of frames

@@ -160,7 +160,9 @@ def test_swap_partners_is_a_derangement_preferring_other_tags() -> None:
     assert swap_partners(instances, 1) == swap_partners(instances, 1)
     assert swap_partners(instances[:1]) == {}
     same = [_inst(i, ("SPEECH_A",)) for i in range(3)]
-    assert all(k != v for k, v in swap_partners(same).items())  # no choice: still a derangement
+    forced = swap_partners(same)
+    assert sorted(forced) == [0, 1, 2]
+    assert all(k != v for k, v in forced.items())  # no choice: still a derangement
 
 
 def test_delay() -> None:

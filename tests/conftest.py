@@ -79,6 +79,7 @@ LONGEST_FIRST = (
     "tests/e2e/test_prism_flow.py",  # ~300 s: the real PRISM cascade
     "tests/flows/test_serve_schedule.py",  # ~130 s: serve's one-minute cron
     "tests/test_chaos.py",  # ~120 s: the kill harness
+    "tests/flows/test_serve_stop.py",  # ~85 s: real serve processes killed and restarted
     "tests/flows/test_dask_runner.py",  # ~60 s
     "tests/e2e/test_acbench_flow.py",  # ~50 s
     "tests/test_security.py",  # ~45 s

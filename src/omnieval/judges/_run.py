@@ -121,11 +121,10 @@ ReferenceInputs = Callable[[Any], JudgeInputs]
 
 
 @dataclass
-class _Record(CallState):
+class _Record(CallState[ParseResult]):
     track: str
     system: str
     item: JudgedItem
-    reading: ParseResult | None = None
 
     @property
     def order(self) -> tuple[int, int, str, str]:

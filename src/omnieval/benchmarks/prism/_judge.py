@@ -26,6 +26,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -282,7 +283,7 @@ class _Runner(CallRunner):
     def judge(self, calls: list[_Call]) -> None:
         todo = sorted((c for c in calls if not c.status and c.request is not None), key=lambda c: c.sort_key)
         self.run_jobs([
-            CallJob(self, c, lambda text, c=c: read_stage(text, c.cells), order=c.sort_key,
+            CallJob(self, c, partial(read_stage, cells=c.cells), order=c.sort_key,
                     meta={"judge": c.judge_id, "benchmark": BENCHMARK}, system=c.system, unavailable=self.unavailable_note)
             for c in todo
         ])  # fmt: skip

@@ -98,10 +98,14 @@ from omnieval.judges._meta import (
     track_panel_file,
 )
 from omnieval.judges._pairwise import (
+    PairCall,
     PairedReading,
+    PairOrder,
     PairPanelConfig,
+    PairRunner,
     describe_pair_panel,
     load_panel_file,
+    pair_calls,
     swap_summary,
 )
 from omnieval.judges._panels import (
@@ -203,8 +207,11 @@ __all__ = [
     "KnownPair",
     "KnownSetManifest",
     "KnownSetRunner",
+    "PairCall",
+    "PairOrder",
     "PairPanelConfig",
     "PairRule",
+    "PairRunner",
     "PairVerdict",
     "PairedReading",
     "PanelConfig",
@@ -255,6 +262,7 @@ __all__ = [
     "missing_sides",
     "mlflow_tag_part",
     "normalize_key",
+    "pair_calls",
     "pair_figures",
     "pair_verdict",
     "panel_identity",

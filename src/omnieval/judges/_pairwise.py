@@ -7,6 +7,9 @@ holds what only pairs need:
 - :class:`PairPanelConfig`: a panel of judges that all see every pair (no per-track judges), with
   the input kind its prompts are written for, and :func:`load_panel_file` / :func:`describe_pair_panel`
   to load and list a benchmark's shipped ones;
+- :class:`PairCall` and :class:`PairRunner`: one call per (judge, system, item, group[, swapped]),
+  built by :func:`pair_calls` in each pair's blind order, sent, read and repaired through the
+  shared runner, with the run's ledger, usage and unavailability;
 - :class:`PairedReading` and :func:`swap_summary`: when each pair is also judged in the other
   order, how often the preferred output changes (position bias).
 
@@ -17,17 +20,33 @@ The answer itself (both outputs' scores under ``candidate_<n>`` keys) is read wi
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+import json
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from omnieval.backends.llm import ChatBackend, ChatRequest, Message, ModelIdentity
 from omnieval.errors import ConfigError, validation_problems
 from omnieval.judges._cache import canonical_json
+from omnieval.judges._calls import (
+    BackendPool,
+    CallJob,
+    CallRunner,
+    CallState,
+    R,
+    RepairJob,
+    RepairLog,
+    backend_group_key,
+    judges_lineage,
+    status_ledger,
+)
 from omnieval.judges._panels import JudgeConfig
+from omnieval.judges._repair import RepairOutcome
+from omnieval.scores import Status
 
 
 class PairPanelConfig(BaseModel):
@@ -102,6 +121,207 @@ def describe_pair_panel(name: str, panel: PairPanelConfig, tracks: Sequence[str]
     }
 
 
+class PairOrder(Protocol):
+    """A pair's blind order: which role (``candidate`` or ``reference``) is shown as 1 and 2."""
+
+    @property
+    def first(self) -> str: ...
+    def role(self, slot: int) -> str: ...
+    def slot(self, role: Any) -> int: ...
+    def swapped(self) -> PairOrder: ...
+    def sidecar(self) -> dict[str, Any]: ...
+
+
+class PairedItem(Protocol):
+    """What pair judging needs of a dataset row itself: its id and its candidate index."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def index(self) -> int: ...
+
+
+ItemT = TypeVar("ItemT", bound=PairedItem)
+CellT = TypeVar("CellT")
+
+
+@dataclass
+class PairCall(CallState[R]):
+    """One (judge, system, item, group[, swapped]) call: both outputs of a pair scored on ``cells``."""
+
+    system: str
+    item: Any
+    group: int
+    order: PairOrder
+    swapped: bool
+    cells: tuple[Any, ...]
+
+    @property
+    def sort_key(self) -> tuple[int, int, str, bool]:
+        # Consecutive calls of one group and item share their prompt prefix (llama.cpp reuses it).
+        return (self.group, self.item.index, self.system, self.swapped)
+
+    @property
+    def valued(self) -> bool:
+        """Whether the call holds scores (``ok`` or ``repaired``)."""
+        return self.status in (Status.OK, Status.REPAIRED) and self.reading is not None
+
+    def paired(self, path: Callable[[int, Any], str], label: str) -> PairedReading:
+        """This valued call as the swap check compares it (``path(slot, cell)`` names a score)."""
+        assert self.reading is not None
+        scores = self.reading.scores
+        cells = {str(c): (scores[path(1, c)], scores[path(2, c)]) for c in self.cells}
+        pair = (self.judge_id, self.system, self.item.id)
+        return PairedReading(pair, label, self.swapped, cells, self.order.slot("candidate"))
+
+    def judgment_columns(self) -> dict[str, Any]:
+        """The blind order the judge saw and the cells it was asked, as judgments columns."""
+        return {
+            "order_first": self.order.first,
+            "order": json.dumps(self.order.sidecar(), ensure_ascii=False),
+            "cells": json.dumps([str(c) for c in self.cells]),
+        }
+
+
+def pair_calls(
+    judges: Sequence[JudgeConfig],
+    systems: Iterable[str],
+    items: Sequence[ItemT],
+    groups: Callable[[ItemT], Iterable[tuple[int, Sequence[Any]]]],
+    order: Callable[[str, ItemT], PairOrder],
+    swap_check: bool,
+) -> list[PairCall[Any]]:
+    """Every call of a run: per judge, system and item, each group with cells (``groups(item)``)
+    in the pair's blind order (``order(system, item)``), and in the other order too with
+    ``swap_check``."""
+    calls: list[PairCall[Any]] = []
+    for judge in judges:
+        for system in systems:
+            for item in items:
+                primary = order(system, item)
+                orders = [(primary, False)] + ([(primary.swapped(), True)] if swap_check else [])
+                for group, cells in groups(item):
+                    for shown, swapped in orders if cells else ():
+                        calls.append(PairCall(system, item, group, shown, swapped, tuple(cells), judge=judge))
+    return calls
+
+
+def _bound(read: Callable[[str, tuple[Any, ...]], R], cells: tuple[Any, ...]) -> Callable[[str], R]:
+    return lambda answer: read(answer, cells)
+
+
+class PairRunner(CallRunner):
+    """Pair calls on the shared runner: every model stays loaded until the run ends (a judge and
+    the repair model may share one); progress counts settled calls (``counters.total`` is every
+    call, known up front); a judge that cannot run makes its calls ``not_applicable`` with the
+    panel's ``requires`` in their note. A benchmark subclasses it with what its judges are shown."""
+
+    close_groups = False
+
+    def __init__(
+        self,
+        panel: PairPanelConfig,
+        cache_dir: Path,
+        *,
+        benchmark: str,
+        progress: Callable[[str, int, int], None] | None,
+        factory: Callable[[JudgeConfig], ChatBackend] | None,
+    ) -> None:
+        super().__init__(cache_dir, BackendPool(factory, what=f"{benchmark} judge"))
+        self.cache_dir, self.panel, self.benchmark, self.progress = cache_dir, panel, benchmark, progress
+
+    def _settled(self, call: CallState[Any]) -> None:
+        self.counters.done += 1
+        if self.progress is not None:
+            self.progress(f"{self.benchmark} judge {call.judge_id}", self.counters.done, self.counters.total)
+
+    def unavailable_note(self, reason: str) -> str:
+        return f"unavailable: {self.panel.requires} ({reason})"
+
+    def unavailable(self) -> list[str]:
+        """Why the panel's judges could not run (``<panel>/<judge>: unavailable: ...``)."""
+        failed = self.pool.failed
+        return sorted(
+            {
+                f"{self.panel.name}/{j.id}: {self.unavailable_note(failed[backend_group_key(j)])}"
+                for j in self.panel.judges
+                if backend_group_key(j) in failed
+            }
+        )
+
+    def judge(self, calls: Sequence[PairCall[R]], read: Callable[[str, tuple[Any, ...]], R]) -> None:
+        """Send every prepared call (in prefix-sharing order); ``read(answer, cells)`` reads its answer."""
+        todo = sorted((c for c in calls if not c.status and c.request is not None), key=lambda c: c.sort_key)
+        jobs = [
+            CallJob(
+                self,
+                c,
+                _bound(read, c.cells),
+                order=c.sort_key,
+                meta={"judge": c.judge_id, "benchmark": self.benchmark},
+                system=c.system,
+                unavailable=self.unavailable_note,
+            )
+            for c in todo
+        ]
+        self.run_jobs(jobs)
+
+    def repair(
+        self,
+        calls: Sequence[PairCall[R]],
+        render: Callable[[str, str, tuple[Any, ...]], Sequence[Message]],
+        schema: Callable[[tuple[Any, ...]], dict[str, Any]],
+        prompt_sha256: str,
+        decide: Callable[[str, str, tuple[Any, ...]], RepairOutcome[R]],
+    ) -> None:
+        """Send unreadable answers to the panel's repair model: ``render(answer, error, cells)`` and
+        ``schema(cells)`` make its request, ``decide(original, repair answer, cells)`` the verdict."""
+
+        def job(call: PairCall[R], position: int, identity: ModelIdentity) -> RepairJob[R]:
+            repair = self.panel.repair
+            assert repair is not None and call.completion is not None and call.reading is not None
+            request = ChatRequest(
+                messages=tuple(render(call.completion.text, call.reading.error, call.cells)),
+                decoding=repair.decoding,
+                json_schema=schema(call.cells),
+                chat_template_kwargs=dict(repair.framing.chat_template_kwargs),
+            )
+            return RepairJob(
+                self,
+                call,
+                repair,
+                request,
+                self.request_key(identity, repair, prompt_sha256, request, benchmark=self.benchmark),
+                decide=lambda original, answer: decide(original, answer, call.cells),
+                log=RepairLog(
+                    detailed=False, unavailable=lambda r: ("inference_error", self.unavailable_note(r))
+                ),
+                order=(position,),
+                meta={"judge": repair.id, "benchmark": self.benchmark},
+                system=call.system,
+            )
+
+        self.repair_round(calls, self.panel.repair, self.availability, job)
+
+    def figures(self, calls: Sequence[PairCall[Any]], statuses: Sequence[str]) -> dict[str, Any]:
+        """The run's lineage figures: status ledger per judge, model calls, cache hits, mean
+        seconds per answered call, usage (per judge, and per system)."""
+        lat = self.counters.latencies
+        return {
+            "ledger": status_ledger(calls, statuses),
+            "model_calls": self.counters.calls,
+            "cache_hits": self.counters.hits,
+            "seconds_per_call": (sum(lat) / len(lat)) if lat else None,
+            "usage": self.usage_json(),
+            "usage_by_system": self.usage_by_system_json(),
+        }
+
+    def judges_lineage(self) -> dict[str, Any]:
+        panel = self.panel
+        roles = [("judge", j) for j in panel.judges] + ([("repair", panel.repair)] if panel.repair else [])
+        return judges_lineage(self, roles)
+
+
 @dataclass(frozen=True)
 class PairedReading:
     """One valid pair judgment, as the swap check compares it with the same pair's other order.
@@ -163,9 +383,13 @@ def swap_summary(readings: Iterable[PairedReading], labels: Sequence[str]) -> di
 
 
 __all__ = [
+    "PairCall",
+    "PairOrder",
     "PairPanelConfig",
+    "PairRunner",
     "PairedReading",
     "describe_pair_panel",
     "load_panel_file",
+    "pair_calls",
     "swap_summary",
 ]

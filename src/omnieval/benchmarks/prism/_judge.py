@@ -1,4 +1,4 @@
-"""PRISM-Bench judging: blind pairs, two stages, on the judges' one runner, as scores-table rows.
+"""PRISM-Bench judging: blind pairs, two stages, on the judges' pair runner, as scores-table rows.
 
 One *call* is one (judge, system, instance, stage[, swapped]) request scoring both clips of the pair
 (the system's candidate and the instance's reference, in the seeded order of
@@ -6,17 +6,13 @@ One *call* is one (judge, system, instance, stage[, swapped]) request scoring bo
 per active cell of its stage, a system row (``paired_with="ground_truth"``) and a ground-truth row
 (``system="ground_truth"``, ``paired_with=<system>``), plus one row of the judgments table.
 
-What is PRISM's own is here: which pairs and stages there are, what a judge is shown (facts
-measured from each clip, :mod:`._facts`, or the blinded clips, :mod:`._compose`), the answer's
-cells, and the rows. Sending, caching, retries, the answer's format fixes and its one score reader
-(:func:`~omnieval.judges.parse_score`, 0-10 here), the repair rule and the swap check are the
-judges' (:mod:`omnieval.judges`). A stage answer is valid only when every active cell of both clips
-has a score and non-empty evidence: the two clips are judged in one breath.
-
-Panels (``panels/*.yaml``): ``paper`` and ``ablation`` send the blinded clips to the paper's judges,
-``omni`` to an omni model behind an OpenAI-compatible API, ``cpu-cascade`` gives the packaged 1.5B
-text model facts measured from each clip. A panel whose model cannot be reached is reported in
-:attr:`PrismJudgeResult.unavailable` and its rows are ``not_applicable``, never scores.
+PRISM's own part is here: its stages and cells, what a judge is shown of a pair (facts measured
+from each clip, :mod:`._facts`, or the blinded clips, :mod:`._compose`) and the rows. Sending,
+caching, retries, repair, the swap check and the answer's reading (one score reader, 0-10 here;
+valid only when every cell of both clips has a score and evidence) are the judges'
+(:class:`~omnieval.judges.PairRunner`). Panels live with the tracks (:mod:`._tracks`); a panel
+whose model cannot be reached is reported in :attr:`PrismJudgeResult.unavailable` and its rows are
+``not_applicable``, never scores.
 """
 
 from __future__ import annotations
@@ -26,16 +22,15 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from omnieval.backends.llm import ChatBackend, ChatRequest, ModelIdentity, carries_video_audio
+from omnieval.backends.llm import ChatBackend, carries_video_audio
 from omnieval.benchmarks.prism import _prompts as prompts
 from omnieval.benchmarks.prism._compose import ComposeSpec, PairOrder, compose_clips, compose_pair, pair_order
 from omnieval.benchmarks.prism._facts import FACTS_VERSION, ClipFacts, measure_clip
 from omnieval.benchmarks.prism._prompts import StageReading, read_dimension_answer, read_stage
-from omnieval.benchmarks.prism._tags import GROUND_TRUTH, STAGE_DIMENSIONS, Cell, stage_cells
+from omnieval.benchmarks.prism._tags import GROUND_TRUTH, STAGE_DIMENSIONS, stage_cells
 from omnieval.benchmarks.prism._tracks import (
     PRISM_PANELS,
     ComposeConfig,
@@ -49,22 +44,14 @@ from omnieval.benchmarks.prism._tracks import (
 )
 from omnieval.errors import DataError, OmnievalError
 from omnieval.judges import (
-    BackendPool,
-    CallCounters,
-    CallJob,
-    CallRunner,
-    CallState,
     DiskCache,
     JudgeConfig,
-    PairedReading,
-    RepairJob,
-    RepairLog,
-    backend_group_key,
+    PairCall,
+    PairRunner,
     cache_key,
     judge_tags,
-    judges_lineage,
     mlflow_tag_part,
-    status_ledger,
+    pair_calls,
     swap_summary,
 )
 from omnieval.judgments import JudgmentSchema
@@ -85,8 +72,9 @@ JUDGMENT_SCHEMA = JudgmentSchema(
 """PRISM's judgments: one row per call (stage, and the swap-check call beside the first), with the
 blind order the judge saw and the cells it was asked, and cited evidence for its reasons."""
 JUDGMENT_COLUMNS: tuple[str, ...] = JUDGMENT_SCHEMA.columns
-_stage_score = prompts.stage_score  # the judges' score reader on the 0-10 scale (pinned by the tests)
 LEDGER_STATUSES: tuple[str, ...] = ("ok", "repaired", "parse_error", "inference_error", "unrecoverable")
+_stage_score = prompts.stage_score  # the judges' score reader on the 0-10 scale (pinned by the tests)
+_Call = PairCall[StageReading]  # ``group`` is the stage, ``item`` the instance
 
 
 class PrismInstanceLike(Protocol):
@@ -106,28 +94,6 @@ class PrismInstanceLike(Protocol):
     def reference_video(self) -> Path: ...
 
 
-# -- the run -----------------------------------------------------------------------------------------
-
-
-@dataclass
-class _Call(CallState[StageReading]):
-    system: str
-    instance: PrismInstanceLike
-    stage: int
-    order: PairOrder
-    swapped: bool
-    cells: tuple[Cell, ...]
-
-    @property
-    def sort_key(self) -> tuple[int, int, str, bool]:
-        # Consecutive calls of one stage and instance share their prompt prefix (llama.cpp reuses it).
-        return (self.stage, self.instance.index, self.system, self.swapped)
-
-    @property
-    def valued(self) -> bool:
-        return self.status in (Status.OK, Status.REPAIRED) and self.reading is not None
-
-
 @dataclass
 class PrismJudgeResult:
     """What one PRISM panel run produced.
@@ -137,7 +103,7 @@ class PrismJudgeResult:
             and one ground-truth row; rows of swap-check calls are not included.
         judgments: one row per call (columns :data:`JUDGMENT_COLUMNS`), swap-check calls included.
         lineage: panel, judge kind, judges, prompt hashes, criteria and facts versions, ledger, timing.
-        mlflow_tags: ``omnieval.judge.<id>.revision`` / ``.sha256``, ``omnieval.prompt.<panel>.stage_<n>.sha256``.
+        mlflow_tags: ``omnieval.judge.<id>.revision``/``.sha256``, ``omnieval.prompt.<panel>.stage_<n>.sha256``.
         model_calls: requests sent to a model (judging and repair); cache_hits: answered from the cache.
         swap: per stage flip rates when the swap check ran, else None.
         unavailable: why the panel (or one of its judges) could not run; empty when it ran.
@@ -153,16 +119,11 @@ class PrismJudgeResult:
     unavailable: list[str]
 
 
-@dataclass
-class _Counters(CallCounters):
-    facts_measured: int = 0
-    compositions: int = 0
+class _Runner(PairRunner):
+    """The pair runner, shown what PRISM shows a judge: facts measured from each clip (cascade) or
+    the two blinded clips (native), both made once and kept in the cache folder."""
 
-
-class _Runner(CallRunner):
-    """PRISM's calls on the judges' runner; its own part is what a judge is shown of a pair."""
-
-    close_groups = False  # every model stays loaded until the run ends (the judge and repair may share one)
+    panel: PrismPanelConfig
 
     def __init__(
         self,
@@ -171,19 +132,10 @@ class _Runner(CallRunner):
         progress: Progress | None,
         factory: BackendFactory | None,
     ) -> None:
-        super().__init__(cache_dir, BackendPool(factory, what="prism judge"))
-        self.cache_dir, self.panel, self.progress = cache_dir, panel, progress
+        super().__init__(panel, cache_dir, benchmark=BENCHMARK, progress=progress, factory=factory)
         self.facts_cache = DiskCache(cache_dir, "prism_facts")
-        self.counters: _Counters = _Counters()
+        self.made = {"facts": 0, "compositions": 0}
         self._facts: dict[tuple[str, bool], ClipFacts] = {}
-
-    def _settled(self, call: CallState[Any]) -> None:
-        self.counters.done += 1  # progress in calls (``total`` is every call, known up front)
-        if self.progress is not None:
-            self.progress(f"prism judge {call.judge_id}", self.counters.done, self.counters.total)
-
-    def unavailable_note(self, reason: str) -> str:
-        return f"unavailable: {self.panel.requires} ({reason})"
 
     def facts(self, clip: Path, transcribe: bool) -> ClipFacts:
         memo = (str(clip.resolve()), transcribe)
@@ -201,41 +153,44 @@ class _Runner(CallRunner):
             if cached is None:
                 facts = measure_clip(clip, transcribe=transcribe, asr_model=self.panel.facts.asr_model)
                 self.facts_cache.put_json(key, {"facts": facts.to_json(), "settings": settings})
-                self.counters.facts_measured += 1
+                self.made["facts"] += 1
             self._facts[memo] = facts if cached is None else ClipFacts.from_json(cached["facts"])
         return self._facts[memo]
 
     def composed(
         self, candidate: Path, reference: Path, order: PairOrder, soundtracks: bool
     ) -> dict[str, Any]:
-        """The blinded clips (or joined pair video) and, when asked, their soundtracks: made once,
-        kept in the cache folder."""
+        """The blinded clips (or the joined pair video) and, when asked, each clip's soundtrack."""
         from omnieval.benchmarks.prism._media import extract_audio
 
         cfg = self.panel.compose
         spec = ComposeSpec(width=cfg.width, height=cfg.height, fps=cfg.fps)
-        key = cache_key(
-            kind="prism_compose", candidate=self.hasher(candidate), reference=self.hasher(reference),
-            first=order.first, media=cfg.media,
-            spec=[spec.width, spec.height, spec.fps, spec.sample_rate, spec.id_seconds, spec.crf, spec.preset],
-        )  # fmt: skip
+        settings = [
+            spec.width,
+            spec.height,
+            spec.fps,
+            spec.sample_rate,
+            spec.id_seconds,
+            spec.crf,
+            spec.preset,
+        ]
+        clips = {"candidate": self.hasher(candidate), "reference": self.hasher(reference)}
+        key = cache_key(kind="prism_compose", **clips, first=order.first, media=cfg.media, spec=settings)
         folder = self.cache_dir / "prism_media" / key[:2] / key
+        made = (folder / "pair.mp4",) if cfg.media == "pair" else (folder / "clip1.mp4", folder / "clip2.mp4")
+        if not all(path.is_file() for path in made):
+            if cfg.media == "pair":
+                compose_pair(candidate, reference, order, made[0], spec=spec)
+            else:
+                compose_clips(candidate, reference, order, folder, spec=spec)
+            self.made["compositions"] += 1
         if cfg.media == "pair":
-            if not (folder / "pair.mp4").is_file():
-                compose_pair(candidate, reference, order, folder / "pair.mp4", spec=spec)
-                self.counters.compositions += 1
-            return {"pair_video": folder / "pair.mp4"}
-        clips = (folder / "clip1.mp4", folder / "clip2.mp4")
-        if not all(c.is_file() for c in clips):
-            compose_clips(candidate, reference, order, folder, spec=spec)
-            self.counters.compositions += 1
-        if not soundtracks:
-            return {"clips": clips}
+            return {"pair_video": made[0]}
         wavs = (folder / "clip1.wav", folder / "clip2.wav")
-        for clip, wav in zip(clips, wavs, strict=True):
-            if not wav.is_file():
+        for clip, wav in zip(made, wavs, strict=True):
+            if soundtracks and not wav.is_file():
                 extract_audio(clip, wav, sr=16_000)
-        return {"clips": clips, "soundtracks": wavs}
+        return {"clips": made, "soundtracks": wavs if soundtracks else None}
 
     def prepare(self, call: _Call, judge: JudgeConfig, candidates: Mapping[str, Path]) -> None:
         """Settle a call that needs no model; else build its request (facts or blinded clips)."""
@@ -244,7 +199,7 @@ class _Runner(CallRunner):
         reason = self.availability(judge)
         if reason is not None:
             return self.settle(call, Status.NOT_APPLICABLE, self.unavailable_note(reason))
-        inst = call.instance
+        inst: PrismInstanceLike = call.item
         reference = Path(inst.reference_video)
         if not reference.is_file():
             raise DataError(f"prism instance {inst.id}: reference video {reference} not found")
@@ -252,7 +207,6 @@ class _Runner(CallRunner):
         if not candidate.is_file():
             return self.settle(call, Status.MISSING_OUTPUT, f"video output missing: {candidate} not found")
         clip = {"candidate": candidate, "reference": reference}
-        caption = inst.caption if call.stage == 2 else None
         try:
             if self.panel.judge_kind == "cascade":
                 speech = any(t.startswith("SPEECH_") for t in inst.active_tags)
@@ -261,7 +215,7 @@ class _Runner(CallRunner):
                 }
             else:
                 sound = self.panel.compose.soundtracks and not carries_video_audio(judge.backend)
-                media = self.composed(candidate, reference, call.order, sound)
+                media = self.composed(candidate, reference, cast(PairOrder, call.order), sound)
         except OmnievalError as exc:
             # An unreadable candidate is the system's failure; an unreadable reference is bad data.
             if reference.resolve() == Path(getattr(exc, "path", "") or "").resolve():
@@ -270,124 +224,78 @@ class _Runner(CallRunner):
         except Exception as exc:  # a measurement library failing on odd media: recorded, not fatal
             why = f"preparing the judge input failed: {type(exc).__name__}: {exc}"
             return self.settle(call, Status.INFERENCE_ERROR, why)
-        inputs = prompts.StageInputs(call.stage, tuple(inst.active_tags), call.cells, caption, **media)
+        caption = inst.caption if call.group == 2 else None
+        inputs = prompts.StageInputs(call.group, tuple(inst.active_tags), call.cells, caption, **media)
+        framing, kind = judge.framing, self.panel.judge_kind
         schema = prompts.verdict_schema(
-            call.cells,
-            evidence_max_chars=judge.framing.rationale_max_chars,
-            evidence_first=judge.framing.rationale_first,
+            call.cells, evidence_max_chars=framing.rationale_max_chars, evidence_first=framing.rationale_first
         )
-        messages = prompts.build_messages(self.panel.judge_kind, inputs, judge.framing)
-        sha = prompts.template_sha256(self.panel.judge_kind, call.stage)
-        self.ask(call, judge, sha, messages, schema, benchmark=BENCHMARK)
-
-    def judge(self, calls: list[_Call]) -> None:
-        todo = sorted((c for c in calls if not c.status and c.request is not None), key=lambda c: c.sort_key)
-        self.run_jobs([
-            CallJob(self, c, partial(read_stage, cells=c.cells), order=c.sort_key,
-                    meta={"judge": c.judge_id, "benchmark": BENCHMARK}, system=c.system, unavailable=self.unavailable_note)
-            for c in todo
-        ])  # fmt: skip
-
-    def repair_job(self, call: _Call, position: int, identity: ModelIdentity) -> RepairJob[StageReading]:
-        repair = self.panel.repair
-        assert repair is not None and call.completion is not None and call.reading is not None
-        request = ChatRequest(
-            messages=prompts.render_repair(call.completion.text, call.reading.error, call.cells),
-            decoding=repair.decoding,
-            json_schema=prompts.repair_schema(call.cells),
-            chat_template_kwargs=dict(repair.framing.chat_template_kwargs),
+        messages = prompts.build_messages(kind, inputs, framing)
+        self.ask(
+            call, judge, prompts.template_sha256(kind, call.group), messages, schema, benchmark=BENCHMARK
         )
-        key = self.request_key(identity, repair, prompts.repair_prompt_sha256(), request, benchmark=BENCHMARK)
-        return RepairJob(
-            self, call, repair, request, key, order=(position,), system=call.system,
-            decide=lambda original, answer: prompts.judge_stage_repair(original, answer, call.cells),
-            log=RepairLog(detailed=False, unavailable=lambda r: ("inference_error", self.unavailable_note(r))),
-            meta={"judge": repair.id, "benchmark": BENCHMARK},
-        )  # fmt: skip
-
-
-# -- output ----------------------------------------------------------------------------------------------
 
 
 def _score_rows(calls: Sequence[_Call], panel: str) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for call in (c for c in calls if not c.swapped):
-        inst = call.instance
+        inst: PrismInstanceLike = call.item
         for cell in call.cells:
             for role in ("candidate", "reference"):
                 path = prompts.field_path(call.order.slot(role), cell)
                 value = float(call.reading.scores[path]) if call.valued and call.reading else None
-                rows.append({
-                    "benchmark": BENCHMARK, "system": call.system if role == "candidate" else GROUND_TRUTH,
-                    "instance_id": inst.id, "index": inst.index, "track": cell.dimension, "component": COMPONENT,
-                    "judge": call.judge_id, "criterion": cell.audio_type, "value": value, "status": str(call.status),
-                    "panel": panel, "condition": "", "subset": inst.subset,
-                    "paired_with": GROUND_TRUTH if role == "candidate" else call.system,
-                })  # fmt: skip
+                system, paired = (
+                    (call.system, GROUND_TRUTH) if role == "candidate" else (GROUND_TRUTH, call.system)
+                )
+                row = {"system": system, "instance_id": inst.id, "index": inst.index, "track": cell.dimension}
+                row |= {"component": COMPONENT, "judge": call.judge_id, "criterion": cell.audio_type}
+                row |= {"value": value, "status": str(call.status), "panel": panel, "condition": ""}
+                rows.append({"benchmark": BENCHMARK, **row, "subset": inst.subset, "paired_with": paired})
     return rows
 
 
 def _judgment_row(call: _Call, panel: str) -> dict[str, Any]:
+    inst: PrismInstanceLike = call.item
     reading = call.reading if call.valued else None
-    inst = call.instance
-    return {
-        "system": call.system, "instance_id": inst.id, "index": inst.index, "subset": inst.subset,
-        "stage": call.stage, "swapped": call.swapped, **call.ledger_columns(call.reading), "panel": panel,
-        "order_first": call.order.first, "order": json.dumps(call.order.sidecar(), ensure_ascii=False),
-        "cells": json.dumps([str(c) for c in call.cells]), "scores": json.dumps(reading.scores if reading else {}),
-        "evidence": json.dumps(reading.evidence if reading else {}, ensure_ascii=False),
-    }  # fmt: skip
+    row = {"system": call.system, "instance_id": inst.id, "index": inst.index, "subset": inst.subset}
+    row |= {"stage": call.group, "swapped": call.swapped, **call.ledger_columns(call.reading), "panel": panel}
+    row |= call.judgment_columns() | {"scores": json.dumps(reading.scores if reading else {})}
+    return row | {"evidence": json.dumps(reading.evidence if reading else {}, ensure_ascii=False)}
 
 
-def _paired(call: _Call) -> PairedReading:
-    assert call.reading is not None
-    scores = call.reading.scores
-    cells = {str(c): (scores[prompts.field_path(1, c)], scores[prompts.field_path(2, c)]) for c in call.cells}
-    pair = (call.judge_id, call.system, call.instance.id)
-    return PairedReading(pair, f"stage_{call.stage}", call.swapped, cells, call.order.slot("candidate"))
-
-
-def _lineage(
-    runner: _Runner, calls: Sequence[_Call], seed: int, swap_check: bool, unavailable: list[str]
-) -> dict[str, Any]:
-    panel, book, lat = runner.panel, load_criteria(), runner.counters.latencies
-    roles = [("judge", j) for j in panel.judges] + ([("repair", panel.repair)] if panel.repair else [])
-    lineage: dict[str, Any] = {
-        "benchmark": BENCHMARK, "panel": panel.name, "panel_sha256": panel.sha256(),
-        "description": panel.description, "judge_kind": panel.judge_kind, "judges": judges_lineage(runner, roles),
-        "prompts": {
-            f"stage_{s}": {"version": prompts.PROMPT_VERSION, "sha256": prompts.template_sha256(panel.judge_kind, s)}
-            for s in STAGE_DIMENSIONS
-        },
-        "repair_prompt": {"sha256": prompts.repair_prompt_sha256()} if panel.repair else None,
-        "criteria": {"version": book.version, "sha256": book.sha256, "count": criteria_count(), "wordings": len(book.criteria)},
-        "seed": seed, "swap_check": swap_check, "ledger": status_ledger(calls, LEDGER_STATUSES),
-        "model_calls": runner.counters.calls, "cache_hits": runner.counters.hits,
-        "seconds_per_call": (sum(lat) / len(lat)) if lat else None,
-        "usage": runner.usage_json(), "usage_by_system": runner.usage_by_system_json(), "unavailable": unavailable,
-    }  # fmt: skip
-    if panel.judge_kind == "cascade":
-        measured = runner.counters.facts_measured
+def _lineage(runner: _Runner, calls: Sequence[_Call], seed: int, swap_check: bool) -> dict[str, Any]:
+    panel, book, kind = runner.panel, load_criteria(), runner.panel.judge_kind
+    lineage: dict[str, Any] = {"benchmark": BENCHMARK, "panel": panel.name, "panel_sha256": panel.sha256()}
+    lineage |= {"description": panel.description, "judge_kind": kind, "judges": runner.judges_lineage()}
+    lineage["prompts"] = {
+        f"stage_{s}": {"version": prompts.PROMPT_VERSION, "sha256": prompts.template_sha256(kind, s)}
+        for s in STAGE_DIMENSIONS
+    }
+    lineage["repair_prompt"] = {"sha256": prompts.repair_prompt_sha256()} if panel.repair else None
+    criteria = {"version": book.version, "sha256": book.sha256, "count": criteria_count()}
+    lineage |= {
+        "criteria": criteria | {"wordings": len(book.criteria)},
+        "seed": seed,
+        "swap_check": swap_check,
+    }
+    lineage |= runner.figures(calls, LEDGER_STATUSES) | {"unavailable": runner.unavailable()}
+    if kind == "cascade":
         lineage["facts"] = {
             "version": FACTS_VERSION,
             "asr_model": panel.facts.asr_model,
-            "measured": measured,
+            "measured": runner.made["facts"],
         }
     else:
-        lineage["compose"] = panel.compose.model_dump(mode="json") | {
-            "composed": runner.counters.compositions
-        }
+        lineage["compose"] = panel.compose.model_dump(mode="json") | {"composed": runner.made["compositions"]}
     return lineage
 
 
 def _mlflow_tags(lineage: Mapping[str, Any]) -> dict[str, str]:
     tags, panel = judge_tags(lineage["judges"]), mlflow_tag_part(str(lineage["panel"]))
     tags |= {
-        f"omnieval.prompt.{panel}.{stage}.sha256": info["sha256"]
-        for stage, info in lineage["prompts"].items()
+        f"omnieval.prompt.{panel}.{stage}.sha256": p["sha256"] for stage, p in lineage["prompts"].items()
     }
-    tags[f"omnieval.prism.{panel}.judge_kind"] = str(lineage["judge_kind"])
-    return tags
+    return tags | {f"omnieval.prism.{panel}.judge_kind": str(lineage["judge_kind"])}
 
 
 def judge_prism(
@@ -423,45 +331,43 @@ def judge_prism(
 
     config = panel if isinstance(panel, PrismPanelConfig) else load_prism_panel(panel)
     runner = _Runner(config, Path(cache_dir), progress, backend_factory)
-    calls: list[_Call] = []
-    for judge, system, inst in ((j, s, i) for j in config.judges for s in candidates for i in instances):
-        primary = pair_order(seed, system, inst.id)
-        for stage in STAGE_DIMENSIONS:
-            cells = tuple(stage_cells(inst.active_tags, stage))
-            for order, swapped in [(primary, False)] + ([(primary.swapped(), True)] if swap_check else []):
-                calls += [_Call(system, inst, stage, order, swapped, cells, judge=judge)] if cells else []
+    calls: list[_Call] = pair_calls(
+        config.judges,
+        candidates,
+        instances,
+        lambda inst: ((stage, stage_cells(inst.active_tags, stage)) for stage in STAGE_DIMENSIONS),
+        lambda system, inst: pair_order(seed, system, inst.id),
+        swap_check,
+    )
     runner.counters.total = len(calls)
     started = time.perf_counter()
     try:
         for call in calls:
             assert call.judge is not None
             runner.prepare(call, call.judge, candidates)
-        runner.judge(calls)
-        runner.repair_round(calls, config.repair, runner.availability, runner.repair_job)
+        runner.judge(calls, read_stage)
+        repair_sha = prompts.repair_prompt_sha256()
+        runner.repair(
+            calls, prompts.render_repair, prompts.repair_schema, repair_sha, prompts.judge_stage_repair
+        )
     finally:
         runner.pool.close_all()
-    unavailable = sorted(
-        {
-            f"{config.name}/{j.id}: {runner.unavailable_note(runner.pool.failed[backend_group_key(j)])}"
-            for j in config.judges
-            if backend_group_key(j) in runner.pool.failed
-        }
-    )
     scores = coerce_scores(pd.DataFrame(_score_rows(calls, config.name), columns=list(SCORE_COLUMNS)))
     judgments = pd.DataFrame([_judgment_row(c, config.name) for c in calls], columns=list(JUDGMENT_COLUMNS))
-    lineage = _lineage(runner, calls, seed, swap_check, unavailable)
+    lineage = _lineage(runner, calls, seed, swap_check)
     lineage["seconds"] = round(time.perf_counter() - started, 3)
     counts = (config.name, len(calls), runner.counters.calls, runner.counters.hits, lineage["seconds"])
     log.info("prism panel %s: %d calls, %d model calls, %d cache hits, %.1f s", *counts)
-    valid = [_paired(c) for c in calls if c.valued]
-    swap = swap_summary(valid, [f"stage_{s}" for s in STAGE_DIMENSIONS]) if swap_check else None
-    tags = _mlflow_tags(lineage)
+    labels = [f"stage_{s}" for s in STAGE_DIMENSIONS]
+    paired = [c.paired(prompts.field_path, f"stage_{c.group}") for c in calls if c.valued]
+    swap = swap_summary(paired, labels) if swap_check else None
+    tags, unavailable = _mlflow_tags(lineage), lineage["unavailable"]
     return PrismJudgeResult(
         scores, judgments, lineage, tags, runner.counters.calls, runner.counters.hits, swap, unavailable
     )
 
 
-__all__ = [  # panels and the answer reader live beside the tracks and the prompts; named here too
+__all__ = [  # the panels and the answer reader live beside the tracks and the prompts; named here too
     "JUDGMENT_COLUMNS",
     "PRISM_PANELS",
     "ComposeConfig",

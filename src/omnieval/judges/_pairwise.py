@@ -25,7 +25,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -41,12 +41,17 @@ from omnieval.judges._calls import (
     RepairJob,
     RepairLog,
     backend_group_key,
+    judge_tags,
     judges_lineage,
+    mlflow_tag_part,
     status_ledger,
 )
 from omnieval.judges._panels import JudgeConfig
 from omnieval.judges._repair import RepairOutcome
 from omnieval.scores import Status
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class PairPanelConfig(BaseModel):
@@ -206,6 +211,23 @@ def pair_calls(
     return calls
 
 
+@dataclass(frozen=True)
+class RepairPrompt(Generic[R]):
+    """How a pair benchmark asks its repair model, and judges the repair (:func:`~._repair.decide_repair`).
+
+    Attributes:
+        render: (unreadable answer, its error, cells) -> the repair messages.
+        schema: cells -> the JSON schema the repair must follow (a verdict, or ``{"unrecoverable": true}``).
+        sha256: the repair prompt's hash (part of each repair request's cache key).
+        decide: (original, repair answer, cells) -> repaired (with its reading) or unrecoverable.
+    """
+
+    render: Callable[[str, str, tuple[Any, ...]], Sequence[Message]]
+    schema: Callable[[tuple[Any, ...]], dict[str, Any]]
+    sha256: str
+    decide: Callable[[str, str, tuple[Any, ...]], RepairOutcome[R]]
+
+
 def _bound(read: Callable[[str, tuple[Any, ...]], R], cells: tuple[Any, ...]) -> Callable[[str], R]:
     return lambda answer: read(answer, cells)
 
@@ -266,24 +288,16 @@ class PairRunner(CallRunner):
         ]
         self.run_jobs(jobs)
 
-    def repair(
-        self,
-        calls: Sequence[PairCall[R]],
-        render: Callable[[str, str, tuple[Any, ...]], Sequence[Message]],
-        schema: Callable[[tuple[Any, ...]], dict[str, Any]],
-        prompt_sha256: str,
-        decide: Callable[[str, str, tuple[Any, ...]], RepairOutcome[R]],
-    ) -> None:
-        """Send unreadable answers to the panel's repair model: ``render(answer, error, cells)`` and
-        ``schema(cells)`` make its request, ``decide(original, repair answer, cells)`` the verdict."""
+    def repair(self, calls: Sequence[PairCall[R]], prompt: RepairPrompt[R]) -> None:
+        """Send unreadable answers to the panel's repair model, asked with ``prompt``."""
 
         def job(call: PairCall[R], position: int, identity: ModelIdentity) -> RepairJob[R]:
             repair = self.panel.repair
             assert repair is not None and call.completion is not None and call.reading is not None
             request = ChatRequest(
-                messages=tuple(render(call.completion.text, call.reading.error, call.cells)),
+                messages=tuple(prompt.render(call.completion.text, call.reading.error, call.cells)),
                 decoding=repair.decoding,
-                json_schema=schema(call.cells),
+                json_schema=prompt.schema(call.cells),
                 chat_template_kwargs=dict(repair.framing.chat_template_kwargs),
             )
             return RepairJob(
@@ -291,8 +305,8 @@ class PairRunner(CallRunner):
                 call,
                 repair,
                 request,
-                self.request_key(identity, repair, prompt_sha256, request, benchmark=self.benchmark),
-                decide=lambda original, answer: decide(original, answer, call.cells),
+                self.request_key(identity, repair, prompt.sha256, request, benchmark=self.benchmark),
+                decide=lambda original, answer: prompt.decide(original, answer, call.cells),
                 log=RepairLog(
                     detailed=False, unavailable=lambda r: ("inference_error", self.unavailable_note(r))
                 ),
@@ -302,6 +316,38 @@ class PairRunner(CallRunner):
             )
 
         self.repair_round(calls, self.panel.repair, self.availability, job)
+
+    def run(
+        self,
+        calls: Sequence[PairCall[R]],
+        prepare: Callable[[PairCall[R], JudgeConfig], None],
+        read: Callable[[str, tuple[Any, ...]], R],
+        repair: RepairPrompt[R],
+    ) -> None:
+        """Judge ``calls``: ``prepare(call, judge)`` settles each call that needs no model or builds
+        its request (:meth:`ask`); then the judging and repair rounds; every model is closed after."""
+        self.counters.total = len(calls)
+        try:
+            for call in calls:
+                assert call.judge is not None
+                prepare(call, call.judge)
+            self.judge(calls, read)
+            self.repair(calls, repair)
+        finally:
+            self.pool.close_all()
+
+    def lineage_head(self) -> dict[str, Any]:
+        """The lineage's panel part: benchmark, panel (name, hash, description, judge kind), judges."""
+        panel = self.panel
+        roles = [("judge", j) for j in panel.judges] + ([("repair", panel.repair)] if panel.repair else [])
+        return {
+            "benchmark": self.benchmark,
+            "panel": panel.name,
+            "panel_sha256": panel.sha256(),
+            "description": panel.description,
+            "judge_kind": panel.judge_kind,
+            "judges": judges_lineage(self, roles),
+        }
 
     def figures(self, calls: Sequence[PairCall[Any]], statuses: Sequence[str]) -> dict[str, Any]:
         """The run's lineage figures: status ledger per judge, model calls, cache hits, mean
@@ -315,11 +361,6 @@ class PairRunner(CallRunner):
             "usage": self.usage_json(),
             "usage_by_system": self.usage_by_system_json(),
         }
-
-    def judges_lineage(self) -> dict[str, Any]:
-        panel = self.panel
-        roles = [("judge", j) for j in panel.judges] + ([("repair", panel.repair)] if panel.repair else [])
-        return judges_lineage(self, roles)
 
 
 @dataclass(frozen=True)
@@ -382,14 +423,74 @@ def swap_summary(readings: Iterable[PairedReading], labels: Sequence[str]) -> di
     return out
 
 
+@dataclass
+class PairJudgeResult:
+    """What one pair panel run produced.
+
+    Attributes:
+        scores: scores-table rows (FORMATS.md section 3): per call and cell, one system row and one
+            row of the reference system; rows of swap-check calls are not included.
+        judgments: one row per call, swap-check calls included.
+        lineage: panel, judge kind, judges, prompt hashes, the benchmark's versions, ledger, timing.
+        mlflow_tags: ``omnieval.judge.<id>.revision``/``.sha256``, ``omnieval.prompt.<panel>.<group>.sha256``.
+        model_calls: requests sent to a model (judging and repair); cache_hits: answered from the cache.
+        swap: per group flip rates (:func:`swap_summary`) when the swap check ran, else None.
+        unavailable: why the panel (or one of its judges) could not run; empty when it ran.
+    """
+
+    scores: pd.DataFrame
+    judgments: pd.DataFrame
+    lineage: dict[str, Any]
+    mlflow_tags: dict[str, str]
+    model_calls: int
+    cache_hits: int
+    swap: dict[str, Any] | None
+    unavailable: list[str]
+
+
+def pair_score_rows(
+    calls: Iterable[PairCall[Any]],
+    reference_system: str,
+    path: Callable[[int, Any], str],
+    columns: Callable[[PairCall[Any], Any], dict[str, Any]],
+) -> list[dict[str, Any]]:
+    """Scores rows of the first-order calls: per cell (``columns(call, cell)``), the candidate's row
+    (``system``, paired with ``reference_system``) then the reference's (``reference_system``,
+    paired with the system), each with the score of the slot it was shown in (``path(slot, cell)``)."""
+    rows: list[dict[str, Any]] = []
+    for call in (c for c in calls if not c.swapped):
+        for cell in call.cells:
+            for role, system, paired in (
+                ("candidate", call.system, reference_system),
+                ("reference", reference_system, call.system),
+            ):
+                reading = call.reading if call.valued else None
+                value = float(reading.scores[path(call.order.slot(role), cell)]) if reading else None
+                row = columns(call, cell) | {"system": system, "paired_with": paired, "value": value}
+                rows.append(row | {"judge": call.judge_id, "status": str(call.status)})
+    return rows
+
+
+def pair_tags(lineage: Mapping[str, Any]) -> dict[str, str]:
+    """MLflow tags of a pair run: its judges' (:func:`~._calls.judge_tags`), each prompt's hash and
+    the panel's judge kind (``omnieval.<benchmark>.<panel>.judge_kind``)."""
+    tags, panel = judge_tags(lineage["judges"]), mlflow_tag_part(str(lineage["panel"]))
+    tags |= {f"omnieval.prompt.{panel}.{name}.sha256": p["sha256"] for name, p in lineage["prompts"].items()}
+    return tags | {f"omnieval.{lineage['benchmark']}.{panel}.judge_kind": str(lineage["judge_kind"])}
+
+
 __all__ = [
     "PairCall",
+    "PairJudgeResult",
     "PairOrder",
     "PairPanelConfig",
     "PairRunner",
     "PairedReading",
+    "RepairPrompt",
     "describe_pair_panel",
     "load_panel_file",
     "pair_calls",
+    "pair_score_rows",
+    "pair_tags",
     "swap_summary",
 ]

@@ -21,16 +21,15 @@ import json
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import Any, Protocol, cast
 
 from omnieval.backends.llm import ChatBackend, carries_video_audio
 from omnieval.benchmarks.prism import _prompts as prompts
 from omnieval.benchmarks.prism._compose import ComposeSpec, PairOrder, compose_clips, compose_pair, pair_order
 from omnieval.benchmarks.prism._facts import FACTS_VERSION, ClipFacts, measure_clip
 from omnieval.benchmarks.prism._prompts import StageReading, read_dimension_answer, read_stage
-from omnieval.benchmarks.prism._tags import GROUND_TRUTH, STAGE_DIMENSIONS, stage_cells
+from omnieval.benchmarks.prism._tags import GROUND_TRUTH, STAGE_DIMENSIONS, Cell, stage_cells
 from omnieval.benchmarks.prism._tracks import (
     PRISM_PANELS,
     ComposeConfig,
@@ -47,18 +46,17 @@ from omnieval.judges import (
     DiskCache,
     JudgeConfig,
     PairCall,
+    PairJudgeResult,
     PairRunner,
+    RepairPrompt,
     cache_key,
-    judge_tags,
-    mlflow_tag_part,
     pair_calls,
+    pair_score_rows,
+    pair_tags,
     swap_summary,
 )
 from omnieval.judgments import JudgmentSchema
 from omnieval.scores import Status
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 log = logging.getLogger(__name__)
 
@@ -94,29 +92,9 @@ class PrismInstanceLike(Protocol):
     def reference_video(self) -> Path: ...
 
 
-@dataclass
-class PrismJudgeResult:
-    """What one PRISM panel run produced.
-
-    Attributes:
-        scores: scores-table rows (FORMATS.md section 3): per call and active cell, one system row
-            and one ground-truth row; rows of swap-check calls are not included.
-        judgments: one row per call (columns :data:`JUDGMENT_COLUMNS`), swap-check calls included.
-        lineage: panel, judge kind, judges, prompt hashes, criteria and facts versions, ledger, timing.
-        mlflow_tags: ``omnieval.judge.<id>.revision``/``.sha256``, ``omnieval.prompt.<panel>.stage_<n>.sha256``.
-        model_calls: requests sent to a model (judging and repair); cache_hits: answered from the cache.
-        swap: per stage flip rates when the swap check ran, else None.
-        unavailable: why the panel (or one of its judges) could not run; empty when it ran.
-    """
-
-    scores: pd.DataFrame
-    judgments: pd.DataFrame
-    lineage: dict[str, Any]
-    mlflow_tags: dict[str, str]
-    model_calls: int
-    cache_hits: int
-    swap: dict[str, Any] | None
-    unavailable: list[str]
+PrismJudgeResult = PairJudgeResult
+"""What one PRISM panel run produced (scores rows: per call and active cell, a system row and a
+ground-truth row; ``swap``: per stage flip rates when the swap check ran)."""
 
 
 class _Runner(PairRunner):
@@ -236,22 +214,15 @@ class _Runner(PairRunner):
         )
 
 
-def _score_rows(calls: Sequence[_Call], panel: str) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-    for call in (c for c in calls if not c.swapped):
-        inst: PrismInstanceLike = call.item
-        for cell in call.cells:
-            for role in ("candidate", "reference"):
-                path = prompts.field_path(call.order.slot(role), cell)
-                value = float(call.reading.scores[path]) if call.valued and call.reading else None
-                system, paired = (
-                    (call.system, GROUND_TRUTH) if role == "candidate" else (GROUND_TRUTH, call.system)
-                )
-                row = {"system": system, "instance_id": inst.id, "index": inst.index, "track": cell.dimension}
-                row |= {"component": COMPONENT, "judge": call.judge_id, "criterion": cell.audio_type}
-                row |= {"value": value, "status": str(call.status), "panel": panel, "condition": ""}
-                rows.append({"benchmark": BENCHMARK, **row, "subset": inst.subset, "paired_with": paired})
-    return rows
+def _cell_columns(call: _Call, cell: Cell) -> dict[str, Any]:
+    inst: PrismInstanceLike = call.item
+    columns = {"benchmark": BENCHMARK, "instance_id": inst.id, "index": inst.index, "track": cell.dimension}
+    return columns | {
+        "component": COMPONENT,
+        "criterion": cell.audio_type,
+        "condition": "",
+        "subset": inst.subset,
+    }
 
 
 def _judgment_row(call: _Call, panel: str) -> dict[str, Any]:
@@ -265,37 +236,22 @@ def _judgment_row(call: _Call, panel: str) -> dict[str, Any]:
 
 def _lineage(runner: _Runner, calls: Sequence[_Call], seed: int, swap_check: bool) -> dict[str, Any]:
     panel, book, kind = runner.panel, load_criteria(), runner.panel.judge_kind
-    lineage: dict[str, Any] = {"benchmark": BENCHMARK, "panel": panel.name, "panel_sha256": panel.sha256()}
-    lineage |= {"description": panel.description, "judge_kind": kind, "judges": runner.judges_lineage()}
+    lineage = runner.lineage_head()
     lineage["prompts"] = {
         f"stage_{s}": {"version": prompts.PROMPT_VERSION, "sha256": prompts.template_sha256(kind, s)}
         for s in STAGE_DIMENSIONS
     }
     lineage["repair_prompt"] = {"sha256": prompts.repair_prompt_sha256()} if panel.repair else None
     criteria = {"version": book.version, "sha256": book.sha256, "count": criteria_count()}
-    lineage |= {
-        "criteria": criteria | {"wordings": len(book.criteria)},
-        "seed": seed,
-        "swap_check": swap_check,
-    }
-    lineage |= runner.figures(calls, LEDGER_STATUSES) | {"unavailable": runner.unavailable()}
+    lineage["criteria"] = criteria | {"wordings": len(book.criteria)}
+    lineage |= {"seed": seed, "swap_check": swap_check, **runner.figures(calls, LEDGER_STATUSES)}
+    lineage["unavailable"] = runner.unavailable()
     if kind == "cascade":
-        lineage["facts"] = {
-            "version": FACTS_VERSION,
-            "asr_model": panel.facts.asr_model,
-            "measured": runner.made["facts"],
-        }
+        facts = {"version": FACTS_VERSION, "asr_model": panel.facts.asr_model}
+        lineage["facts"] = facts | {"measured": runner.made["facts"]}
     else:
         lineage["compose"] = panel.compose.model_dump(mode="json") | {"composed": runner.made["compositions"]}
     return lineage
-
-
-def _mlflow_tags(lineage: Mapping[str, Any]) -> dict[str, str]:
-    tags, panel = judge_tags(lineage["judges"]), mlflow_tag_part(str(lineage["panel"]))
-    tags |= {
-        f"omnieval.prompt.{panel}.{stage}.sha256": p["sha256"] for stage, p in lineage["prompts"].items()
-    }
-    return tags | {f"omnieval.prism.{panel}.judge_kind": str(lineage["judge_kind"])}
 
 
 def judge_prism(
@@ -339,20 +295,18 @@ def judge_prism(
         lambda system, inst: pair_order(seed, system, inst.id),
         swap_check,
     )
-    runner.counters.total = len(calls)
     started = time.perf_counter()
-    try:
-        for call in calls:
-            assert call.judge is not None
-            runner.prepare(call, call.judge, candidates)
-        runner.judge(calls, read_stage)
-        repair_sha = prompts.repair_prompt_sha256()
-        runner.repair(
-            calls, prompts.render_repair, prompts.repair_schema, repair_sha, prompts.judge_stage_repair
-        )
-    finally:
-        runner.pool.close_all()
-    scores = coerce_scores(pd.DataFrame(_score_rows(calls, config.name), columns=list(SCORE_COLUMNS)))
+    repair = RepairPrompt(
+        prompts.render_repair,
+        prompts.repair_schema,
+        prompts.repair_prompt_sha256(),
+        prompts.judge_stage_repair,
+    )
+    runner.run(calls, lambda call, judge: runner.prepare(call, judge, candidates), read_stage, repair)
+    rows = pair_score_rows(calls, GROUND_TRUTH, prompts.field_path, _cell_columns)
+    scores = coerce_scores(
+        pd.DataFrame([r | {"panel": config.name} for r in rows], columns=list(SCORE_COLUMNS))
+    )
     judgments = pd.DataFrame([_judgment_row(c, config.name) for c in calls], columns=list(JUDGMENT_COLUMNS))
     lineage = _lineage(runner, calls, seed, swap_check)
     lineage["seconds"] = round(time.perf_counter() - started, 3)
@@ -361,9 +315,9 @@ def judge_prism(
     labels = [f"stage_{s}" for s in STAGE_DIMENSIONS]
     paired = [c.paired(prompts.field_path, f"stage_{c.group}") for c in calls if c.valued]
     swap = swap_summary(paired, labels) if swap_check else None
-    tags, unavailable = _mlflow_tags(lineage), lineage["unavailable"]
-    return PrismJudgeResult(
-        scores, judgments, lineage, tags, runner.counters.calls, runner.counters.hits, swap, unavailable
+    model_calls, hits = runner.counters.calls, runner.counters.hits
+    return PairJudgeResult(
+        scores, judgments, lineage, pair_tags(lineage), model_calls, hits, swap, lineage["unavailable"]
     )
 
 

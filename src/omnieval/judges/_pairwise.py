@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -31,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from omnieval.backends.llm import ChatBackend, ChatRequest, Message, ModelIdentity
 from omnieval.errors import ConfigError, validation_problems
-from omnieval.judges._cache import canonical_json
+from omnieval.judges._cache import DiskCache, canonical_json
 from omnieval.judges._calls import (
     BackendPool,
     CallJob,
@@ -251,6 +252,23 @@ class PairRunner(CallRunner):
     ) -> None:
         super().__init__(cache_dir, BackendPool(factory, what=f"{benchmark} judge"))
         self.cache_dir, self.panel, self.benchmark, self.progress = cache_dir, panel, benchmark, progress
+        self.made: Counter[str] = Counter()
+        """Judge inputs this run made, by kind (facts measured, clips composed); cached ones not counted."""
+        self._derived: dict[tuple[str, str], dict[str, Any]] = {}
+
+    def derived(self, namespace: str, key: str, make: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        """A judge input derived from outputs (e.g. facts measured from a clip) under its content
+        ``key``: from this run's memo, else the cache folder's ``namespace``, else ``make()`` (kept
+        there and counted in :attr:`made`)."""
+        if (namespace, key) not in self._derived:
+            cache = DiskCache(self.cache_dir, namespace)
+            value = cache.get_json(key)
+            if value is None:
+                value = make()
+                cache.put_json(key, value)
+                self.made[namespace] += 1
+            self._derived[namespace, key] = value
+        return self._derived[namespace, key]
 
     def _settled(self, call: CallState[Any]) -> None:
         self.counters.done += 1

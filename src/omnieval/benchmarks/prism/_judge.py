@@ -17,6 +17,7 @@ whose model cannot be reached is reported in :attr:`PrismJudgeResult.unavailable
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import time
@@ -43,7 +44,6 @@ from omnieval.benchmarks.prism._tracks import (
 )
 from omnieval.errors import DataError, OmnievalError
 from omnieval.judges import (
-    DiskCache,
     JudgeConfig,
     PairCall,
     PairJudgeResult,
@@ -103,37 +103,20 @@ class _Runner(PairRunner):
 
     panel: PrismPanelConfig
 
-    def __init__(
-        self,
-        panel: PrismPanelConfig,
-        cache_dir: Path,
-        progress: Progress | None,
-        factory: BackendFactory | None,
-    ) -> None:
-        super().__init__(panel, cache_dir, benchmark=BENCHMARK, progress=progress, factory=factory)
-        self.facts_cache = DiskCache(cache_dir, "prism_facts")
-        self.made = {"facts": 0, "compositions": 0}
-        self._facts: dict[tuple[str, bool], ClipFacts] = {}
-
     def facts(self, clip: Path, transcribe: bool) -> ClipFacts:
-        memo = (str(clip.resolve()), transcribe)
-        if memo not in self._facts:
-            settings: dict[str, Any] = {"transcribe": transcribe}
-            if transcribe:
-                from omnieval.backends.asr import load_transcriber
+        settings: dict[str, Any] = {"transcribe": transcribe}
+        if transcribe:
+            from omnieval.backends.asr import load_transcriber
 
-                asr = load_transcriber(self.panel.facts.asr_model).identity()
-                settings["asr"] = {"name": asr.name, "sha256": asr.sha256, "settings": asr.settings}
-            key = cache_key(
-                kind="prism_facts", version=FACTS_VERSION, clip=self.hasher(clip), settings=settings
-            )
-            cached = self.facts_cache.get_json(key)
-            if cached is None:
-                facts = measure_clip(clip, transcribe=transcribe, asr_model=self.panel.facts.asr_model)
-                self.facts_cache.put_json(key, {"facts": facts.to_json(), "settings": settings})
-                self.made["facts"] += 1
-            self._facts[memo] = facts if cached is None else ClipFacts.from_json(cached["facts"])
-        return self._facts[memo]
+            asr = load_transcriber(self.panel.facts.asr_model).identity()
+            settings["asr"] = {"name": asr.name, "sha256": asr.sha256, "settings": asr.settings}
+        key = cache_key(kind="prism_facts", version=FACTS_VERSION, clip=self.hasher(clip), settings=settings)
+
+        def measure() -> dict[str, Any]:
+            facts = measure_clip(clip, transcribe=transcribe, asr_model=self.panel.facts.asr_model)
+            return {"facts": facts.to_json(), "settings": settings}
+
+        return ClipFacts.from_json(self.derived("prism_facts", key, measure)["facts"])
 
     def composed(
         self, candidate: Path, reference: Path, order: PairOrder, soundtracks: bool
@@ -143,15 +126,7 @@ class _Runner(PairRunner):
 
         cfg = self.panel.compose
         spec = ComposeSpec(width=cfg.width, height=cfg.height, fps=cfg.fps)
-        settings = [
-            spec.width,
-            spec.height,
-            spec.fps,
-            spec.sample_rate,
-            spec.id_seconds,
-            spec.crf,
-            spec.preset,
-        ]
+        settings = list(dataclasses.astuple(spec))  # every setting of the composition is in the key
         clips = {"candidate": self.hasher(candidate), "reference": self.hasher(reference)}
         key = cache_key(kind="prism_compose", **clips, first=order.first, media=cfg.media, spec=settings)
         folder = self.cache_dir / "prism_media" / key[:2] / key
@@ -161,7 +136,7 @@ class _Runner(PairRunner):
                 compose_pair(candidate, reference, order, made[0], spec=spec)
             else:
                 compose_clips(candidate, reference, order, folder, spec=spec)
-            self.made["compositions"] += 1
+            self.made["prism_media"] += 1
         if cfg.media == "pair":
             return {"pair_video": made[0]}
         wavs = (folder / "clip1.wav", folder / "clip2.wav")
@@ -248,9 +223,9 @@ def _lineage(runner: _Runner, calls: Sequence[_Call], seed: int, swap_check: boo
     lineage["unavailable"] = runner.unavailable()
     if kind == "cascade":
         facts = {"version": FACTS_VERSION, "asr_model": panel.facts.asr_model}
-        lineage["facts"] = facts | {"measured": runner.made["facts"]}
+        lineage["facts"] = facts | {"measured": runner.made["prism_facts"]}
     else:
-        lineage["compose"] = panel.compose.model_dump(mode="json") | {"composed": runner.made["compositions"]}
+        lineage["compose"] = panel.compose.model_dump(mode="json") | {"composed": runner.made["prism_media"]}
     return lineage
 
 
@@ -286,7 +261,7 @@ def judge_prism(
     from omnieval.scores import SCORE_COLUMNS, coerce_scores
 
     config = panel if isinstance(panel, PrismPanelConfig) else load_prism_panel(panel)
-    runner = _Runner(config, Path(cache_dir), progress, backend_factory)
+    runner = _Runner(config, Path(cache_dir), benchmark=BENCHMARK, progress=progress, factory=backend_factory)
     calls: list[_Call] = pair_calls(
         config.judges,
         candidates,

@@ -7,12 +7,10 @@ per active cell of its stage, a system row (``paired_with="ground_truth"``) and 
 (``system="ground_truth"``, ``paired_with=<system>``), plus one row of the judgments table.
 
 PRISM's own part is here: its stages and cells, what a judge is shown of a pair (facts measured
-from each clip, :mod:`._facts`, or the blinded clips, :mod:`._compose`) and the rows. Sending,
-caching, retries, repair, the swap check and the answer's reading (one score reader, 0-10 here;
-valid only when every cell of both clips has a score and evidence) are the judges'
-(:class:`~omnieval.judges.PairRunner`). Panels live with the tracks (:mod:`._tracks`); a panel
-whose model cannot be reached is reported in :attr:`PrismJudgeResult.unavailable` and its rows are
-``not_applicable``, never scores.
+from each clip, :mod:`._facts`, or the blinded clips, :mod:`._compose`) and the rows; sending,
+caching, retries, repair and the swap check are the judges' (:class:`~omnieval.judges.PairRunner`),
+the answer's reading is :func:`~._prompts.read_stage`, the panels are :mod:`._tracks`'. A panel whose
+model cannot be reached is reported in ``unavailable`` and its rows are ``not_applicable``.
 """
 
 from __future__ import annotations
@@ -32,9 +30,6 @@ from omnieval.benchmarks.prism._facts import FACTS_VERSION, ClipFacts, measure_c
 from omnieval.benchmarks.prism._prompts import StageReading, read_dimension_answer, read_stage
 from omnieval.benchmarks.prism._tags import GROUND_TRUTH, STAGE_DIMENSIONS, Cell, stage_cells
 from omnieval.benchmarks.prism._tracks import (
-    PRISM_PANELS,
-    ComposeConfig,
-    FactsConfig,
     PrismPanelConfig,
     criteria_count,
     describe_prism_panels,
@@ -48,7 +43,6 @@ from omnieval.judges import (
     PairCall,
     PairJudgeResult,
     PairRunner,
-    RepairPrompt,
     cache_key,
     pair_calls,
     pair_score_rows,
@@ -184,19 +178,18 @@ class _Runner(PairRunner):
             call.cells, evidence_max_chars=framing.rationale_max_chars, evidence_first=framing.rationale_first
         )
         messages = prompts.build_messages(kind, inputs, framing)
-        self.ask(
-            call, judge, prompts.template_sha256(kind, call.group), messages, schema, benchmark=BENCHMARK
-        )
+        sha = prompts.template_sha256(kind, call.group)
+        self.ask(call, judge, sha, messages, schema, benchmark=BENCHMARK)
 
 
 def _cell_columns(call: _Call, cell: Cell) -> dict[str, Any]:
     inst: PrismInstanceLike = call.item
-    columns = {"benchmark": BENCHMARK, "instance_id": inst.id, "index": inst.index, "track": cell.dimension}
-    return columns | {
-        "component": COMPONENT,
+    row = {"benchmark": BENCHMARK, "instance_id": inst.id, "index": inst.index, "subset": inst.subset}
+    return row | {
+        "track": cell.dimension,
         "criterion": cell.audio_type,
+        "component": COMPONENT,
         "condition": "",
-        "subset": inst.subset,
     }
 
 
@@ -271,17 +264,12 @@ def judge_prism(
         swap_check,
     )
     started = time.perf_counter()
-    repair = RepairPrompt(
-        prompts.render_repair,
-        prompts.repair_schema,
-        prompts.repair_prompt_sha256(),
-        prompts.judge_stage_repair,
-    )
-    runner.run(calls, lambda call, judge: runner.prepare(call, judge, candidates), read_stage, repair)
-    rows = pair_score_rows(calls, GROUND_TRUTH, prompts.field_path, _cell_columns)
-    scores = coerce_scores(
-        pd.DataFrame([r | {"panel": config.name} for r in rows], columns=list(SCORE_COLUMNS))
-    )
+    runner.run(calls, lambda call, judge: runner.prepare(call, judge, candidates), read_stage, prompts.REPAIR)
+    rows = [
+        r | {"panel": config.name}
+        for r in pair_score_rows(calls, GROUND_TRUTH, prompts.field_path, _cell_columns)
+    ]
+    scores = coerce_scores(pd.DataFrame(rows, columns=list(SCORE_COLUMNS)))
     judgments = pd.DataFrame([_judgment_row(c, config.name) for c in calls], columns=list(JUDGMENT_COLUMNS))
     lineage = _lineage(runner, calls, seed, swap_check)
     lineage["seconds"] = round(time.perf_counter() - started, 3)
@@ -296,11 +284,10 @@ def judge_prism(
     )
 
 
-__all__ = [  # the panels and the answer reader live beside the tracks and the prompts; named here too
+__all__ = [  # with the panels and the answer reader, which live beside the tracks and the prompts
     "JUDGMENT_COLUMNS",
-    "PRISM_PANELS",
-    "ComposeConfig",
-    "FactsConfig",
+    "JUDGMENT_SCHEMA",
+    "PrismInstanceLike",
     "PrismJudgeResult",
     "PrismPanelConfig",
     "StageReading",

@@ -40,6 +40,7 @@ from omnieval.judges import (
     Framing,
     ParseResult,
     RepairOutcome,
+    RepairPrompt,
     decide_repair,
     expand_dotted,
     find_alias,
@@ -478,3 +479,9 @@ def judge_stage_repair(
         source="original",
         json_marker_only=True,
     )
+
+
+REPAIR: RepairPrompt[StageReading] = RepairPrompt(
+    render_repair, repair_schema, repair_prompt_sha256(), judge_stage_repair
+)
+"""How PRISM asks its repair model for an unreadable stage answer, and judges the repair."""

@@ -27,9 +27,10 @@ the same runner: :class:`CallRunner` (cache, model groups, batches, retries, ava
 :meth:`~CallRunner.ask` to build and key a request, :meth:`~CallRunner.repair_round`) with its
 jobs :class:`CallJob` and :class:`RepairJob`, :func:`read_answer` (format fixes, strict content)
 with :func:`read_per_candidate` for answers scoring several outputs, :func:`parse_score` (the one
-score reader, in the benchmark's range), :func:`decide_repair` (the one repair rule), and for blind
-pairs :class:`PairPanelConfig` and :func:`swap_summary`; the judgment columns' shared tail is
-:data:`LEDGER_TAIL`.
+score reader, in the benchmark's range), :func:`decide_repair` (the one repair rule). Blind pairs
+(a candidate and a reference in one answer) run on :class:`PairRunner` (the same runner, with
+:func:`pair_calls`, :class:`PairPanelConfig`, :func:`pair_score_rows` and :func:`swap_summary`);
+the judgment columns' shared tail is :data:`LEDGER_TAIL`.
 
 Tracks and rubric wording are the benchmark's (registered when ``omnieval.benchmarks`` is imported);
 this package names no benchmark. Importing it loads no model runtime; backends are

@@ -62,13 +62,16 @@ class PairPanelConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str = Field(min_length=1)
+    """The panel's name, written in the rows' ``panel`` column."""
     description: str = ""
     judge_kind: Literal["native", "cascade"]
     """``native``: the judge watches and hears the outputs; ``cascade``: a text model reads measured facts."""
     requires: str = Field(min_length=1)
     """What the panel needs to run, stated when it cannot (e.g. an omni model behind an API)."""
     judges: tuple[JudgeConfig, ...] = Field(min_length=1)
+    """Every judge judges every pair."""
     repair: JudgeConfig | None = None
+    """The model that may reformat an unreadable answer (never change its scores)."""
 
     def sha256(self) -> str:
         return hashlib.sha256(canonical_json(self.model_dump(mode="json")).encode()).hexdigest()

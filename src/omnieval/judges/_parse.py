@@ -170,6 +170,10 @@ class AnswerReading:
     normalizations: tuple[str, ...] = ()
     partial_scores: dict[str, int] = field(default_factory=dict)
 
+    @property
+    def ok(self) -> bool:
+        return self.status == OK
+
 
 def read_answer(raw: str | None, extract: Extract, *, max_problems: int | None = None) -> AnswerReading:
     """Read a judge's raw answer with ``extract``: format slips normalized, content never patched.

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,7 +41,7 @@ class Inst:
     reference_video: Path
 
 
-def _fill(schema: dict[str, Any], score: Callable[[str], int], path: str = "") -> Any:
+def _fill(schema: Mapping[str, Any], score: Callable[[str], int], path: str = "") -> Any:
     props = schema["properties"]
     if "score" in props:
         return {"score": score(path), "evidence": f"heard {path.replace('.', ' ')}"}

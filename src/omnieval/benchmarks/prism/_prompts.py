@@ -420,7 +420,12 @@ class StageReading(ParseResult):
 
 
 def stage_score(value: object) -> int | str:
-    """A stage answer's score: the judges' one score reader on this benchmark's 0-10 scale."""
+    """A stage answer's score: the judges' one score reader on this benchmark's 0-10 scale.
+
+    Example:
+        >>> stage_score("7/10"), stage_score(0), stage_score(7.5), stage_score(11)
+        (7, 0, 'score 7.5 is not an integer', 'score 11 is outside 0-10')
+    """
     return parse_score(value, low=SCORE_MIN, high=SCORE_MAX)
 
 
@@ -434,7 +439,16 @@ def _extract(obj: Any, cells: Sequence[Cell]) -> tuple[dict[str, int], dict[str,
 
 def read_stage(raw: str | None, cells: Sequence[Cell]) -> StageReading:
     """Read a stage answer for ``cells`` (both clips), forgiving format slips, strict on content
-    (at most eight problems named)."""
+    (at most eight problems named).
+
+    Example:
+        >>> cells = [Cell("audio_quality", "speech")]
+        >>> answer = '```json\\n{"candidate_1": {"audio_quality": {"speech": {"score": "7", "evidence": "clear"}}},'
+        >>> answer += ' "candidate_2": {"Audio Quality": {"Speech": {"score": 3.0, "evidence": "robotic",}}}}\\n```'
+        >>> r = read_stage(answer, cells)
+        >>> r.status, r.scores
+        ('ok', {'candidate_1.audio_quality.speech': 7, 'candidate_2.audio_quality.speech': 3})
+    """
     r = read_answer(raw, lambda obj: _extract(obj, cells), max_problems=8)
     return StageReading(r.status, r.scores, r.texts, error=r.error, normalizations=r.normalizations)
 
@@ -442,7 +456,17 @@ def read_stage(raw: str | None, cells: Sequence[Cell]) -> StageReading:
 def read_dimension_answer(raw: str | None, dimension: str) -> ParseResult:
     """Read one dimension's scores from a raw stage answer (what ``omnieval judge parse`` shows): the
     cells read are the audio types the answer holds under ``dimension`` for either clip (a lone
-    answer does not carry the sample's tags), each then required for both clips."""
+    answer does not carry the sample's tags), each then required for both clips.
+
+    Example:
+        >>> answer = '{"candidate_1": {"audio_quality": {"speech": {"score": 7, "evidence": "clear"}}},'
+        >>> answer += ' "candidate_2": {"audio_quality": {"speech": {"score": "3/10", "evidence": "hiss"}}}}'
+        >>> r = read_dimension_answer(answer, "audio_quality")
+        >>> r.status, r.scores
+        ('ok', {'candidate_1.audio_quality.speech': 7, 'candidate_2.audio_quality.speech': 3})
+        >>> read_dimension_answer(answer, "expressiveness").error
+        'no expressiveness scores for any audio type (speech, music, sound) under candidate_1 or candidate_2'
+    """
     if dimension not in _DIM_ALIASES:
         raise ValueError(f"unknown prism dimension {dimension!r}; known: {', '.join(_DIM_ALIASES)}")
 

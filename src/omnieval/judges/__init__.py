@@ -23,10 +23,14 @@ Public entry points:
   judges, after its tracks; :func:`template` and :func:`template_catalog` read them.
 
 A benchmark with its own prompts and answer shape (e.g. two clips judged in one answer) builds on
-the same parts: :class:`CallRunner` (cache, model groups, batches, retries), :func:`read_answer`
-(format fixes, strict content), :func:`parse_score` (one score in the benchmark's range),
-:func:`invented_scores` / :func:`invented_rationales` (the repair rule), :func:`cache_key` and
-the judgment columns' shared tail :data:`LEDGER_TAIL`.
+the same runner: :class:`CallRunner` (cache, model groups, batches, retries, availability,
+:meth:`~CallRunner.ask` to build and key a request, :meth:`~CallRunner.repair_round`) with its
+jobs :class:`CallJob` and :class:`RepairJob`, :func:`read_answer` (format fixes, strict content)
+with :func:`read_per_candidate` for answers scoring several outputs, :func:`parse_score` (the one
+score reader, in the benchmark's range), :func:`decide_repair` (the one repair rule). Blind pairs
+(a candidate and a reference in one answer) run on :class:`PairRunner` (the same runner, with
+:func:`pair_calls`, :class:`PairPanelConfig`, :func:`pair_score_rows` and :func:`swap_summary`);
+the judgment columns' shared tail is :data:`LEDGER_TAIL`.
 
 Tracks and rubric wording are the benchmark's (registered when ``omnieval.benchmarks`` is imported);
 this package names no benchmark. Importing it loads no model runtime; backends are
@@ -41,13 +45,19 @@ from omnieval.judges._calls import (
     LEDGER_TAIL,
     BackendPool,
     CallCounters,
+    CallJob,
     CallRunner,
     CallState,
+    RepairJob,
+    RepairLog,
     backend_group_key,
     judge_lineage_entry,
     judge_tags,
+    judges_lineage,
     mlflow_tag_part,
+    quick_unavailable,
     role_lineage,
+    status_ledger,
 )
 from omnieval.judges._drift import (
     AnchorTracks,
@@ -88,6 +98,21 @@ from omnieval.judges._meta import (
     pin_known_set,
     track_panel_file,
 )
+from omnieval.judges._pairwise import (
+    PairCall,
+    PairedReading,
+    PairJudgeResult,
+    PairOrder,
+    PairPanelConfig,
+    PairRunner,
+    RepairPrompt,
+    describe_pair_panel,
+    load_panel_file,
+    pair_calls,
+    pair_score_rows,
+    pair_tags,
+    swap_summary,
+)
 from omnieval.judges._panels import (
     JudgeConfig,
     PanelConfig,
@@ -100,15 +125,24 @@ from omnieval.judges._panels import (
 from omnieval.judges._parse import (
     AnswerReading,
     ParseResult,
+    expand_dotted,
+    find_alias,
     find_keys,
     normalize_key,
     parse_score,
     parse_verdict,
     read_answer,
+    read_per_candidate,
     read_scored_leaf,
 )
 from omnieval.judges._render import Framing, JudgeInputs, render_messages
-from omnieval.judges._repair import RepairOutcome, invented_rationales, invented_scores, judge_repair
+from omnieval.judges._repair import (
+    RepairOutcome,
+    decide_repair,
+    invented_rationales,
+    invented_scores,
+    judge_repair,
+)
 from omnieval.judges._rubrics import (
     REPAIR_SYSTEM,
     PromptTemplate,
@@ -160,6 +194,7 @@ __all__ = [
     "BackendPool",
     "BenchmarkTracks",
     "CallCounters",
+    "CallJob",
     "CallRunner",
     "CallState",
     "DiskCache",
@@ -177,14 +212,23 @@ __all__ = [
     "KnownPair",
     "KnownSetManifest",
     "KnownSetRunner",
+    "PairCall",
+    "PairJudgeResult",
+    "PairOrder",
+    "PairPanelConfig",
     "PairRule",
+    "PairRunner",
     "PairVerdict",
+    "PairedReading",
     "PanelConfig",
     "PanelJudge",
     "ParseResult",
     "PromptTemplate",
     "PromptText",
+    "RepairJob",
+    "RepairLog",
     "RepairOutcome",
+    "RepairPrompt",
     "ScoreKey",
     "Section",
     "SpendTracker",
@@ -200,7 +244,11 @@ __all__ = [
     "check_known_set",
     "criteria_list",
     "criteria_schema",
+    "decide_repair",
+    "describe_pair_panel",
     "describe_panels",
+    "expand_dotted",
+    "find_alias",
     "find_keys",
     "invented_rationales",
     "invented_scores",
@@ -210,8 +258,10 @@ __all__ = [
     "judge_lineage_entry",
     "judge_repair",
     "judge_tags",
+    "judges_lineage",
     "load_known_set",
     "load_panel",
+    "load_panel_file",
     "merge_meta_eval",
     "merge_panel_tags",
     "meta_eval_failures",
@@ -219,7 +269,10 @@ __all__ = [
     "missing_sides",
     "mlflow_tag_part",
     "normalize_key",
+    "pair_calls",
     "pair_figures",
+    "pair_score_rows",
+    "pair_tags",
     "pair_verdict",
     "panel_identity",
     "panel_names",
@@ -229,7 +282,9 @@ __all__ = [
     "pin_known_set",
     "pinned_path",
     "prompt_text",
+    "quick_unavailable",
     "read_answer",
+    "read_per_candidate",
     "read_scored_leaf",
     "read_stream",
     "register_panels",
@@ -246,7 +301,9 @@ __all__ = [
     "run_judges",
     "schema_example",
     "spending_limit",
+    "status_ledger",
     "stream_judges",
+    "swap_summary",
     "template",
     "template_catalog",
     "track_benchmarks",

@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from tenacity import RetryCallState, Retrying, retry_if_result
 from tenacity.wait import wait_base
@@ -37,16 +37,24 @@ from omnieval.backends.llm import (
     ChatBackend,
     ChatRequest,
     Completion,
+    LlamaCppConfig,
+    Message,
     ModelIdentity,
+    OpenAIBackendConfig,
     Usage,
     backend_identity,
     open_backend,
+    output_fingerprint,
     usage_table,
 )
 from omnieval.judges._budget import active_limit
-from omnieval.judges._cache import MediaHasher, ResponseCache, canonical_json
+from omnieval.judges._cache import MediaHasher, ResponseCache, cache_key, canonical_json, request_material
 from omnieval.judges._panels import JudgeConfig
 from omnieval.judgments import LEDGER_TAIL
+from omnieval.scores import Status
+
+if TYPE_CHECKING:
+    from omnieval.judges._repair import RepairOutcome
 
 log = logging.getLogger(__name__)
 
@@ -132,6 +140,29 @@ def backend_group_key(judge: JudgeConfig) -> str:
     )
 
 
+def quick_unavailable(judge: JudgeConfig) -> str | None:
+    """Why a judge surely cannot run here, found without loading anything (None = try it): a
+    server judge without an address or API key, an in-process judge whose weights are not found."""
+    import os
+
+    backend = judge.backend
+    if isinstance(backend, OpenAIBackendConfig):
+        url = backend.base_url or (os.environ.get(backend.base_url_env, "") if backend.base_url_env else "")
+        if not url:
+            where = f"${backend.base_url_env}" if backend.base_url_env else "base_url"
+            return f"no server address for {judge.model}: set {where}"
+        if backend.api_key_env and not os.environ.get(backend.api_key_env):
+            return f"the API key variable ${backend.api_key_env} is not set"
+    if isinstance(backend, LlamaCppConfig):
+        from omnieval.backends.llm import resolve_model_path
+
+        try:
+            resolve_model_path(backend.model_path)
+        except BackendError as exc:
+            return str(exc)
+    return None
+
+
 class BackendPool:
     """Loaded backends by group key; closed explicitly (and always at the end).
 
@@ -185,21 +216,28 @@ class BackendPool:
 
 
 class Reading(Protocol):
-    """What the judgments table keeps of any benchmark's reading of an answer."""
+    """What the runner and the judgments table use of any benchmark's reading of an answer."""
 
+    @property
+    def ok(self) -> bool: ...
+    @property
+    def scores(self) -> Mapping[str, int]: ...
     @property
     def error(self) -> str: ...
     @property
     def normalizations(self) -> Sequence[str]: ...
 
 
+R = TypeVar("R", bound=Reading)
+
+
 @dataclass(kw_only=True)
-class CallState:
+class CallState(Generic[R]):
     """Where one judge call stands: what a runner fills in as it builds, sends, reads and repairs.
 
     Each benchmark's call record extends it with what identifies the call (system, item, track or
-    stage) and its own reading; ``judge`` is None when no judge can run the call here (it is
-    settled as unavailable).
+    stage); ``R`` is its reading of an answer (one verdict, or both clips of a blind pair).
+    ``judge`` is None when no judge can run the call here (it is settled as unavailable).
     """
 
     judge: JudgeConfig | None
@@ -212,12 +250,13 @@ class CallState:
     completion: Completion | None = None
     cache_hit: bool = False
     repair_history: list[dict[str, Any]] = field(default_factory=list)
+    reading: R | None = None
 
     @property
     def judge_id(self) -> str:
         return self.judge.id if self.judge is not None else UNAVAILABLE_JUDGE
 
-    def ledger_columns(self, reading: Reading | None) -> dict[str, Any]:
+    def ledger_columns(self, reading: R | None) -> dict[str, Any]:
         """The judgments-table columns every benchmark writes alike: who judged, with which prompt,
         the outcome, and the :data:`LEDGER_TAIL` (answer text, timing, repairs, cache use)."""
         completion = self.completion
@@ -280,9 +319,121 @@ class CallCounters:
     """Progress: units of work finished so far (what a unit is, is the runner's choice)."""
     total: int = 0
     """Progress: units of work expected so far."""
+    latencies: list[float] = field(default_factory=list)
+    """Seconds of each answer a model gave in this run (cache hits excluded)."""
 
 
 JobT = TypeVar("JobT", bound=Job)
+CallT = TypeVar("CallT", bound=CallState[Any])
+
+
+class CallJob(Generic[R]):
+    """A call's judging request (a :class:`Job`): its answer is read with ``read`` and settles the
+    call ``ok`` or ``parse_error``; a failed request settles it ``inference_error``, a judge that
+    cannot run ``not_applicable`` with ``unavailable(reason)`` as its note."""
+
+    def __init__(
+        self,
+        runner: CallRunner,
+        call: CallState[R],
+        read: Callable[[str], R],
+        *,
+        order: tuple[Any, ...],
+        meta: Mapping[str, Any],
+        system: str,
+        unavailable: Callable[[str], str],
+    ) -> None:
+        assert call.judge is not None and call.request is not None
+        self.runner, self.call, self.read, self.unavailable = runner, call, read, unavailable
+        self.judge, self.request, self.key = call.judge, call.request, call.key
+        self.order, self.meta, self.system = order, meta, system
+
+    def on_done(self, completion: Completion, cached: bool) -> None:
+        call = self.call
+        if not cached:
+            self.runner.counters.latencies.append(completion.latency_s)
+        call.completion, call.cache_hit = completion, cached
+        call.reading = reading = self.read(completion.text)
+        self.runner.settle(call, Status.OK if reading.ok else Status.PARSE_ERROR)
+
+    def on_error(self, error: BackendError) -> None:
+        self.runner.settle(self.call, Status.INFERENCE_ERROR, f"{type(error).__name__}: {error}")
+
+    def on_unavailable(self, reason: str) -> None:
+        self.runner.settle(self.call, Status.NOT_APPLICABLE, self.unavailable(reason))
+
+
+@dataclass(frozen=True)
+class RepairLog:
+    """How a benchmark's judgments table records repair attempts (``repair_history`` entries).
+
+    Attributes:
+        detailed: entries name the repair model's revision, and failed requests keep the request's
+            ``raw_response``/``cache_key``/``cache_hit`` too (storybench's entries); without it an
+            answered repair keeps those three and a failed one only model, outcome and detail.
+        unavailable: a repair model that cannot run, by reason -> (outcome, detail).
+    """
+
+    detailed: bool
+    unavailable: Callable[[str], tuple[str, str]]
+
+
+class RepairJob(Generic[R]):
+    """The repair request for a call's unreadable answer (a :class:`Job`): ``decide(original,
+    repair answer)`` says whether the repair is a pure format fix (:mod:`._repair`)."""
+
+    def __init__(
+        self,
+        runner: CallRunner,
+        call: CallState[R],
+        judge: JudgeConfig,
+        request: ChatRequest,
+        key: str,
+        *,
+        decide: Callable[[str, str], RepairOutcome[R]],
+        log: RepairLog,
+        order: tuple[Any, ...],
+        meta: Mapping[str, Any],
+        system: str,
+    ) -> None:
+        self.runner, self.call, self.decide, self.log = runner, call, decide, log
+        self.judge, self.request, self.key = judge, request, key
+        self.order, self.meta, self.system = order, meta, system
+
+    def _entry(self, outcome: str, detail: str, raw: str | None = None, cached: bool = False) -> None:
+        entry: dict[str, Any] = {"model": self.judge.model}
+        if self.log.detailed:
+            entry["revision"] = self.judge.revision
+        entry |= {"outcome": outcome, "detail": detail}
+        if raw is not None or self.log.detailed:
+            entry |= {"raw_response": raw or "", "cache_key": self.key, "cache_hit": cached}
+        self.call.repair_history.append(entry)
+
+    def on_done(self, completion: Completion, cached: bool) -> None:
+        call = self.call
+        assert call.completion is not None
+        if not cached:
+            self.runner.counters.latencies.append(completion.latency_s)
+        decision = self.decide(call.completion.text, completion.text)
+        self._entry(decision.status, decision.reason, completion.text, cached)
+        call.status = decision.status
+        if decision.reading is not None:
+            call.reading = decision.reading
+
+    def on_error(self, error: BackendError) -> None:
+        self._entry("inference_error", f"{type(error).__name__}: {error}")
+
+    def on_unavailable(self, reason: str) -> None:
+        self._entry(*self.log.unavailable(reason))
+
+
+def status_ledger(calls: Sequence[CallState[Any]], statuses: Sequence[str]) -> dict[str, dict[str, int]]:
+    """Per judge id: how many calls ended with each status (``statuses`` listed first, as 0s)."""
+    out: dict[str, dict[str, int]] = {}
+    for call in calls:
+        per = out.setdefault(call.judge_id, dict.fromkeys(statuses, 0))
+        per[str(call.status)] = per.get(str(call.status), 0) + 1
+    return out
 
 
 class CallRunner:
@@ -344,6 +495,98 @@ class CallRunner:
             except BackendError as exc:
                 self.identity_errors[key] = str(exc)
         return self.identities.get(key)
+
+    def availability(self, judge: JudgeConfig) -> str | None:
+        """Why ``judge`` cannot run here (recorded for its whole group), or None: what the quick
+        check finds without loading (skipped when the pool's factory builds the backends), else
+        whether its model can be identified."""
+        key = backend_group_key(judge)
+        if key in self.pool.failed:
+            return self.pool.failed[key]
+        reason = quick_unavailable(judge) if self.pool.factory is None else None
+        if reason is None and self.identity(judge) is None:
+            reason = self.identity_errors[key]
+        if reason is not None:
+            self.pool.failed[key] = reason
+        return reason
+
+    def request_key(
+        self,
+        identity: ModelIdentity,
+        judge: JudgeConfig,
+        prompt_sha256: str,
+        request: ChatRequest,
+        **extra: str,
+    ) -> str:
+        """The response-cache key of ``request`` to ``judge`` (``extra``: more key material, such as
+        the benchmark a judging namespaces its answers by)."""
+        return cache_key(
+            **extra,
+            model=identity.model,
+            revision=identity.revision,
+            weights=identity.weights_digest,
+            backend=output_fingerprint(judge.backend),
+            prompt_sha256=prompt_sha256,
+            request=request_material(request, self.hasher),
+        )
+
+    def ask(
+        self,
+        call: CallState[Any],
+        judge: JudgeConfig,
+        prompt_sha256: str,
+        messages: Sequence[Message],
+        schema: Mapping[str, Any] | None,
+        **extra: str,
+    ) -> None:
+        """Fill in ``call``'s request to ``judge`` (identified before) and its cache key; ``schema``
+        constrains the answer only for a judge framed ``schema_constrained``."""
+        identity = self.identities[backend_group_key(judge)]
+        call.revision, call.prompt_sha256 = identity.revision, prompt_sha256
+        call.request = ChatRequest(
+            messages=tuple(messages),
+            decoding=judge.decoding,
+            json_schema=dict(schema) if schema is not None and judge.framing.schema_constrained else None,
+            chat_template_kwargs=dict(judge.framing.chat_template_kwargs),
+        )
+        call.key = self.request_key(identity, judge, prompt_sha256, call.request, **extra)
+
+    def settle(self, call: CallState[Any], status: str, note: str = "") -> None:
+        """End ``call`` with ``status`` (and ``note``, when given); :meth:`_settled` follows."""
+        call.status = status
+        if note:
+            call.note = note
+        self._settled(call)
+
+    def _settled(self, call: CallState[Any]) -> None:
+        """Called as each call settles: a hook for runners that report progress in calls."""
+
+    def repair_round(
+        self,
+        calls: Sequence[CallT],
+        repair: JudgeConfig | None,
+        unavailable: Callable[[JudgeConfig], str | None],
+        job: Callable[[CallT, int, ModelIdentity], Job],
+        keep_open: str | None = None,
+    ) -> None:
+        """Send every unreadable, non-empty answer to the ``repair`` model: ``job(call, position,
+        identity)`` builds each request; when the panel has no repair model, or ``unavailable``
+        gives the reason it cannot run, each call's history says the repair was skipped."""
+        todo = [
+            c for c in calls if c.status == Status.PARSE_ERROR and c.completion and c.completion.text.strip()
+        ]
+        if not todo:
+            return
+        reason = None if repair is None else unavailable(repair)
+        if repair is None or reason is not None:
+            detail = (
+                "the panel has no repair model" if repair is None else f"repair model unavailable: {reason}"
+            )
+            for call in todo:
+                call.repair_history.append({"outcome": "skipped", "detail": detail})
+            return
+        identity = self.identities[backend_group_key(repair)]
+        self.run_jobs([job(call, position, identity) for position, call in enumerate(todo)], keep_open)
 
     def _sent(self, count: int, resend: bool) -> None:
         """Called after each batch went to a model: ``count`` requests, ``resend`` when they had been
@@ -461,6 +704,17 @@ def judge_lineage_entry(judge: JudgeConfig, identity: ModelIdentity | None) -> d
     return entry
 
 
+def judges_lineage(runner: CallRunner, roles: Sequence[tuple[str, JudgeConfig]]) -> dict[str, Any]:
+    """A run's ``judges`` lineage: one :func:`judge_lineage_entry` per judge id, with how it was
+    asked in each of its ``(role, judge)`` roles."""
+    judges: dict[str, Any] = {}
+    for role, judge in roles:
+        identity = runner.identities.get(backend_group_key(judge))
+        info = judges.setdefault(judge.id, judge_lineage_entry(judge, identity))
+        info["roles"][role] = role_lineage(judge)
+    return judges
+
+
 def role_lineage(judge: JudgeConfig) -> dict[str, Any]:
     """How a judge was asked in one role (judging, repair): its decoding and framing."""
     return {
@@ -493,14 +747,20 @@ __all__ = [
     "UNAVAILABLE_JUDGE",
     "BackendPool",
     "CallCounters",
+    "CallJob",
     "CallRunner",
     "CallState",
     "Job",
+    "RepairJob",
+    "RepairLog",
     "backend_group_key",
     "judge_lineage_entry",
     "judge_tags",
+    "judges_lineage",
     "mlflow_tag_part",
+    "quick_unavailable",
     "retry_wait",
     "role_lineage",
     "send_with_retries",
+    "status_ledger",
 ]

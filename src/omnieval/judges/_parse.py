@@ -170,6 +170,10 @@ class AnswerReading:
     normalizations: tuple[str, ...] = ()
     partial_scores: dict[str, int] = field(default_factory=dict)
 
+    @property
+    def ok(self) -> bool:
+        return self.status == OK
+
 
 def read_answer(raw: str | None, extract: Extract, *, max_problems: int | None = None) -> AnswerReading:
     """Read a judge's raw answer with ``extract``: format slips normalized, content never patched.
@@ -506,6 +510,82 @@ def read_scored_leaf(
     if not isinstance(text, str) or not text.strip():
         return f"{where}: no {text_name}"
     return score, text.strip()
+
+
+def expand_dotted(obj: Any) -> Any:
+    """Nest dotted keys: ``{"candidate_1.quality.speech.score": 7}`` -> ``{"candidate_1": {...: {"score": 7}}}``.
+
+    Example:
+        >>> expand_dotted({"a.b": 1, "a.c": [{"d.e": 2}]})
+        {'a': {'b': 1, 'c': [{'d': {'e': 2}}]}}
+    """
+    if isinstance(obj, list):
+        return [expand_dotted(v) for v in obj]
+    if not isinstance(obj, dict):
+        return obj
+    out: dict[str, Any] = {}
+    for key, value in obj.items():
+        parts = [p for p in str(key).split(".") if p]
+        node = out
+        for part in parts[:-1] or ():
+            child = node.get(part)
+            if not isinstance(child, dict):
+                child = node[part] = {}
+            node = child
+        node[parts[-1] if parts else str(key)] = expand_dotted(value)
+    return out
+
+
+def find_alias(obj: Any, aliases: Sequence[str]) -> Any:
+    """The value under the first key (breadth-first, anywhere in ``obj``) matching one of ``aliases``."""
+    return find_keys(obj, dict.fromkeys((normalize_key(a) for a in aliases), "found")).get("found")
+
+
+def read_per_candidate(
+    obj: Any,
+    candidates: Sequence[tuple[str, Sequence[str]]],
+    fields: Sequence[tuple[str, Sequence[Sequence[str]]]],
+    parse: Callable[[object], int | str],
+    text_keys: Collection[str],
+    text_name: str,
+) -> tuple[dict[str, int], dict[str, str], list[str]]:
+    """(scores, texts, problems) of an answer that scores several candidates in one breath (a blind pair).
+
+    Under each candidate's key (``(name, aliases)``), each field (``(name, alias chain)``: one
+    tuple of key aliases per nesting level) must hold a scored leaf (:func:`read_scored_leaf`); the
+    values are named ``<candidate>.<field>``. Dotted keys are nested first (:func:`expand_dotted`).
+    Problems read ``"<candidate>: missing"`` once for a candidate not found, ``"<candidate>.<field>:
+    missing"`` for a leaf not found, else the leaf's own.
+
+    Example:
+        >>> answer = {"Clip 1": {"quality": {"score": "7/10", "evidence": "clean"}}}
+        >>> read_per_candidate(answer, [("c1", ["clip_1"]), ("c2", ["clip_2"])], [("q", [["quality"]])],
+        ...                    parse_score, {"evidence"}, "evidence")
+        ({'c1.q': 7}, {'c1.q': 'clean'}, ['c2: missing'])
+    """
+    obj = expand_dotted(obj)
+    scores: dict[str, int] = {}
+    texts: dict[str, str] = {}
+    problems: list[str] = []
+    for candidate, aliases in candidates:
+        node = find_alias(obj, aliases)
+        if not isinstance(node, dict):
+            problems.append(f"{candidate}: missing")
+            continue
+        for name, chain in fields:
+            path = f"{candidate}.{name}"
+            leaf: Any = node
+            for level in chain:
+                leaf = find_alias(leaf, level) if isinstance(leaf, dict) else None
+            if not isinstance(leaf, dict):
+                problems.append(f"{path}: missing")
+                continue
+            read = read_scored_leaf(leaf, path, parse, text_keys, text_name)
+            if isinstance(read, str):
+                problems.append(read)
+            else:
+                scores[path], texts[path] = read
+    return scores, texts, problems
 
 
 def _extract(obj: Any, criteria: tuple[str, ...]) -> _Extraction:

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
 
 from omnieval.judges._parse import ParseResult, parse_verdict
 
@@ -32,13 +33,25 @@ RATIONALE_WORD_OVERLAP = 0.5
 _WORD = re.compile(r"[a-z0-9]+")
 
 
+class _Scored(Protocol):
+    @property
+    def ok(self) -> bool: ...
+    @property
+    def error(self) -> str: ...
+    @property
+    def scores(self) -> Mapping[str, int]: ...
+
+
+R = TypeVar("R", bound=_Scored)
+
+
 @dataclass(frozen=True)
-class RepairOutcome:
+class RepairOutcome(Generic[R]):
     """The decision on one repair answer: ``repaired`` (with its reading) or ``unrecoverable``."""
 
     status: str
     reason: str
-    reading: ParseResult | None = None
+    reading: R | None = None
 
 
 def _number_in(text: str, value: int) -> bool:
@@ -65,35 +78,58 @@ def invented_rationales(original: str, rationales: Mapping[str, str]) -> list[st
     return out
 
 
-def _is_unrecoverable_marker(text: str) -> bool:
+def _is_unrecoverable_marker(text: str, *, json_only: bool = False) -> bool:
     try:
         value = json.loads(text.strip())
     except ValueError:
-        return bool(re.fullmatch(r"\s*\{\s*\"unrecoverable\"\s*:\s*true\s*\}\s*", text))
+        return not json_only and bool(re.fullmatch(r"\s*\{\s*\"unrecoverable\"\s*:\s*true\s*\}\s*", text))
     return isinstance(value, dict) and value.get("unrecoverable") is True
 
 
-def judge_repair(original: str, repair_answer: str, track_name: str) -> RepairOutcome:
-    """Decide what a repair answer means for the record whose raw answer was ``original``."""
-    if _is_unrecoverable_marker(repair_answer):
+def decide_repair(
+    original: str,
+    repair_answer: str,
+    read: Callable[[str], R],
+    texts: Callable[[R], Mapping[str, str]],
+    *,
+    texts_name: str = "rationales",
+    source: str = "original answer",
+    json_marker_only: bool = False,
+) -> RepairOutcome[R]:
+    """Decide what a repair answer means for the call whose raw answer was ``original``.
+
+    Any benchmark's answer shape: ``read`` reads the repair answer as a verdict would be read and
+    ``texts`` gives its reasons (rationales, evidence). ``texts_name`` and ``source`` are how the
+    exclusion reasons name them (``"... supplied <texts_name> absent from the <source> (...)"``);
+    ``json_marker_only``: only a JSON ``{"unrecoverable": true}`` is the repair model's refusal
+    (PRISM's reading; storybench's also takes the marker's text when it fails to load as JSON).
+    """
+    if _is_unrecoverable_marker(repair_answer, json_only=json_marker_only):
         return RepairOutcome(UNRECOVERABLE, "the repair model found the answer unrecoverable")
-    reading = parse_verdict(repair_answer, track_name)
+    reading = read(repair_answer)
     if not reading.ok:
         return RepairOutcome(UNRECOVERABLE, f"the repair answer is not a valid verdict: {reading.error}")
     missing_scores = invented_scores(original, reading.scores)
     if missing_scores:
         return RepairOutcome(
             UNRECOVERABLE,
-            "excluded: the repair supplied scores absent from the original answer ("
+            f"excluded: the repair supplied scores absent from the {source} ("
             + ", ".join(missing_scores)
             + ")",
         )
-    missing_reasons = invented_rationales(original, reading.rationales)
+    missing_reasons = invented_rationales(original, texts(reading))
     if missing_reasons:
         return RepairOutcome(
             UNRECOVERABLE,
-            "excluded: the repair supplied rationales absent from the original answer ("
+            f"excluded: the repair supplied {texts_name} absent from the {source} ("
             + ", ".join(missing_reasons)
             + ")",
         )
     return RepairOutcome(REPAIRED, "format repaired", reading)
+
+
+def judge_repair(original: str, repair_answer: str, track_name: str) -> RepairOutcome[ParseResult]:
+    """Decide what a repair answer means for the record whose raw answer was ``original``."""
+    return decide_repair(
+        original, repair_answer, lambda answer: parse_verdict(answer, track_name), lambda r: r.rationales
+    )

@@ -25,11 +25,11 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from omnieval.backends.llm import (
-    BackendError,
     ChatRequest,
     Completion,
     Message,
@@ -50,8 +50,11 @@ from omnieval.judges._cache import (
 )
 from omnieval.judges._calls import (
     CallCounters,
+    CallJob,
     CallRunner,
     CallState,
+    RepairJob,
+    RepairLog,
     backend_group_key,
     judge_lineage_entry,
     judge_tags,
@@ -121,11 +124,10 @@ ReferenceInputs = Callable[[Any], JudgeInputs]
 
 
 @dataclass
-class _Record(CallState):
+class _Record(CallState[ParseResult]):
     track: str
     system: str
     item: JudgedItem
-    reading: ParseResult | None = None
 
     @property
     def order(self) -> tuple[int, int, str, str]:
@@ -229,11 +231,6 @@ class _Runner(CallRunner):
 
     # -- bookkeeping ------------------------------------------------------------------------------
 
-    def _settle(self, record: _Record, status: str, note: str = "") -> None:
-        record.status = status
-        if note:
-            record.note = note
-
     def _report(self) -> None:
         """Progress in model calls: records settled without one (unavailable tracks, missing
         outputs, cached answers) cost nothing and are not counted."""
@@ -321,7 +318,7 @@ class _Runner(CallRunner):
         for record in records:
             track_cfg = self.panel.tracks[record.track]
             if record.judge is None:
-                self._settle(record, Status.NOT_APPLICABLE, track_cfg.unavailable or "")
+                self.settle(record, Status.NOT_APPLICABLE, track_cfg.unavailable or "")
                 continue
             memo_key = (record.track, record.system, record.item.index)
             found = inputs_memo.get(memo_key)
@@ -329,19 +326,19 @@ class _Runner(CallRunner):
                 found = self._inputs(record, Path(candidates[record.system]))
                 inputs_memo[memo_key] = found
             if isinstance(found, str):
-                self._settle(record, Status.MISSING_OUTPUT, found)
+                self.settle(record, Status.MISSING_OUTPUT, found)
                 continue
             inputs = found
             if track_cfg.input == "cascade":
                 if self.describe_audio is None:
-                    self._settle(record, Status.NOT_APPLICABLE, "the speech cascade needs an audio describer")
+                    self.settle(record, Status.NOT_APPLICABLE, "the speech cascade needs an audio describer")
                     continue
                 assert inputs.candidate_audio is not None
                 try:
                     line = inputs.reference_speech.get("line")
                     analysis = self._describe(inputs.candidate_audio, line if isinstance(line, str) else None)
                 except Exception as exc:  # the describer is outside our control: any failure is recorded
-                    self._settle(
+                    self.settle(
                         record, Status.INFERENCE_ERROR, f"audio analysis failed: {type(exc).__name__}: {exc}"
                     )
                     continue
@@ -350,17 +347,17 @@ class _Runner(CallRunner):
                     # Noise, music or silence is not a spoken line: the protocol's missing-audio
                     # rule applies, as in the metrics (never a judge verdict on what nobody said).
                     reason = analysis.get("message") or audio_status
-                    self._settle(record, Status.MISSING_OUTPUT, f"speech output holds no speech: {reason}")
+                    self.settle(record, Status.MISSING_OUTPUT, f"speech output holds no speech: {reason}")
                     continue
                 if audio_status != "ok":
                     reason = analysis.get("message") or audio_status
-                    self._settle(record, Status.INFERENCE_ERROR, f"audio analysis failed: {reason}")
+                    self.settle(record, Status.INFERENCE_ERROR, f"audio analysis failed: {reason}")
                     continue
                 inputs = dataclasses.replace(inputs, candidate_audio_analysis=analysis)
             identity = self.identity(record.judge)
             if identity is None:
                 reason = self.identity_errors[backend_group_key(record.judge)]
-                self._settle(record, Status.NOT_APPLICABLE, f"judge model unavailable: {reason}")
+                self.settle(record, Status.NOT_APPLICABLE, f"judge model unavailable: {reason}")
                 continue
             record.revision = identity.revision
             tpl = template(record.track, track_cfg.variant)
@@ -453,120 +450,60 @@ class _Runner(CallRunner):
     # -- judging and repair -----------------------------------------------------------------------
 
     def judge(self, records: list[_Record]) -> None:
-        jobs = [_JudgeJob(self, r) for r in records if not r.status and r.request is not None]
+        jobs = [
+            CallJob(
+                self,
+                r,
+                partial(read_verdict, track_name=r.track),
+                order=r.order,
+                meta={"judge": r.judge_id, "track": r.track, "prompt_sha256": r.prompt_sha256},
+                system=r.system,
+                unavailable=lambda reason: f"judge model unavailable: {reason}",
+            )
+            for r in records
+            if not r.status and r.request is not None
+        ]
         repair_key = backend_group_key(self.panel.repair) if self.panel.repair else None
         self.run_jobs(jobs, keep_open=repair_key)
 
     def repair(self, records: list[_Record]) -> None:
-        todo = [
-            r
-            for r in records
-            if r.status == Status.PARSE_ERROR and r.completion and r.completion.text.strip()
-        ]
-        if not todo:
-            return
+        self.repair_round(records, self.panel.repair, self._identity_problem, self._repair_job)
+
+    def _identity_problem(self, judge: JudgeConfig) -> str | None:
+        return self.identity_errors[backend_group_key(judge)] if self.identity(judge) is None else None
+
+    def _repair_job(self, record: _Record, _position: int, identity: ModelIdentity) -> RepairJob[ParseResult]:
         repair = self.panel.repair
-        if repair is None:
-            for record in todo:
-                record.repair_history.append(
-                    {"outcome": "skipped", "detail": "the panel has no repair model"}
-                )
-            return
-        identity = self.identity(repair)
-        if identity is None:
-            reason = self.identity_errors[backend_group_key(repair)]
-            for record in todo:
-                record.repair_history.append(
-                    {"outcome": "skipped", "detail": f"repair model unavailable: {reason}"}
-                )
-            return
-        jobs: list[_RepairJob] = []
-        for record in todo:
-            assert record.completion is not None and record.reading is not None
-            request = ChatRequest(
-                messages=render_repair(
-                    record.completion.text, record.reading.error, verdict_schema(record.track)
-                ),
-                decoding=repair.decoding,
-                json_schema=repair_schema(record.track),
-                chat_template_kwargs=dict(repair.framing.chat_template_kwargs),
-            )
-            key = self._key(identity, repair, repair_prompt_sha256(), request)
-            jobs.append(_RepairJob(self, record, repair, request, key))
-        self.run_jobs(jobs, keep_open=None)
-
-
-class _JudgeJob:
-    """A record's judging request (a :class:`~._calls.Job`)."""
-
-    def __init__(self, runner: _Runner, record: _Record) -> None:
-        assert record.judge is not None and record.request is not None
-        self.runner, self.record = runner, record
-        self.judge, self.request, self.key, self.order = (
-            record.judge,
-            record.request,
-            record.key,
-            record.order,
+        assert repair is not None and record.completion is not None and record.reading is not None
+        request = ChatRequest(
+            messages=render_repair(
+                record.completion.text, record.reading.error, verdict_schema(record.track)
+            ),
+            decoding=repair.decoding,
+            json_schema=repair_schema(record.track),
+            chat_template_kwargs=dict(repair.framing.chat_template_kwargs),
         )
-        self.meta = {"judge": record.judge.id, "track": record.track, "prompt_sha256": record.prompt_sha256}
-        self.system = record.system
-
-    def on_done(self, completion: Completion, cached: bool) -> None:
-        record = self.record
-        record.completion, record.cache_hit = completion, cached
-        record.reading = read_verdict(completion.text, record.track)
-        status = Status.OK if record.reading.ok else Status.PARSE_ERROR
-        self.runner._settle(record, status)
-
-    def on_error(self, error: BackendError) -> None:
-        self.runner._settle(self.record, Status.INFERENCE_ERROR, f"{type(error).__name__}: {error}")
-
-    def on_unavailable(self, reason: str) -> None:
-        self.runner._settle(self.record, Status.NOT_APPLICABLE, f"judge model unavailable: {reason}")
-
-
-class _RepairJob:
-    """A record's repair request (a :class:`~._calls.Job`)."""
-
-    def __init__(
-        self, runner: _Runner, record: _Record, judge: JudgeConfig, request: ChatRequest, key: str
-    ) -> None:
-        self.runner, self.record = runner, record
-        self.judge, self.request, self.key, self.order = judge, request, key, record.order
-        self.system = record.system
-        self.meta = {
-            "repair_for": record.judge_id,
-            "track": record.track,
-            "prompt_sha256": repair_prompt_sha256(),
-        }
-
-    def _entry(self, outcome: str, detail: str, raw: str = "", cached: bool = False) -> None:
-        self.record.repair_history.append(
-            {
-                "model": self.judge.model,
-                "revision": self.judge.revision,
-                "outcome": outcome,
-                "detail": detail,
-                "raw_response": raw,
-                "cache_key": self.key,
-                "cache_hit": cached,
-            }
+        return RepairJob(
+            self,
+            record,
+            repair,
+            request,
+            self._key(identity, repair, repair_prompt_sha256(), request),
+            decide=partial(judge_repair, track_name=record.track),
+            log=_REPAIR_LOG,
+            order=record.order,
+            meta={
+                "repair_for": record.judge_id,
+                "track": record.track,
+                "prompt_sha256": repair_prompt_sha256(),
+            },
+            system=record.system,
         )
 
-    def on_done(self, completion: Completion, cached: bool) -> None:
-        record = self.record
-        assert record.completion is not None
-        decision = judge_repair(record.completion.text, completion.text, record.track)
-        self._entry(decision.status, decision.reason, completion.text, cached)
-        record.status = decision.status
-        if decision.reading is not None:
-            record.reading = decision.reading
 
-    def on_error(self, error: BackendError) -> None:
-        self._entry("inference_error", f"{type(error).__name__}: {error}")
-
-    def on_unavailable(self, reason: str) -> None:
-        self._entry("skipped", f"repair model unavailable: {reason}")
+_REPAIR_LOG = RepairLog(
+    detailed=True, unavailable=lambda reason: ("skipped", f"repair model unavailable: {reason}")
+)
 
 
 def read_verdict(raw: str, track_name: str) -> ParseResult:

@@ -36,7 +36,18 @@ from omnieval.backends.llm import AudioPart, Message, Part, TextPart, VideoPart
 from omnieval.benchmarks.prism._facts import FACTS_VERSION, ClipFacts, cell_reading
 from omnieval.benchmarks.prism._tags import AUDIO_TYPES, DIMENSIONS, STAGE_DIMENSIONS, Cell, parse_tag
 from omnieval.benchmarks.prism._tracks import criteria_for, dimension_info, load_criteria
-from omnieval.judges import Framing
+from omnieval.judges import (
+    Framing,
+    ParseResult,
+    RepairOutcome,
+    RepairPrompt,
+    decide_repair,
+    expand_dotted,
+    find_alias,
+    parse_score,
+    read_answer,
+    read_per_candidate,
+)
 
 PromptKind = Literal["native", "cascade"]
 PROMPT_VERSION = "prism-prompts-1"
@@ -384,3 +395,117 @@ def judge_prompt_rows() -> list[dict[str, Any]]:
         {"track": "repair", "variant": "native", "version": PROMPT_VERSION, "sha256": repair_prompt_sha256()}
     )
     return rows
+
+
+# -- reading answers: candidate_<n> -> dimension -> audio type -> {score, evidence} ---------------------
+
+_SLOTS = [(slot_key(s), (f"candidate_{s}", f"candidate{s}", f"clip_{s}", f"clip{s}", str(s))) for s in SLOTS]
+_DIM_ALIASES = {
+    "av_coherence": ("av_coherence", "audio_visual_coherence", "audiovisual_coherence", "av coherence"),
+    "audio_quality": ("audio_quality",),
+    "expressiveness": ("expressiveness", "audio_expressiveness"),
+    "prompt_following": ("prompt_following",),
+}
+_TYPE_ALIASES = {"speech": ("speech",), "music": ("music",), "sound": ("sound", "sounds", "sound_effects")}
+_EVIDENCE_KEYS = frozenset({"evidence", "rationale", "reason", "reasoning", "explanation", "justification"})
+
+
+class StageReading(ParseResult):
+    """How one stage answer was read: ``scores`` and ``evidence`` by :func:`~._prompts.field_path`,
+    every cell of both clips when ``ok``."""
+
+    @property
+    def evidence(self) -> dict[str, str]:
+        return self.rationales
+
+
+def stage_score(value: object) -> int | str:
+    """A stage answer's score: the judges' one score reader on this benchmark's 0-10 scale.
+
+    Example:
+        >>> stage_score("7/10"), stage_score(0), stage_score(7.5), stage_score(11)
+        (7, 0, 'score 7.5 is not an integer', 'score 11 is outside 0-10')
+    """
+    return parse_score(value, low=SCORE_MIN, high=SCORE_MAX)
+
+
+def _extract(obj: Any, cells: Sequence[Cell]) -> tuple[dict[str, int], dict[str, str], list[str]]:
+    fields = [
+        (f"{c.dimension}.{c.audio_type}", (_DIM_ALIASES[c.dimension], _TYPE_ALIASES[c.audio_type]))
+        for c in cells
+    ]
+    return read_per_candidate(obj, _SLOTS, fields, stage_score, _EVIDENCE_KEYS, "evidence")
+
+
+def read_stage(raw: str | None, cells: Sequence[Cell]) -> StageReading:
+    """Read a stage answer for ``cells`` (both clips), forgiving format slips, strict on content
+    (at most eight problems named).
+
+    Example:
+        >>> cells = [Cell("audio_quality", "speech")]
+        >>> answer = '```json\\n{"candidate_1": {"audio_quality": {"speech": {"score": "7", "evidence": "clear"}}},'
+        >>> answer += ' "candidate_2": {"Audio Quality": {"Speech": {"score": 3.0, "evidence": "robotic",}}}}\\n```'
+        >>> r = read_stage(answer, cells)
+        >>> r.status, r.scores
+        ('ok', {'candidate_1.audio_quality.speech': 7, 'candidate_2.audio_quality.speech': 3})
+    """
+    r = read_answer(raw, lambda obj: _extract(obj, cells), max_problems=8)
+    return StageReading(r.status, r.scores, r.texts, error=r.error, normalizations=r.normalizations)
+
+
+def read_dimension_answer(raw: str | None, dimension: str) -> ParseResult:
+    """Read one dimension's scores from a raw stage answer (what ``omnieval judge parse`` shows): the
+    cells read are the audio types the answer holds under ``dimension`` for either clip (a lone
+    answer does not carry the sample's tags), each then required for both clips.
+
+    Example:
+        >>> answer = '{"candidate_1": {"audio_quality": {"speech": {"score": 7, "evidence": "clear"}}},'
+        >>> answer += ' "candidate_2": {"audio_quality": {"speech": {"score": "3/10", "evidence": "hiss"}}}}'
+        >>> r = read_dimension_answer(answer, "audio_quality")
+        >>> r.status, r.scores
+        ('ok', {'candidate_1.audio_quality.speech': 7, 'candidate_2.audio_quality.speech': 3})
+        >>> read_dimension_answer(answer, "expressiveness").error
+        'no expressiveness scores for any audio type (speech, music, sound) under candidate_1 or candidate_2'
+    """
+    if dimension not in _DIM_ALIASES:
+        raise ValueError(f"unknown prism dimension {dimension!r}; known: {', '.join(_DIM_ALIASES)}")
+
+    def extract(obj: Any) -> tuple[dict[str, int], dict[str, str], list[str]]:
+        obj, present = expand_dotted(obj), set()
+        for _slot, aliases in _SLOTS:
+            cand = find_alias(obj, aliases)
+            dim = find_alias(cand, _DIM_ALIASES[dimension]) if isinstance(cand, dict) else None
+            if isinstance(dim, dict):
+                present |= {t for t in AUDIO_TYPES if find_alias(dim, _TYPE_ALIASES[t]) is not None}
+        if not present:
+            types = ", ".join(AUDIO_TYPES)
+            return (
+                {},
+                {},
+                [f"no {dimension} scores for any audio type ({types}) under candidate_1 or candidate_2"],
+            )
+        return _extract(obj, [Cell(dimension, t) for t in AUDIO_TYPES if t in present])
+
+    r = read_answer(raw, extract, max_problems=8)
+    return ParseResult(r.status, r.scores, r.texts, r.error, r.normalizations, r.partial_scores)
+
+
+def judge_stage_repair(
+    original: str, repair_answer: str, cells: Sequence[Cell]
+) -> RepairOutcome[StageReading]:
+    """The judges' repair rule (:func:`~omnieval.judges.decide_repair`) on a stage answer."""
+    return decide_repair(
+        original,
+        repair_answer,
+        lambda a: read_stage(a, cells),
+        lambda r: r.evidence,
+        texts_name="evidence",
+        source="original",
+        json_marker_only=True,
+    )
+
+
+REPAIR: RepairPrompt[StageReading] = RepairPrompt(
+    render_repair, repair_schema, repair_prompt_sha256(), judge_stage_repair
+)
+"""How PRISM asks its repair model for an unreadable stage answer, and judges the repair."""

@@ -27,13 +27,23 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from omnieval.benchmarks._spec import package_spec
 from omnieval.benchmarks.prism._tags import AUDIO_TYPES, DIMENSIONS, ON_SCREEN_ONLY, Cell, parse_tag
 from omnieval.candidates import Modality
 from omnieval.errors import ConfigError
-from omnieval.judges import BenchmarkTracks, TrackSpec, register_tracks
+from omnieval.judges import (
+    BenchmarkTracks,
+    PairPanelConfig,
+    TrackSpec,
+    describe_pair_panel,
+    load_panel_file,
+    register_tracks,
+)
 
 Visibility = Literal["any", "on_screen", "off_screen"]
 VISIBILITIES: tuple[Visibility, ...] = ("any", "on_screen", "off_screen")
@@ -203,3 +213,59 @@ def criteria_for(cell: Cell, tags: Iterable[str]) -> list[Criterion]:
     ]
     names = list(dict.fromkeys(c.name for c in chosen))
     return sorted(chosen, key=lambda c: (names.index(c.name), rank[c.visibility]))
+
+
+# -- judge panels (``panels/*.yaml``) -------------------------------------------------------------
+
+
+class FactsConfig(BaseModel):
+    """How the cascade measures its facts."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    asr_model: str = "whisper-tiny.en"
+    """Packaged Whisper name or a local CTranslate2 folder (transcripts for samples with speech)."""
+
+
+class ComposeConfig(BaseModel):
+    """How a native panel's blinded clips are made (see :class:`~._compose.ComposeSpec`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    media: Literal["separate", "pair"] = "separate"
+    """``separate``: two files (clip1, clip2), as the paper sends them; ``pair``: one joined file."""
+    soundtracks: bool = True
+    """Also attach each clip's audio as an audio part (servers that drop a video's audio track); never
+    for a judge whose backend hears a video's own track, where the sound stays aligned with the frames."""
+    width: int | None = Field(default=None, ge=16)
+    height: int | None = Field(default=None, ge=16)
+    fps: float | None = Field(default=None, gt=0)
+
+
+class PrismPanelConfig(PairPanelConfig):
+    """A PRISM-Bench judge panel: the judges' pair panel, with how facts and blinded clips are made."""
+
+    facts: FactsConfig = FactsConfig()
+    compose: ComposeConfig = ComposeConfig()
+
+
+PRISM_PANELS = {
+    "ablation": "ablation.yaml",
+    "cpu-cascade": "cpu-cascade.yaml",
+    "omni": "omni.yaml",
+    "paper": "paper.yaml",
+}
+
+
+def prism_panel_names() -> list[str]:
+    return sorted(PRISM_PANELS)
+
+
+def load_prism_panel(name: str | Path) -> PrismPanelConfig:
+    """A shipped PRISM panel by name, or a panel YAML file by path; ConfigError when invalid."""
+    return load_panel_file(
+        PrismPanelConfig, name, PRISM_PANELS, "omnieval.benchmarks.prism", "prism judge panel"
+    )
+
+
+def describe_prism_panels() -> list[dict[str, Any]]:
+    """Each shipped panel as ``omnieval judge panels`` lists it (every dimension, the same judges)."""
+    return [describe_pair_panel(n, load_prism_panel(n), DIMENSIONS) for n in prism_panel_names()]

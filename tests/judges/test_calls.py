@@ -45,6 +45,7 @@ def test_retry_wait_doubles_with_at_most_one_backoff_of_jitter() -> None:
     for attempt in range(1, 6):
         floor = 2.0 * 2 ** (attempt - 1)
         waits = [retry_wait(2.0)(_state(attempt)) for _ in range(200)]
+        assert len(waits) == 200
         assert all(floor <= w <= floor + 2.0 for w in waits)
         assert len(set(waits)) > 1  # jittered, not a fixed schedule
     assert retry_wait(2.0)(_state(30)) == RETRY_WAIT_MAX_S

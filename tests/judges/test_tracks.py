@@ -129,6 +129,7 @@ def test_storybench_and_prism_tracks_are_registered_side_by_side() -> None:
     assert {"storybench", "prism"} <= set(track_benchmarks())
     story, prism = tracks_of("storybench"), tracks_of("prism")
     assert story.names() == STORYBENCH_TRACKS and story.reference is page_turn_inputs
+    assert story.tracks
     assert all(spec.every_criterion for spec in story.tracks.values())
     assert prism.names() == DIMENSIONS and prism.reference is None
     for spec in prism.tracks.values():

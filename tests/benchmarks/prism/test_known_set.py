@@ -131,5 +131,6 @@ def test_blind_pairs_become_known_pairs_per_dimension(
 def test_shipped_manifest_is_valid_and_names_sample_instances(instances: list[Any]) -> None:
     manifest = load_known_set(KNOWN_SET)
     assert manifest.benchmark == "prism" and len(manifest.known_pairs()) == 3 * (4 + 2 + 1)
+    assert manifest.items and all(i.variants for i in manifest.items)
     assert all(v.sha256 for i in manifest.items for v in i.variants)
     PrismKnownSet(instances)  # every item and donor is in the sample

@@ -255,6 +255,24 @@ def _run_pid(run_id: str) -> int | None:
     return pid if pid_alive(pid) else None
 
 
+def claimed_but_not_started(runs: Sequence[RunView], now: dt.datetime) -> tuple[str, ...]:
+    """Runs of slots still to come that a dead ``serve``'s runner had claimed (``PENDING``): put
+    them back to ``SCHEDULED``, or no runner would ever start them and their slot would be lost.
+
+    Prefect's runner claims a run a few seconds before its time; a ``serve`` killed in between
+    leaves it ``PENDING`` with no process, and the next runner only takes ``SCHEDULED`` runs.
+
+    >>> t = dt.datetime(2026, 12, 1, 2, 0, tzinfo=dt.UTC)
+    >>> claimed_but_not_started(
+    ...     [RunView("a", t, "PENDING", "", False), RunView("b", t, "PENDING", "", True)], t - dt.timedelta(seconds=5)
+    ... )
+    ('a',)
+    """
+    return tuple(
+        run.id for run in runs if run.slot > now and run.state == "PENDING" and not run.process_alive
+    )
+
+
 # --- the Prefect side ---
 
 
@@ -327,6 +345,28 @@ async def catch_up(client: PrefectClient, deployment_id: UUID, suite: str) -> Ca
         )
         done.append(
             f"  {suite}: the run of {slot} was interrupted: running it again now (flow run {created.id})"
+        )
+    upcoming = await client.read_flow_runs(
+        flow_run_filter=FlowRunFilter(
+            deployment_id=FlowRunFilterDeploymentId(any_=[deployment_id]),
+            expected_start_time=FlowRunFilterExpectedStartTime.model_validate({"after_": now}),
+        ),
+        sort=FlowRunSort.EXPECTED_START_TIME_ASC,
+        limit=50,
+    )
+    upcoming_views = {view.id: view for view in (_view(run) for run in upcoming) if view is not None}
+    for run_id in claimed_but_not_started(list(upcoming_views.values()), now):
+        claimed_slot = upcoming_views[run_id].slot
+        await client.set_flow_run_state(
+            run_id,
+            Scheduled(
+                scheduled_time=claimed_slot,
+                message="claimed by a serve that died before its time: scheduled again",
+            ),
+            force=True,
+        )
+        done.append(
+            f"  {suite}: run {run_id} of {claimed_slot.isoformat()} was claimed by a serve that died: scheduled again"
         )
     for pid_file in _pid_folder().glob("*.pid"):
         # Only runs still PENDING/RUNNING need their pid; drop the rest.

@@ -670,7 +670,7 @@ class _Runner(CallRunner):
     # -- preparing ------------------------------------------------------------------------------------
 
     def prepare(self, calls: list[_Call], candidates: Mapping[str, Path]) -> None:
-        from omnieval.benchmarks.prism._loader import candidate_video
+        from omnieval.benchmarks.prism._record import candidate_video
 
         for call in calls:
             judge = call.judge

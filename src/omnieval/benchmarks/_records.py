@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, NamedTuple, Protocol
 
@@ -128,7 +128,9 @@ class Media:
     kind: Literal["file", "image", "audio"] = "file"
     suffixes: tuple[str, ...] = ()
     max_duration_s: float | None = None
-    check: Callable[[Path, str], str | tuple[str, ...]] | None = field(default=None, compare=False)
+    # Part of equality (and the hash): typing caches ``Annotated[Path, Media(...)]`` by its metadata,
+    # so two markers that differ only in their check must not compare equal.
+    check: Callable[[Path, str], str | tuple[str, ...]] | None = None
 
     def __get_pydantic_core_schema__(
         self, source: Any, handler: GetCoreSchemaHandler
@@ -213,7 +215,6 @@ class RowContext:
 
     def media(self, marker: Media, rel: object) -> MediaCheck:
         """The check of ``rel`` as ``marker`` declares it, run the first time it is asked for."""
-        # ``check`` is not part of a Media's equality; two fields with different checks differ here.
         key = (marker, marker.check, rel if isinstance(rel, str) else repr(rel))
         if key not in self.checked:
             self.checked[key] = marker.inspect(self.root, rel)

@@ -19,8 +19,8 @@ from tests.benchmarks.prism._clips import clicks, make_clip, tone
 
 from omnieval.backends.llm import ChatRequest
 from omnieval.benchmarks.prism._judge import PrismPanelConfig, judge_prism
-from omnieval.benchmarks.prism._loader import candidate_video
 from omnieval.benchmarks.prism._prompts import template_sha256
+from omnieval.benchmarks.prism._record import candidate_video
 from omnieval.judges import JudgeConfig, run_judges, track_benchmarks, tracks_of
 from omnieval.judges._render import Framing
 from omnieval_testkit import ScriptedConfig

@@ -123,7 +123,7 @@ def acbench_instances() -> tuple[Any, ...]:
 def prism_instances() -> tuple[Any, ...]:
     """The first five PRISM sample instances, read from the manifest without probing every clip
     (the strict loader ffprobes all 29 clips, ~7 s; the visible task needs the caption only)."""
-    from omnieval.benchmarks.prism._loader import PrismInstance
+    from omnieval.benchmarks.prism._record import PrismInstance
 
     root = SAMPLES["prism"]
     lines = (root / "manifest.jsonl").read_text(encoding="utf-8").splitlines()

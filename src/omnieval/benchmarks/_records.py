@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, NamedTuple, Protocol
 
@@ -108,6 +108,8 @@ class MediaCheck(NamedTuple):
 
     path: Path | None
     problem: str
+    each: tuple[str, ...] = ()
+    """The problems one by one when a ``check`` hook found several (each its own report line)."""
 
 
 @dataclass(frozen=True)
@@ -117,7 +119,8 @@ class Media:
     The loader resolves it (relative, inside the folder with symlinks resolved, present), checks
     its suffix when ``suffixes`` is given, decodes it as ``kind`` (``image``: PIL verify and load;
     ``audio``: a full decode, refused above ``max_duration_s``; ``file``: no decode) and runs
-    ``check`` (``(path, label) -> problem``) for anything else (a video's streams). The validated
+    ``check`` (``(path, label) -> problem``, or several problems as a tuple, each reported on a line
+    of its own) for anything else (a video's streams and frame rate). The validated
     value is the absolute path. Its content is hashed into the fingerprint. Without a dataset
     folder (a record built in code) the value is taken as the path it is.
     """
@@ -125,7 +128,9 @@ class Media:
     kind: Literal["file", "image", "audio"] = "file"
     suffixes: tuple[str, ...] = ()
     max_duration_s: float | None = None
-    check: Callable[[Path, str], str] | None = field(default=None, compare=False)
+    # Part of equality (and the hash): typing caches ``Annotated[Path, Media(...)]`` by its metadata,
+    # so two markers that differ only in their check must not compare equal.
+    check: Callable[[Path, str], str | tuple[str, ...]] | None = None
 
     def __get_pydantic_core_schema__(
         self, source: Any, handler: GetCoreSchemaHandler
@@ -141,6 +146,8 @@ class Media:
                 return Path(value)
             raise problem(f"expected a relative path, got {show_value(value)}")
         found = context.media(self, value)
+        if len(found.each) > 1:
+            raise problems([("", why) for why in found.each])
         if found.problem:
             raise problem(found.problem)
         assert found.path is not None
@@ -161,7 +168,10 @@ class Media:
         elif self.kind == "audio":
             why = _audio_problem(resolved, label, self.max_duration_s)
         if not why and self.check is not None:
-            why = self.check(resolved, label)
+            found = self.check(resolved, label)
+            if not isinstance(found, str):
+                return MediaCheck(resolved, "; ".join(found), tuple(found))
+            why = found
         return MediaCheck(resolved, why)
 
 
@@ -199,10 +209,12 @@ class RowContext:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.checked: dict[tuple[Media, object, str], MediaCheck] = {}
+        self.row: Mapping[str, Any] = {}
+        """The row being validated as the source holds it, for a validator that needs a sibling
+        field's input even where that field failed (a clip's length bounding event times)."""
 
     def media(self, marker: Media, rel: object) -> MediaCheck:
         """The check of ``rel`` as ``marker`` declares it, run the first time it is asked for."""
-        # ``check`` is not part of a Media's equality; two fields with different checks differ here.
         key = (marker, marker.check, rel if isinstance(rel, str) else repr(rel))
         if key not in self.checked:
             self.checked[key] = marker.inspect(self.root, rel)
@@ -225,6 +237,11 @@ class Wording:
     no_rows: str = ""
     missing_field: str = ""
     """The text of a missing required field; empty: pydantic's (``Field required``)."""
+    unknown_field: str = ""
+    """The text of a key the model does not declare (``extra="forbid"``); empty: pydantic's."""
+    first: tuple[Literal["unknown", "missing", "duplicate"], ...] = ()
+    """Kinds of problem a row reports before the others, in this order (the rest follow in field
+    order): PRISM-Bench's manifest names unknown keys, then missing fields, then a repeated id."""
     duplicate: str = "repeats line {line}"
     any_row_repeats: bool = False
     """Whether a row whose fields fail also counts for repeated ids (else only valid rows do)."""
@@ -375,13 +392,16 @@ def read_rows(root: Path, source: RowSource, model: type[Record]) -> RecordRows:
         bad: list[tuple[str, str]] = [] if row.obj is not None else [("", row.problem)]
         record = None
         if row.obj is not None:
+            context.row = obj
+            failed: ValidationError | None = None
             try:
                 record = model.model_validate(obj, context=context)
             except ValidationError as exc:
                 bad.extend(_reasons(exc, w))
+                failed = exc
             counted = record is not None or w.any_row_repeats
             if counted and isinstance(rid, str) and rid in seen:
-                bad.append(("id", w.duplicate.format(line=seen[rid])))
+                bad.insert(_duplicate_at(failed, len(bad), w), ("id", w.duplicate.format(line=seen[rid])))
                 record = None
             elif counted and isinstance(rid, str) and rid.strip():
                 seen[rid] = row.number
@@ -393,16 +413,39 @@ def read_rows(root: Path, source: RowSource, model: type[Record]) -> RecordRows:
     return RecordRows(tuple(found) if ok else (), all_problems, rows, whole)
 
 
+_KINDS = {"extra_forbidden": "unknown", "missing": "missing"}
+
+
 def _reasons(exc: ValidationError, wording: Wording) -> Iterator[tuple[str, str]]:
-    for err in exc.errors():
+    errors = exc.errors()
+    if wording.first:  # stable: within a kind, field order
+        errors = sorted(errors, key=lambda e: _rank(wording, _KINDS.get(e["type"], "")))
+    for err in errors:
         field_name = ".".join(str(p) for p in err["loc"])
         if err["type"] == _PROBLEMS:
             for sub, why in err.get("ctx", {}).get("problems", []):
                 yield (f"{field_name}.{sub}" if sub else field_name or "(record)", why)
         elif err["type"] == "missing" and wording.missing_field:
             yield field_name, wording.missing_field
+        elif err["type"] == "extra_forbidden" and wording.unknown_field:
+            yield field_name, wording.unknown_field
         else:
             yield field_name or "(record)", err["msg"]
+
+
+def _rank(wording: Wording, kind: str) -> int:
+    return wording.first.index(kind) if kind in wording.first else len(wording.first)
+
+
+def _duplicate_at(exc: ValidationError | None, n_bad: int, wording: Wording) -> int:
+    """Where a repeated id goes among a row's ``n_bad`` problems: last, unless :attr:`Wording.first`
+    names it (then after the problems of the kinds named before it, which lead the row's list)."""
+    if "duplicate" not in wording.first:
+        return n_bad
+    if exc is None:
+        return 0
+    rank = wording.first.index("duplicate")
+    return sum(_rank(wording, _KINDS.get(e["type"], "")) < rank for e in exc.errors())
 
 
 def _gate_columns(model: type[Record]) -> list[str]:

@@ -1,4 +1,4 @@
-"""Dataset building blocks shared by every benchmark: file checks, fingerprint manifests, JSONL manifests.
+"""Dataset building blocks shared by every benchmark: file checks, fingerprint manifests, typed datasets.
 
 Each benchmark's own loader and validator live in its package under :mod:`omnieval.benchmarks`.
 """
@@ -30,40 +30,29 @@ from omnieval.data._fingerprint import (
 from omnieval.data._generated import refuse_foreign, replace_owned
 from omnieval.data._jsonl_manifest import (
     MANIFEST_NAME,
-    CheckCache,
     InstanceDataset,
-    LineProblems,
     ManifestDataset,
-    ManifestLineCheck,
     ManifestReport,
-    check_manifest_lines,
-    fingerprint_manifest,
     load_manifest,
     relative_posix,
-    validate_manifest,
     write_manifest_records,
 )
 
 __all__ = [
     "MANIFEST_NAME",
     "TEXT_FIELDS",
-    "CheckCache",
     "FileCheck",
     "FileEntry",
     "InstanceDataset",
-    "LineProblems",
     "Loaded",
     "Manifest",
     "ManifestDataset",
-    "ManifestLineCheck",
     "ManifestReport",
     "Resolved",
     "TextEntry",
     "check_file",
-    "check_manifest_lines",
     "clip",
     "file_entry",
-    "fingerprint_manifest",
     "image_problem",
     "load_manifest",
     "manifest_digest",
@@ -77,7 +66,6 @@ __all__ = [
     "resolve_in_root",
     "sha256_text",
     "show_value",
-    "validate_manifest",
     "write_manifest",
     "write_manifest_records",
 ]

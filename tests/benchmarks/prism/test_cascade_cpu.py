@@ -17,8 +17,8 @@ from omnieval.benchmarks import BENCHMARKS, RunFacts, prism
 from omnieval.benchmarks._leaderboard import declared_document
 from omnieval.benchmarks.prism._aggregate import aggregate_prism, leaderboard_text
 from omnieval.benchmarks.prism._cascade import CpuT2av, CpuT2avConfig, audio_plan, cpu_t2av
-from omnieval.benchmarks.prism._loader import candidate_video, load_prism
 from omnieval.benchmarks.prism._media import decode_audio, probe
+from omnieval.benchmarks.prism._record import candidate_video, load_prism
 from omnieval.scores import write_scores
 from omnieval.systems import SYSTEMS, GenerationRequest, config_model
 

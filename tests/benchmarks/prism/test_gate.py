@@ -1,55 +1,35 @@
-"""The PRISM-Bench dataset gate passes on the sample and names the failing row and field otherwise."""
+"""The PRISM-Bench dataset gate (derived from its record model) passes on the sample and names the
+failing row and field otherwise."""
 
 from __future__ import annotations
 
 import json
+import typing
 from pathlib import Path
 
 from benchmarks.prism._corrupt import edit_line, lavfi_clip
-from omnieval.benchmarks.prism._gate import (
-    PRISM_SUITE,
-    gate_prism_dataset,
-    helper_columns,
-    prism_gate_frame,
-    suite_document,
-    valid_tag_set_keys,
-)
-from omnieval.benchmarks.prism._tags import SUBSETS, valid_tag_sets
+from omnieval.benchmarks._records import dataset_suite, gate_columns
+from omnieval.benchmarks.prism._record import PrismRecord, Subset, gate_prism_dataset
+from omnieval.benchmarks.prism._tags import SUBSETS
 
 
-def test_suite_file_matches_the_code() -> None:
-    on_disk = json.loads(PRISM_SUITE.read_text(encoding="utf-8"))
-    assert on_disk == json.loads(json.dumps(suite_document()))
-
-
-def test_tag_set_values_are_the_valid_combinations() -> None:
-    keys = valid_tag_set_keys()
-    assert len(keys) == len(set(keys)) == 29
-    # Independent spelling: rebuild each key from the vocabulary by hand.
-    rebuilt = set()
-    order = ["SPEECH_A", "MUSIC_A", "SOUND_A", "SPEECH_B", "MUSIC_B", "SOUND_B"]
-    for subset in SUBSETS:
-        for tags in valid_tag_sets(subset):
-            rebuilt.add(subset + ":" + ",".join(t for t in order if t in tags))
-    assert set(keys) == rebuilt
+def test_the_suite_is_derived_from_the_record_model() -> None:
+    suite = dataset_suite(PrismRecord, "prism")
+    columns = [e["kwargs"].get("column") for e in suite["expectations"]]
+    assert suite["name"] == "prism_dataset" and set(columns) - {None} <= set(gate_columns(PrismRecord))
+    for name in ("subset__valid", "active_tags__valid", "caption__valid", "visual_events__valid"):
+        assert name in columns
+    assert "reference_video__present" in columns and "reference_video__decodable" in columns
+    assert "visual_events" not in columns  # optional field: may be null
+    assert typing.get_args(Subset) == SUBSETS  # the gate's subset set is the loader's
 
 
 def test_gate_passes_on_the_sample(prism_sample: Path, tmp_path: Path) -> None:
     result = gate_prism_dataset(prism_sample, tmp_path / "gate.json")
     assert result.success, result.report()
-    assert result.n_rows == 29 and result.evaluated >= 20
+    assert result.n_rows == 29 and result.evaluated >= 10
     saved = json.loads((tmp_path / "gate.json").read_text(encoding="utf-8"))
     assert saved["success"] is True and saved["suite"] == "prism_dataset"
-
-
-def test_frame_has_helper_columns(prism_small: Path) -> None:
-    frame, whole = prism_gate_frame(prism_small)
-    assert not whole and len(frame) == 4
-    assert set(helper_columns()) <= set(frame.columns)
-    assert frame.loc[1, "tag_set"] == "on_screen:SPEECH_A,MUSIC_A,SOUND_A"
-    assert frame["duration_s"].round(3).tolist() == [3.0] * 4
-    assert frame["fps"].tolist() == [15.0] * 4
-    assert bool(frame["reference_video__decodable"].all()) and bool(frame["reference_video__has_audio"].all())
 
 
 def test_gate_fails_and_names_row_and_field(prism_small: Path, tmp_path: Path) -> None:
@@ -61,18 +41,14 @@ def test_gate_fails_and_names_row_and_field(prism_small: Path, tmp_path: Path) -
     result = gate_prism_dataset(prism_small, tmp_path / "gate.json")
     assert not result.success
     by_column = {f.column: f.describe() for f in result.failed}
-    assert (
-        "off-03" in by_column["tag_set"]
-        and "tag MUSIC_A is not valid for subset off_screen" in by_column["tag_set"]
-    )
+    tags = by_column["active_tags__valid"]
+    assert "off-03" in tags and "tag MUSIC_A is not valid for subset off_screen" in tags
     assert "line 2: id: duplicate of line 1" in by_column["id"]
-    assert "line 2: caption: empty" in by_column["caption__nonempty"]
-    assert (
-        "line 1: reference_video: videos/on-01.mp4: no audio stream"
-        in by_column["reference_video__has_audio"]
-    )
-    assert "unexpected" in by_column["fps"] and "frame rate 3 fps" in by_column["reference_video__fps_ok"]
-    assert "line 4: extra_field: unknown field" in by_column["fields__known"]
+    assert "line 2: caption: empty" in by_column["caption__valid"]
+    video = by_column["reference_video__decodable"]
+    assert "line 1: reference_video: videos/on-01.mp4: no audio stream" in video
+    assert "reference_video: videos/on-01.mp4: frame rate 3 fps is outside 5-120 fps" in video
+    assert "line 4: extra_field: unknown field" in by_column["record__parses"]
     saved = json.loads((tmp_path / "gate.json").read_text(encoding="utf-8"))
     assert saved["success"] is False and saved["n_failed"] == len(result.failed)
 

@@ -26,7 +26,7 @@ from omnieval.benchmarks.prism._judge import (
     load_prism_panel,
     read_stage,
 )
-from omnieval.benchmarks.prism._loader import candidate_video
+from omnieval.benchmarks.prism._record import candidate_video
 from omnieval.benchmarks.prism._tags import GROUND_TRUTH, Cell, stage_cells
 from omnieval.judges._panels import JudgeConfig
 from omnieval.judges._render import Framing

@@ -22,7 +22,7 @@ import pytest
 from omnieval.backends.llm import BackendError, ChatBackend, ChatRequest, Completion, ModelIdentity
 from omnieval.backends.llm._types import SequentialChatMixin
 from omnieval.benchmarks.prism._judge import PrismJudgeResult, PrismPanelConfig, judge_prism
-from omnieval.benchmarks.prism._loader import candidate_video
+from omnieval.benchmarks.prism._record import candidate_video
 from omnieval.benchmarks.prism._tracks import ComposeConfig
 from omnieval.judges import JudgeConfig
 from omnieval.judges._render import Framing

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.prism._corrupt import CASES, Case, edit_line
-from omnieval.benchmarks.prism._loader import (
+from omnieval.benchmarks.prism._record import (
     FRAME_COLUMNS,
     PrismInstance,
     candidate_video,
@@ -166,12 +166,3 @@ def test_frame(prism_small: Path) -> None:
 
 def test_candidate_video_path(tmp_path: Path) -> None:
     assert candidate_video(tmp_path, 12) == tmp_path / "video" / "12" / "generated.mp4"
-
-
-def test_is_prism_folder(prism_small: Path, tmp_path: Path) -> None:
-    from omnieval.benchmarks.prism._loader import is_prism_folder
-
-    assert is_prism_folder(prism_small)
-    assert not is_prism_folder(tmp_path)
-    (tmp_path / "manifest.jsonl").write_text('{"id": "ac-1", "feature": "emotion"}\n', encoding="utf-8")
-    assert not is_prism_folder(tmp_path)

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from omnieval.benchmarks.prism._loader import PrismDataset, PrismInstance, candidate_video, load_prism
 from omnieval.benchmarks.prism._media import decode_audio, probe
+from omnieval.benchmarks.prism._record import PrismDataset, PrismInstance, candidate_video, load_prism
 from omnieval.benchmarks.prism._systems import (
     GroundTruth,
     Muted,

@@ -27,7 +27,7 @@ from llm_stub_server import Recorded, Reply, StubServer, completion
 
 from omnieval.backends.llm._gemini import forget_versions
 from omnieval.benchmarks.prism._judge import judge_prism, load_prism_panel
-from omnieval.benchmarks.prism._loader import candidate_video, load_prism
+from omnieval.benchmarks.prism._record import candidate_video, load_prism
 
 INSTANCE = "on-01"  # speech on screen: lip sync is judged from the video's own soundtrack
 

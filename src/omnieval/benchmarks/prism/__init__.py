@@ -1,7 +1,8 @@
 """PRISM-Bench: audio-centric judging of text-to-audio-video clips against ground-truth references.
 
-The benchmark object wires the JSONL manifest (FORMATS.md section 6) and its gate, the reference
-systems (``ground-truth``, ``muted``, ``swapped-audio``, ``offset``; ``import`` for videos made
+The benchmark object wires the JSONL manifest (FORMATS.md section 6; its record model, from which
+the record framework derives the loader, the dataset gate and the fingerprint, is ``_record.py``),
+the reference systems (``ground-truth``, ``muted``, ``swapped-audio``, ``offset``; ``import`` for videos made
 elsewhere; ``cpu-t2av``, a CPU cascade that is NOT a generative model), the blind side-by-side two-stage judging (``cpu-cascade`` here, ``omni`` on a GPU server),
 the ground-truth-calibrated aggregate (FORMATS.md section 7) and the judge-stability analyses
 (section 8) into the shared stages.
@@ -22,6 +23,7 @@ from omnieval.benchmarks.prism import (
     _tracks,  # noqa: F401  (registers the judge tracks)
 )
 from omnieval.benchmarks.prism._aggregate import DEFAULT_DIAGNOSTIC, DEFAULT_REFERENCE
+from omnieval.benchmarks.prism._record import PrismRecord
 from omnieval.lineage import Deviation
 from omnieval.systems import SYSTEMS
 
@@ -112,6 +114,8 @@ class Prism(api.Benchmark):
     diagnostic_kinds: ClassVar[frozenset[str]] = frozenset(DEFAULT_DIAGNOSTIC)
     # The ground truth beside itself stays out of it too (systems under test only; FORMATS.md §7).
     reference_kinds: ClassVar[frozenset[str]] = frozenset(DEFAULT_REFERENCE)
+    # One manifest line: the loader's checks, the dataset gate and the fingerprint follow from it.
+    record: ClassVar[type[PrismRecord]] = PrismRecord
 
     def detect(self, root: Path) -> bool:
         """A ``manifest.jsonl`` whose first record has PRISM fields (acbench shares the file name)."""
@@ -122,13 +126,13 @@ class Prism(api.Benchmark):
 
     # -- data ---------------------------------------------------------------------------------
     def validate(self, root: Path) -> api.DatasetReport:
-        from omnieval.benchmarks.prism._loader import validate_prism
+        from omnieval.benchmarks.prism._record import validate_prism
 
         report = validate_prism(root)
         return api.DatasetReport(report.ok, list(report.problems), report.n_rows, report.dataset)
 
     def gate(self, root: Path, out_json: Path | None) -> GateResult:
-        from omnieval.benchmarks.prism._gate import gate_prism_dataset
+        from omnieval.benchmarks.prism._record import gate_prism_dataset
 
         return gate_prism_dataset(root, out_json)
 
@@ -136,12 +140,12 @@ class Prism(api.Benchmark):
         return tuple(dataset.instances)
 
     def fingerprint(self, dataset: Any) -> Manifest:
-        from omnieval.benchmarks.prism._loader import fingerprint_prism
+        from omnieval.benchmarks.prism._record import fingerprint_prism
 
         return fingerprint_prism(dataset)
 
     def dataset_frame(self, root: Path) -> pd.DataFrame:
-        from omnieval.benchmarks.prism._loader import prism_frame
+        from omnieval.benchmarks.prism._record import prism_frame
 
         return prism_frame(self.load(root))
 
@@ -177,7 +181,7 @@ class Prism(api.Benchmark):
 
     # -- generation ---------------------------------------------------------------------------
     def visible_task(self, instance: Any, condition: str = "") -> Any:
-        from omnieval.benchmarks.prism._loader import PrismTaskInputs
+        from omnieval.benchmarks.prism._record import PrismTaskInputs
         from omnieval.systems import Task
 
         # A text-to-audio-video generator gets the caption only: the reference clip is the target.

@@ -30,8 +30,8 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import Field
 
-from omnieval.benchmarks.prism._loader import PrismInstance
 from omnieval.benchmarks.prism._media import MediaError, encode_clip, fit_length
+from omnieval.benchmarks.prism._record import PrismInstance
 from omnieval.benchmarks.prism._systems import ClipSystem
 from omnieval.systems import SystemSpec
 

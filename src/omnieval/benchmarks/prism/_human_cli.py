@@ -318,7 +318,7 @@ def _write(
 
 def _tasks_main(argv: list[str], prog: str) -> int:
     from omnieval.benchmarks.prism._human_sample import stratified_pairs
-    from omnieval.benchmarks.prism._loader import load_prism
+    from omnieval.benchmarks.prism._record import load_prism
 
     args = _parser(prog).parse_args(argv)
     out, key_path, media = _targets(args.out, args.key)

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from omnieval.benchmarks.prism._compose import pair_order
-from omnieval.benchmarks.prism._loader import candidate_video
+from omnieval.benchmarks.prism._record import candidate_video
 from omnieval.benchmarks.prism._tags import GROUND_TRUTH, SUBSETS, TAGS, valid_tag_sets
 from omnieval.errors import DataError
 

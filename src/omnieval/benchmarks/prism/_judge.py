@@ -141,7 +141,7 @@ class _Runner(PairRunner):
 
     def prepare(self, call: _Call, judge: JudgeConfig, candidates: Mapping[str, Path]) -> None:
         """Settle a call that needs no model; else build its request (facts or blinded clips)."""
-        from omnieval.benchmarks.prism._loader import candidate_video
+        from omnieval.benchmarks.prism._record import candidate_video
 
         reason = self.availability(judge)
         if reason is not None:

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from omnieval.benchmarks.prism._loader import PrismInstance, candidate_video
+from omnieval.benchmarks.prism._record import PrismInstance, candidate_video
 from omnieval.errors import DataError
 from omnieval.hashing import sha256_file
 from omnieval.judges import (

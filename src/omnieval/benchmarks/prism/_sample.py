@@ -36,8 +36,8 @@ import numpy.typing as npt
 from PIL import Image, ImageDraw
 
 from omnieval.benchmarks._sample_command import run_sample_command
-from omnieval.benchmarks.prism._loader import MANIFEST_NAME, validate_prism
 from omnieval.benchmarks.prism._media import encode_clip
+from omnieval.benchmarks.prism._record import MANIFEST_NAME, validate_prism
 from omnieval.benchmarks.prism._tags import SUBSETS, TAGS, valid_tag_sets
 from omnieval.data import refuse_foreign, replace_owned, write_manifest_records
 from omnieval.errors import OmnievalError

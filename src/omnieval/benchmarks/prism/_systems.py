@@ -29,8 +29,8 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from omnieval.benchmarks.prism._loader import PrismInstance, candidate_video
 from omnieval.benchmarks.prism._media import MediaError, decode_audio, probe, replace_audio
+from omnieval.benchmarks.prism._record import PrismInstance, candidate_video
 from omnieval.candidates import Modality
 from omnieval.systems import (
     GenerationRequest,

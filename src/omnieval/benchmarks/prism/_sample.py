@@ -795,7 +795,7 @@ def write_prism_sample(
     Args:
         out: Target folder; if it exists it may only contain what this function writes.
         ids: Write only these clips (in sample order; tests use a few); all when None.
-        validate: Check the written folder with :func:`~._loader.validate_prism` before it
+        validate: Check the written folder with :func:`~._record.validate_prism` before it
             replaces ``out``.
 
     Raises:

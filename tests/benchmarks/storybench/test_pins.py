@@ -57,6 +57,10 @@ def _empty_table(root: Path) -> None:
     pq.write_table(pq.read_schema(root / PARQUET).empty_table(), root / PARQUET)
 
 
+def _not_parquet(root: Path) -> None:
+    (root / PARQUET).write_bytes(b"PAR1 not really")
+
+
 def _remove_folder(root: Path) -> None:
     shutil.rmtree(root)
 
@@ -66,7 +70,7 @@ EXTRA: dict[str, Callable[[Path], None]] = {
     "null style": lambda root: rewrite_rows(root, lambda rows: rows[7].__setitem__("style", None)),
     "blank id": lambda root: rewrite_rows(root, lambda rows: rows[2].__setitem__("id", "  ")),
     "missing file": lambda root: (root / PARQUET).unlink(),
-    "unreadable parquet": lambda root: (root / PARQUET).write_bytes(b"PAR1 not really"),
+    "unreadable parquet": _not_parquet,
     "empty table": _empty_table,
     "missing folder": _remove_folder,
     "three rows one id": _three_rows_one_id,

@@ -84,7 +84,7 @@ def _stand_in_describer(candidates: Mapping[str, Path]) -> Any:
 def sample_requests(rows: int = 4, *, workdir: Path | None = None) -> Sample:
     """The nightly's verdict requests for the first ``rows`` transitions (both tracks, three systems)."""
     import omnieval.benchmarks  # noqa: F401  (registers the storybench rubrics and systems)
-    from omnieval.benchmarks.storybench._loader import load_storybench
+    from omnieval.benchmarks.storybench._record import load_storybench
     from omnieval.benchmarks.storybench._tracks import page_turn_inputs
     from omnieval.judges import load_panel
     from omnieval.judges._run import _Runner

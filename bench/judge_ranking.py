@@ -37,7 +37,7 @@ def _text_only_cpu_panel(folder: Path) -> Path:
 
 def run() -> dict[str, Any]:
     import omnieval.benchmarks  # noqa: F401  (registers storybench's rubrics and systems)
-    from omnieval.benchmarks.storybench._loader import load_storybench
+    from omnieval.benchmarks.storybench._record import load_storybench
     from omnieval.benchmarks.storybench._records import Transition
     from omnieval.judges import judge_health, run_judges
     from omnieval.judges._health import HealthRules

@@ -509,7 +509,7 @@ def bench_cache(transitions: Sequence[Any], roots: dict[str, Path], tmp: Path) -
 
 
 def run() -> dict[str, Any]:
-    from omnieval.benchmarks.storybench._loader import load_storybench
+    from omnieval.benchmarks.storybench._record import load_storybench
 
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     transitions = load_storybench(SAMPLE).transitions

@@ -11,7 +11,7 @@ from typing import Annotated, ClassVar, Literal
 import pandas as pd
 import pytest
 import soundfile as sf
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from benchmarks.toy_caption import Caption, ToyCaption
 from omnieval.audio import harmonic_tone
@@ -22,6 +22,7 @@ from omnieval.benchmarks._records import (
     ParquetRows,
     Record,
     Text,
+    Wording,
     dataset_suite,
     dataset_table,
     fingerprint_records,
@@ -156,6 +157,53 @@ def test_the_manifest_wording(tmp_path: Path) -> None:
     assert read_rows(root, source, Clip).problems == [
         "clips.jsonl: no instances (the file has no non-blank line)"
     ]
+
+
+class Pair(Record):
+    """Two lines that must differ (a check of the row as a whole), a file read as text."""
+
+    first: str
+    second: str
+    notes: Annotated[
+        Path, Media("file", check=lambda path, label: "" if path.suffix == ".txt" else f"{label}: not text")
+    ]
+    other: Annotated[Path, Media("file")]
+
+    @model_validator(mode="after")
+    def _differ(self) -> Pair:
+        if self.first == self.second:
+            raise problems([("first", "equals second"), ("second", "equals first")])
+        return self
+
+
+def test_an_own_wording_repeats_last_and_row_checks_name_their_fields(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("x", encoding="utf-8")
+    (tmp_path / "b.md").write_text("y", encoding="utf-8")
+    wording = Wording(
+        where="{file} row {line}",
+        with_id="{where} (id {id!r})",
+        problem="{where} field {field!r}: {why}",
+        id_when_blank=True,
+        duplicates="{file} rows {rows} (id {id!r}): repeated",
+        row="row {line}",
+    )
+    rows = [
+        {"id": "a", "first": "x", "second": "x", "notes": "a.txt", "other": "b.md"},
+        {"id": " ", "first": "x", "second": "y", "notes": "b.md", "other": "b.md"},
+        {"id": "a", "first": "x", "second": "y", "notes": "a.txt", "other": "a.txt"},
+    ]
+    (tmp_path / "pairs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    found = read_rows(tmp_path, JsonLines("pairs.jsonl", wording), Pair)
+    assert found.problems == [
+        "pairs.jsonl row 1 (id 'a') field 'first': equals second",
+        "pairs.jsonl row 1 (id 'a') field 'second': equals first",
+        "pairs.jsonl row 2 (id ' ') field 'notes': b.md: not text",
+        "pairs.jsonl rows 1, 3 (id 'a'): repeated",
+    ]
+    # The same file under a marker without the check is fine: markers differ by their checks.
+    assert not [p for p in found.problems if "'other'" in p]
+    assert found.rows[1]["record__problem"] == "row 1: first: equals second; second: equals first"
+    assert found.rows[2]["notes__problem"] == "row 2: notes: b.md: not text"
 
 
 def test_the_gate_is_derived_from_the_model(tmp_path: Path) -> None:

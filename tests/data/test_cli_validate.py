@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from data._corrupt import CASES, Case
-from omnieval.benchmarks.storybench._fingerprint import fingerprint_storybench
-from omnieval.benchmarks.storybench._loader import load_storybench
+from omnieval.benchmarks.storybench._record import fingerprint_storybench, load_storybench
 from omnieval.cli import main
 
 

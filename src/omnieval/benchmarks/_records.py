@@ -128,9 +128,9 @@ class Media:
     kind: Literal["file", "image", "audio"] = "file"
     suffixes: tuple[str, ...] = ()
     max_duration_s: float | None = None
-    # Part of equality (and the hash): typing caches ``Annotated[Path, Media(...)]`` by its metadata,
-    # so two markers that differ only in their check must not compare equal.
     check: Callable[[Path, str], str | tuple[str, ...]] | None = None
+    """Part of the marker's equality: ``typing`` caches ``Annotated[Path, m]`` by equal metadata, so
+    two markers equal but for their checks would make two fields share one marker."""
 
     def __get_pydantic_core_schema__(
         self, source: Any, handler: GetCoreSchemaHandler
@@ -250,6 +250,16 @@ class Wording:
     not_object: str = "not a JSON object"
     unreadable_check: str = "dataset_is_readable"
     """The gate's first failed expectation when the file cannot be read at all."""
+    problem: str = "{where}: {field}: {why}"
+    """One problem of a row's field (``{field!r}`` quotes the name)."""
+    id_when_blank: bool = False
+    """Whether ``where`` names a blank (white space) id too (``(id '  ')``), not only a real one."""
+    duplicates: str = ""
+    """When set, repeated ids are reported once each after every row, naming all their rows
+    (``{file}``, ``{rows}`` joined with ``", "``, ``{id}``), instead of on each repeat; any row whose
+    id is a string counts, valid or not."""
+    row: str = "line {line}"
+    """How the dataset gate's ``*__problem`` columns name a row."""
 
 
 DECLARED = Wording()
@@ -383,11 +393,12 @@ def read_rows(root: Path, source: RowSource, model: type[Record]) -> RecordRows:
     all_problems = list(whole)
     rows: dict[int, dict[str, Any]] = {}
     seen: dict[str, int] = {}
+    repeats: dict[str, list[int]] = {}
     for row in raw:
         where = w.where.format(file=source.name, line=row.number)
         obj = row.obj or {}
         rid = obj.get("id")
-        if isinstance(rid, str) and rid.strip():
+        if isinstance(rid, str) and (rid.strip() or w.id_when_blank):
             where = w.with_id.format(where=where, id=rid)
         bad: list[tuple[str, str]] = [] if row.obj is not None else [("", row.problem)]
         record = None
@@ -400,20 +411,36 @@ def read_rows(root: Path, source: RowSource, model: type[Record]) -> RecordRows:
                 bad.extend(_reasons(exc, w))
                 failed = exc
             counted = record is not None or w.any_row_repeats
-            if counted and isinstance(rid, str) and rid in seen:
+            if w.duplicates:
+                if isinstance(rid, str):
+                    repeats.setdefault(rid, []).append(row.number)
+            elif counted and isinstance(rid, str) and rid in seen:
                 bad.insert(_duplicate_at(failed, len(bad), w), ("id", w.duplicate.format(line=seen[rid])))
                 record = None
             elif counted and isinstance(rid, str) and rid.strip():
                 seen[rid] = row.number
         if record is not None:
             found.append(Instance(len(found), record.id, record))
-        all_problems.extend(f"{where}: {f}: {why}" if f else f"{where}: {why}" for f, why in bad)
-        rows[row.number] = _gate_row(row, obj, bad, context, media, shown, model)
+        all_problems.extend(
+            w.problem.format(where=where, field=f, why=why) if f else f"{where}: {why}" for f, why in bad
+        )
+        rows[row.number] = _gate_row(
+            row, obj, bad, context, media, shown, model, w.row.format(line=row.number)
+        )
+    all_problems.extend(_repeated_ids(source, repeats))
     ok = not all_problems
     return RecordRows(tuple(found) if ok else (), all_problems, rows, whole)
 
 
 _KINDS = {"extra_forbidden": "unknown", "missing": "missing"}
+
+
+def _repeated_ids(source: RowSource, repeats: Mapping[str, list[int]]) -> Iterator[str]:
+    """One problem per id that several rows carry (:attr:`Wording.duplicates`), in order of first use."""
+    for rid, numbers in repeats.items():
+        if len(numbers) > 1:
+            rows = ", ".join(str(n) for n in numbers)
+            yield source.wording.duplicates.format(file=source.name, rows=rows, id=rid)
 
 
 def _reasons(exc: ValidationError, wording: Wording) -> Iterator[tuple[str, str]]:
@@ -423,8 +450,9 @@ def _reasons(exc: ValidationError, wording: Wording) -> Iterator[tuple[str, str]
     for err in errors:
         field_name = ".".join(str(p) for p in err["loc"])
         if err["type"] == _PROBLEMS:
+            # Raised by a model validator (no field of its own), each sub names a field.
             for sub, why in err.get("ctx", {}).get("problems", []):
-                yield (f"{field_name}.{sub}" if sub else field_name or "(record)", why)
+                yield (f"{field_name}.{sub}" if field_name and sub else sub or field_name or "(record)", why)
         elif err["type"] == "missing" and wording.missing_field:
             yield field_name, wording.missing_field
         elif err["type"] == "extra_forbidden" and wording.unknown_field:
@@ -475,16 +503,17 @@ def _gate_row(
     media: dict[str, Media],
     shown: list[str],
     model: type[Record],
+    label: str,
 ) -> dict[str, Any]:
     parsed = row.obj is not None
     reasons = [f"{f}: {why}" if f else why for f, why in bad]
-    whole = f"line {row.number}: " + "; ".join(reasons) if reasons else ""
+    whole = f"{label}: " + "; ".join(reasons) if reasons else ""
     out: dict[str, Any] = {"record__parses": not bad, "record__problem": whole, "problem": whole}
     out.update({f: _shown(obj.get(f)) for f in model.model_fields})
 
     def reason(name: str) -> str:
         mine = [r for (f, _), r in zip(bad, reasons, strict=True) if f == name or f.startswith(name + ".")]
-        return f"line {row.number}: " + "; ".join(mine) if mine else ""
+        return f"{label}: " + "; ".join(mine) if mine else ""
 
     for name in shown:
         why = reason(name)

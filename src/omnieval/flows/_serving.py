@@ -256,11 +256,13 @@ def _run_pid(run_id: str) -> int | None:
 
 
 def claimed_but_not_started(runs: Sequence[RunView], now: dt.datetime) -> tuple[str, ...]:
-    """Runs of slots still to come that a dead ``serve``'s runner had claimed (``PENDING``): put
-    them back to ``SCHEDULED``, or no runner would ever start them and their slot would be lost.
+    """Runs of slots still to come that a dead ``serve``'s runner had claimed (``PENDING``): delete them.
 
     Prefect's runner claims a run a few seconds before its time; a ``serve`` killed in between
-    leaves it ``PENDING`` with no process, and the next runner only takes ``SCHEDULED`` runs.
+    leaves it ``PENDING`` with no process, and no runner ever takes it (runners take ``SCHEDULED``
+    runs). The restarted ``serve`` re-applies its deployment's schedule, whose scheduler makes its
+    own run of that minute, so the claimed run is deleted rather than scheduled again (which would
+    run the minute twice). Nothing of it had started.
 
     >>> t = dt.datetime(2026, 12, 1, 2, 0, tzinfo=dt.UTC)
     >>> claimed_but_not_started(
@@ -356,17 +358,10 @@ async def catch_up(client: PrefectClient, deployment_id: UUID, suite: str) -> Ca
     )
     upcoming_views = {view.id: view for view in (_view(run) for run in upcoming) if view is not None}
     for run_id in claimed_but_not_started(list(upcoming_views.values()), now):
-        claimed_slot = upcoming_views[run_id].slot
-        await client.set_flow_run_state(
-            run_id,
-            Scheduled(
-                scheduled_time=claimed_slot,
-                message="claimed by a serve that died before its time: scheduled again",
-            ),
-            force=True,
-        )
+        await client.delete_flow_run(run_id)  # type: ignore[arg-type]  # a UUID's text is accepted
         done.append(
-            f"  {suite}: run {run_id} of {claimed_slot.isoformat()} was claimed by a serve that died: scheduled again"
+            f"  {suite}: run {run_id} of {upcoming_views[run_id].slot.isoformat()} was claimed by a serve "
+            "that died before it started: deleted (the schedule runs that minute)"
         )
     for pid_file in _pid_folder().glob("*.pid"):
         # Only runs still PENDING/RUNNING need their pid; drop the rest.

@@ -22,7 +22,7 @@ from omnieval.benchmarks.storybench._facts import (
     text_facts,
     words,
 )
-from omnieval.benchmarks.storybench._loader import load_storybench
+from omnieval.benchmarks.storybench._record import load_storybench
 from omnieval.benchmarks.storybench._rubrics import CPU_TEXT_PROMPT_VERSION, PROMPT_VERSION
 from omnieval.benchmarks.storybench._tracks import page_turn_inputs
 from omnieval.judges import LINE_FIT_KEY, Framing, JudgeInputs, load_panel, render_messages, template

@@ -10,8 +10,7 @@ from pathlib import Path
 from PIL import Image
 
 from data._corrupt import FOX, PARQUET, read_rows
-from omnieval.benchmarks.storybench._fingerprint import fingerprint_storybench
-from omnieval.benchmarks.storybench._loader import load_storybench
+from omnieval.benchmarks.storybench._record import fingerprint_storybench, load_storybench
 from omnieval.benchmarks.storybench._schema import PATH_COLUMNS
 from omnieval.data import normalize_text, sha256_text, write_manifest
 

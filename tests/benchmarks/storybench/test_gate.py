@@ -1,22 +1,18 @@
-"""The dataset gate: expectations/storybench_dataset.json on the sample and on broken copies."""
+"""The dataset gate (derived from :class:`StoryBenchRecord`) on the sample and on broken copies."""
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
 from data._corrupt import CASES, PARQUET, SEA
-from omnieval.benchmarks.storybench._gate import (
-    gate_storybench_dataset,
-    helper_columns,
-    storybench_gate_frame,
-)
-from omnieval.benchmarks.storybench._schema import REQUIRED_COLUMNS, SPEECH_LABELS, STRING_COLUMNS
+from omnieval.benchmarks._records import dataset_suite, gate_columns, read_rows
+from omnieval.benchmarks.storybench._record import SOURCE, StoryBenchRecord, gate_storybench_dataset
+from omnieval.benchmarks.storybench._schema import PATH_COLUMNS, REQUIRED_COLUMNS, SPEECH_LABELS
 from omnieval.errors import GateFailed
-from omnieval.gates import enforce, expectations_dir
+from omnieval.gates import enforce
 
 BROKEN = (
     "path leaves the folder",
@@ -29,23 +25,21 @@ BROKEN = (
 )
 
 
-def test_suite_agrees_with_the_schema() -> None:
-    suite = json.loads((expectations_dir() / "storybench_dataset.json").read_text())
+def test_the_suite_is_derived_from_the_record_model() -> None:
+    assert list(StoryBenchRecord.model_fields) == list(REQUIRED_COLUMNS)
+    suite = dataset_suite(StoryBenchRecord, "storybench")
+    assert suite["name"] == "storybench_dataset"
     by_type: dict[str, list[dict[str, object]]] = {}
     for e in suite["expectations"]:
         by_type.setdefault(e["type"], []).append(e["kwargs"])
-    (columns,) = by_type["expect_table_columns_to_match_set"]
-    assert columns["column_set"] == list(REQUIRED_COLUMNS)
     assert {k["column"] for k in by_type["expect_column_values_to_not_be_null"]} == set(REQUIRED_COLUMNS)
-    in_set = {k["column"]: k["value_set"] for k in by_type["expect_column_values_to_be_in_set"]}
-    for column, vocabulary in SPEECH_LABELS.items():
-        assert in_set[column] == list(vocabulary)
-    assert {c for c in helper_columns() if c != "id__expected"} == {
-        c for c, v in in_set.items() if v == [True]
-    }
-    regex = {k["column"] for k in by_type["expect_column_values_to_match_regex"]}
-    assert set(STRING_COLUMNS) <= regex
     assert {"column": "id"} in by_type["expect_column_values_to_be_unique"]
+    checked = {k["column"] for k in by_type["expect_column_values_to_be_in_set"]}
+    assert checked <= set(gate_columns(StoryBenchRecord))
+    for column in [*SPEECH_LABELS, "id", "topic", "condition_characters", "book_characters"]:
+        assert f"{column}__valid" in checked
+    for column in PATH_COLUMNS:
+        assert {f"{column}__present", f"{column}__decodable"} <= checked
 
 
 @pytest.fixture(scope="module")
@@ -60,27 +54,27 @@ def broken_root(tmp_path_factory: pytest.TempPathFactory, sample_root: Path) -> 
     return root
 
 
-def test_helper_columns_flag_the_broken_rows(broken_root: Path) -> None:
-    frame = storybench_gate_frame(broken_root)
-    assert (
-        not frame.at[2, "current_image__present"]
-        and "leaves the dataset folder" in frame.at[2, "current_image__problem"]
-    )
-    assert frame.at[12, "next_image__present"] and not frame.at[12, "next_image__decodable"]
-    assert not frame.at[17, "next_text_path__readable"] and not frame.at[17, "next_text_path__matches"]
-    assert not frame.at[4, "condition_characters__valid"]
-    assert frame.at[0, "id__expected"] == frame.at[0, "id"]
-    ok_columns = [c for c in helper_columns() if c != "id__expected"]
-    assert frame.loc[[0, 1], ok_columns].all(axis=None)
+def test_check_columns_flag_the_broken_rows(broken_root: Path) -> None:
+    rows = read_rows(broken_root, SOURCE, StoryBenchRecord).rows
+    assert not rows[2]["current_image__present"]
+    assert "leaves the dataset folder" in rows[2]["current_image__problem"]
+    assert rows[12]["next_image__present"] and not rows[12]["next_image__decodable"]
+    assert not rows[17]["next_text_path__decodable"]
+    assert not rows[4]["condition_characters__valid"] and not rows[12]["speech_pitch__valid"]
+    assert rows[14]["topic__problem"].startswith("row 14: topic: expected a non-empty string")
+    checks = [
+        c for c in gate_columns(StoryBenchRecord) if c.endswith(("__valid", "__present", "__decodable"))
+    ]
+    assert all(rows[i][c] for i in (0, 1) for c in checks)
 
 
 def test_sample_passes_and_result_is_saved(sample_root: Path, tmp_path: Path) -> None:
     out = tmp_path / "gates" / "dataset.json"
+    out.parent.mkdir()
     result = gate_storybench_dataset(sample_root, out)
     assert result.success, result.report()
-    assert result.n_rows == 20 and result.evaluated == len(
-        json.loads((expectations_dir() / "storybench_dataset.json").read_text())["expectations"]
-    )
+    suite = dataset_suite(StoryBenchRecord, "storybench")
+    assert result.n_rows == 20 and result.evaluated == len(suite["expectations"])
     enforce(result)
     assert json.loads(out.read_text())["success"] is True
 
@@ -92,12 +86,15 @@ def test_broken_dataset_fails_with_a_readable_report(broken_root: Path, tmp_path
     report = result.report()
     failed = {(f.expectation_type, f.column) for f in result.failed}
     assert ("expect_column_values_to_be_unique", "id") in failed
-    assert ("expect_column_values_to_be_in_set", "speech_pitch") in failed
-    assert ("expect_column_values_to_match_regex", "topic") in failed
-    assert ("expect_column_values_to_be_in_set", "current_image__present") in failed
-    assert ("expect_column_values_to_be_in_set", "next_image__decodable") in failed
-    assert ("expect_column_values_to_be_in_set", "next_text_path__readable") in failed
-    assert ("expect_column_values_to_be_in_set", "condition_characters__valid") in failed
+    for column in (
+        "speech_pitch__valid",
+        "topic__valid",
+        "current_image__present",
+        "next_image__decodable",
+        "next_text_path__decodable",
+        "condition_characters__valid",
+    ):
+        assert ("expect_column_values_to_be_in_set", column) in failed, column
     assert f"rows: 5 (id '{SEA}/p01__p02'); 6 (id '{SEA}/p01__p02')" in report
     assert "'very high'" in report and "cannot decode image" in report and "not valid UTF-8" in report
     assert "Traceback" not in report
@@ -107,21 +104,24 @@ def test_broken_dataset_fails_with_a_readable_report(broken_root: Path, tmp_path
         enforce(result)
 
 
-def test_unreadable_parquet_fails_without_gx(sample_copy: Path, tmp_path: Path) -> None:
+def test_unreadable_parquet_fails_first_as_unreadable(sample_copy: Path, tmp_path: Path) -> None:
     (sample_copy / PARQUET).write_bytes(b"nope")
     out = tmp_path / "dataset.json"
     result = gate_storybench_dataset(sample_copy, out)
-    assert not result.success and result.evaluated == 0
+    assert not result.success and result.n_rows == 0
     assert result.failed[0].expectation_type == "table_is_readable"
+    assert "cannot read parquet" in result.failed[0].describe()
     assert json.loads(out.read_text())["success"] is False
 
 
-def test_expectations_dir_override(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OMNIEVAL_EXPECTATIONS", str(tmp_path))
-    assert expectations_dir() == tmp_path
-    monkeypatch.delenv("OMNIEVAL_EXPECTATIONS")
-    assert (expectations_dir() / "storybench_dataset.json").is_file()
-    assert os.path.basename(expectations_dir()) == "expectations"
+def test_a_missing_column_fails_the_gate(sample_copy: Path) -> None:
+    CASES[0].apply(sample_copy)  # drops ambient_sound
+    result = gate_storybench_dataset(sample_copy, None)
+    assert not result.success
+    assert result.failed[0].expectation_type == "table_is_readable"
+    assert "missing required column(s): ambient_sound" in result.failed[0].describe()
+    failed = {(f.expectation_type, f.column) for f in result.failed}
+    assert ("expect_column_values_to_not_be_null", "ambient_sound") in failed
 
 
 def test_characters_as_list_of_structs_pass_the_gate(sample_copy: Path) -> None:
@@ -133,7 +133,7 @@ def test_characters_as_list_of_structs_pass_the_gate(sample_copy: Path) -> None:
         for column in ("condition_characters", "book_characters"):
             row[column] = json.loads(row[column])
     pq.write_table(pa.Table.from_pylist(rows), sample_copy / PARQUET)
-    frame = storybench_gate_frame(sample_copy)
-    assert frame["condition_characters__valid"].all() and frame["book_characters__valid"].all()
+    gate_rows = read_rows(sample_copy, SOURCE, StoryBenchRecord).rows.values()
+    assert all(r["condition_characters__valid"] and r["book_characters__valid"] for r in gate_rows)
     result = gate_storybench_dataset(sample_copy, None)
     assert result.success, result.report()

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from omnieval.backends.llm import ChatRequest
-from omnieval.benchmarks.storybench._loader import load_storybench
+from omnieval.benchmarks.storybench._record import load_storybench
 from omnieval.benchmarks.storybench._rubrics import TEMPLATES
 from omnieval.benchmarks.storybench._sample import build_rows, write_sample
 from omnieval.benchmarks.storybench._tracks import PANELS, page_turn_inputs

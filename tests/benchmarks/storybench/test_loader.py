@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from data._corrupt import CASES, PARQUET, Case, read_rows, rewrite_rows
-from omnieval.benchmarks.storybench._loader import StoryBenchDataset, load_storybench, validate_storybench
+from omnieval.benchmarks.storybench._record import StoryBenchDataset, load_storybench, validate_storybench
 from omnieval.benchmarks.storybench._records import Character
 from omnieval.benchmarks.storybench._schema import REQUIRED_COLUMNS, SPEECH_LABELS
 from omnieval.errors import DataError

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from omnieval.benchmarks.storybench._loader import load_storybench
+from omnieval.benchmarks.storybench._record import load_storybench
 from omnieval.benchmarks.storybench._sample import BOOKS, build_rows, write_sample
 from omnieval.benchmarks.storybench._schema import SPEECH_LABELS
 from omnieval.errors import OmnievalError

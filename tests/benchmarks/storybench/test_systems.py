@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from omnieval.benchmarks.storybench._loader import load_storybench
+from omnieval.benchmarks.storybench._record import load_storybench
 from omnieval.benchmarks.storybench._systems import derangement
 from omnieval.candidates import Modality, output_path, read_candidate
 from omnieval.systems import SYSTEMS, GenerationRequest, resolve_candidates_root

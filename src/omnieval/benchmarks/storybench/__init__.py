@@ -1,7 +1,8 @@
 """Omni-StoryBench: continue a story with the next page's image, narration and one spoken line.
 
-The benchmark object wires the release-layout loader (FORMATS.md section 1), its Great Expectations
-gate, the reference systems, the automatic metrics, the four judge tracks, the paper's aggregation
+The benchmark object wires the release layout (FORMATS.md section 1; its record model, from which
+the record framework derives the loader, the dataset gate and the fingerprint, is ``_record.py``),
+the reference systems, the automatic metrics, the four judge tracks, the paper's aggregation
 (valid-only and zero-filled side by side) and the appendix analyses into the shared stages.
 """
 
@@ -23,6 +24,7 @@ from omnieval.benchmarks.storybench import (
     _systems,  # noqa: F401  (registers the reference systems)
     _tracks,  # noqa: F401  (registers the judge tracks and the judges' view of a transition)
 )
+from omnieval.benchmarks.storybench._record import StoryBenchRecord
 from omnieval.lineage import Deviation
 from omnieval.metrics import MetricsConfig
 
@@ -92,6 +94,8 @@ class StoryBench(api.Benchmark):
 
     # Name, dataset, systems, modalities, judge tracks and headline components: benchmark.yaml.
     metrics_config = MetricsConfig
+    record: ClassVar[type[StoryBenchRecord]] = StoryBenchRecord
+    """The model of one parquet row: the loader's checks, the dataset gate and the fingerprint."""
     score_range: ClassVar[Mapping[str, tuple[float, float]]] = {
         "bertscore_f1": (-1.0, 1.0),
         "image_similarity": (-1.0, 1.0),
@@ -110,7 +114,7 @@ class StoryBench(api.Benchmark):
         return tuple(dataset.transitions)
 
     def validate(self, root: Path) -> api.DatasetReport:
-        from omnieval.benchmarks.storybench._loader import validate_storybench
+        from omnieval.benchmarks.storybench._record import validate_storybench
 
         report = validate_storybench(root)
         return api.DatasetReport(report.ok, list(report.problems), report.n_rows, report.dataset)
@@ -120,12 +124,12 @@ class StoryBench(api.Benchmark):
         return api.DatasetSummary(f"{n} transitions from {books} books", {"n_rows": n, "n_books": books})
 
     def gate(self, root: Path, out_json: Path | None) -> GateResult:
-        from omnieval.benchmarks.storybench._gate import gate_storybench_dataset
+        from omnieval.benchmarks.storybench._record import gate_storybench_dataset
 
         return gate_storybench_dataset(root, out_json)
 
     def fingerprint(self, dataset: Any) -> Manifest:
-        from omnieval.benchmarks.storybench._fingerprint import fingerprint_storybench
+        from omnieval.benchmarks.storybench._record import fingerprint_storybench
 
         return fingerprint_storybench(dataset)
 

@@ -12,7 +12,7 @@ each other by default.
 from __future__ import annotations
 
 from omnieval.audit import AuditInputs, AuditInstance, AuditPage
-from omnieval.benchmarks.storybench._loader import StoryBenchDataset
+from omnieval.benchmarks.storybench._record import StoryBenchDataset
 from omnieval.benchmarks.storybench._records import Transition
 
 FIELDS = (

@@ -1,8 +1,8 @@
 """Column names, label vocabularies and the sample-JSON layout of the Omni-StoryBench release.
 
-These are the facts of FORMATS.md section 1 as data, shared by the loader, the sample generator and
-the Great Expectations suite (``expectations/storybench_dataset.json``, checked against this module by
-the tests).
+These are the facts of FORMATS.md section 1 as data, shared by the record model (``_record.py``,
+from which the loader and the dataset gate follow; its fields are :data:`REQUIRED_COLUMNS`, checked
+by the tests), the sample generator and the systems' briefs.
 """
 
 from __future__ import annotations
@@ -60,9 +60,6 @@ FILE_KINDS: Final[dict[str, str]] = {
 TEXT_FILE_OF: Final = {"current_text_path": "current_text", "next_text_path": "next_text"}
 
 CHARACTER_COLUMNS: Final = ("condition_characters", "book_characters")
-
-#: Every other required column is a non-empty string.
-STRING_COLUMNS: Final[tuple[str, ...]] = tuple(c for c in REQUIRED_COLUMNS if c not in CHARACTER_COLUMNS)
 
 #: Target speech labels (exact, lower case): FORMATS.md section 1 / PROTOCOLS.md.
 SPEECH_LABELS: Final[dict[str, tuple[str, ...]]] = {

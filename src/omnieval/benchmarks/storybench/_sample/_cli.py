@@ -21,7 +21,7 @@ def sample_main(argv: Sequence[str], prog: str) -> int:
     parser.add_argument("--size", type=int, default=256, help="illustration size in pixels (default 256)")
     args = parser.parse_args(argv)
 
-    from omnieval.benchmarks.storybench._loader import validate_storybench
+    from omnieval.benchmarks.storybench._record import validate_storybench
 
     def report(summary: SampleSummary) -> int:
         validation = validate_storybench(summary.root)

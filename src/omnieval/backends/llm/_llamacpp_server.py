@@ -372,35 +372,20 @@ class ServedLlamaCppBackend:
         }
 
     def _top_logprobs(self, prompt: str) -> dict[str, float]:
-        """Top log-probabilities of the token after ``prompt`` (one ``max_tokens: 1`` request)."""
-        data = self._post("/v1/completions", self._completion_body(prompt, 1, stream=False))
-        try:
-            top = data["choices"][0]["logprobs"]["top_logprobs"][0]
-            return {str(k): float(v) for k, v in top.items()}
-        except (KeyError, IndexError, TypeError, ValueError, AttributeError):
-            raise BackendError(
-                f"{self.model}: completion without log-probabilities: {str(data)[:200]!r}"
-            ) from None
+        """Top log-probabilities of the token after ``prompt`` (a one-token stream).
 
-    def _post(self, path: str, body: dict[str, Any]) -> Any:
-        import httpx
-
+        Streamed, not a plain request: llama-cpp-python computes a plain request's log-probabilities
+        as a log-softmax over its whole logits buffer (``n_ctx`` rows of the vocabulary, 2.5 GB at
+        4096), seconds per request; a stream computes only the rows it returns.
+        """
+        stream = self._open_stream(prompt, 1)
         try:
-            response = self._http.post(f"{self.server.base_url}{path}", json=body)
-        except httpx.TimeoutException:
-            raise TransientBackendError(
-                f"{self.model}: request timed out after {self.config.timeout_s} s"
-            ) from None
-        except httpx.TransportError as exc:
-            raise TransientBackendError(
-                f"{self.model}: {type(exc).__name__} talking to {self.server.base_url}"
-            ) from None
-        if response.status_code != 200:
-            message = f"{self.model}: HTTP {response.status_code}: {response.text[:300]}"
-            if response.status_code >= 500:
-                raise TransientBackendError(message)
-            raise BackendError(message)
-        return response.json()
+            first = stream.next()
+        finally:
+            stream.close()
+        if first is None:
+            raise BackendError(f"{self.model}: the server generated nothing")
+        return first[1]
 
     def _open_stream(self, prompt: str, max_tokens: int) -> _Stream:
         import httpx

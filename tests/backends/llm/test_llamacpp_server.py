@@ -270,3 +270,22 @@ def test_two_verdicts_through_the_real_server_equal_the_cpu_judge(
             for value, p in dist.items():
                 assert abs(got.value_probs[path].get(value, 0.0) - p) <= VALUE_PROB_TOLERANCE, (path, value)
     assert "Uvicorn running" in next(tmp_path.glob("llamacpp-server-*.log")).read_text()
+
+
+def test_stream_reads_tokens_and_tells_a_cut_stream_from_its_end() -> None:
+    from omnieval.backends.llm import TransientBackendError
+    from omnieval.backends.llm._llamacpp_server import _Stream
+
+    chunk = (
+        'data: {"choices": [{"logprobs": {"tokens": ["The"], "top_logprobs": [{"The": -0.1, "A": -2.5}]}}]}'
+    )
+    closed: list[bool] = []
+    stream = _Stream(iter([": ping", chunk, "", "data: [DONE]"]), lambda: closed.append(True))
+    assert stream.next() == ("The", {"The": -0.1, "A": -2.5})
+    assert stream.next() is None  # generation ended (end-of-generation token or max_tokens)
+    stream.close()
+    assert closed == [True] and stream.tokens == ["The"]
+    cut = _Stream(iter([chunk]), lambda: None)
+    cut.next()
+    with pytest.raises(TransientBackendError):
+        cut.next()  # the body ended without [DONE]: the server went away

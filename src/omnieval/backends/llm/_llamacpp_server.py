@@ -58,7 +58,7 @@ from omnieval.backends.llm._llamacpp import (
     _text_messages,
     resolve_model_path,
 )
-from omnieval.backends.llm._openai import OpenAIChatBackend, request_body
+from omnieval.backends.llm._openai import TRANSIENT_STATUS, OpenAIChatBackend, request_body
 from omnieval.backends.llm._process import ServerProcess, free_port
 from omnieval.backends.llm._skeleton import Fixed, Segment, Text
 from omnieval.backends.llm._types import (
@@ -213,6 +213,12 @@ class _RemoteDecoder(LlamaCppChatBackend):
     def count_tokens(self, text: str) -> int:
         return len(self._llm.tokenize(text.encode("utf-8"), add_bos=True, special=True))
 
+    def end_logits(self) -> np.ndarray:
+        """A logits row whose only token is end-of-generation."""
+        row = np.full(self._llm.n_vocab(), -np.inf, dtype=np.float32)
+        row[self._llm.token_eos()] = 0.0
+        return row
+
     def sparse_logits(self, top: dict[str, float]) -> np.ndarray:
         """A logits row with the server's top log-probabilities and ``-inf`` elsewhere."""
         row = np.full(self._llm.n_vocab(), -np.inf, dtype=np.float32)
@@ -245,7 +251,8 @@ class _Stream:
                 continue
             self.tokens.append(str(tokens[0]))
             return str(tokens[0]), {str(k): float(v) for k, v in (tops[0] or {}).items()}
-        return None
+        # The body ended without [DONE]: the server went away mid-answer (a kill, a crash).
+        raise TransientBackendError("the server closed the stream mid-answer")
 
     def close(self) -> None:
         self._close()
@@ -408,7 +415,10 @@ class ServedLlamaCppBackend:
         if response.status_code != 200:
             response.read()
             response.close()
-            raise BackendError(f"{self.model}: HTTP {response.status_code}: {response.text[:300]}")
+            message = f"{self.model}: HTTP {response.status_code}: {response.text[:300]}"
+            if response.status_code in TRANSIENT_STATUS:
+                raise TransientBackendError(message)
+            raise BackendError(message)
 
         def lines() -> Iterator[str]:
             try:
@@ -419,6 +429,14 @@ class ServedLlamaCppBackend:
                 ) from None
 
         return _Stream(lines(), response.close)
+
+    def _next_row(self, stream: _Stream) -> np.ndarray:
+        """The logits row of the stream's next position. A stream that ends ([DONE]) stopped at the
+        end-of-generation token, which it does not send: the row then holds only that token."""
+        following = stream.next()
+        if following is None:
+            return self.decoder.end_logits()
+        return self.decoder.sparse_logits(following[1])
 
     def _skeleton_chat(
         self, messages: list[dict[str, str]], plan: list[Segment], max_tokens: int
@@ -449,10 +467,7 @@ class ServedLlamaCppBackend:
                     context, context_tokens, advanced = step.text, decoder.count_tokens(step.text), []
                     if isinstance(segment, Text):
                         stream = self._open_stream(step.text, max_tokens)
-                        first = stream.next()
-                        if first is None:
-                            raise BackendError(f"{self.model}: the server generated nothing")
-                        reply = (decoder.sparse_logits(first[1]), context_tokens)
+                        reply = (self._next_row(stream), context_tokens)
                     else:
                         reply = (decoder.sparse_logits(self._top_logprobs(step.text)), context_tokens)
                     continue
@@ -461,10 +476,8 @@ class ServedLlamaCppBackend:
                 advanced = [*advanced[: position - context_tokens], step.token]
                 piece = decoder._tables().pieces[step.token]
                 if stream is not None and stream.tokens and stream.tokens[-1] == piece:
-                    following = stream.next()
-                    if following is not None:
-                        reply = decoder.sparse_logits(following[1])
-                        continue
+                    reply = self._next_row(stream)
+                    continue
                 if stream is not None:
                     # The decoder left the server's greedy path (a forbidden first token): go on
                     # from its own choice, re-tokenized from text.
@@ -476,11 +489,8 @@ class ServedLlamaCppBackend:
                 text = context + raw.decode("utf-8", errors="ignore")
                 if step.at is None:
                     stream = self._open_stream(text, max_tokens)
-                    following = stream.next()
-                    if following is None:
-                        raise BackendError(f"{self.model}: the server generated nothing")
                     context, context_tokens, advanced = text, decoder.count_tokens(text), []
-                    reply = decoder.sparse_logits(following[1])
+                    reply = self._next_row(stream)
                 else:
                     reply = decoder.sparse_logits(self._top_logprobs(text))
         finally:

@@ -51,9 +51,11 @@ import numpy as np
 from omnieval.backends.llm._config import LlamaCppConfig, LlamaCppServerConfig
 from omnieval.backends.llm._cores import auto_threads
 from omnieval.backends.llm._llamacpp import (
+    PROMPT_CHUNK,
     LlamaCppChatBackend,
     _Advance,
     _Answer,
+    _common_prefix,
     _Prime,
     _text_messages,
     resolve_model_path,
@@ -118,7 +120,8 @@ def llamacpp_server_command(
         "--n_ctx",
         str(config.n_ctx),
         "--n_batch",
-        str(config.n_batch),
+        # Skeleton decoding: the in-process backend's prompt batches (see _align), else as configured.
+        str(PROMPT_CHUNK if config.constrained_decoding == "skeleton" else config.n_batch),
         "--n_threads",
         str(threads),
         "--n_threads_batch",
@@ -210,8 +213,27 @@ class _RemoteDecoder(LlamaCppChatBackend):
         self.token_of_text = by_text
         """Token id of each piece text (the server names tokens by text; the first id wins a tie)."""
 
+    def tokens(self, text: str) -> list[int]:
+        return [int(t) for t in self._llm.tokenize(text.encode("utf-8"), add_bos=True, special=True)]
+
     def count_tokens(self, text: str) -> int:
-        return len(self._llm.tokenize(text.encode("utf-8"), add_bos=True, special=True))
+        return len(self.tokens(text))
+
+    def cut_prompt(self, tokens: list[int], keep: int) -> str | None:
+        """A prompt the server reads as ``tokens[:keep]`` and one token that differs from
+        ``tokens[keep]`` (an end-of-text marker); None when the text does not tokenize back so."""
+        llm = self._llm
+        for marker in (llm.token_bos(), llm.token_eos()):
+            if marker < 0 or (keep < len(tokens) and tokens[keep] == marker):
+                continue
+            raw: bytes = llm.detokenize(tokens[:keep], special=True) + llm.detokenize([marker], special=True)
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:  # the cut splits a character: no such prompt
+                return None
+            if self.tokens(text) == [*tokens[:keep], marker]:
+                return text
+        return None
 
     def end_logits(self) -> np.ndarray:
         """A logits row whose only token is end-of-generation."""
@@ -299,6 +321,11 @@ class ServedLlamaCppBackend:
         )
         self.server = LlamaCppServer(config, model_path=self.path, alias=model, threads=self.threads)
         self.restarts = 0
+        self._canonical: list[int] = []
+        """Prompt tokens whose server KV cache was evaluated in aligned PROMPT_CHUNK batches (the
+        last request's prompt, whole chunks only); emptied when the server restarts."""
+        self.aligned = 0
+        """Requests whose server cache was cut to the in-process batch boundary first (see _align)."""
         self._lock = threading.Lock()
         self._http = httpx.Client(
             timeout=httpx.Timeout(config.timeout_s, connect=min(30.0, config.timeout_s))
@@ -358,6 +385,7 @@ class ServedLlamaCppBackend:
                         self.config.max_restarts,
                     )
                     self.server.stop(grace_s=5.0)
+                    self._canonical = []
                     self.server.__enter__()
 
     # -- skeleton decoding over /v1/completions ------------------------------------------------
@@ -430,6 +458,44 @@ class ServedLlamaCppBackend:
 
         return _Stream(lines(), response.close)
 
+    def _align(self, tokens: list[int], keep: int) -> None:
+        """Make the server re-evaluate ``tokens`` from position ``keep`` on, as the in-process
+        backend does.
+
+        llama.cpp's CPU kernels round a token's numbers differently with the shape of the batch it
+        was evaluated in (rows are taken in groups of 4, the rest one by one), and the server
+        evaluates a prompt from wherever its cache stops matching. The in-process backend evaluates
+        a request's prompt in :data:`PROMPT_CHUNK`-token batches from a chunk boundary, and later
+        prompts of a request from the end of what its own decoder evaluated. One small request
+        (``tokens[:keep]`` and an end-of-text marker, nothing else) moves the server's match point
+        to ``keep``; the server, run with ``--n_batch`` = :data:`PROMPT_CHUNK`, then evaluates the
+        rest in the same batches.
+        """
+        prompt = self.decoder.cut_prompt(tokens, keep)
+        if prompt is None:
+            log.debug("%s: no cut prompt at %d tokens; the server keeps its own batches", self.model, keep)
+            return
+        body = {
+            "model": self.model,
+            "prompt": prompt,
+            "max_tokens": 1,
+            "temperature": 0.0,
+            "top_p": 1.0,
+            "repeat_penalty": 1.0,
+            "stream": True,
+        }
+        import httpx
+
+        try:
+            with self._http.stream("POST", f"{self.server.base_url}/v1/completions", json=body) as response:
+                for _ in response.iter_lines():
+                    pass
+        except httpx.TransportError as exc:
+            raise TransientBackendError(
+                f"{self.model}: {type(exc).__name__} talking to {self.server.base_url}"
+            ) from None
+        self.aligned += 1
+
     def _next_row(self, stream: _Stream) -> np.ndarray:
         """The logits row of the stream's next position. A stream that ends ([DONE]) stopped at the
         end-of-generation token, which it does not send: the row then holds only that token."""
@@ -448,6 +514,7 @@ class ServedLlamaCppBackend:
         steps = decoder._skeleton_steps(prompt, plan, max_tokens)
         primes = 0
         context, context_tokens = "", 0
+        context_ids: list[int] = []
         advanced: list[int] = []
         stream: _Stream | None = None
         reply: Any = None
@@ -463,8 +530,20 @@ class ServedLlamaCppBackend:
                     stream = None
                 if isinstance(step, _Prime):
                     segment = values[primes] if primes < len(values) else None
+                    tokens = decoder.tokens(step.text)
+                    if primes == 0:
+                        # A request's first prompt: whole chunks it shares with the last prompt.
+                        shared = _common_prefix(self._canonical, tokens, len(tokens) - 1)
+                        keep = shared // PROMPT_CHUNK * PROMPT_CHUNK
+                    else:
+                        # Later prompts: from the end of what the decoder itself evaluated.
+                        keep = _common_prefix(context_ids + advanced, tokens, len(tokens) - 1)
+                    self._align(tokens, keep)
+                    if primes == 0:
+                        self._canonical = tokens[: len(tokens) // PROMPT_CHUNK * PROMPT_CHUNK]
                     primes += 1
-                    context, context_tokens, advanced = step.text, decoder.count_tokens(step.text), []
+                    context, context_ids, advanced = step.text, tokens, []
+                    context_tokens = len(tokens)
                     if isinstance(segment, Text):
                         stream = self._open_stream(step.text, max_tokens)
                         reply = (self._next_row(stream), context_tokens)
@@ -489,7 +568,8 @@ class ServedLlamaCppBackend:
                 text = context + raw.decode("utf-8", errors="ignore")
                 if step.at is None:
                     stream = self._open_stream(text, max_tokens)
-                    context, context_tokens, advanced = text, decoder.count_tokens(text), []
+                    context_ids = decoder.tokens(text)
+                    context, context_tokens, advanced = text, len(context_ids), []
                     reply = self._next_row(stream)
                 else:
                     reply = decoder.sparse_logits(self._top_logprobs(text))

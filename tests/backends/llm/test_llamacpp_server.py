@@ -226,16 +226,17 @@ def _scores(text: str) -> dict[str, int]:
     return {criterion: verdict["score"] for criterion, verdict in json.loads(text).items()}
 
 
-VALUE_PROB_TOLERANCE = 0.05
-"""Most a served value probability may differ from the in-process one (docs/judges.md)."""
+VALUE_PROB_TOLERANCE = 0.001
+"""Most a served value probability may differ from the in-process one: the mass outside the top 20
+tokens, seen in p(1) and p(10) (measured up to 6e-5; docs/judges.md)."""
 
 
 @pytest.mark.slow
 def test_two_verdicts_through_the_real_server_equal_the_cpu_judge(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The served path end to end: a real llama.cpp server started by omnieval, two verdicts with the
-    in-process judge's greedy scores and value probabilities within tolerance, the server killed
+    """The served path end to end: a real llama.cpp server started by omnieval, two verdicts equal to
+    the in-process judge's (answer text) with value probabilities within tolerance, the server killed
     mid-request and restarted without losing the answer, and no server left after close."""
     monkeypatch.setenv("OMNIEVAL_SERVER_LOG_DIR", str(tmp_path))
     cpu_judge, served_judge = _cpu_judge_backends()
@@ -269,9 +270,10 @@ def test_two_verdicts_through_the_real_server_equal_the_cpu_judge(
         served.close()
     assert not _alive(killed)
     for got, want in zip(answers, expected, strict=True):
-        # Greedy scores are the contract; a rationale may differ where two tokens are within the
-        # server's batch rounding of each other (docs/judges.md, "The served CPU panel").
-        assert _scores(got.text) == _scores(want.text), (got.text, want.text)
+        # The server evaluates the in-process batches (docs/judges.md, "The served CPU panel"):
+        # the same greedy answer, scores and rationales alike.
+        assert got.text == want.text
+        assert _scores(got.text) == _scores(want.text)
         assert got.value_probs is not None and want.value_probs is not None
         assert set(got.value_probs) == set(want.value_probs)
         for path, dist in want.value_probs.items():

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_shipped_panels() -> None:
-    assert panel_names() == ["cpu", "paper", "paper-a", "paper-b", "paper-c"]
+    assert panel_names() == ["cpu", "cpu-served", "paper", "paper-a", "paper-b", "paper-c"]
     cpu = load_panel("cpu")
     assert [j.id for j in cpu.tracks["text"].judges] == ["cpu-qwen2.5-coder-1.5b"]
     assert cpu.tracks["speech"].input == "cascade"
@@ -63,7 +63,7 @@ def test_panels_are_the_benchmarks(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert (shipped.benchmark, shipped.file) == ("storybench", "paper.yaml")
     # Registering the same files again (a re-imported module) changes nothing.
     register_panels(Path(_tracks.__file__).with_name("panels"), _tracks.PANELS, benchmark="storybench")
-    assert panel_names() == ["cpu", "paper", "paper-a", "paper-b", "paper-c"]
+    assert panel_names() == ["cpu", "cpu-served", "paper", "paper-a", "paper-b", "paper-c"]
     with pytest.raises(ConfigError, match="judge panel 'cpu' is already registered"):
         register_panels(tmp_path, ["cpu"], benchmark="other")
     with pytest.raises(ConfigError, match="no judge panels to register"):

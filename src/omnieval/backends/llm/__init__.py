@@ -2,7 +2,8 @@
 
 Backends (registered by config ``kind``): ``openai`` (any OpenAI-compatible server: vLLM, hosted
 APIs), ``gemini`` (Google's Gemini API through the google-genai SDK), ``vllm`` (omnieval starts and stops ``vllm serve`` from a separate environment), ``llamacpp``
-(GGUF in-process, the packaged CPU judge) and ``transformers`` (small local checkpoints). Other
+(GGUF in-process, the packaged CPU judge), ``llamacpp-server`` (the same GGUF behind llama.cpp's
+OpenAI-compatible server, which omnieval starts and stops) and ``transformers`` (small local checkpoints). Other
 installed distributions add kinds through the ``omnieval.llm_backends`` entry points
 (:func:`register_llm_backend`; the test kit's ``scripted``, ``simulated`` and ``faults``). Heavy
 runtimes are imported only when a backend is opened.
@@ -18,6 +19,7 @@ from omnieval.backends.llm._config import (
     GeminiBackendConfig,
     HttpClientSettings,
     LlamaCppConfig,
+    LlamaCppServerConfig,
     OpenAIBackendConfig,
     TransformersConfig,
     VllmServerConfig,
@@ -81,6 +83,7 @@ __all__ = [
     "HttpClientSettings",
     "ImagePart",
     "LlamaCppConfig",
+    "LlamaCppServerConfig",
     "LlmBackendKind",
     "Message",
     "ModelIdentity",

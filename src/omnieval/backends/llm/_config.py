@@ -27,7 +27,7 @@ class _Strict(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-SchemaField = Literal["response_format", "guided_json", "structured_outputs"]
+SchemaField = Literal["response_format", "guided_json", "structured_outputs", "json_object"]
 
 
 class HttpClientSettings(_Strict):
@@ -38,8 +38,10 @@ class HttpClientSettings(_Strict):
     concurrency: int = Field(default=1, ge=1)
     """Requests in flight at once (the paper's max concurrent sequences)."""
     schema_field: SchemaField = "response_format"
-    """How a JSON schema is sent: OpenAI ``response_format`` (vLLM, llama.cpp server, hosted APIs),
-    vLLM's older ``guided_json``, or vLLM's ``structured_outputs``."""
+    """How a JSON schema is sent: OpenAI ``response_format`` (vLLM, hosted APIs), vLLM's older
+    ``guided_json``, vLLM's ``structured_outputs``, or ``json_object``: ``response_format`` of
+    type ``json_object`` with the schema beside it, the only form llama-cpp-python's server
+    constrains by (it answers a ``json_schema`` format unconstrained, measured with 0.3.36)."""
     vllm_extensions: bool = True
     """Send vLLM's extra sampling fields (repetition_penalty, top_k, stop_token_ids,
     chat_template_kwargs). Turn off for hosted APIs that reject unknown fields."""
@@ -165,6 +167,50 @@ class VllmServerConfig(HttpClientSettings):
     """Environment variable with a key the server should require (passed to it via the environment)."""
 
 
+class LlamaCppServerConfig(HttpClientSettings):
+    """A GGUF model behind llama.cpp's OpenAI-compatible server (``python -m llama_cpp.server``),
+    started, health-checked, restarted and stopped by omnieval like ``vllm serve``.
+
+    The served twin of :class:`LlamaCppConfig`: the same file and decoding, reached over HTTP.
+    Greedy requests under a fixed-shape schema are skeleton-decoded by this process over the
+    server's ``/v1/completions`` (the model's greedy tokens and top log-probabilities per
+    position); other requests go to ``/v1/chat/completions`` with the schema as a grammar.
+    """
+
+    kind: Literal["llamacpp-server"] = "llamacpp-server"
+    model_path: str = "packaged:qwen2.5-coder-1.5b-gguf"
+    """A GGUF file, or ``packaged:<asset>`` (as for :class:`LlamaCppConfig`)."""
+    n_ctx: int = Field(default=4096, ge=256)
+    """Context window of the server in tokens."""
+    n_batch: int = Field(default=512, ge=8)
+    """Most tokens per llama.cpp decode on the server."""
+    n_threads: int | None = Field(default=None, ge=1)
+    """CPU threads of the server; None picks the cores no other process keeps busy (as in-process)."""
+    chat_format: str | None = None
+    """llama.cpp chat format; None = the template stored in the GGUF (applied by this process for
+    skeleton requests, by the server for the others)."""
+    constrained_decoding: Literal["skeleton", "grammar"] = "skeleton"
+    """As :attr:`LlamaCppConfig.constrained_decoding`."""
+    skeleton_text_sentences: int | None = Field(default=None, ge=1)
+    """As :attr:`LlamaCppConfig.skeleton_text_sentences`."""
+    top_logprobs: int = Field(default=20, ge=2, le=100)
+    """Top log-probabilities asked for per position; the skeleton decoder sees only these tokens
+    (20 is the most the OpenAI API and vLLM's default ``--max-logprobs`` give)."""
+    python: str | None = None
+    """Interpreter that runs ``-m llama_cpp.server``; default: this process's own."""
+    host: str = "127.0.0.1"
+    port: int | None = Field(default=None, ge=1, le=65535)
+    """Port to serve on; None picks a free one."""
+    startup_timeout_s: float = Field(default=300.0, gt=0)
+    """How long to wait for the server to answer ``GET /v1/models``."""
+    max_restarts: int = Field(default=3, ge=0)
+    """Times a server that died under a run is started again before its requests fail."""
+    extra_args: tuple[str, ...] = ()
+    """Further ``llama_cpp.server`` arguments, passed as given."""
+    schema_field: SchemaField = "json_object"
+    vllm_extensions: bool = False
+
+
 GEMINI_KEY_VARIABLES: tuple[str, ...] = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
 """Where a Gemini key is looked for when a config names no variable, in the google-genai SDK's own
 order (it prefers ``GOOGLE_API_KEY`` when both are set)."""
@@ -254,7 +300,12 @@ class TransformersConfig(_Strict):
 
 
 BuiltinBackendConfig = Annotated[
-    OpenAIBackendConfig | VllmServerConfig | GeminiBackendConfig | LlamaCppConfig | TransformersConfig,
+    OpenAIBackendConfig
+    | VllmServerConfig
+    | GeminiBackendConfig
+    | LlamaCppConfig
+    | TransformersConfig
+    | LlamaCppServerConfig,
     Field(discriminator="kind"),
 ]
 """The backend kinds omnieval ships, as the discriminated union they have always validated through."""
@@ -295,6 +346,7 @@ if TYPE_CHECKING:
         | GeminiBackendConfig
         | LlamaCppConfig
         | TransformersConfig
+        | LlamaCppServerConfig
         | PluginBackendConfig
     )
 else:

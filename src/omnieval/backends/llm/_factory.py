@@ -15,6 +15,7 @@ from omnieval.backends.llm._config import (
     BackendConfig,
     GeminiBackendConfig,
     LlamaCppConfig,
+    LlamaCppServerConfig,
     OpenAIBackendConfig,
     TransformersConfig,
     VllmServerConfig,
@@ -68,6 +69,13 @@ def _llamacpp(config: LlamaCppConfig, model: str, revision: str) -> ChatBackend:
     from omnieval.backends.llm._llamacpp import LlamaCppChatBackend
 
     return LlamaCppChatBackend(config, model=model, revision=revision)
+
+
+@LLM_BACKENDS.register("llamacpp-server")
+def _llamacpp_server(config: LlamaCppServerConfig, model: str, revision: str) -> ChatBackend:
+    from omnieval.backends.llm._llamacpp_server import ServedLlamaCppBackend
+
+    return ServedLlamaCppBackend(config, model=model, revision=revision)
 
 
 @LLM_BACKENDS.register("transformers")
@@ -136,6 +144,14 @@ def _gguf_identity(config: LlamaCppConfig, model: str, revision: str) -> ModelId
     return gguf_identity(config, model, revision)
 
 
+@_identity("llamacpp-server")
+def _served_gguf_identity(config: LlamaCppServerConfig, model: str, revision: str) -> ModelIdentity:
+    # omnieval starts this server itself on a local GGUF: the file names its weights.
+    from omnieval.backends.llm._llamacpp import gguf_identity
+
+    return gguf_identity(LlamaCppConfig(model_path=config.model_path), model, revision)
+
+
 @_identity("transformers")
 def _tf_identity(config: TransformersConfig, model: str, revision: str) -> ModelIdentity:
     if config.model_path:
@@ -187,11 +203,12 @@ def reports_value_probs(config: BackendConfig, *, schema_constrained: bool, gree
     """Whether answers from ``config`` carry :attr:`Completion.value_probs` for schema integers.
 
     llama.cpp does with its ``skeleton`` decoder (greedy requests under a fixed-shape schema), where
-    the decoder reads the model's full next-token distribution at every value; a plugin's kind does
+    the decoder reads the model's full next-token distribution at every value (served: the top
+    log-probabilities the server returns); a plugin's kind does
     when it says so. Other backends report none (their judge rows get no probability-weighted
     companion).
     """
-    if isinstance(config, LlamaCppConfig):
+    if isinstance(config, LlamaCppConfig | LlamaCppServerConfig):
         return config.constrained_decoding == "skeleton" and schema_constrained and greedy
     plugin = _plugin(config)
     if plugin is not None:
@@ -247,6 +264,13 @@ def output_fingerprint(config: BackendConfig) -> dict[str, Any]:
         if config.parallel_sequences > 1:
             # Lockstep batches round differently from one-at-a-time decoding: other answers.
             out["parallel_sequences"] = config.parallel_sequences
+    elif isinstance(config, LlamaCppServerConfig):
+        out["constrained_decoding"] = config.constrained_decoding
+        out["chat_format"] = config.chat_format
+        out["schema_field"] = config.schema_field
+        out["top_logprobs"] = config.top_logprobs
+        if config.skeleton_text_sentences is not None:
+            out["skeleton_text_sentences"] = config.skeleton_text_sentences
     elif isinstance(config, OpenAIBackendConfig | VllmServerConfig):
         out["schema_field"] = config.schema_field
         out["vllm_extensions"] = config.vllm_extensions

@@ -136,6 +136,10 @@ def request_body(
                 "type": "json_schema",
                 "json_schema": {"name": "judge_verdict", "schema": schema, "strict": True},
             }
+        elif schema_field == "json_object":
+            # llama-cpp-python's server constrains only by this form (a json_schema format is
+            # accepted and ignored there).
+            body["response_format"] = {"type": "json_object", "schema": schema}
         elif schema_field == "guided_json":
             body["guided_json"] = schema
         else:

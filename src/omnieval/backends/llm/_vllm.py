@@ -5,7 +5,8 @@ given by ``executable``, ``$OMNIEVAL_VLLM_BIN`` or ``vllm`` on PATH. omnieval bu
 line from the panel config (model, revision, dtype, tensor parallel, swap, context, GPU memory,
 concurrency, seed, multimodal limits), starts it in its own process group with its output in a log
 file, waits for ``GET /health``, talks to it over the OpenAI-compatible API and stops it (SIGTERM,
-then SIGKILL) when the judge is done or the run is interrupted.
+then SIGKILL) when the judge is done or the run is interrupted; a watchdog stops it when the run is
+killed outright (:mod:`._process`).
 
 An API key for the server is handed over through the environment (``VLLM_API_KEY``), never on the
 command line, so it appears in no log, process list or lineage.
@@ -13,22 +14,18 @@ command line, so it appears in no log, process list or lineage.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
 import shutil
-import signal
-import socket
-import subprocess
 import tempfile
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from omnieval.backends.llm._config import HttpClientSettings, VllmServerConfig
 from omnieval.backends.llm._identity import hf_identity
 from omnieval.backends.llm._openai import OpenAIChatBackend
+from omnieval.backends.llm._process import ServerProcess, free_port
 from omnieval.backends.llm._types import (
     BackendError,
     BackendUnavailable,
@@ -52,12 +49,6 @@ def find_executable(config: VllmServerConfig) -> str:
             f"${VLLM_BIN_ENV} to its `vllm` executable (GPU machines only)"
         )
     return found
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
 
 
 def vllm_command(
@@ -108,8 +99,10 @@ def vllm_command(
     return cmd
 
 
-class VllmServer:
+class VllmServer(ServerProcess):
     """One ``vllm serve`` process: ``start()``, ``wait_healthy()``, ``stop()`` (or use as a context manager)."""
+
+    not_started = "the vLLM server was not started"
 
     def __init__(
         self, config: VllmServerConfig, *, model: str, revision: str = "", log_dir: Path | None = None
@@ -119,17 +112,16 @@ class VllmServer:
         self.revision = revision
         self.port = config.port or free_port(config.host)
         self.executable = find_executable(config)
-        self.command = vllm_command(
-            config, executable=self.executable, model=model, revision=revision, port=self.port
-        )
         folder = log_dir or Path(os.environ.get("OMNIEVAL_VLLM_LOG_DIR") or tempfile.gettempdir())
         folder.mkdir(parents=True, exist_ok=True)
-        self.log_path = folder / f"vllm-{model.replace('/', '--')}-{self.port}.log"
-        self.process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def base_url(self) -> str:
-        return f"http://{self.config.host}:{self.port}"
+        super().__init__(
+            vllm_command(config, executable=self.executable, model=model, revision=revision, port=self.port),
+            label=f"vllm serve {model}",
+            base_url=f"http://{config.host}:{self.port}",
+            health_path="/health",
+            log_path=folder / f"vllm-{model.replace('/', '--')}-{self.port}.log",
+            startup_timeout_s=config.startup_timeout_s,
+        )
 
     def _env(self) -> dict[str, str]:
         env = dict(os.environ)
@@ -140,83 +132,9 @@ class VllmServer:
             env["VLLM_API_KEY"] = key
         return env
 
-    def start(self) -> None:
-        log.info("starting %s (log: %s)", " ".join(self.command), self.log_path)
-        with self.log_path.open("ab") as out:
-            self.process = subprocess.Popen(
-                self.command,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                env=self._env(),
-                start_new_session=True,
-            )
-
-    def log_tail(self, lines: int = 20) -> str:
-        try:
-            return "\n".join(
-                self.log_path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:]
-            )
-        except OSError:
-            return ""
-
-    def wait_healthy(self, timeout_s: float | None = None, poll_s: float = 1.0) -> float:
-        """Block until ``/health`` answers 200; return the seconds waited. Raise if the server dies or times out."""
-        import httpx
-
-        if self.process is None:
-            raise BackendError("the vLLM server was not started")
-        limit = self.config.startup_timeout_s if timeout_s is None else timeout_s
-        started = time.monotonic()
-        while True:
-            code = self.process.poll()
-            if code is not None:
-                raise BackendUnavailable(
-                    f"vllm serve {self.model} exited with code {code} before becoming healthy; log tail:\n"
-                    + self.log_tail()
-                )
-            try:
-                if httpx.get(f"{self.base_url}/health", timeout=5.0).status_code == 200:
-                    waited = time.monotonic() - started
-                    log.info("vLLM server for %s healthy after %.1f s", self.model, waited)
-                    return waited
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() - started > limit:
-                self.stop()
-                raise BackendUnavailable(
-                    f"vllm serve {self.model} not healthy after {limit:.0f} s; log tail:\n" + self.log_tail()
-                )
-            time.sleep(poll_s)
-
-    def stop(self, grace_s: float = 30.0) -> None:
-        """SIGTERM the server's process group, then SIGKILL it after ``grace_s``."""
-        process, self.process = self.process, None
-        if process is None or process.poll() is not None:
-            return
-        try:
-            os.killpg(process.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            return
-        try:
-            process.wait(timeout=grace_s)
-        except subprocess.TimeoutExpired:
-            log.warning("vLLM server for %s ignored SIGTERM; killing it", self.model)
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-
     def __enter__(self) -> VllmServer:
-        self.start()
-        try:
-            self.wait_healthy()
-        except BaseException:
-            self.stop()
-            raise
+        super().__enter__()
         return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
 
 class ManagedVllmBackend:

@@ -18,6 +18,9 @@ from omnieval.metrics import MetricsConfig
 CPU_PANEL = "cpu"
 """The offline panel: one packaged 1.5B model on the text track and, through a cascade, the speech track."""
 
+CPU_PANELS = frozenset({CPU_PANEL, "cpu-served"})
+"""The offline panel and its served twin (the same judge behind llama.cpp's server): same deviations."""
+
 PAPER_PANELS = frozenset({"paper", "paper-a", "paper-b", "paper-c"})
 """The panels whose judges are the paper's (PROTOCOLS.md: columns A, B and C)."""
 
@@ -35,7 +38,7 @@ def _metrics(run: RunSettings) -> MetricsConfig:
 
 def judge_substitute_cpu(run: RunSettings) -> Deviation | None:
     """The ``cpu`` panel stands in for the paper's three judges per track."""
-    if CPU_PANEL not in run.panels:
+    if not CPU_PANELS & set(run.panels):
         return None
     return Deviation(
         "judge-substitute-cpu",
@@ -51,7 +54,7 @@ def judge_substitute_cpu(run: RunSettings) -> Deviation | None:
 
 def prompt_cpu_own(run: RunSettings) -> Deviation | None:
     """The ``cpu`` panel's prompts are its own, not a paraphrase of the paper's rubric."""
-    if CPU_PANEL not in run.panels:
+    if not CPU_PANELS & set(run.panels):
         return None
     return Deviation(
         "prompt-cpu-own",
@@ -66,7 +69,7 @@ def prompt_cpu_own(run: RunSettings) -> Deviation | None:
 
 def prompt_paraphrase(run: RunSettings) -> Deviation | None:
     """Every other panel's prompts paraphrase the paper's rubrics."""
-    if not [p for p in run.panels if p != CPU_PANEL]:
+    if not [p for p in run.panels if p not in CPU_PANELS]:
         return None
     return Deviation(
         "prompt-paraphrase",
@@ -79,7 +82,7 @@ def prompt_paraphrase(run: RunSettings) -> Deviation | None:
 
 def judge_panel_custom(run: RunSettings) -> Deviation | None:
     """A panel that is neither the paper's nor the packaged ``cpu`` one (a panel file)."""
-    custom = [p for p in run.panels if p != CPU_PANEL and p not in PAPER_PANELS]
+    custom = [p for p in run.panels if p not in CPU_PANELS and p not in PAPER_PANELS]
     if not custom:
         return None
     return Deviation(

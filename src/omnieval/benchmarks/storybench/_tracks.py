@@ -69,8 +69,9 @@ TRACK_NAMES: Final[tuple[str, ...]] = tuple(TRACKS)
 
 register_tracks(TRACKS.values(), benchmark=BENCHMARK, reference=page_turn_inputs)
 
-PANELS: Final[tuple[str, ...]] = ("paper-a", "paper-b", "paper-c", "paper", "cpu")
+PANELS: Final[tuple[str, ...]] = ("paper-a", "paper-b", "paper-c", "paper", "cpu", "cpu-served")
 """The judge panels shipped in ``panels/`` beside this module (the paper's three judges, ``paper``
-= all three, and ``cpu``, the small local default), registered with the judges on import."""
+= all three, ``cpu``, the small local default, and ``cpu-served``, the same judge behind
+llama.cpp's OpenAI-compatible server), registered with the judges on import."""
 
 register_panels(Path(__file__).with_name("panels"), PANELS, benchmark=BENCHMARK)

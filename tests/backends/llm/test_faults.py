@@ -74,12 +74,13 @@ def test_transport_faults_never_reach_the_inner_model_and_retries_recover() -> N
     ANSWERED.clear()
     requests = [_request(i) for i in range(20)]
     first = backend.chat_many(requests)
+    assert len(first) == 20
     # Every attempt faults: all transient, nothing answered.
     assert all(isinstance(r, TransientBackendError) and r.transient for r in first)
     assert ANSWERED == []
     kinds = Counter(e.fault for e in backend.events)
     assert sum(kinds.values()) == 20 and set(kinds) <= {"http_429", "http_5xx", "timeout"}
-    assert all(e.attempt == 0 for e in backend.events)
+    assert backend.events and all(e.attempt == 0 for e in backend.events)
     backend.chat_many(requests)
     assert [e.attempt for e in backend.events[20:]] == [1] * 20
 

@@ -162,6 +162,7 @@ def test_packaged_qwen_gives_valid_verdicts(qwen: LlamaCppChatBackend) -> None:
     )
     reading = parse_verdict(answer.text, "text")
     assert reading.status == "ok", answer.text
+    assert reading.rationales
     assert all(len(r) <= 40 for r in reading.rationales.values())
     assert qwen.identity().weights_digest and len(qwen.identity().weights_digest) == 64
 

@@ -175,6 +175,7 @@ def test_lockstep_answers_equal_one_at_a_time(parallel: int) -> None:
     requests = _requests(7)
     sequential = _FakeBackend(1)
     expected = [sequential.chat(r) for r in requests]
+    assert len(expected) == 7
     assert all(json.loads(c.text)["first"]["score"] in range(1, 11) for c in expected)
     lockstep = _FakeBackend(parallel)
     # Two calls: the second starts from the sequences the first left in the cache.

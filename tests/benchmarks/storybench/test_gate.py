@@ -134,6 +134,7 @@ def test_characters_as_list_of_structs_pass_the_gate(sample_copy: Path) -> None:
             row[column] = json.loads(row[column])
     pq.write_table(pa.Table.from_pylist(rows), sample_copy / PARQUET)
     gate_rows = read_rows(sample_copy, SOURCE, StoryBenchRecord).rows.values()
+    assert len(gate_rows) == len(rows)
     assert all(r["condition_characters__valid"] and r["book_characters__valid"] for r in gate_rows)
     result = gate_storybench_dataset(sample_copy, None)
     assert result.success, result.report()

@@ -8,6 +8,7 @@ python -m omnieval.stages.judge --suite pipelines/nightly.yaml
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -247,7 +248,30 @@ def _merge_lineage(into: dict[str, Any], more: dict[str, Any]) -> dict[str, Any]
     return into
 
 
+SERVER_LOG_DIR_ENV = "OMNIEVAL_SERVER_LOG_DIR"
+
+
 def run(
+    config: SuiteConfig,
+    instances: Sequence[Any],
+    dataset_digest: str,
+    *,
+    shards: Sequence[JudgeShard] | None = None,
+) -> JudgeOutcome:
+    """:func:`_run`, with the logs of any model server the judges start (llama.cpp's, vLLM's) in
+    ``state/<suite>/judge/servers/`` beside the judgments it served, unless ``$OMNIEVAL_SERVER_LOG_DIR``
+    names a folder."""
+    chosen = os.environ.get(SERVER_LOG_DIR_ENV)
+    if not chosen:
+        os.environ[SERVER_LOG_DIR_ENV] = str(state_paths(config).judge_dir / "servers")
+    try:
+        return _run(config, instances, dataset_digest, shards=shards)
+    finally:
+        if not chosen:
+            os.environ.pop(SERVER_LOG_DIR_ENV, None)
+
+
+def _run(
     config: SuiteConfig,
     instances: Sequence[Any],
     dataset_digest: str,

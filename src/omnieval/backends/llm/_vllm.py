@@ -112,7 +112,11 @@ class VllmServer(ServerProcess):
         self.revision = revision
         self.port = config.port or free_port(config.host)
         self.executable = find_executable(config)
-        folder = log_dir or Path(os.environ.get("OMNIEVAL_VLLM_LOG_DIR") or tempfile.gettempdir())
+        folder = log_dir or Path(
+            os.environ.get("OMNIEVAL_VLLM_LOG_DIR")
+            or os.environ.get("OMNIEVAL_SERVER_LOG_DIR")
+            or tempfile.gettempdir()
+        )
         folder.mkdir(parents=True, exist_ok=True)
         super().__init__(
             vllm_command(config, executable=self.executable, model=model, revision=revision, port=self.port),

@@ -90,9 +90,7 @@ def _helps_in_one_process(commands: Sequence[tuple[str, ...]], cwd: Path) -> dic
     )
     assert done.returncode == 0, done.stderr[-3000:]
     results = json.loads(done.stdout)
-    return {
-        f"help {' '.join(c)}": Case((*c, "--help"), *results[" ".join([*c, "--help"])]) for c in commands
-    }
+    return {f"help {' '.join(c)}": Case((*c, "--help"), *results[" ".join([*c, "--help"])]) for c in commands}
 
 
 # -- inputs ------------------------------------------------------------------------------------------

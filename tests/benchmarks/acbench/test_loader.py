@@ -125,7 +125,9 @@ def test_frame_is_plain(ac_sample: Path) -> None:
     assert frame.iloc[0]["heteronym_word"] == ""
     for column in FRAME_COLUMNS:
         values = frame[column].tolist()
-        assert len(values) == 40 and all(isinstance(v, int if column == "index" else str) for v in values), column
+        assert len(values) == 40 and all(isinstance(v, int if column == "index" else str) for v in values), (
+            column
+        )
     json.dumps(frame.to_dict(orient="records"))
 
 

@@ -26,6 +26,16 @@ def test_starts_answers_on_loopback_and_stops(monkeypatch: pytest.MonkeyPatch) -
         assert httpx.get(f"{url}/health", timeout=5).status_code == 200
         process = server.process
         assert process is not None
+        # What the server really listens on, not only what its URL says: a bind to 0.0.0.0 fails here.
+        import psutil
+
+        listening = [
+            c.laddr.ip
+            for proc in (psutil.Process(process.pid), *psutil.Process(process.pid).children(recursive=True))
+            for c in proc.net_connections(kind="tcp")
+            if c.status == psutil.CONN_LISTEN
+        ]
+        assert listening and set(listening) <= {"127.0.0.1"}, listening
     assert process.poll() is not None, "the server outlived the run"
     assert "PREFECT_API_URL" not in os.environ
 

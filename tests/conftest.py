@@ -53,7 +53,9 @@ def pytest_configure(config: pytest.Config) -> None:
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
     base = Path(os.environ.get("OMNIEVAL_TEST_HOME", "/tmp/omnieval-test-home")) / worker
     base.mkdir(parents=True, exist_ok=True)
-    os.environ.setdefault("PREFECT_HOME", str(base / "prefect"))
+    # Always: the Makefile exports PREFECT_HOME=<checkout>/.prefect for `make run`, and a test that
+    # ran a flow there wrote the checkout's database while another test checked it stays untouched.
+    os.environ["PREFECT_HOME"] = str(base / "prefect")
     os.environ.setdefault("WANDB_DIR", str(base / "wandb"))
     # Workers share the cores for the whole session: each llama.cpp judge takes its share of them,
     # not every core that looked idle when it loaded (spinning threads on a busy core made a verdict

@@ -467,9 +467,13 @@ def _load(path: Path) -> LeaderboardDeclaration:
     """The declaration at ``path``, read and checked once per file and process."""
     import yaml
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when built with it: read at every import
     try:
-        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
+        text = path.read_text(encoding="utf-8")
+        # libyaml's safe loader when PyYAML was built with it: this runs at every import
+        if hasattr(yaml, "CSafeLoader"):
+            raw = yaml.load(text, Loader=yaml.CSafeLoader)
+        else:
+            raw = yaml.load(text, Loader=yaml.SafeLoader)
     except FileNotFoundError:
         raise ConfigError(f"{path}: leaderboard declaration not found") from None
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:

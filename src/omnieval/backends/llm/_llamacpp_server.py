@@ -42,6 +42,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import subprocess
 import sys
 import tempfile
 import threading
@@ -373,7 +374,7 @@ class ServedLlamaCppBackend:
                 try:
                     return call()
                 except TransientBackendError:
-                    if self.server.alive():
+                    if not self._died_within(2.0):
                         raise
                     if self.restarts >= self.config.max_restarts:
                         raise BackendUnavailable(
@@ -391,6 +392,19 @@ class ServedLlamaCppBackend:
                     self.server.stop(grace_s=5.0)
                     self._canonical = []
                     self.server.__enter__()
+
+    def _died_within(self, seconds: float) -> bool:
+        """Whether the server process is gone, waiting up to ``seconds`` for it: a killed server's
+        connection can drop a moment before its process is reaped, and a dropped stream from a
+        server still running is the request's failure, not the server's."""
+        process = self.server.process
+        if process is None:
+            return True
+        try:
+            process.wait(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
 
     # -- skeleton decoding over /v1/completions ------------------------------------------------
 

@@ -307,7 +307,8 @@ class Hooks(Benchmark):
     def instances(self, dataset): return ()
     def fingerprint(self, dataset): raise NotImplementedError
     def dataset_frame(self, root): raise NotImplementedError
-    def generate(self, job): raise NotImplementedError
+    def dataset_summary(self, dataset): raise NotImplementedError
+    def audit_inputs(self, dataset): raise NotImplementedError
     def compute_metrics(self, job): raise NotImplementedError
     def leaderboard(self, scores, facts=None): raise NotImplementedError
     def leaderboard_text(self, document): return ""

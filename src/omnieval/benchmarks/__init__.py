@@ -45,6 +45,7 @@ from omnieval.benchmarks._declared import (
     NoOptions,
     Outputs,
     Record,
+    RecordDataset,
     read_records,
     record_expectations,
     summarize,
@@ -56,6 +57,7 @@ from omnieval.benchmarks._external import (
     load_folder,
     resolve_benchmark,
 )
+from omnieval.benchmarks._judging import Judging
 from omnieval.lineage import Deviation
 
 
@@ -104,12 +106,14 @@ __all__ = [
     "Instance",
     "JudgeJob",
     "JudgeOutput",
+    "Judging",
     "Leaderboard",
     "MetricsJob",
     "MetricsOutput",
     "NoOptions",
     "Outputs",
     "Record",
+    "RecordDataset",
     "ReportJob",
     "ReportSuite",
     "RunFacts",

@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Protocol, final
 
 from pydantic import BaseModel
 
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from omnieval.audit import AuditInputs
+    from omnieval.benchmarks._judging import Judging
     from omnieval.data import Manifest
     from omnieval.gates import GateResult
     from omnieval.judges import AnchorTracks, JudgedPanel, KnownSetRunner, ParseResult
@@ -302,11 +303,36 @@ class Benchmark(ABC):
     diagnostic_kinds: ClassVar[frozenset[str]] = frozenset()
     """System kinds that are diagnostic unless a suite says ``diagnostic: false`` (probes that
     should not move the scores of the systems under test; see :meth:`diagnostic_systems`)."""
+    dataset_fields: ClassVar[frozenset[str]] = frozenset()
+    """``dataset.fields`` of ``benchmark.yaml``: first-record keys that tell this layout from
+    another with the same marker (:meth:`detect`)."""
+    judging: ClassVar[type[Judging] | None] = None
+    """The benchmark's judge scorer (:class:`~omnieval.benchmarks._judging.Judging` subclass): its
+    panels, prompts, answer reader, judge runs, anchors and known set. None: no LLM judging."""
+    default_leaderboard: ClassVar[type[BaseModel] | None] = None
+    """The ``leaderboard.json`` model when no ``leaderboard.yaml`` sits beside the module."""
+    commands: ClassVar[Mapping[str, str]] = {}
+    """The benchmark's own commands (:data:`COMMANDS` keys) -> ``"<module>:<function>"`` (a module
+    relative to the benchmark's package, e.g. ``"._sample:sample_main"``), the function taking
+    ``(argv, prog)`` and returning an exit status."""
+    metric_notes: ClassVar[Mapping[str, str]] = {}
+    """Metric key -> how it measures something other than the paper's figure of that name. The
+    track stage tags every MLflow run with them (``omnieval.metric_note.<key>``) and the run's
+    description lists them, so the number is not read beside the paper's without the note."""
 
-    # -- data ---------------------------------------------------------------------------------
+    # -- data: declarations (DeclaredBenchmark implements the rest from its record model) --------
+    @final
     def detect(self, root: Path) -> bool:
-        """Whether ``root`` looks like a dataset of this benchmark."""
-        return (Path(root) / self.dataset_marker).is_file()
+        """Whether ``root`` looks like a dataset of this benchmark: its marker file exists and, where
+        ``benchmark.yaml`` declares ``dataset.fields`` (another layout shares the marker), the first
+        record has one of them or none can be read (validation then names the broken line)."""
+        marker = Path(root) / self.dataset_marker
+        if not marker.is_file():
+            return False
+        if not self.dataset_fields:
+            return True
+        keys = first_record_keys(marker)
+        return not keys or bool(keys & self.dataset_fields)
 
     @abstractmethod
     def validate(self, root: Path) -> DatasetReport:
@@ -328,19 +354,15 @@ class Benchmark(ABC):
     def dataset_frame(self, root: Path) -> pd.DataFrame:
         """A flat table of the dataset at ``root``, logged as the MLflow dataset input."""
 
+    @abstractmethod
     def dataset_summary(self, dataset: Any) -> DatasetSummary:
         """How ``omnieval validate`` describes a valid dataset."""
-        n = len(self.instances(dataset))
-        return DatasetSummary(f"{n} instances", {"n_rows": n})
 
+    @abstractmethod
     def audit_inputs(self, dataset: Any) -> AuditInputs:
-        """What ``omnieval audit`` reads from a validated dataset: its pages (text, image) and each
-        instance's own pages, target page and condition texts (which fields those are is the
-        benchmark's knowledge; the audit itself is generic, :mod:`omnieval.audit`)."""
-        from omnieval.errors import ConfigError
+        """What ``omnieval audit`` reads from a validated dataset (:mod:`omnieval.audit`)."""
 
-        raise ConfigError(f"benchmark {self.name} has no dataset audit")
-
+    @final
     def load(self, root: Path) -> Any:
         """Validate and return the dataset; raise :class:`~omnieval.errors.DataError` on bad data."""
         from omnieval.errors import DataError
@@ -353,6 +375,7 @@ class Benchmark(ABC):
         return report.dataset
 
     # -- generation ---------------------------------------------------------------------------
+    @final
     def generate(self, job: GenerateJob) -> GenerationSummary:
         """Let the job's system write the candidate layout; return its summary.
 
@@ -373,9 +396,18 @@ class Benchmark(ABC):
         )
         return job.system.generate(request)
 
-    def visible_task(self, instance: Any, condition: str = "") -> Task:
-        """One instance as a generating system sees it: a :class:`omnieval.systems.Task` holding only
-        the task inputs (never a target field), for ``condition`` where the benchmark has them."""
+    def visible_task(self, instance: object, condition: str = "") -> Task:
+        """Hook: one instance as a generating system sees it, a :class:`omnieval.systems.Task`
+        holding only the task inputs (never a target field), for ``condition`` where the benchmark
+        has them. Default: refused (the benchmark serves no generating system).
+
+        Example (a record whose ``answer`` is the target)::
+
+            def visible_task(self, instance: object, condition: str = "") -> Task:
+                assert isinstance(instance, Instance)
+                inputs = instance.record.model_dump(mode="json", exclude={"id", "answer"})
+                return Task(self.name, instance.index, instance.id, condition, inputs)
+        """
         from omnieval.errors import ConfigError
 
         raise ConfigError(f"benchmark {self.name} does not expose task inputs to generating systems")
@@ -383,94 +415,95 @@ class Benchmark(ABC):
     # -- scoring ------------------------------------------------------------------------------
     @abstractmethod
     def compute_metrics(self, job: MetricsJob) -> MetricsOutput:
-        """Automatic metrics of one system, over every condition of ``job.candidates``."""
+        """Hook: automatic metrics of one system, over every condition of ``job.candidates``."""
 
+    # -- judging: the declared judge scorer (:attr:`judging`) does the work --------------------
+    @final
+    def judges(self) -> Judging | None:
+        """The benchmark's judge scorer (one instance of :attr:`judging` per benchmark), or None."""
+        if self.judging is None:
+            return None
+        found = self.__dict__.get("_judging_instance")
+        if found is None:
+            found = self.__dict__["_judging_instance"] = self.judging(self.name)
+        return found
+
+    @final
     def panel_names(self) -> list[str]:
         """Judge panels a suite of this benchmark may name (default: the shared panel folder)."""
         from omnieval.judges import panel_names
 
-        return panel_names()
+        scorer = self.judges()
+        return scorer.panel_names() if scorer is not None else panel_names()
 
-    def describe_panels(self) -> list[dict[str, Any]]:
-        """The judge panels this benchmark ships, for ``omnieval judge panels``: per panel its
-        ``name``, ``description``, ``tracks`` (track -> ``{"judges": [{"id", "model", "backend"}, ...],
-        "unavailable": why or None}``) and ``repair`` (judge id or None). Default: the panels this
-        benchmark registered with the judges (:func:`omnieval.judges.register_panels`)."""
-        from omnieval.judges import describe_panels
+    @final
+    def describe_panels(self) -> list[dict[str, object]]:
+        """The judge panels this benchmark ships, for ``omnieval judge panels``
+        (:meth:`Judging.describe_panels`); empty without judging."""
+        scorer = self.judges()
+        return scorer.describe_panels() if scorer is not None else []
 
-        return describe_panels(benchmark=self.name)
+    @final
+    def prompt_catalog(self) -> list[dict[str, object]]:
+        """This benchmark's judge prompt templates, for ``omnieval judge prompts``."""
+        scorer = self.judges()
+        return scorer.prompt_catalog() if scorer is not None else []
 
-    def prompt_catalog(self) -> list[dict[str, Any]]:
-        """This benchmark's judge prompt templates, for ``omnieval judge prompts``: per template its
-        ``track``, ``variant``, ``version`` and ``sha256``. Default: the templates registered with the
-        judges (:func:`omnieval.judges.register_templates`) when this benchmark registered them."""
-        from omnieval.errors import ConfigError
-        from omnieval.judges import registered_benchmark, template_catalog
-
-        try:
-            owner = registered_benchmark()
-        except ConfigError:  # no benchmark registered rubrics
-            return []
-        return template_catalog() if owner == self.name else []
-
+    @final
     def read_judge_answer(self, raw: str | None, track: str) -> ParseResult:
-        """How a raw judge answer for ``track`` (one of :attr:`judge_tracks`) is read, for
-        ``omnieval judge parse``. Default: the judges' reader of verdicts of the tracks this
-        benchmark registered (:func:`omnieval.judges.register_tracks`).
+        """How a raw judge answer for ``track`` is read, for ``omnieval judge parse``.
 
         Raises:
-            ConfigError: ``track`` is not one of this benchmark's registered judge tracks.
+            ConfigError: ``track`` is not one of this benchmark's judge tracks.
         """
         from omnieval.errors import ConfigError
-        from omnieval.judges import parse_verdict, track_benchmarks, track_names
 
-        if self.name not in track_benchmarks() or track not in track_names(self.name):
+        scorer = self.judges()
+        if scorer is None:
             raise ConfigError(f"benchmark {self.name} has no judge answer reader for track {track!r}")
-        return parse_verdict(raw, track, benchmark=self.name)
+        return scorer.read_answer(raw, track)
 
+    @final
     def judgment_schema(self) -> JudgmentSchema | None:
-        """The layout of this benchmark's ``judgments.parquet`` (None: it has no judges); the
-        judgments gate checks the judge stage's table against it."""
-        return None
+        """The layout of this benchmark's ``judgments.parquet`` (None: it has no judges)."""
+        scorer = self.judges()
+        return scorer.schema() if scorer is not None else None
 
+    @final
     def judge(self, job: JudgeJob) -> JudgeOutput:
-        """Run one judge panel over every system."""
+        """Run one judge panel over every system (:meth:`Judging.judge`)."""
         from omnieval.errors import ConfigError
 
-        raise ConfigError(f"benchmark {self.name} has no judge tracks (panel {job.panel})")
+        scorer = self.judges()
+        if scorer is None:
+            raise ConfigError(f"benchmark {self.name} has no judge tracks (panel {job.panel})")
+        return scorer.judge(job)
 
+    @final
     def anchor_tracks(self) -> AnchorTracks | None:
-        """Track -> candidate modalities the drift anchors' manifest may name. Default: the judge
-        tracks this benchmark registered and the outputs each needs (None when it registered none)."""
-        from omnieval.judges import track_benchmarks, tracks_of
+        """Track -> candidate modalities the drift anchors' manifest may name (None: no judging)."""
+        scorer = self.judges()
+        return scorer.anchor_tracks() if scorer is not None else None
 
-        if self.name not in track_benchmarks():
-            return None
-        return {
-            name: tuple(m.value for m in spec.needs) for name, spec in tracks_of(self.name).tracks.items()
-        }
-
+    @final
     def judge_anchors(self, job: JudgeJob) -> JudgedPanel:
-        """The drift anchors (each a one-output "system") judged as the judge stage judges systems.
+        """The drift anchors judged as the judge stage judges systems (:meth:`Judging.judge_anchors`)."""
+        scorer = self.judges()
+        return scorer.judge_anchors(job) if scorer is not None else self.judge(job)
 
-        The result's ``judgments`` must hold one row per (anchor, instance, track, judge) with
-        ``status``, ``scores`` (JSON: criterion -> value) and ``expected_scores``, and its lineage
-        ``judges`` (with ``roles`` per track) and ``prompts`` (per track, with ``sha256``), as
-        storybench's judge stage writes them (the default: :meth:`judge`). A benchmark whose
-        judgments have another shape converts them here.
-        """
-        return self.judge(job)
-
+    @final
     def known_set(self, instances: Sequence[Any], metrics_config: BaseModel) -> KnownSetRunner | None:
-        """This benchmark's pinned meta-evaluation set (``omnieval judge check``, the nightly's judge
-        check), bound to ``instances`` (the dataset whose instances it names) and the suite's
-        ``metrics:`` settings; None: the benchmark has none (default).
+        """This benchmark's pinned meta-evaluation set bound to ``instances`` and the suite's
+        ``metrics:`` settings (:meth:`Judging.known_set`); None: it has none.
 
         Raises:
             DataError: the set names instances ``instances`` does not hold.
         """
-        return None
+        scorer = self.judges()
+        return scorer.known_set(instances, metrics_config) if scorer is not None else None
 
+    # -- aggregation --------------------------------------------------------------------------
+    @final
     def diagnostic_systems(self, systems: Mapping[str, SystemSpec]) -> frozenset[str]:
         """The ids of a suite's diagnostic systems: ``diagnostic: true``, or unset and of a kind in
         :attr:`diagnostic_kinds`. The report stage hands them to :meth:`leaderboard` (``RunFacts``)."""
@@ -480,21 +513,30 @@ class Benchmark(ABC):
             if (spec.diagnostic if spec.diagnostic is not None else spec.kind in self.diagnostic_kinds)
         )
 
+    @final
     def reference_systems(self, systems: Mapping[str, SystemSpec]) -> frozenset[str]:
         """The ids of a suite's reference systems: those of a kind in :attr:`reference_kinds` (the
         ground truth itself as a candidate). The report stage hands them to :meth:`leaderboard`."""
         return frozenset(sid for sid, spec in systems.items() if spec.kind in self.reference_kinds)
 
+    @final
     def leaderboard_model(self) -> type[BaseModel] | None:
-        """The pydantic model of this benchmark's ``leaderboard.json`` document (None: untyped)."""
-        return None
+        """The pydantic model of this benchmark's ``leaderboard.json`` document: the one its
+        ``leaderboard.yaml`` declares, else :attr:`default_leaderboard` (None: untyped)."""
+        from omnieval.benchmarks._leaderboard import LEADERBOARD_FILE, declared_document
+
+        module = sys.modules.get(type(self).__module__)
+        where = getattr(module, "__file__", None)
+        if where and (Path(where).parent / LEADERBOARD_FILE).is_file():
+            return declared_document(where)
+        return self.default_leaderboard
 
     @abstractmethod
     def leaderboard(self, scores: pd.DataFrame, facts: RunFacts | None = None) -> Leaderboard:
-        """Aggregate a scores table into the leaderboard document and MLflow metrics."""
+        """Hook: aggregate a scores table into the leaderboard document and MLflow metrics."""
 
     def instance_components(self, scores: pd.DataFrame) -> pd.DataFrame:
-        """Per-instance values of the headline components, for paired run comparisons.
+        """Hook: per-instance values of the headline components, for paired run comparisons.
 
         Returns columns ``system, instance_id, component, value``: per (system, instance) the value
         of each headline component on its aggregate scale, valid instances only (no row where the
@@ -504,11 +546,11 @@ class Benchmark(ABC):
         raise NotImplementedError(f"benchmark {self.name} has no per-instance components")
 
     @abstractmethod
-    def leaderboard_text(self, document: Mapping[str, Any]) -> str:
-        """The leaderboard as a terminal table."""
+    def leaderboard_text(self, document: Mapping[str, object]) -> str:
+        """Hook: the leaderboard as a terminal table."""
 
-    def aggregate_text(self, document: Mapping[str, Any]) -> str:
-        """``omnieval aggregate`` without ``--json`` (default: the leaderboard table)."""
+    def aggregate_text(self, document: Mapping[str, object]) -> str:
+        """Hook: ``omnieval aggregate`` without ``--json`` (default: the leaderboard table)."""
         return self.leaderboard_text(document)
 
     def run_analyses(
@@ -520,21 +562,23 @@ class Benchmark(ABC):
         seed: int,
         draws: int,
         facts: RunFacts | None = None,
-    ) -> dict[str, Any]:
-        """The benchmark's statistics on a scores table (written under ``out_dir``); ``facts`` are
-        the run's (its diagnostic and reference systems), as :meth:`leaderboard` gets them."""
+    ) -> Mapping[str, object]:
+        """Hook: the benchmark's statistics on a scores table (written under ``out_dir``; analysis
+        name -> its document); ``facts`` are the run's, as :meth:`leaderboard` gets them. Default:
+        none."""
         return {}
 
     @abstractmethod
     def write_report(self, job: ReportJob) -> None:
-        """Write the self-contained ``report.html`` of one run."""
+        """Hook: write the self-contained ``report.html`` of one run."""
 
     def deviations(self, run: RunSettings) -> list[Deviation]:
-        """This benchmark's departures from its paper's protocol that apply to ``run`` (the hook a
-        benchmark overrides; default none). Each benchmark declares them once, in one place;
-        :meth:`deviation_ledger` adds the framework's own and is what lineage and report show."""
+        """Hook: this benchmark's departures from its paper's protocol that apply to ``run``
+        (default none). Each benchmark declares them once, in one place; :meth:`deviation_ledger`
+        adds the framework's own and is what lineage and report show."""
         return []
 
+    @final
     def deviation_ledger(self, run: RunSettings) -> list[Deviation]:
         """The run's deviation ledger (FORMATS.md section 12): :meth:`deviations` plus
         ``dataset-limit`` when ``dataset.limit`` evaluates a prefix of the dataset.
@@ -557,37 +601,50 @@ class Benchmark(ABC):
             )
         return check_ledger(ledger)
 
-    def metric_notes(self) -> dict[str, str]:
-        """Metric key -> how it measures something other than the paper's figure of that name. The
-        track stage tags every MLflow run with them (``omnieval.metric_note.<key>``) and the run's
-        description lists them, so the number is not read beside the paper's without the note."""
-        return {}
+    # -- the benchmark's own commands (declared in :attr:`commands`) ---------------------------
+    @final
+    def run_command(self, command: str, argv: Sequence[str], prog: str) -> int:
+        """Run this benchmark's ``command`` (``make-sample``, ``human-tasks`` or ``metrics``) with
+        command-line ``argv``: the function :attr:`commands` names for it.
 
+        Returns the exit status; a benchmark without that command says so and returns 2.
+        """
+        import importlib
+
+        target = self.commands.get(command)
+        if target is None:
+            what = COMMANDS.get(command, command)
+            print(f"error: {self.name} has no {what}", file=sys.stderr)
+            return 2
+        module, _, function = target.partition(":")
+        package = type(self).__module__
+        main: Callable[[Sequence[str], str], int] = getattr(
+            importlib.import_module(module, package=package), function
+        )
+        return int(main(argv, prog))
+
+    @final
     def make_sample(self, argv: Sequence[str], prog: str) -> int:
-        """Run this benchmark's sample generator with command-line ``argv`` (``omnieval make-sample``).
+        """``omnieval make-sample <benchmark>``: the sample generator (:meth:`run_command`)."""
+        return self.run_command("make-sample", argv, prog)
 
-        Returns the exit status; a benchmark without a generator says so and returns 2.
-        """
-        print(f"error: {self.name} has no sample generator", file=sys.stderr)
-        return 2
-
+    @final
     def human_tasks_command(self, argv: Sequence[str], prog: str) -> int:
-        """Run ``omnieval human-tasks <benchmark>`` with command-line ``argv``: the tasks a human
-        study of this benchmark rates (e.g. Label Studio tasks). Returns the exit status; a
-        benchmark without such a command says so and returns 2.
-        """
-        print(f"error: {self.name} has no human-study task command", file=sys.stderr)
-        return 2
+        """``omnieval human-tasks <benchmark>``: the tasks a human study rates (:meth:`run_command`)."""
+        return self.run_command("human-tasks", argv, prog)
 
+    @final
     def metrics_command(self, argv: Sequence[str], prog: str) -> int:
-        """Run ``omnieval metrics <benchmark>`` with command-line ``argv``: this benchmark's metrics of
-        one candidate folder, outside a suite. The CLI offers the command for a benchmark package
-        holding a ``_metrics_cli.py`` (whose docstring's first line is the help).
+        """``omnieval metrics <benchmark>``: the metrics of one candidate folder (:meth:`run_command`)."""
+        return self.run_command("metrics", argv, prog)
 
-        Returns the exit status; a benchmark without such a command says so and returns 2.
-        """
-        print(f"error: {self.name} has no metrics command", file=sys.stderr)
-        return 2
+
+COMMANDS: Final[Mapping[str, str]] = {
+    "make-sample": "sample generator",
+    "human-tasks": "human-study task command",
+    "metrics": "metrics command",
+}
+"""The commands a benchmark may declare in :attr:`Benchmark.commands` -> how an error names them."""
 
 
 def first_record_keys(path: Path, *, max_lines: int = 50) -> frozenset[str]:

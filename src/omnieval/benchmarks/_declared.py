@@ -38,17 +38,17 @@ Example (``hooks.py`` beside a ``benchmark.yaml`` whose headline component is ``
 from __future__ import annotations
 
 import math
-from abc import abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, NamedTuple, TypeVar, final
 
 from pydantic import BaseModel, ConfigDict
 
 from omnieval.benchmarks._base import (
     Benchmark,
     DatasetReport,
+    DatasetSummary,
     Leaderboard,
     MetricsJob,
     MetricsOutput,
@@ -74,6 +74,7 @@ from omnieval.benchmarks._records import (
     gate_records,
     read_rows,
 )
+from omnieval.data import Identified, InstanceDataset
 from omnieval.errors import ConfigError
 from omnieval.lineage import Deviation
 
@@ -82,8 +83,10 @@ if TYPE_CHECKING:
     import numpy.typing as npt
     import pandas as pd
 
-    from omnieval.data import InstanceDataset, Manifest
+    from omnieval.audit import AuditInputs
+    from omnieval.data import Manifest
     from omnieval.gates import GateResult
+    from omnieval.systems import Task
 
 
 class NoOptions(BaseModel):
@@ -237,12 +240,104 @@ def _interval(ci: tuple[float, float] | None) -> list[float] | None:
     return None if ci is None else list(ci)
 
 
-class DeclaredBenchmark(Benchmark):
-    """A :class:`~omnieval.benchmarks.Benchmark` whose hooks are defaults derived from declarations
-    (module docstring). Register a subclass with ``@benchmark()`` beside its ``benchmark.yaml``."""
+RecordT = TypeVar("RecordT", bound=Record)
+ConfigT = TypeVar("ConfigT", bound=BaseModel)
+InstT = TypeVar("InstT", bound=Identified)
+DataT = TypeVar("DataT", bound="RecordDataset[Any]")
+
+
+@dataclass(frozen=True)
+class RecordDataset(InstanceDataset[InstT]):
+    """A validated dataset of a :class:`DeclaredBenchmark`: its instances (what each record's
+    :meth:`Record.instance` made) in source order, the rows' file and the records themselves.
+
+    A benchmark subclasses it (``dataset_type``) for what only its data knows: a summary line, an
+    MLflow dataset table of its own, the inputs of ``omnieval audit``.
+    """
+
+    table: Path
+    """The rows' file (resolved): what the fingerprint hashes as the table."""
+    records: tuple[Record, ...] = field(repr=False, compare=False)
+    """The validated records the instances were built from (what the fingerprint hashes)."""
+
+    @property
+    def manifest_path(self) -> Path:
+        """The rows' file under the name JSON-lines benchmarks use for it."""
+        return self.table
+
+    def summary(self) -> DatasetSummary:
+        """How ``omnieval validate`` describes the dataset (default: ``"<n> instances"``)."""
+        return DatasetSummary(f"{len(self)} instances", {"n_rows": len(self)})
+
+    def frame(self) -> pd.DataFrame:
+        """The MLflow dataset input: ``index`` then each record's JSON form, media paths relative."""
+        if not self.records:
+            import pandas as pd
+
+            return pd.DataFrame()
+        rows = [Instance(index, r.id, r) for index, r in enumerate(self.records)]
+        return dataset_table(type(self.records[0]), rows, self.root)
+
+    def audit_inputs(self, digest: str, benchmark: str) -> AuditInputs:
+        """What ``omnieval audit`` reads (pages, targets, conditions); ``digest`` is the dataset's
+        fingerprint. Default: refused (the benchmark has no dataset audit)."""
+        raise ConfigError(f"benchmark {benchmark} has no dataset audit")
+
+
+def validate_records(
+    root: Path, record: type[Record], source: RowSource, dataset_type: type[RecordDataset[Any]]
+) -> DatasetReport:
+    """Read every row of ``source`` under ``root`` through ``record``; the dataset (of
+    ``dataset_type``, one instance per row from :meth:`Record.instance`) only when no row has a
+    problem. Never raises on bad data: problems name file, row, id and field."""
+    root = Path(root)
+    found = read_rows(root, source, record)
+    dataset = None
+    if not found.problems:
+        lines = list(found.rows)  # every row is an instance when nothing is wrong
+        records = tuple(i.record for i in found.instances)
+        instances = tuple(r.instance(i, lines[i]) for i, r in enumerate(records))
+        dataset = dataset_type(root.resolve(), instances, table=source.path(root).resolve(), records=records)
+    return DatasetReport(not found.problems, found.problems, len(found.rows), dataset)
+
+
+def load_records(
+    name: str, root: Path, record: type[Record], source: RowSource, dataset_type: type[DataT]
+) -> DataT:
+    """:func:`validate_records`'s dataset, or raise with every problem.
+
+    Raises:
+        DataError: ``<name> dataset <root> failed validation (<n> problems)`` listing each problem
+            (exit code 2 in the CLI).
+    """
+    from omnieval.errors import DataError
+
+    report = validate_records(root, record, source, dataset_type)
+    if not isinstance(report.dataset, dataset_type):
+        n = len(report.problems)
+        raise DataError(
+            f"{name} dataset {root} failed validation ({n} problem{'s' if n != 1 else ''})", report.problems
+        )
+    return report.dataset
+
+
+class DeclaredBenchmark(Benchmark, Generic[RecordT, ConfigT]):
+    """The one benchmark API: a :class:`~omnieval.benchmarks.Benchmark` whose data side follows from
+    declarations (module docstring) and whose differences are at most ten hooks. Register a
+    subclass with ``@benchmark()`` beside its ``benchmark.yaml``.
+
+    Hooks (everything else is ``@final``): :meth:`score` or :meth:`compute_metrics`,
+    :meth:`visible_task`, :meth:`leaderboard`, :meth:`instance_components`, :meth:`leaderboard_text`,
+    :meth:`aggregate_text`, :meth:`run_analyses`, :meth:`write_report`, :meth:`deviations`. Judging
+    is a declared component (:attr:`judging`), the commands are declared (:attr:`commands`).
+    """
 
     record: ClassVar[type[Record]]
-    """The pydantic model of one JSONL line (the loader's and the gate's check)."""
+    """The pydantic model of one row (the loader's, the gate's and the fingerprint's check)."""
+    source: ClassVar[RowSource | None] = None
+    """Where the rows come from; None: the dataset marker read as JSON lines."""
+    dataset_type: ClassVar[type[RecordDataset[Any]]] = RecordDataset
+    """The loaded dataset's class (:class:`RecordDataset` or a subclass)."""
     targets: ClassVar[tuple[str, ...]] = ()
     """Record fields a generating system never sees (the references)."""
     metrics_config: ClassVar[type[BaseModel]] = NoOptions
@@ -251,82 +346,99 @@ class DeclaredBenchmark(Benchmark):
     paper_deviations: ClassVar[tuple[Deviation, ...]] = ()
     """Departures from the benchmark's paper that every run has (the run's ledger, FORMATS.md
     section 12); default none. Override :meth:`deviations` for ones that depend on the run."""
+    default_leaderboard: ClassVar[type[BaseModel] | None] = DeclaredLeaderboard
 
     def __init__(self) -> None:
         where = f"{type(self).__module__}.{type(self).__qualname__}"
+        own_score = type(self).score is not DeclaredBenchmark.score
+        if not own_score and type(self).compute_metrics is DeclaredBenchmark.compute_metrics:
+            raise TypeError(f"{where}: declares neither score() nor compute_metrics()")
         record = getattr(self, "record", None)
         if not (isinstance(record, type) and issubclass(record, Record)):
             raise ConfigError(f"{where}: set record to a Record subclass (the model of one line)")
         unknown = sorted(set(self.targets) - set(record.model_fields))
         if self.spec is None or unknown:
             raise ConfigError(f"{where}: needs its benchmark.yaml and targets that are record fields")
-        if set(self.score_range) != set(self.components):
+        if own_score and set(self.score_range) != set(self.components):
             raise ConfigError(
                 f"{where}: score_range must give the range of each headline component "
                 f"({', '.join(self.components)}), got {', '.join(self.score_range) or 'none'}"
             )
 
     def deviations(self, run: RunSettings) -> list[Deviation]:
+        """Default: :attr:`paper_deviations`, whatever the run."""
         return list(self.paper_deviations)
 
     @property
+    @final
     def components(self) -> tuple[str, ...]:
         """What :meth:`score` returns, in display order (``headline.components``)."""
         assert self.spec is not None
         return self.spec.headline.components
 
-    @abstractmethod
-    def score(self, record: Any, outputs: Outputs, config: Any) -> Mapping[str, float | None]:
-        """Component -> value of one instance (None: not applicable); ``config`` is the suite's
-        typed ``metrics:`` block. Called only when every declared modality was written. Abstract:
-        a subclass without it cannot be instantiated, so ``@benchmark`` refuses it when registering."""
+    def score(self, record: RecordT, outputs: Outputs, config: ConfigT) -> Mapping[str, float | None]:
+        """Hook: component -> value of one instance (None: not applicable); ``config`` is the
+        suite's typed ``metrics:`` block. Called by the default :meth:`compute_metrics` only when
+        every declared modality was written; a benchmark overrides this or :meth:`compute_metrics`
+        (registration refuses one that overrides neither)."""
+        raise NotImplementedError(f"{type(self).__qualname__} declares no score()")
 
     # -- data -----------------------------------------------------------------------------------
-    @property
-    def source(self) -> RowSource:
-        """Where the rows come from: the dataset marker read as JSON lines (override for parquet)."""
-        return JsonLines(self.dataset_marker)
+    @final
+    def row_source(self) -> RowSource:
+        """Where the rows come from (:attr:`source`, default the marker read as JSON lines)."""
+        return self.source if self.source is not None else JsonLines(self.dataset_marker)
 
-    def _read(self, root: Path) -> RecordLines:
-        found = read_rows(root, self.source, self.record)
-        return RecordLines(found.instances, found.problems, found.rows)
-
+    @final
     def validate(self, root: Path) -> DatasetReport:
-        from omnieval.data import InstanceDataset
+        """Read every row through the record model (:func:`validate_records`)."""
+        return validate_records(root, self.record, self.row_source(), self.dataset_type)
 
-        found = self._read(root)
-        dataset = InstanceDataset(Path(root).resolve(), found.instances) if not found.problems else None
-        return DatasetReport(not found.problems, found.problems, len(found.rows), dataset)
-
+    @final
     def expectation_suite(self) -> dict[str, Any]:
         """The dataset gate's suite, from the record model (:func:`record_expectations`)."""
         return record_expectations(self.record, self.name)
 
+    @final
     def gate(self, root: Path, out_json: Path | None) -> GateResult:
         return gate_records(
-            root, self.source, self.record, self.name, out_json, suite=self.expectation_suite()
+            Path(root), self.row_source(), self.record, self.name, out_json, suite=self.expectation_suite()
         )
 
-    def instances(self, dataset: InstanceDataset[Instance]) -> tuple[Instance, ...]:
-        return dataset.instances
+    @final
+    def instances(self, dataset: RecordDataset[Any]) -> tuple[Any, ...]:
+        return tuple(dataset.instances)
 
-    def fingerprint(self, dataset: InstanceDataset[Instance]) -> Manifest:
+    @final
+    def fingerprint(self, dataset: RecordDataset[Any]) -> Manifest:
         # The table, every media file the records name and their declared texts.
-        records = [i.record for i in dataset.instances]
-        return fingerprint_records(dataset.root, self.source.path(dataset.root), self.record, records)
+        return fingerprint_records(dataset.root, dataset.table, self.record, dataset.records)
 
+    @final
     def dataset_frame(self, root: Path) -> pd.DataFrame:
-        return dataset_table(self.record, self._read(root).instances, Path(root))
+        frame: pd.DataFrame = self.load(root).frame()
+        return frame
+
+    @final
+    def dataset_summary(self, dataset: RecordDataset[Any]) -> DatasetSummary:
+        return dataset.summary()
+
+    @final
+    def audit_inputs(self, dataset: RecordDataset[Any]) -> AuditInputs:
+        return dataset.audit_inputs(self.fingerprint(dataset).digest, self.name)
 
     # -- generation -----------------------------------------------------------------------------
-    def visible_task(self, instance: Any, condition: str = "") -> Any:
+    def visible_task(self, instance: object, condition: str = "") -> Task:
+        """Default: the record's fields but :attr:`targets` (and the id), as plain JSON."""
         from omnieval.systems import Task
 
+        assert isinstance(instance, Instance)
         inputs = instance.record.model_dump(mode="json", exclude={"id", *self.targets})
         return Task(self.name, instance.index, instance.id, condition, inputs)
 
     # -- scoring --------------------------------------------------------------------------------
     def compute_metrics(self, job: MetricsJob) -> MetricsOutput:
+        """Default: :meth:`score` per instance whose every declared modality was written."""
         from omnieval.candidates import Modality, read_candidate
         from omnieval.scores import ScoreRow, Status, scores_frame
 
@@ -337,7 +449,7 @@ class DeclaredBenchmark(Benchmark):
                 values: Mapping[str, float | None] = {}
                 paths = {f.modality.value: f.path for f in found if f.path is not None}
                 if len(paths) == len(found):
-                    values = self.score(inst.record, Outputs(paths), job.config)
+                    values = self.score(inst.record, Outputs(paths), job.config)  # type: ignore[arg-type]
                     if set(values) != set(self.components):
                         raise ConfigError(
                             f"{self.name}: score() returned {sorted(values)}, declared {list(self.components)}"
@@ -374,10 +486,9 @@ class DeclaredBenchmark(Benchmark):
         lo, hi = self.score_range[component]
         return hi if component in self.lower_is_better else lo
 
-    def leaderboard_model(self) -> type[BaseModel]:
-        return DeclaredLeaderboard
-
     def leaderboard(self, scores: pd.DataFrame, facts: RunFacts | None = None) -> Leaderboard:
+        """Default: per system, condition and component the valid-only and zero-filled means with
+        bootstrap intervals (:func:`summarize`), as a :class:`DeclaredLeaderboard`."""
         from omnieval.scores import VALUED_STATUSES
 
         n = facts.n_instances if facts and facts.n_instances else int(scores["instance_id"].nunique())
@@ -415,6 +526,8 @@ class DeclaredBenchmark(Benchmark):
         return Leaderboard.typed(document, metrics)
 
     def instance_components(self, scores: pd.DataFrame) -> pd.DataFrame:
+        """Default: the scores table's valid values, ``<condition>.<component>`` where there are
+        conditions."""
         from omnieval.scores import VALUED_STATUSES
 
         valid = scores[scores["status"].isin(VALUED_STATUSES)]
@@ -440,12 +553,14 @@ class DeclaredBenchmark(Benchmark):
             rows.append(cells)
         return head, rows
 
-    def leaderboard_text(self, document: Mapping[str, Any]) -> str:
+    def leaderboard_text(self, document: Mapping[str, object]) -> str:
+        """Default: one line per system, each component's mean [95% CI], zero-filled mean, valid/asked."""
         head, rows = self._table(document)
         widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
         return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in [head, *rows])
 
     def write_report(self, job: ReportJob) -> None:
+        """Default: the verdict, the leaderboard table and generation facts on one page."""
         from omnieval.reporting import Section, esc, generation_block, table, verdict_banner, write_run_page
 
         head, rows = self._table(job.document)
@@ -472,9 +587,12 @@ __all__ = [
     "NoOptions",
     "Outputs",
     "Record",
+    "RecordDataset",
     "RecordLines",
     "Summary",
+    "load_records",
     "read_records",
     "record_expectations",
     "summarize",
+    "validate_records",
 ]

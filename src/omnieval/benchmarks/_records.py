@@ -59,6 +59,12 @@ class Record(BaseModel):
     """Text fields hashed one by one into the fingerprint (a list of texts joined with ``"; "``), so a
     lineage names which instance's which text changed, not only that the table did."""
 
+    def instance(self, index: int, line: int) -> object:
+        """What the stages work on for this row, at position ``index`` (the candidate index) from
+        line/row ``line`` of the source: by default an :class:`Instance` holding the record; a
+        benchmark with a typed instance of its own returns that instead."""
+        return Instance(index, self.id, self)
+
 
 @dataclass(frozen=True)
 class Instance:

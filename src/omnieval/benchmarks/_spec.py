@@ -49,6 +49,7 @@ SPEC_ATTRIBUTES: Final[tuple[str, ...]] = (
     "description",
     "default_dataset",
     "dataset_marker",
+    "dataset_fields",
     "conditions",
     "default_conditions",
     "system_kinds",
@@ -94,6 +95,10 @@ class DatasetSpec(_Strict):
     sample: Path
     """The bundled sample, used when a suite names no dataset: relative to the project root for a
     benchmark in this package, to its own folder for one a suite loads from a folder."""
+    fields: tuple[str, ...] = ()
+    """Record keys that tell this layout from another benchmark's with the same marker file: a
+    folder is this benchmark's when the marker's first record has one of them (or no record can be
+    read, so that validation names the broken line). Empty: the marker alone decides."""
 
     @field_validator("marker")
     @classmethod
@@ -267,6 +272,7 @@ class BenchmarkSpec(_Strict):
             "description": self.description,
             "default_dataset": self.dataset.sample,
             "dataset_marker": self.dataset.marker,
+            "dataset_fields": frozenset(self.dataset.fields),
             "conditions": conditions,
             "default_conditions": conditions if self.default_conditions is None else self.default_conditions,
             "system_kinds": frozenset(self.system_kinds),

@@ -30,6 +30,7 @@ from omnieval.data._fingerprint import (
 from omnieval.data._generated import refuse_foreign, replace_owned
 from omnieval.data._jsonl_manifest import (
     MANIFEST_NAME,
+    Identified,
     InstanceDataset,
     ManifestDataset,
     ManifestReport,
@@ -43,6 +44,7 @@ __all__ = [
     "TEXT_FIELDS",
     "FileCheck",
     "FileEntry",
+    "Identified",
     "InstanceDataset",
     "Loaded",
     "Manifest",

@@ -8,6 +8,7 @@ python -m omnieval.stages.report --suite pipelines/nightly.yaml
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -189,7 +190,7 @@ def run(config: SuiteConfig, dataset_digest: str) -> ReportOutcome:
         result.mlflow_metrics.setdefault(sid, {}).update(generation_metrics(block))
     board = {"suite": config.suite, "dataset_digest": dataset_digest, **result.document}
     write_json(leaderboard_path, {**board, MLFLOW_METRICS_KEY: result.mlflow_metrics})
-    outputs: dict[str, Any] = {}
+    outputs: Mapping[str, object] = {}
     if config.analyses.enabled:
         note("[report] running analyses")
         outputs = bench.run_analyses(

@@ -173,7 +173,7 @@ def run(
         "omnieval.dataset.dvc_md5": lineage["dataset"]["dvc_md5"],
         "omnieval.git_sha": lineage["code"]["git_sha"],
         **{k: str(v) for k, v in judge_lineage.get("mlflow_tags", {}).items()},
-        **{f"{METRIC_NOTE_TAG}{key}": note for key, note in bench.metric_notes().items()},
+        **{f"{METRIC_NOTE_TAG}{key}": note for key, note in bench.metric_notes.items()},
     }
     resolved = _resolved_config(config, metrics_lineage, judge_lineage)
     dataset_frame = bench.dataset_frame(config.dataset_path)

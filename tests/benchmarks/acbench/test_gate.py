@@ -8,12 +8,13 @@ import typing
 from pathlib import Path
 
 from benchmarks.acbench._corrupt import edit_line
+from omnieval.benchmarks import BENCHMARKS
 from omnieval.benchmarks._records import dataset_suite, gate_columns
-from omnieval.benchmarks.acbench._record import FEATURES, AcbenchRecord, Feature, gate_acbench_dataset
+from omnieval.benchmarks.acbench._record import FEATURES, AcbenchRecord, Feature
 
 
 def test_gate_passes_on_the_sample(ac_sample: Path, tmp_path: Path) -> None:
-    result = gate_acbench_dataset(ac_sample, tmp_path / "gate.json")
+    result = BENCHMARKS.get("acbench").gate(ac_sample, tmp_path / "gate.json")
     assert result.success, result.report()
     assert result.n_rows == 40 and result.evaluated >= 20
     saved = json.loads((tmp_path / "gate.json").read_text(encoding="utf-8"))
@@ -35,7 +36,7 @@ def test_gate_names_row_and_field(ac_copy: Path, tmp_path: Path) -> None:
     (ac_copy / "images" / "ac-0011.png").write_bytes(b"not a picture")
     edit_line(ac_copy, 4, lambda o: o.update(id="ac-0002"))
     edit_line(ac_copy, 8, lambda o: o["heteronym"]["readings"].update(metal=["L", "QQ", "D"]))
-    result = gate_acbench_dataset(ac_copy, tmp_path / "gate.json")
+    result = BENCHMARKS.get("acbench").gate(ac_copy, tmp_path / "gate.json")
     assert not result.success
     report = result.report()
     by_column = {f.column: f for f in result.failed}
@@ -57,13 +58,13 @@ def test_gate_fails_on_a_bad_line(ac_copy: Path) -> None:
     lines = path.read_text(encoding="utf-8").splitlines()
     lines[2] = "{broken"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    result = gate_acbench_dataset(ac_copy, None)
+    result = BENCHMARKS.get("acbench").gate(ac_copy, None)
     failed = {f.column: f.describe() for f in result.failed}
     assert "line 3: not valid JSON" in failed["record__parses"]
 
 
 def test_gate_without_manifest(tmp_path: Path) -> None:
-    result = gate_acbench_dataset(tmp_path, None)
+    result = BENCHMARKS.get("acbench").gate(tmp_path, None)
     assert not result.success
     assert result.failed[0].expectation_type == "manifest_is_readable"
     assert "manifest.jsonl: file not found" in result.report()

@@ -12,7 +12,6 @@ from omnieval.benchmarks.acbench._record import (
     FEATURES,
     FRAME_COLUMNS,
     AcbenchInstance,
-    acbench_frame,
     canonical_target,
     fingerprint_acbench,
     load_acbench,
@@ -118,7 +117,7 @@ def test_fingerprint_sees_targets(ac_copy: Path) -> None:
 
 def test_frame_is_plain(ac_sample: Path) -> None:
     dataset = load_acbench(ac_sample)
-    frame = acbench_frame(dataset)
+    frame = dataset.frame()
     assert tuple(frame.columns) == FRAME_COLUMNS and len(frame) == 40
     row = frame.iloc[6]
     assert row["instruction_audio"] == "instructions/ac-0007.wav" and row["heteronym_word"] == "lead"

@@ -8,8 +8,9 @@ import typing
 from pathlib import Path
 
 from benchmarks.prism._corrupt import edit_line, lavfi_clip
+from omnieval.benchmarks import BENCHMARKS
 from omnieval.benchmarks._records import dataset_suite, gate_columns
-from omnieval.benchmarks.prism._record import PrismRecord, Subset, gate_prism_dataset
+from omnieval.benchmarks.prism._record import PrismRecord, Subset
 from omnieval.benchmarks.prism._tags import SUBSETS
 
 
@@ -25,7 +26,7 @@ def test_the_suite_is_derived_from_the_record_model() -> None:
 
 
 def test_gate_passes_on_the_sample(prism_sample: Path, tmp_path: Path) -> None:
-    result = gate_prism_dataset(prism_sample, tmp_path / "gate.json")
+    result = BENCHMARKS.get("prism").gate(prism_sample, tmp_path / "gate.json")
     assert result.success, result.report()
     assert result.n_rows == 29 and result.evaluated >= 10
     saved = json.loads((tmp_path / "gate.json").read_text(encoding="utf-8"))
@@ -38,7 +39,7 @@ def test_gate_fails_and_names_row_and_field(prism_small: Path, tmp_path: Path) -
     (prism_small / "videos" / "on-01.mp4").unlink()
     lavfi_clip(prism_small / "videos" / "on-01.mp4", audio=False, fps=3)
     edit_line(prism_small, 4, lambda o: o.update(extra_field=1))
-    result = gate_prism_dataset(prism_small, tmp_path / "gate.json")
+    result = BENCHMARKS.get("prism").gate(prism_small, tmp_path / "gate.json")
     assert not result.success
     by_column = {f.column: f.describe() for f in result.failed}
     tags = by_column["active_tags__valid"]
@@ -58,13 +59,13 @@ def test_gate_fails_on_a_bad_line(prism_small: Path) -> None:
     lines = path.read_text(encoding="utf-8").splitlines()
     lines[2] = "{broken"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    result = gate_prism_dataset(prism_small, None)
+    result = BENCHMARKS.get("prism").gate(prism_small, None)
     failed = {f.column: f.describe() for f in result.failed}
     assert "line 3: not valid JSON" in failed["record__parses"]
 
 
 def test_gate_without_manifest(tmp_path: Path) -> None:
-    result = gate_prism_dataset(tmp_path, None)
+    result = BENCHMARKS.get("prism").gate(tmp_path, None)
     assert not result.success
     assert result.failed[0].expectation_type == "manifest_is_readable"
     assert "manifest.jsonl: file not found" in result.report()

@@ -9,13 +9,12 @@ from pathlib import Path
 import pytest
 
 from benchmarks.prism._corrupt import CASES, Case, edit_line
+from omnieval.benchmarks import BENCHMARKS
 from omnieval.benchmarks.prism._record import (
     FRAME_COLUMNS,
     PrismInstance,
     candidate_video,
-    fingerprint_prism,
     load_prism,
-    prism_frame,
     tags_problem,
     validate_prism,
 )
@@ -134,26 +133,26 @@ def test_tags_problem_messages() -> None:
 
 
 def test_fingerprint_is_stable_and_sensitive(prism_small: Path, tmp_path: Path) -> None:
-    first = fingerprint_prism(load_prism(prism_small))
+    first = BENCHMARKS.get("prism").fingerprint(load_prism(prism_small))
     moved = shutil.copytree(prism_small, tmp_path / "elsewhere")
-    assert fingerprint_prism(load_prism(moved)).digest == first.digest
+    assert BENCHMARKS.get("prism").fingerprint(load_prism(moved)).digest == first.digest
     assert first.n_rows == 4 and len(first.files) == 4 and len(first.texts) == 4
     assert first.parquet.path == "manifest.jsonl"
     assert {f.path for f in first.files} == {
         f"videos/{i}.mp4" for i in ("on-01", "on-07", "off-03", "mix-01")
     }
     edit_line(moved, 1, lambda o: o.update(caption=o["caption"] + " Then silence."))
-    assert fingerprint_prism(load_prism(moved)).digest != first.digest
+    assert BENCHMARKS.get("prism").fingerprint(load_prism(moved)).digest != first.digest
     moved2 = shutil.copytree(prism_small, tmp_path / "bytes")
     data = bytearray((moved2 / "videos" / "on-01.mp4").read_bytes())
     data[-1] ^= 1  # one bit of the last atom: still decodes, different bytes
     (moved2 / "videos" / "on-01.mp4").write_bytes(bytes(data))
-    assert fingerprint_prism(load_prism(moved2)).digest != first.digest
+    assert BENCHMARKS.get("prism").fingerprint(load_prism(moved2)).digest != first.digest
 
 
 def test_frame(prism_small: Path) -> None:
     dataset = load_prism(prism_small)
-    frame = prism_frame(dataset)
+    frame = dataset.frame()
     assert tuple(frame.columns) == FRAME_COLUMNS
     assert frame["index"].tolist() == [0, 1, 2, 3]
     row = frame.iloc[1]

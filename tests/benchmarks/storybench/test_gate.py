@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from data._corrupt import CASES, PARQUET, SEA
+from omnieval.benchmarks import BENCHMARKS
 from omnieval.benchmarks._records import dataset_suite, gate_columns, read_rows
-from omnieval.benchmarks.storybench._record import SOURCE, StoryBenchRecord, gate_storybench_dataset
+from omnieval.benchmarks.storybench._record import SOURCE, StoryBenchRecord
 from omnieval.benchmarks.storybench._schema import PATH_COLUMNS, REQUIRED_COLUMNS, SPEECH_LABELS
 from omnieval.errors import GateFailed
 from omnieval.gates import enforce
@@ -71,7 +72,7 @@ def test_check_columns_flag_the_broken_rows(broken_root: Path) -> None:
 def test_sample_passes_and_result_is_saved(sample_root: Path, tmp_path: Path) -> None:
     out = tmp_path / "gates" / "dataset.json"
     out.parent.mkdir()
-    result = gate_storybench_dataset(sample_root, out)
+    result = BENCHMARKS.get("storybench").gate(sample_root, out)
     assert result.success, result.report()
     suite = dataset_suite(StoryBenchRecord, "storybench")
     assert result.n_rows == 20 and result.evaluated == len(suite["expectations"])
@@ -81,7 +82,7 @@ def test_sample_passes_and_result_is_saved(sample_root: Path, tmp_path: Path) ->
 
 def test_broken_dataset_fails_with_a_readable_report(broken_root: Path, tmp_path: Path) -> None:
     out = tmp_path / "dataset.json"
-    result = gate_storybench_dataset(broken_root, out)
+    result = BENCHMARKS.get("storybench").gate(broken_root, out)
     assert not result.success
     report = result.report()
     failed = {(f.expectation_type, f.column) for f in result.failed}
@@ -107,7 +108,7 @@ def test_broken_dataset_fails_with_a_readable_report(broken_root: Path, tmp_path
 def test_unreadable_parquet_fails_first_as_unreadable(sample_copy: Path, tmp_path: Path) -> None:
     (sample_copy / PARQUET).write_bytes(b"nope")
     out = tmp_path / "dataset.json"
-    result = gate_storybench_dataset(sample_copy, out)
+    result = BENCHMARKS.get("storybench").gate(sample_copy, out)
     assert not result.success and result.n_rows == 0
     assert result.failed[0].expectation_type == "table_is_readable"
     assert "cannot read parquet" in result.failed[0].describe()
@@ -116,7 +117,7 @@ def test_unreadable_parquet_fails_first_as_unreadable(sample_copy: Path, tmp_pat
 
 def test_a_missing_column_fails_the_gate(sample_copy: Path) -> None:
     CASES[0].apply(sample_copy)  # drops ambient_sound
-    result = gate_storybench_dataset(sample_copy, None)
+    result = BENCHMARKS.get("storybench").gate(sample_copy, None)
     assert not result.success
     assert result.failed[0].expectation_type == "table_is_readable"
     assert "missing required column(s): ambient_sound" in result.failed[0].describe()
@@ -136,5 +137,5 @@ def test_characters_as_list_of_structs_pass_the_gate(sample_copy: Path) -> None:
     gate_rows = read_rows(sample_copy, SOURCE, StoryBenchRecord).rows.values()
     assert len(gate_rows) == len(rows)
     assert all(r["condition_characters__valid"] and r["book_characters__valid"] for r in gate_rows)
-    result = gate_storybench_dataset(sample_copy, None)
+    result = BENCHMARKS.get("storybench").gate(sample_copy, None)
     assert result.success, result.report()

@@ -10,11 +10,11 @@ VFR@0.3, evaluator accuracies) and the FORMATS.md section 7 aggregate into the s
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from pathlib import Path
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from omnieval.benchmarks import _base as api
+from omnieval.benchmarks._declared import DeclaredBenchmark
 from omnieval.benchmarks._leaderboard import (
     declared_document,
     declared_instance_components,
@@ -34,7 +34,13 @@ from omnieval.benchmarks.acbench._heteronyms import (
     find_heteronym,
 )
 from omnieval.benchmarks.acbench._metrics import SCORE_RANGE, AcbenchMetricsConfig, compute_acbench_metrics
-from omnieval.benchmarks.acbench._record import AcbenchRecord, load_acbench
+from omnieval.benchmarks.acbench._record import (
+    SOURCE,
+    AcbenchDataset,
+    AcbenchInstance,
+    AcbenchRecord,
+    load_acbench,
+)
 from omnieval.benchmarks.acbench._systems import (
     ACBENCH_PROSODY,
     ACCENT_VOICES,
@@ -49,10 +55,8 @@ from omnieval.systems import SYSTEMS
 
 if TYPE_CHECKING:
     import pandas as pd
-    from pydantic import BaseModel
 
-    from omnieval.data import Manifest
-    from omnieval.gates import GateResult
+    from omnieval.systems import Task
 
 # The classes themselves, so that each kind's typed config (``config_model``) is found.
 SYSTEMS.register("oracle-control")(OracleControl)
@@ -65,55 +69,30 @@ leaderboard_declaration(__file__)
 
 
 @api.benchmark("acbench")
-class AcBench(api.Benchmark):
+class AcBench(DeclaredBenchmark[AcbenchRecord, AcbenchMetricsConfig]):
     """OmniACBench (PROTOCOLS.md, seed 003)."""
 
     # Name, dataset, conditions, systems, modalities and headline components: benchmark.yaml.
     metrics_config = AcbenchMetricsConfig
-    record: ClassVar[type[AcbenchRecord]] = AcbenchRecord
+    record = AcbenchRecord
     """The model of one manifest line: the loader's checks, the dataset gate and the fingerprint."""
+    source = SOURCE
+    dataset_type = AcbenchDataset
     score_range: ClassVar[Mapping[str, tuple[float, float]]] = SCORE_RANGE
+    metric_notes: ClassVar[Mapping[str, str]] = METRIC_NOTES
+    """``per`` is omnieval's word-level decision on the heteronym, not the paper's PER."""
+    commands: ClassVar[Mapping[str, str]] = {
+        "make-sample": "._sample:sample_main",
+        "human-tasks": "._human_cli:human_tasks_main",  # Table 4's subset as blind Label Studio tasks
+        "metrics": "._metrics_cli:metrics_main",
+    }
 
-    # -- data ---------------------------------------------------------------------------------
-    def detect(self, root: Path) -> bool:
-        """A ``manifest.jsonl`` whose first record has acbench fields (prism shares the file name)."""
-        manifest = Path(root) / self.dataset_marker
-        if not manifest.is_file():
-            return False
-        keys = api.first_record_keys(manifest)
-        # An unreadable first line still belongs to the layout, so validation can name the line.
-        return not keys or bool(keys & {"feature", "target_value", "script"})
-
-    def validate(self, root: Path) -> api.DatasetReport:
-        from omnieval.benchmarks.acbench._record import validate_acbench
-
-        report = validate_acbench(root)
-        return api.DatasetReport(report.ok, list(report.problems), report.n_rows, report.dataset)
-
-    def gate(self, root: Path, out_json: Path | None) -> GateResult:
-        from omnieval.benchmarks.acbench._record import gate_acbench_dataset
-
-        return gate_acbench_dataset(root, out_json)
-
-    def instances(self, dataset: Any) -> tuple[Any, ...]:
-        return tuple(dataset.instances)
-
-    def fingerprint(self, dataset: Any) -> Manifest:
-        from omnieval.benchmarks.acbench._record import fingerprint_acbench
-
-        return fingerprint_acbench(dataset)
-
-    def dataset_frame(self, root: Path) -> pd.DataFrame:
-        from omnieval.benchmarks.acbench._record import acbench_frame
-
-        return acbench_frame(self.load(root))
-
-    # -- generation ---------------------------------------------------------------------------
-    def visible_task(self, instance: Any, condition: str = "") -> Any:
+    def visible_task(self, instance: object, condition: str = "") -> Task:
         from omnieval.benchmarks.acbench._brief import brief
         from omnieval.benchmarks.acbench._conditions import task_inputs
         from omnieval.systems import AUDIO_ROLE, IMAGE_ROLE, Task
 
+        assert isinstance(instance, AcbenchInstance)
         inputs = task_inputs(instance, condition)
         # The media a condition gives, by role: what a model's request shows (the brief says where).
         roles = {IMAGE_ROLE: inputs.image, AUDIO_ROLE: inputs.instruction_audio}
@@ -122,7 +101,6 @@ class AcBench(api.Benchmark):
             self.name, instance.index, instance.id, inputs.condition, inputs, files=files, brief=brief(inputs)
         )
 
-    # -- scoring ------------------------------------------------------------------------------
     def compute_metrics(self, job: api.MetricsJob) -> api.MetricsOutput:
         import pandas as pd
 
@@ -155,16 +133,12 @@ class AcBench(api.Benchmark):
             hits += result.cache_hits
         return api.MetricsOutput(pd.concat(frames, ignore_index=True), lineage, computed, hits)
 
-    def leaderboard_model(self) -> type[BaseModel]:
-        """The document ``leaderboard.yaml`` declares (built once per process)."""
-        return declared_document(__file__)
-
     def leaderboard(self, scores: pd.DataFrame, facts: api.RunFacts | None = None) -> api.Leaderboard:
         from omnieval.benchmarks.acbench._aggregate import aggregate_acbench, mlflow_metrics
 
         document = aggregate_acbench(scores)
         metrics = {sid: mlflow_metrics(document, sid) for sid in document["systems"]}
-        return api.Leaderboard.typed(self.leaderboard_model().model_validate(document), metrics)
+        return api.Leaderboard.typed(declared_document(__file__).model_validate(document), metrics)
 
     def instance_components(self, scores: pd.DataFrame) -> pd.DataFrame:
         """``<condition>.<metric>`` per instance in the aggregate's units, read from the table
@@ -173,7 +147,7 @@ class AcBench(api.Benchmark):
 
         return declared_instance_components(_check(scores), __file__)
 
-    def leaderboard_text(self, document: Mapping[str, Any]) -> str:
+    def leaderboard_text(self, document: Mapping[str, object]) -> str:
         from omnieval.benchmarks.acbench._aggregate import leaderboard_text
 
         return leaderboard_text(dict(document))
@@ -183,32 +157,12 @@ class AcBench(api.Benchmark):
 
         write_acbench_report(job)
 
-    def make_sample(self, argv: Sequence[str], prog: str) -> int:
-        from omnieval.benchmarks.acbench._sample import sample_main
-
-        return sample_main(argv, prog)
-
-    def human_tasks_command(self, argv: Sequence[str], prog: str) -> int:
-        """The paper's Table 4 subset as blind Label Studio tasks, and its ``labels`` read-back."""
-        from omnieval.benchmarks.acbench._human_cli import human_tasks_main
-
-        return human_tasks_main(argv, prog)
-
-    def metrics_command(self, argv: Sequence[str], prog: str) -> int:
-        from omnieval.benchmarks.acbench._metrics_cli import metrics_main
-
-        return metrics_main(argv, prog)
-
     def deviations(self, run: api.RunSettings) -> list[Deviation]:
         """ASR, WER/WPM/VFR definitions, PER(word), evaluators, unusable clips (``_deviations.py``,
         where each is declared once)."""
         from omnieval.benchmarks.acbench._deviations import acbench_deviations
 
         return acbench_deviations(run)
-
-    def metric_notes(self) -> dict[str, str]:
-        """``per`` is omnieval's word-level decision on the heteronym, not the paper's PER."""
-        return dict(METRIC_NOTES)
 
 
 __all__ = [

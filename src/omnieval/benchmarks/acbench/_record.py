@@ -15,7 +15,7 @@ Media paths are relative to the folder. Line order is the candidate index (the c
 problem, each naming the file, the line, the id when known and the field, e.g.
 ``manifest.jsonl line 7 (id ac-0007): target_value: 'loud' is not a value of speech_rate (fast, slow)``,
 checks and hashes the media it names, and derives the dataset gate from it, so the loader and the
-gate never disagree about a line. :func:`validate_acbench` returns the problems;
+gate never disagree about a line. The benchmark's ``validate`` returns the problems;
 :func:`load_acbench` raises :class:`~omnieval.errors.DataError` with all of them.
 """
 
@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import ConfigDict, Field, ValidationInfo, field_validator
 
+from omnieval.benchmarks._base import DatasetReport
+from omnieval.benchmarks._declared import RecordDataset, load_records, validate_records
 from omnieval.benchmarks._records import (
     MANIFEST,
     JsonLines,
@@ -36,25 +38,14 @@ from omnieval.benchmarks._records import (
     Record,
     Text,
     fingerprint_records,
-    gate_records,
     problem,
     problems,
-    read_rows,
 )
 from omnieval.data import MANIFEST_NAME as MANIFEST_NAME
-from omnieval.data import (
-    Manifest,
-    ManifestDataset,
-    ManifestReport,
-    load_manifest,
-    relative_posix,
-    show_value,
-)
+from omnieval.data import Manifest, relative_posix, show_value
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from omnieval.gates import GateResult
 
 #: Fields every manifest line must have (FORMATS.md section 6).
 REQUIRED_FIELDS: tuple[str, ...] = (
@@ -180,13 +171,33 @@ class AcbenchInstance:
 
 
 @dataclass(frozen=True)
-class AcbenchDataset(ManifestDataset[AcbenchInstance]):
+class AcbenchDataset(RecordDataset[AcbenchInstance]):
     """A validated OmniACBench folder. ``instances[i].index == i`` (manifest line order)."""
 
+    def frame(self) -> pd.DataFrame:
+        """One row per instance with plain columns (strings and the integer index): media paths
+        relative to the folder (POSIX), keywords joined with ``"; "``, the heteronym columns ``""``
+        outside pronunciation. Used as the MLflow dataset input."""
+        import pandas as pd
 
-@dataclass(frozen=True)
-class AcbenchReport(ManifestReport[AcbenchDataset]):
-    """Outcome of :func:`validate_acbench` (a :class:`~omnieval.data._jsonl_manifest.ManifestReport`)."""
+        root = self.root
+        rows = [
+            {
+                "index": inst.index,
+                "id": inst.id,
+                "feature": inst.feature,
+                "target_value": inst.target_value,
+                "script": inst.script,
+                "instruction_audio": relative_posix(root, inst.instruction_audio),
+                "instruction_text": inst.instruction_text,
+                "image": relative_posix(root, inst.image),
+                "image_keywords": "; ".join(inst.image_keywords),
+                "heteronym_word": inst.heteronym.word if inst.heteronym else "",
+                "heteronym_reading": inst.heteronym.reading if inst.heteronym else "",
+            }
+            for inst in self.instances
+        ]
+        return pd.DataFrame(rows, columns=list(FRAME_COLUMNS))
 
 
 Feature = Literal["speech_rate", "phonation", "pronunciation", "emotion", "accent", "timbre"]
@@ -270,7 +281,7 @@ class AcbenchRecord(Record):
             raise problem(f"only pronunciation instances carry one (this line's feature is {feature})")
         return None
 
-    def instance(self, index: int) -> AcbenchInstance:
+    def instance(self, index: int, line: int) -> AcbenchInstance:
         """The typed instance at position ``index`` (what the stages and metrics read)."""
         return AcbenchInstance(
             index=index,
@@ -359,8 +370,13 @@ def _phones_problem(phones: object) -> str:
     return ""
 
 
-def validate_acbench(root: Path) -> AcbenchReport:
-    """Check an OmniACBench folder without raising for data problems.
+def validate_acbench(root: Path) -> DatasetReport:
+    """The problems of an OmniACBench folder, never raising on bad data (:func:`load_acbench`)."""
+    return validate_records(root, AcbenchRecord, SOURCE, AcbenchDataset)
+
+
+def load_acbench(root: Path) -> AcbenchDataset:
+    """Load an OmniACBench folder into typed instances, or raise with every problem.
 
     Checks (:class:`AcbenchRecord`): ``manifest.jsonl`` exists and every non-blank line is a UTF-8
     JSON object; every required field is present with the right type; the feature is known and the
@@ -369,73 +385,16 @@ def validate_acbench(root: Path) -> AcbenchReport:
     (symlinks resolved), exist and decode; pronunciation instances carry a valid ``heteronym``
     object and no other instance does.
 
-    ``root`` is the folder holding ``manifest.jsonl``. When the report is ``ok`` its ``dataset``
-    holds the typed instances in line order.
-    """
-    found = read_rows(Path(root), SOURCE, AcbenchRecord)
-    dataset = None
-    if not found.problems:
-        records = [i.record for i in found.instances]
-        instances = tuple(r.instance(i) for i, r in enumerate(records) if isinstance(r, AcbenchRecord))
-        dataset = AcbenchDataset(Path(root).resolve(), instances)
-    return AcbenchReport(not found.problems, found.problems, len(found.rows), dataset)
-
-
-def load_acbench(root: Path) -> AcbenchDataset:
-    """Load an OmniACBench folder into typed instances, or raise with every problem.
-
     Raises:
         DataError: listing each problem (file, line, id, field); exit code 2 in the CLI.
     """
-    return load_manifest("acbench", root, validate_acbench(root))
-
-
-def gate_acbench_dataset(root: Path, out: Path | None) -> GateResult:
-    """Run the dataset gate derived from :class:`AcbenchRecord` (suite ``acbench_dataset``).
-
-    Failing rows are labelled with their row number, id and the line/field reason; the result is
-    written to ``out`` (pass or fail) unless it is None.
-    """
-    return gate_records(Path(root), SOURCE, AcbenchRecord, "acbench", out)
+    return load_records("acbench", root, AcbenchRecord, SOURCE, AcbenchDataset)
 
 
 def fingerprint_acbench(dataset: AcbenchDataset) -> Manifest:
-    """Hash the manifest, every media file and each instance's normalized texts.
-
-    The manifest's bytes carry features, targets and heteronym phones, so any change to them changes
-    the digest; media shared by several lines are listed once. Absolute paths never enter the
-    digest, so the same data in another folder has the same digest.
-    """
-    return fingerprint_records(dataset.root, dataset.manifest_path, AcbenchRecord, dataset.instances)
+    """The dataset's SHA-256 manifest: the manifest file, every media file once, the hashed texts."""
+    return fingerprint_records(dataset.root, dataset.table, AcbenchRecord, dataset.records)
 
 
-#: Columns of :func:`acbench_frame`, in order.
+#: Columns of :meth:`AcbenchDataset.frame`, in order.
 FRAME_COLUMNS: tuple[str, ...] = ("index", *REQUIRED_FIELDS, "heteronym_word", "heteronym_reading")
-
-
-def acbench_frame(dataset: AcbenchDataset) -> pd.DataFrame:
-    """One row per instance with plain columns (strings and the integer index).
-
-    Media paths are relative to the dataset folder (POSIX), keywords are joined with ``"; "``, and
-    the heteronym columns are ``""`` outside pronunciation. Used as the MLflow dataset input.
-    """
-    import pandas as pd
-
-    root = dataset.root
-    rows = [
-        {
-            "index": inst.index,
-            "id": inst.id,
-            "feature": inst.feature,
-            "target_value": inst.target_value,
-            "script": inst.script,
-            "instruction_audio": relative_posix(root, inst.instruction_audio),
-            "instruction_text": inst.instruction_text,
-            "image": relative_posix(root, inst.image),
-            "image_keywords": "; ".join(inst.image_keywords),
-            "heteronym_word": inst.heteronym.word if inst.heteronym else "",
-            "heteronym_reading": inst.heteronym.reading if inst.heteronym else "",
-        }
-        for inst in dataset.instances
-    ]
-    return pd.DataFrame(rows, columns=list(FRAME_COLUMNS))

@@ -12,28 +12,35 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from omnieval.benchmarks import _base as api
+from omnieval.benchmarks._declared import DeclaredBenchmark
+from omnieval.benchmarks._judging import Judging
 from omnieval.benchmarks._leaderboard import declared_document, leaderboard_declaration
 from omnieval.benchmarks.prism import (
     _analyses,  # noqa: F401  (registers the prism analyses)
     _tracks,  # noqa: F401  (registers the judge tracks)
 )
 from omnieval.benchmarks.prism._aggregate import DEFAULT_DIAGNOSTIC, DEFAULT_REFERENCE
-from omnieval.benchmarks.prism._record import PrismRecord
+from omnieval.benchmarks.prism._record import (
+    SOURCE,
+    PrismDataset,
+    PrismInstance,
+    PrismRecord,
+    PrismTaskInputs,
+)
 from omnieval.lineage import Deviation
 from omnieval.systems import SYSTEMS
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from omnieval.data import Manifest
-    from omnieval.gates import GateResult
     from omnieval.judges import KnownSetRunner, ParseResult
     from omnieval.judgments import JudgmentSchema
+    from omnieval.systems import Task
 
 
 class PrismMetricsConfig(BaseModel):
@@ -98,109 +105,9 @@ def _first_swap(swaps: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
     return {"panel": panel, **figures} if isinstance(figures, Mapping) else None
 
 
-# leaderboard.yaml (the typed document):
-# read here so a bad file fails this import, as a bad benchmark.yaml does.
-leaderboard_declaration(__file__)
-
-
-@api.benchmark("prism")
-class Prism(api.Benchmark):
-    """PRISM-Bench (PROTOCOLS.md, seed 002)."""
-
-    # Name, dataset, systems, modalities, judge tracks and headline components: benchmark.yaml.
-    metrics_config = PrismMetricsConfig
-    score_range: ClassVar[Mapping[str, tuple[float, float]]] = SCORE_RANGE
-    # The reference probes stay out of the calibration's global ground-truth mean (_aggregate.py).
-    diagnostic_kinds: ClassVar[frozenset[str]] = frozenset(DEFAULT_DIAGNOSTIC)
-    # The ground truth beside itself stays out of it too (systems under test only; FORMATS.md §7).
-    reference_kinds: ClassVar[frozenset[str]] = frozenset(DEFAULT_REFERENCE)
-    # One manifest line: the loader's checks, the dataset gate and the fingerprint follow from it.
-    record: ClassVar[type[PrismRecord]] = PrismRecord
-
-    def detect(self, root: Path) -> bool:
-        """A ``manifest.jsonl`` whose first record has PRISM fields (acbench shares the file name)."""
-        manifest = Path(root) / self.dataset_marker
-        return manifest.is_file() and bool(
-            api.first_record_keys(manifest) & {"subset", "active_tags", "reference_video"}
-        )
-
-    # -- data ---------------------------------------------------------------------------------
-    def validate(self, root: Path) -> api.DatasetReport:
-        from omnieval.benchmarks.prism._record import validate_prism
-
-        report = validate_prism(root)
-        return api.DatasetReport(report.ok, list(report.problems), report.n_rows, report.dataset)
-
-    def gate(self, root: Path, out_json: Path | None) -> GateResult:
-        from omnieval.benchmarks.prism._record import gate_prism_dataset
-
-        return gate_prism_dataset(root, out_json)
-
-    def instances(self, dataset: Any) -> tuple[Any, ...]:
-        return tuple(dataset.instances)
-
-    def fingerprint(self, dataset: Any) -> Manifest:
-        from omnieval.benchmarks.prism._record import fingerprint_prism
-
-        return fingerprint_prism(dataset)
-
-    def dataset_frame(self, root: Path) -> pd.DataFrame:
-        from omnieval.benchmarks.prism._record import prism_frame
-
-        return prism_frame(self.load(root))
-
-    def dataset_summary(self, dataset: Any) -> api.DatasetSummary:
-        from collections import Counter
-
-        counts = Counter(i.subset for i in dataset.instances)
-        parts = ", ".join(f"{counts[s]} {s}" for s in ("on_screen", "off_screen", "mixed"))
-        n = len(dataset.instances)
-        return api.DatasetSummary(f"{n} instances ({parts})", {"n_rows": n, "subsets": dict(counts)})
-
-    def panel_names(self) -> list[str]:
-        from omnieval.benchmarks.prism._judge import prism_panel_names
-
-        return prism_panel_names()
-
-    def describe_panels(self) -> list[dict[str, Any]]:
-        from omnieval.benchmarks.prism._judge import describe_prism_panels
-
-        return describe_prism_panels()
-
-    def prompt_catalog(self) -> list[dict[str, Any]]:
-        from omnieval.benchmarks.prism._prompts import judge_prompt_rows
-
-        return judge_prompt_rows()
-
-    def read_judge_answer(self, raw: str | None, track: str) -> ParseResult:
-        """One dimension's scores of a stage answer (the cells the answer holds; see
-        :func:`~._judge.read_dimension_answer`)."""
-        from omnieval.benchmarks.prism._judge import read_dimension_answer
-
-        return read_dimension_answer(raw, track)
-
-    # -- generation ---------------------------------------------------------------------------
-    def visible_task(self, instance: Any, condition: str = "") -> Any:
-        from omnieval.benchmarks.prism._record import PrismTaskInputs
-        from omnieval.systems import Task
-
-        # A text-to-audio-video generator gets the caption only: the reference clip is the target.
-        return Task(self.name, instance.index, instance.id, condition, PrismTaskInputs(instance.caption))
-
-    # -- scoring ------------------------------------------------------------------------------
-    def compute_metrics(self, job: api.MetricsJob) -> api.MetricsOutput:
-        """PRISM-Bench has no automatic metrics: every score comes from the judges."""
-        import pandas as pd
-
-        from omnieval.scores import SCORE_COLUMNS
-
-        empty = pd.DataFrame(columns=list(SCORE_COLUMNS))
-        return api.MetricsOutput(empty, {"note": "prism has no automatic metrics"}, 0, 0)
-
-    def judgment_schema(self) -> JudgmentSchema:
-        from omnieval.benchmarks.prism._judge import JUDGMENT_SCHEMA
-
-        return JUDGMENT_SCHEMA
+class PrismJudging(Judging):
+    """PRISM-Bench's judge scorer: blind side-by-side two-stage judging beside the reference clip,
+    on its own panels and prompts (``_judge.py``, ``_prompts.py``)."""
 
     def judge(self, job: api.JudgeJob) -> api.JudgeOutput:
         from omnieval.benchmarks.prism._judge import judge_prism
@@ -208,7 +115,6 @@ class Prism(api.Benchmark):
         config = job.metrics_config
         assert isinstance(config, PrismMetricsConfig)
         instances = _first_per_subset(list(job.instances), config.max_per_subset)
-
         result = judge_prism(
             instances,
             job.candidates,
@@ -230,6 +136,33 @@ class Prism(api.Benchmark):
             result.cache_hits,
         )
 
+    def schema(self) -> JudgmentSchema:
+        from omnieval.benchmarks.prism._judge import JUDGMENT_SCHEMA
+
+        return JUDGMENT_SCHEMA
+
+    def panel_names(self) -> list[str]:
+        from omnieval.benchmarks.prism._judge import prism_panel_names
+
+        return prism_panel_names()
+
+    def describe_panels(self) -> list[dict[str, object]]:
+        from omnieval.benchmarks.prism._judge import describe_prism_panels
+
+        return list(describe_prism_panels())
+
+    def prompt_catalog(self) -> list[dict[str, object]]:
+        from omnieval.benchmarks.prism._prompts import judge_prompt_rows
+
+        return list(judge_prompt_rows())
+
+    def read_answer(self, raw: str | None, track: str) -> ParseResult:
+        """One dimension's scores of a stage answer (the cells the answer holds; see
+        :func:`~._judge.read_dimension_answer`)."""
+        from omnieval.benchmarks.prism._judge import read_dimension_answer
+
+        return read_dimension_answer(raw, track)
+
     def anchor_tracks(self) -> dict[str, tuple[str, ...]]:
         """Every dimension; an anchor's candidate is one clip (``video/<index>/generated.mp4``)."""
         from omnieval.benchmarks.prism._tags import DIMENSIONS
@@ -244,15 +177,55 @@ class Prism(api.Benchmark):
         assert isinstance(config, PrismMetricsConfig)
         return judge_prism_anchors(job, seed=config.order_seed)
 
-    def known_set(self, instances: Sequence[Any], metrics_config: BaseModel) -> KnownSetRunner:
+    def known_set(self, instances: Sequence[object], metrics_config: BaseModel) -> KnownSetRunner:
         """Reference clips vs damaged copies, judged blind beside them (``known_set.json``; :mod:`._known`)."""
         from omnieval.benchmarks.prism._known import PrismKnownSet
 
-        return PrismKnownSet(list(instances))
+        # The judge stage hands the dataset's instances: PrismInstance rows (validated by the loader).
+        return PrismKnownSet(list(cast("Sequence[PrismInstance]", instances)))
 
-    def leaderboard_model(self) -> type[BaseModel]:
-        """The document ``leaderboard.yaml`` declares (built once per process)."""
-        return declared_document(__file__)
+
+# leaderboard.yaml (the typed document):
+# read here so a bad file fails this import, as a bad benchmark.yaml does.
+leaderboard_declaration(__file__)
+
+
+@api.benchmark("prism")
+class Prism(DeclaredBenchmark[PrismRecord, PrismMetricsConfig]):
+    """PRISM-Bench (PROTOCOLS.md, seed 002)."""
+
+    # Name, dataset, systems, modalities and headline components: benchmark.yaml.
+    metrics_config = PrismMetricsConfig
+    score_range: ClassVar[Mapping[str, tuple[float, float]]] = SCORE_RANGE
+    # The reference probes stay out of the calibration's global ground-truth mean (_aggregate.py).
+    diagnostic_kinds: ClassVar[frozenset[str]] = frozenset(DEFAULT_DIAGNOSTIC)
+    # The ground truth beside itself stays out of it too (systems under test only; FORMATS.md §7).
+    reference_kinds: ClassVar[frozenset[str]] = frozenset(DEFAULT_REFERENCE)
+    # One manifest line: the loader's checks, the dataset gate and the fingerprint follow from it.
+    record = PrismRecord
+    source = SOURCE
+    dataset_type = PrismDataset
+    judging = PrismJudging
+    commands: ClassVar[Mapping[str, str]] = {
+        "make-sample": "._sample:sample_main",
+        "human-tasks": "._human_cli:human_tasks_main",
+    }
+
+    def visible_task(self, instance: object, condition: str = "") -> Task:
+        from omnieval.systems import Task
+
+        assert isinstance(instance, PrismInstance)
+        # A text-to-audio-video generator gets the caption only: the reference clip is the target.
+        return Task(self.name, instance.index, instance.id, condition, PrismTaskInputs(instance.caption))
+
+    def compute_metrics(self, job: api.MetricsJob) -> api.MetricsOutput:
+        """PRISM-Bench has no automatic metrics: every score comes from the judges."""
+        import pandas as pd
+
+        from omnieval.scores import SCORE_COLUMNS
+
+        empty = pd.DataFrame(columns=list(SCORE_COLUMNS))
+        return api.MetricsOutput(empty, {"note": "prism has no automatic metrics"}, 0, 0)
 
     def leaderboard(self, scores: pd.DataFrame, facts: api.RunFacts | None = None) -> api.Leaderboard:
         from omnieval.benchmarks.prism._aggregate import aggregate_prism, mlflow_metrics
@@ -263,9 +236,9 @@ class Prism(api.Benchmark):
         if swaps:
             document["swap_check"] = swaps
         metrics = {sid: mlflow_metrics(document, sid) for sid in document["systems"]}
-        return api.Leaderboard.typed(self.leaderboard_model().model_validate(document), metrics)
+        return api.Leaderboard.typed(declared_document(__file__).model_validate(document), metrics)
 
-    def leaderboard_text(self, document: Mapping[str, Any]) -> str:
+    def leaderboard_text(self, document: Mapping[str, object]) -> str:
         from omnieval.benchmarks.prism._aggregate import leaderboard_text
 
         return leaderboard_text(dict(document))
@@ -284,7 +257,7 @@ class Prism(api.Benchmark):
         seed: int,
         draws: int,
         facts: api.RunFacts | None = None,
-    ) -> dict[str, Any]:
+    ) -> Mapping[str, object]:
         from omnieval.analysis import AnalysisConfig, run_analyses
 
         # Stability leaves out the suite's diagnostic and reference systems, as the aggregate does
@@ -315,16 +288,6 @@ class Prism(api.Benchmark):
             swap=_first_swap(document.get("swap_check")),
             unavailable=[str(x) for x in document.get("not_computed", [])],
         )
-
-    def make_sample(self, argv: Sequence[str], prog: str) -> int:
-        from omnieval.benchmarks.prism._sample import sample_main
-
-        return sample_main(argv, prog)
-
-    def human_tasks_command(self, argv: Sequence[str], prog: str) -> int:
-        from omnieval.benchmarks.prism._human_cli import human_tasks_main
-
-        return human_tasks_main(argv, prog)
 
     def deviations(self, run: api.RunSettings) -> list[Deviation]:
         """Judge substitutes, prompt paraphrase, the per-subset limit (``_deviations.py``, where

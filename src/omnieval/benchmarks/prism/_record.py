@@ -31,8 +31,8 @@ Line order is the candidate index: the candidate of the ``i``-th instance is
 problem, each naming the line, the id when known and the field, e.g.
 ``manifest.jsonl line 4 (id on-03): active_tags: tag MUSIC_B is not valid for subset on_screen``,
 checks and hashes the clips, and derives the dataset gate from it, so the loader and the gate never
-disagree about a line. :func:`validate_prism` returns the problems; :func:`load_prism` raises
-:class:`~omnieval.errors.DataError` with all of them.
+disagree about a line. The benchmark's ``validate`` returns the problems; :func:`load_prism`
+raises :class:`~omnieval.errors.DataError` with all of them.
 """
 
 from __future__ import annotations
@@ -46,35 +46,19 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from omnieval.benchmarks._records import (
-    MANIFEST,
-    JsonLines,
-    Media,
-    Record,
-    RowContext,
-    Text,
-    fingerprint_records,
-    gate_records,
-    problem,
-    read_rows,
-)
+from omnieval.benchmarks._base import DatasetSummary
+from omnieval.benchmarks._declared import RecordDataset, load_records, validate_records
+from omnieval.benchmarks._records import MANIFEST, JsonLines, Media, Record, RowContext, Text, problem
 from omnieval.benchmarks.prism._media import MediaError, MediaInfo, probe
 from omnieval.benchmarks.prism._tags import SUBSETS, TAGS, Cell, active_cells, parse_tag, tag_set_problem
 from omnieval.candidates import Modality, output_path
 from omnieval.data import MANIFEST_NAME as MANIFEST_NAME
-from omnieval.data import (
-    Manifest,
-    ManifestDataset,
-    ManifestReport,
-    load_manifest,
-    relative_posix,
-    show_value,
-)
+from omnieval.data import relative_posix, show_value
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from omnieval.gates import GateResult
+    from omnieval.benchmarks._base import DatasetReport
 
 #: Fields every manifest line must have (FORMATS.md section 6).
 REQUIRED_FIELDS: tuple[str, ...] = ("id", "subset", "active_tags", "caption", "reference_video")
@@ -141,17 +125,43 @@ class PrismTaskInputs:
 
 
 @dataclass(frozen=True)
-class PrismDataset(ManifestDataset[PrismInstance]):
+class PrismDataset(RecordDataset[PrismInstance]):
     """A validated PRISM-Bench folder. ``instances[i].index == i`` (manifest line order)."""
 
     def subset(self, name: str) -> tuple[PrismInstance, ...]:
         """The instances of one subset, in manifest order."""
         return tuple(i for i in self.instances if i.subset == name)
 
+    def summary(self) -> DatasetSummary:
+        """``<n> instances (<k> on_screen, ...)`` and the per-subset counts."""
+        from collections import Counter
 
-@dataclass(frozen=True)
-class PrismReport(ManifestReport[PrismDataset]):
-    """Outcome of :func:`validate_prism` (a :class:`~omnieval.data.ManifestReport`)."""
+        counts = Counter(i.subset for i in self.instances)
+        parts = ", ".join(f"{counts[s]} {s}" for s in ("on_screen", "off_screen", "mixed"))
+        n = len(self.instances)
+        return DatasetSummary(f"{n} instances ({parts})", {"n_rows": n, "subsets": dict(counts)})
+
+    def frame(self) -> pd.DataFrame:
+        """One row per instance with plain columns (strings and the integer index): ``active_tags``
+        comma-joined in canonical order, ``visual_events`` comma-joined seconds (``""`` when none),
+        ``reference_video`` relative to the folder (POSIX). Used as the MLflow dataset input."""
+        import pandas as pd
+
+        rows = [
+            {
+                "index": inst.index,
+                "id": inst.id,
+                "subset": inst.subset,
+                "active_tags": ",".join(inst.active_tags),
+                "caption": inst.caption,
+                "reference_video": relative_posix(self.root, inst.reference_video),
+                "visual_events": ",".join(f"{t:g}" for t in inst.visual_events),
+                "speaker": inst.speaker,
+                "notes": inst.notes,
+            }
+            for inst in self.instances
+        ]
+        return pd.DataFrame(rows, columns=list(FRAME_COLUMNS))
 
 
 def candidate_video(candidates_root: Path, index: int) -> Path:
@@ -384,8 +394,13 @@ SOURCE = JsonLines(
 # -- the dataset -----------------------------------------------------------------------------------
 
 
-def validate_prism(root: Path) -> PrismReport:
-    """Check a PRISM-Bench folder without raising for data problems.
+def validate_prism(root: Path) -> DatasetReport:
+    """The problems of a PRISM-Bench folder, never raising on bad data (:func:`load_prism`)."""
+    return validate_records(root, PrismRecord, SOURCE, PrismDataset)
+
+
+def load_prism(root: Path) -> PrismDataset:
+    """Load a PRISM-Bench folder into typed instances, or raise with every problem.
 
     Checks (:class:`PrismRecord`): ``manifest.jsonl`` exists and every non-blank line is a UTF-8
     JSON object; the required fields are present with the right types and no unknown field is; the
@@ -395,52 +410,13 @@ def validate_prism(root: Path) -> PrismReport:
     duration and frame rate within bounds; ``visual_events`` (when given) are ascending seconds
     within the clip.
 
-    ``root`` is the folder holding ``manifest.jsonl``. When the report is ``ok`` its ``dataset``
-    holds the typed instances in line order.
-    """
-    found = read_rows(Path(root), SOURCE, PrismRecord)
-    dataset = None
-    if not found.problems:
-        lines = list(found.rows)  # every row is an instance when nothing is wrong
-        instances = tuple(
-            i.record.instance(i.index, lines[i.index])
-            for i in found.instances
-            if isinstance(i.record, PrismRecord)
-        )
-        dataset = PrismDataset(Path(root).resolve(), instances)
-    return PrismReport(not found.problems, found.problems, len(found.rows), dataset)
-
-
-def load_prism(root: Path) -> PrismDataset:
-    """Load a PRISM-Bench folder into typed instances, or raise with every problem.
-
     Raises:
         DataError: listing each problem (line, id, field); exit code 2 in the CLI.
     """
-    return load_manifest("prism", root, validate_prism(root))
+    return load_records("prism", root, PrismRecord, SOURCE, PrismDataset)
 
 
-def gate_prism_dataset(root: Path, out_json: Path | None) -> GateResult:
-    """Run the dataset gate derived from :class:`PrismRecord` (suite ``prism_dataset``).
-
-    Failing rows are labelled with their row number, id and the line/field reason; the result is
-    written to ``out_json`` (pass or fail) unless it is None.
-    """
-    return gate_records(Path(root), SOURCE, PrismRecord, "prism", out_json)
-
-
-def fingerprint_prism(dataset: PrismDataset) -> Manifest:
-    """Hash the manifest, every reference clip and each instance's caption.
-
-    The manifest's bytes carry ids, subsets and tags, so any change to them changes the digest;
-    clips shared by several lines are listed once. Absolute paths never enter the digest, so the
-    same data in another folder has the same digest. Its ``parquet`` entry (the table file) is
-    ``manifest.jsonl``.
-    """
-    return fingerprint_records(dataset.root, dataset.manifest_path, PrismRecord, dataset.instances)
-
-
-#: Columns of :func:`prism_frame`, in order.
+#: Columns of :meth:`PrismDataset.frame`, in order.
 FRAME_COLUMNS: tuple[str, ...] = (
     "index",
     "id",
@@ -452,30 +428,3 @@ FRAME_COLUMNS: tuple[str, ...] = (
     "speaker",
     "notes",
 )
-
-
-def prism_frame(dataset: PrismDataset) -> pd.DataFrame:
-    """One row per instance with plain columns (strings and the integer index).
-
-    ``active_tags`` is comma-joined in canonical order, ``visual_events`` comma-joined seconds
-    (``""`` when none), ``reference_video`` relative to the folder (POSIX). Used as the MLflow
-    dataset input.
-    """
-    import pandas as pd
-
-    root = dataset.root
-    rows = [
-        {
-            "index": inst.index,
-            "id": inst.id,
-            "subset": inst.subset,
-            "active_tags": ",".join(inst.active_tags),
-            "caption": inst.caption,
-            "reference_video": relative_posix(root, inst.reference_video),
-            "visual_events": ",".join(f"{t:g}" for t in inst.visual_events),
-            "speaker": inst.speaker,
-            "notes": inst.notes,
-        }
-        for inst in dataset.instances
-    ]
-    return pd.DataFrame(rows, columns=list(FRAME_COLUMNS))

@@ -11,11 +11,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar, cast
 
 from pydantic import BaseModel
 
 from omnieval.benchmarks import _base as api
+from omnieval.benchmarks._declared import DeclaredBenchmark
+from omnieval.benchmarks._judging import Judging
 from omnieval.benchmarks._leaderboard import components_frame, declared_document, leaderboard_declaration
 from omnieval.benchmarks.storybench import (
     _analyses,  # noqa: F401  (registers the appendix analyses)
@@ -24,18 +26,16 @@ from omnieval.benchmarks.storybench import (
     _systems,  # noqa: F401  (registers the reference systems)
     _tracks,  # noqa: F401  (registers the judge tracks and the judges' view of a transition)
 )
-from omnieval.benchmarks.storybench._record import StoryBenchRecord
+from omnieval.benchmarks.storybench._record import SOURCE, StoryBenchDataset, StoryBenchRecord
+from omnieval.benchmarks.storybench._records import Transition
 from omnieval.lineage import Deviation
 from omnieval.metrics import MetricsConfig
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from omnieval.audit import AuditInputs
-    from omnieval.data import Manifest
-    from omnieval.gates import GateResult
     from omnieval.judges import KnownSetRunner
-    from omnieval.judgments import JudgmentSchema
+    from omnieval.systems import Task
 
 
 class _AudioDescriber:
@@ -83,19 +83,61 @@ class _AudioDescriber:
         return fit
 
 
+class StoryJudging(Judging):
+    """Omni-StoryBench's judge scorer: the four tracks' panels and rubrics registered by this
+    package (``_tracks.py``, ``_rubrics.py``), the cpu panel's speech and image facts measured with
+    the suite's own ``metrics:`` settings, and the known set (``_known.py``)."""
+
+    def judge(self, job: api.JudgeJob) -> api.JudgeOutput:
+        from omnieval.benchmarks.storybench._tracks import page_turn_inputs
+        from omnieval.judges import run_judges
+
+        assert isinstance(job.metrics_config, MetricsConfig)
+        result = run_judges(
+            job.instances,
+            job.candidates,
+            panel=job.panel,
+            cache_dir=job.cache_dir,
+            describe_audio=_AudioDescriber(job.metrics_config),
+            progress=job.progress,
+            benchmark=self.benchmark,
+            reference=page_turn_inputs,
+        )
+        return api.JudgeOutput(
+            result.scores,
+            result.judgments.assign(panel=result.panel),
+            result.lineage,
+            dict(result.mlflow_tags()),
+            result.model_calls,
+            result.cache_hits,
+        )
+
+    def known_set(self, instances: Sequence[object], metrics_config: BaseModel) -> KnownSetRunner:
+        """Ground truth vs damaged copies per track (``known_set.json``; :mod:`._known`)."""
+        from omnieval.benchmarks.storybench._known import StorybenchKnownSet
+
+        assert isinstance(metrics_config, MetricsConfig)
+        # The judge stage hands the dataset's instances: Transition rows (validated by the loader).
+        return StorybenchKnownSet(cast("Sequence[Transition]", instances), _AudioDescriber(metrics_config))
+
+
 # leaderboard.yaml (the typed document):
 # read here so a bad file fails this import, as a bad benchmark.yaml does.
 leaderboard_declaration(__file__)
 
 
 @api.benchmark("storybench")
-class StoryBench(api.Benchmark):
+class StoryBench(DeclaredBenchmark[StoryBenchRecord, MetricsConfig]):
     """Omni-StoryBench (PROTOCOLS.md, seed 000)."""
 
     # Name, dataset, systems, modalities, judge tracks and headline components: benchmark.yaml.
     metrics_config = MetricsConfig
-    record: ClassVar[type[StoryBenchRecord]] = StoryBenchRecord
+    record = StoryBenchRecord
     """The model of one parquet row: the loader's checks, the dataset gate and the fingerprint."""
+    source = SOURCE
+    dataset_type = StoryBenchDataset
+    judging = StoryJudging
+    commands: ClassVar[Mapping[str, str]] = {"make-sample": "._sample:sample_main"}
     score_range: ClassVar[Mapping[str, tuple[float, float]]] = {
         "bertscore_f1": (-1.0, 1.0),
         "image_similarity": (-1.0, 1.0),
@@ -109,45 +151,11 @@ class StoryBench(api.Benchmark):
     score; ``narration_length`` counts characters (the length-control analyses read it);
     ``dreamsim_distance`` exists only where dreamsim is installed."""
 
-    # -- data ---------------------------------------------------------------------------------
-    def instances(self, dataset: Any) -> tuple[Any, ...]:
-        return tuple(dataset.transitions)
-
-    def validate(self, root: Path) -> api.DatasetReport:
-        from omnieval.benchmarks.storybench._record import validate_storybench
-
-        report = validate_storybench(root)
-        return api.DatasetReport(report.ok, list(report.problems), report.n_rows, report.dataset)
-
-    def dataset_summary(self, dataset: Any) -> api.DatasetSummary:
-        n, books = len(dataset.transitions), len(dataset.books)
-        return api.DatasetSummary(f"{n} transitions from {books} books", {"n_rows": n, "n_books": books})
-
-    def gate(self, root: Path, out_json: Path | None) -> GateResult:
-        from omnieval.benchmarks.storybench._record import gate_storybench_dataset
-
-        return gate_storybench_dataset(root, out_json)
-
-    def fingerprint(self, dataset: Any) -> Manifest:
-        from omnieval.benchmarks.storybench._record import fingerprint_storybench
-
-        return fingerprint_storybench(dataset)
-
-    def dataset_frame(self, root: Path) -> pd.DataFrame:
-        import pandas as pd
-
-        return pd.read_parquet(Path(root) / self.dataset_marker)
-
-    def audit_inputs(self, dataset: Any) -> AuditInputs:
-        from omnieval.benchmarks.storybench._audit import storybench_audit_inputs
-
-        return storybench_audit_inputs(dataset, self.fingerprint(dataset).digest, self.name)
-
-    # -- generation ---------------------------------------------------------------------------
-    def visible_task(self, instance: Any, condition: str = "") -> Any:
+    def visible_task(self, instance: object, condition: str = "") -> Task:
         from omnieval.benchmarks.storybench._brief import brief
         from omnieval.systems import IMAGE_ROLE, Task
 
+        assert isinstance(instance, Transition)
         # TaskInputs has no next-page field: a system cannot read the target even by accident.
         inputs = instance.task_inputs()
         return Task(
@@ -160,7 +168,6 @@ class StoryBench(api.Benchmark):
             brief=brief(inputs),
         )
 
-    # -- scoring ------------------------------------------------------------------------------
     def compute_metrics(self, job: api.MetricsJob) -> api.MetricsOutput:
         from omnieval.benchmarks.storybench._metrics import compute_storybench_metrics
 
@@ -175,46 +182,6 @@ class StoryBench(api.Benchmark):
         )
         return api.MetricsOutput(result.scores, result.lineage, result.computed, result.cache_hits)
 
-    def judgment_schema(self) -> JudgmentSchema:
-        from omnieval.judges import JUDGMENT_SCHEMA
-
-        return JUDGMENT_SCHEMA
-
-    def judge(self, job: api.JudgeJob) -> api.JudgeOutput:
-        from omnieval.benchmarks.storybench._tracks import page_turn_inputs
-        from omnieval.judges import run_judges
-
-        assert isinstance(job.metrics_config, MetricsConfig)
-        result = run_judges(
-            job.instances,
-            job.candidates,
-            panel=job.panel,
-            cache_dir=job.cache_dir,
-            describe_audio=_AudioDescriber(job.metrics_config),
-            progress=job.progress,
-            benchmark=self.name,
-            reference=page_turn_inputs,
-        )
-        return api.JudgeOutput(
-            result.scores,
-            result.judgments.assign(panel=result.panel),
-            result.lineage,
-            dict(result.mlflow_tags()),
-            result.model_calls,
-            result.cache_hits,
-        )
-
-    def known_set(self, instances: Sequence[Any], metrics_config: BaseModel) -> KnownSetRunner:
-        """Ground truth vs damaged copies per track (``known_set.json``; :mod:`._known`)."""
-        from omnieval.benchmarks.storybench._known import StorybenchKnownSet
-
-        assert isinstance(metrics_config, MetricsConfig)
-        return StorybenchKnownSet(instances, _AudioDescriber(metrics_config))
-
-    def leaderboard_model(self) -> type[BaseModel]:
-        """The document ``leaderboard.yaml`` declares (built once per process)."""
-        return declared_document(__file__)
-
     def leaderboard(self, scores: pd.DataFrame, facts: api.RunFacts | None = None) -> api.Leaderboard:
         from omnieval.benchmarks.storybench._aggregate import aggregate
 
@@ -226,7 +193,7 @@ class StoryBench(api.Benchmark):
             scores, n_instances=facts.n_instances, benchmark=self.name, unavailable=unavailable or None
         )
         metrics = {sid: agg.mlflow_metrics(sid) for sid in agg.systems}
-        return api.Leaderboard.typed(self.leaderboard_model().model_validate(agg.to_dict()), metrics)
+        return api.Leaderboard.typed(declared_document(__file__).model_validate(agg.to_dict()), metrics)
 
     def instance_components(self, scores: pd.DataFrame) -> pd.DataFrame:
         """The headline components per instance on the Total Average's 0-10 scale (storybench's
@@ -236,12 +203,12 @@ class StoryBench(api.Benchmark):
         assert self.spec is not None
         return components_frame(instance_values(scores), self.spec)
 
-    def leaderboard_text(self, document: Mapping[str, Any]) -> str:
+    def leaderboard_text(self, document: Mapping[str, object]) -> str:
         from omnieval.benchmarks.storybench._report import leaderboard_table
 
         return leaderboard_table(dict(document))
 
-    def aggregate_text(self, document: Mapping[str, Any]) -> str:
+    def aggregate_text(self, document: Mapping[str, object]) -> str:
         from omnieval.benchmarks.storybench._report import aggregate_table
 
         return aggregate_table(dict(document))
@@ -255,7 +222,7 @@ class StoryBench(api.Benchmark):
         seed: int,
         draws: int,
         facts: api.RunFacts | None = None,
-    ) -> dict[str, Any]:
+    ) -> Mapping[str, object]:
         from omnieval.analysis import AnalysisConfig, run_analyses
 
         return dict(
@@ -273,11 +240,6 @@ class StoryBench(api.Benchmark):
         from omnieval.benchmarks.storybench._deviations import storybench_deviations
 
         return storybench_deviations(run)
-
-    def make_sample(self, argv: Sequence[str], prog: str) -> int:
-        from omnieval.benchmarks.storybench._sample import sample_main
-
-        return sample_main(argv, prog)
 
 
 __all__ = ["StoryBench"]

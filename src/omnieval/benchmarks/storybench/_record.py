@@ -9,7 +9,7 @@ JSON, all relative to the folder. Row order is the candidate index.
 problem, each naming the file, the row, the id and the field, e.g.
 ``data/omni_storybench.parquet row 12 (id 'tales/fox/p03__p04') field 'speech_pitch': 'very high'
 is not one of low, normal, high``, checks and hashes the files it names, and derives the dataset
-gate from it, so the loader and the gate never disagree about a row. :func:`validate_storybench`
+gate from it, so the loader and the gate never disagree about a row. The benchmark's ``validate``
 returns the problems; :func:`load_storybench` raises :class:`~omnieval.errors.DataError` with all of
 them or returns the typed :class:`~._records.Transition` instances.
 """
@@ -17,7 +17,7 @@ them or returns the typed :class:`~._records.Transition` instances.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
@@ -32,6 +32,8 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from omnieval.benchmarks._base import DatasetReport, DatasetSummary
+from omnieval.benchmarks._declared import RecordDataset, load_records, validate_records
 from omnieval.benchmarks._records import (
     Media,
     ParquetRows,
@@ -40,10 +42,8 @@ from omnieval.benchmarks._records import (
     RowContext,
     Wording,
     fingerprint_records,
-    gate_records,
     problem,
     problems,
-    read_rows,
 )
 from omnieval.benchmarks.storybench._records import (
     BookMetadata,
@@ -66,7 +66,6 @@ from omnieval.benchmarks.storybench._schema import (
 )
 from omnieval.data import (
     TEXT_FIELDS,
-    InstanceDataset,
     Manifest,
     clip,
     parse_characters,
@@ -74,19 +73,16 @@ from omnieval.data import (
     read_text_file,
     show_value,
 )
-from omnieval.errors import DataError
 
 if TYPE_CHECKING:
-    from omnieval.gates import GateResult
+    import pandas as pd
+
+    from omnieval.audit import AuditInputs
 
 
 @dataclass(frozen=True)
-class StoryBenchDataset(InstanceDataset[Transition]):
+class StoryBenchDataset(RecordDataset[Transition]):
     """A validated Omni-StoryBench folder: its transitions in parquet row order."""
-
-    parquet_path: Path
-    records: tuple[StoryBenchRecord, ...] = field(repr=False, compare=False)
-    """The validated rows the transitions were built from (what the fingerprint hashes)."""
 
     @property
     def transitions(self) -> tuple[Transition, ...]:
@@ -98,20 +94,20 @@ class StoryBenchDataset(InstanceDataset[Transition]):
         """Distinct ``(source, book)`` pairs in order of first appearance."""
         return tuple(dict.fromkeys((t.source, t.book) for t in self.transitions))
 
+    def summary(self) -> DatasetSummary:
+        n, books = len(self.transitions), len(self.books)
+        return DatasetSummary(f"{n} transitions from {books} books", {"n_rows": n, "n_books": books})
 
-@dataclass(frozen=True)
-class ValidationReport:
-    """Outcome of :func:`validate_storybench`: every problem found, in row order."""
+    def frame(self) -> pd.DataFrame:
+        """The release table itself (the MLflow dataset input)."""
+        import pandas as pd
 
-    root: Path
-    n_rows: int
-    problems: list[str]
-    dataset: StoryBenchDataset | None = field(default=None, repr=False, compare=False)
+        return pd.read_parquet(self.table)
 
-    @property
-    def ok(self) -> bool:
-        """True when the folder has no problem at all."""
-        return not self.problems
+    def audit_inputs(self, digest: str, benchmark: str) -> AuditInputs:
+        from omnieval.benchmarks.storybench._audit import storybench_audit_inputs
+
+        return storybench_audit_inputs(self, digest, benchmark)
 
 
 # -- field checks ----------------------------------------------------------------------------------
@@ -240,7 +236,7 @@ class StoryBenchRecord(Record):
             raise problems([(name, why) for _, name, why in sorted(found, key=lambda p: p[0])])
         return record
 
-    def transition(self, index: int) -> Transition:
+    def instance(self, index: int, line: int) -> Transition:
         """The typed instance at position ``index`` (what the stages, systems and judges read)."""
         return Transition(
             index=index,
@@ -476,8 +472,13 @@ class StoryTable(ParquetRows):
 SOURCE = StoryTable(PARQUET_RELPATH, WORDING)
 
 
-def validate_storybench(root: Path) -> ValidationReport:
-    """Check an Omni-StoryBench folder without raising for data problems.
+def validate_storybench(root: Path) -> DatasetReport:
+    """The problems of an Omni-StoryBench folder, never raising on bad data (:func:`load_storybench`)."""
+    return validate_records(root, StoryBenchRecord, SOURCE, StoryBenchDataset)
+
+
+def load_storybench(root: Path) -> StoryBenchDataset:
+    """Load an Omni-StoryBench folder into typed records, or raise with every problem.
 
     Checks (:class:`StoryBenchRecord`): the parquet is readable and has every required column; ids
     equal ``<source>/<book>/<from_key>__<to_key>`` and are unique; strings are non-empty; speech
@@ -485,46 +486,10 @@ def validate_storybench(root: Path) -> ValidationReport:
     columns are relative, stay inside ``root`` and exist; images decode; text files are UTF-8 and
     equal their column; the metadata JSON and the sample JSON agree with the row.
 
-    Args:
-        root: the dataset folder (the one holding ``data/omni_storybench.parquet``).
-
-    Returns:
-        A report; when ``ok`` its ``dataset`` holds the loaded records.
-    """
-    root = Path(root)
-    found = read_rows(root, SOURCE, StoryBenchRecord)
-    dataset = None
-    if not found.problems:
-        records = tuple(i.record for i in found.instances if isinstance(i.record, StoryBenchRecord))
-        transitions = tuple(r.transition(i) for i, r in enumerate(records))
-        parquet = SOURCE.path(root).resolve()
-        dataset = StoryBenchDataset(root.resolve(), transitions, parquet_path=parquet, records=records)
-    return ValidationReport(root, len(found.rows), found.problems, dataset)
-
-
-def load_storybench(root: Path) -> StoryBenchDataset:
-    """Load an Omni-StoryBench folder into typed records, or raise with every problem.
-
     Raises:
         DataError: listing each problem (file, row, id, field); exit code 2 in the CLI.
     """
-    report = validate_storybench(root)
-    if report.dataset is None:
-        n = len(report.problems)
-        raise DataError(
-            f"dataset {root} failed validation ({n} problem{'s' if n != 1 else ''})", list(report.problems)
-        )
-    return report.dataset
-
-
-def gate_storybench_dataset(root: Path, out_json: Path | None) -> GateResult:
-    """Run the dataset gate derived from :class:`StoryBenchRecord` (suite ``storybench_dataset``).
-
-    Failing rows are labelled with their row number, id and the field's reason; a table that cannot
-    be read, lacks a column or has no row fails ``table_is_readable`` first. The result is written
-    to ``out_json`` (pass or fail) unless it is None.
-    """
-    return gate_records(Path(root), SOURCE, StoryBenchRecord, "storybench", out_json)
+    return load_records("storybench", root, StoryBenchRecord, SOURCE, StoryBenchDataset)
 
 
 def fingerprint_storybench(dataset: StoryBenchDataset) -> Manifest:
@@ -534,4 +499,4 @@ def fingerprint_storybench(dataset: StoryBenchDataset) -> Manifest:
     the following one) are listed once. Absolute paths never enter the digest, so the same data in
     another folder has the same digest.
     """
-    return fingerprint_records(dataset.root, dataset.parquet_path, StoryBenchRecord, dataset.records)
+    return fingerprint_records(dataset.root, dataset.table, StoryBenchRecord, dataset.records)

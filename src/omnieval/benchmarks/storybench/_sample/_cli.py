@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
-from omnieval.benchmarks._sample_command import run_sample_command
+from omnieval.benchmarks._sample_command import run_sample_command, sample_parser
 from omnieval.benchmarks.storybench._sample._write import SampleSummary, write_sample
 
 
 def sample_main(argv: Sequence[str], prog: str) -> int:
     """Write the sample, then run the strict validator on it; exit 2 if it does not pass."""
-    parser = argparse.ArgumentParser(
-        prog=prog,
-        description="Write omnieval's Omni-StoryBench sample (4 books, 20 transitions)",
-    )
-    parser.add_argument("out", type=Path, help="output folder (e.g. data/storybench-sample)")
+    description = "Write omnieval's Omni-StoryBench sample (4 books, 20 transitions)"
+    parser = sample_parser(prog, description, "data/storybench-sample")
     parser.add_argument("--size", type=int, default=256, help="illustration size in pixels (default 256)")
     args = parser.parse_args(argv)
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from omnieval.benchmarks._sample_media import save_png
 from omnieval.benchmarks.storybench._sample._books import BOOKS, Book
 from omnieval.benchmarks.storybench._sample._draw import draw_page
 from omnieval.benchmarks.storybench._schema import (
@@ -123,10 +124,9 @@ def _write_pages(root: Path, books: tuple[Book, ...], size: int) -> int:
     n = 0
     for book in books:
         for page in book.pages:
-            image_path = root / "images" / book.source / book.key / f"{page.key}.png"
-            image_path.parent.mkdir(parents=True, exist_ok=True)
-            # No ancillary chunks (time, text) and a fixed compression level: stable bytes.
-            draw_page(book, page, size).save(image_path, format="PNG", optimize=False, compress_level=9)
+            save_png(
+                draw_page(book, page, size), root / "images" / book.source / book.key / f"{page.key}.png"
+            )
             text_path = root / "texts" / book.source / book.key / f"{page.key}.txt"
             text_path.parent.mkdir(parents=True, exist_ok=True)
             text_path.write_text(page.text + "\n", encoding="utf-8")

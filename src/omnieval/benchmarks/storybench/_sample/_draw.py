@@ -26,6 +26,8 @@ CANVAS = 512
 _GLOWING = {"lantern_bright", "lamp_post_lit", "beam", "lighthouse_lit", "aurora", "stars"}
 #: Props that are weather drawn over everything in ``finish``, not objects in the scene.
 _WEATHER = {"rain", "snowstorm", "light_snow"}
+#: Brightness of a light prop per variant suffix: 1 as drawn, above 1 glowing.
+_BRIGHTNESS = {"dim": 0.45, "bright": 1.5, "lit": 1.5}
 #: Times of day that get a darkening overlay over everything drawn before the glowing props.
 _DARK = {
     "night": (10, 20, 60, 110),
@@ -108,10 +110,14 @@ class Painter(ABC):
     def prop(self, prop: Prop) -> None:
         if prop.kind in _WEATHER:
             return  # drawn by finish(), over the characters
-        method: Callable[[Prop], None] | None = getattr(self, f"prop_{prop.kind}", None)
+        # A light's variant (``lantern_dim``, ``lamp_post_lit``) is its routine at another brightness.
+        kind, _, variant = prop.kind.rpartition("_")
+        if variant not in _BRIGHTNESS:
+            kind, variant = prop.kind, ""
+        method: Callable[..., None] | None = getattr(self, f"prop_{kind}", None)
         if method is None:
             raise ValueError(f"{type(self).__name__} cannot draw prop {prop.kind!r}")
-        method(prop)
+        method(prop, _BRIGHTNESS[variant]) if variant else method(prop)
 
     def actor(self, actor: Actor) -> None:
         method: Callable[[Actor], None] | None = getattr(self, f"actor_{actor.name.lower()}", None)
@@ -214,22 +220,14 @@ class ForestPainter(Painter):
         for dx, dy in ((-10, -36), (8, -40), (0, -30)):
             pen.circle(dx, dy, 3.5, (255, 255, 255))
 
-    def _lantern(self, p: Prop, flame: float) -> None:
+    def prop_lantern(self, p: Prop, flame: float = 1.0) -> None:
+        if flame > 1:
+            self.glow(p.x, p.y - 20 * p.scale, 120, (255, 210, 90), 200)
         pen = self.pen(p.x, p.y, p.scale)
         pen.rect((-15, -42, 15, 0), (181, 140, 60))
         pen.rect((-11, -38, 11, -5), (255, 240, 190))
         pen.line([(-10, -42), (0, -56), (10, -42)], (140, 100, 40), 3)
         pen.ellipse(0, -18, 5 * flame, 10 * flame, (255, 160, 30))
-
-    def prop_lantern(self, p: Prop) -> None:
-        self._lantern(p, 1.0)
-
-    def prop_lantern_dim(self, p: Prop) -> None:
-        self._lantern(p, 0.45)
-
-    def prop_lantern_bright(self, p: Prop) -> None:
-        self.glow(p.x, p.y - 20 * p.scale, 120, (255, 210, 90), 200)
-        self._lantern(p, 1.5)
 
     def prop_stream(self, p: Prop) -> None:
         pts_top = [(x, 455 + 18 * math.sin(x / 60)) for x in range(0, CANVAS + 8, 8)]
@@ -317,7 +315,8 @@ class SeaPainter(Painter):
         )
         self.d.polygon([(60, 392), (200, 392), (160, 420), (80, 415)], fill=(135, 135, 142))
 
-    def _tower(self, p: Prop, lit: bool) -> None:
+    def prop_lighthouse(self, p: Prop, brightness: float = 1.0) -> None:
+        lit = brightness > 1
         pen = self.pen(p.x, p.y, p.scale)
         pen.poly([(-45, 0), (45, 0), (28, -260), (-28, -260)], (245, 245, 245))
         for y0 in (-40, -120, -200):
@@ -327,13 +326,8 @@ class SeaPainter(Painter):
         pen.rect((-22, -300, 22, -266), (255, 230, 120) if lit else (170, 200, 215))
         pen.poly([(-30, -300), (30, -300), (0, -330)], (205, 40, 45))
         pen.rect((-8, -30, 8, 0), (90, 60, 40))
-
-    def prop_lighthouse(self, p: Prop) -> None:
-        self._tower(p, lit=False)
-
-    def prop_lighthouse_lit(self, p: Prop) -> None:
-        self._tower(p, lit=True)
-        self.glow(p.x, p.y - 283 * p.scale, 60, (255, 235, 140), 220)
+        if lit:
+            self.glow(p.x, p.y - 283 * p.scale, 60, (255, 235, 140), 220)
 
     def prop_beam(self, p: Prop) -> None:
         self.translucent_polygon(
@@ -444,18 +438,13 @@ class CityPainter(Painter):
         for sx in range(10, CANVAS, 90):
             self.d.rectangle((sx, 470, sx + 45, 476), fill=(220, 220, 200))
 
-    def _lamp(self, p: Prop, lit: bool) -> None:
+    def prop_lamp_post(self, p: Prop, brightness: float = 1.0) -> None:
+        lit = brightness > 1
         pen = self.pen(p.x, p.y, p.scale)
         pen.rect((-4, -200, 4, 0), (50, 55, 60))
         pen.rect((-16, -215, 16, -198), (255, 225, 120) if lit else (200, 200, 190))
         if lit:
             self.glow(p.x, p.y - 205 * p.scale, 80, (255, 210, 110), 190)
-
-    def prop_lamp_post(self, p: Prop) -> None:
-        self._lamp(p, lit=False)
-
-    def prop_lamp_post_lit(self, p: Prop) -> None:
-        self._lamp(p, lit=True)
 
     def prop_puddle(self, p: Prop) -> None:
         self.pen(p.x, p.y, p.scale).ellipse(0, 0, 50, 9, (120, 140, 170))

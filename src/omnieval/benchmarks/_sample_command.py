@@ -7,13 +7,22 @@ an ``error:`` line with the error's exit code is the same for all of them, and l
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import TypeVar
 
 from omnieval.errors import OmnievalError
 
 SummaryT = TypeVar("SummaryT")
+
+
+def sample_parser(prog: str, description: str, example: str) -> argparse.ArgumentParser:
+    """The generator's argument parser: the output folder (``example`` in its help), options to add."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser.add_argument("out", type=Path, help=f"output folder (e.g. {example})")
+    return parser
 
 
 def run_sample_command(write: Callable[[], SummaryT], report: Callable[[SummaryT], int]) -> int:

@@ -14,7 +14,6 @@ manifest is written with a fixed key order.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import math
 from collections.abc import Callable, Sequence
@@ -24,7 +23,8 @@ from typing import Any
 
 from PIL import Image, ImageDraw, ImageFont
 
-from omnieval.benchmarks._sample_command import run_sample_command
+from omnieval.benchmarks._sample_command import run_sample_command, sample_parser
+from omnieval.benchmarks._sample_media import INK, WHITE, Box, Pen, resample_wav, save_png
 from omnieval.benchmarks.acbench._heteronyms import HETERONYMS, Heteronym
 from omnieval.benchmarks.acbench._record import (
     FEATURES,
@@ -129,33 +129,29 @@ class SampleItem:
     """``(word, reading key)`` for pronunciation items."""
 
 
+#: Scene -> (feature, target value, keywords...) of the instances whose scene is drawn by its own routine.
+_SCENE_ITEMS: dict[str, tuple[str, ...]] = {
+    "falling_brick": ("speech_rate", "fast", "a brick falling toward a construction worker", "building site"),
+    "boiling_pot": ("speech_rate", "fast", "a pot boiling over on the stove", "kitchen"),
+    "elderly_armchair": ("speech_rate", "slow", "an elderly man in an armchair", "someone talking to him"),
+    "elderly_bench": ("speech_rate", "slow", "an elderly woman with a walking cane", "park bench"),
+    "library": ("phonation", "whisper", "people studying in a library reading room", "quiet sign"),
+    "museum": ("phonation", "whisper", "a quiet art museum with visitors", "framed paintings"),
+    "uk_flag": ("accent", "UK", "the Union Jack flag of the United Kingdom", "red double-decker bus"),
+    "uk_clock_tower": ("accent", "UK", "the Big Ben clock tower in London", "red telephone box"),
+    "india_flag": ("accent", "India", "the national flag of India", "saffron, white and green"),
+    "india_taj": ("accent", "India", "the Taj Mahal in India", "reflecting pool"),
+    "australia_flag": ("accent", "Australia", "the national flag of Australia", "Southern Cross stars"),
+    "australia_opera": ("accent", "Australia", "the Opera House in Sydney, Australia", "kangaroo"),
+}
+
+
 def _items() -> tuple[SampleItem, ...]:
-    rate = (
-        SampleItem(
-            "speech_rate",
-            "fast",
-            "falling_brick",
-            ("a brick falling toward a construction worker", "building site"),
-        ),
-        SampleItem("speech_rate", "fast", "boiling_pot", ("a pot boiling over on the stove", "kitchen")),
-        SampleItem(
-            "speech_rate",
-            "slow",
-            "elderly_armchair",
-            ("an elderly man in an armchair", "someone talking to him"),
-        ),
-        SampleItem(
-            "speech_rate", "slow", "elderly_bench", ("an elderly woman with a walking cane", "park bench")
-        ),
-    )
-    phonation = (
-        SampleItem(
-            "phonation", "whisper", "library", ("people studying in a library reading room", "quiet sign")
-        ),
-        SampleItem(
-            "phonation", "whisper", "museum", ("a quiet art museum with visitors", "framed paintings")
-        ),
-    )
+    def scenes(*features: str) -> tuple[SampleItem, ...]:
+        return tuple(
+            SampleItem(f, v, scene, tuple(kw)) for scene, (f, v, *kw) in _SCENE_ITEMS.items() if f in features
+        )
+
     pronunciation = tuple(
         SampleItem(PRONUNCIATION, "heteronym", f"{word}_{key}", (reading.image_hint,), (word, key))
         for word in SAMPLE_HETERONYMS
@@ -168,33 +164,12 @@ def _items() -> tuple[SampleItem, ...]:
         for emo in FEATURES["emotion"]
         for v, extra in enumerate(((), ("close-up portrait",)))
     )
-    accent = (
-        SampleItem(
-            "accent", "UK", "uk_flag", ("the Union Jack flag of the United Kingdom", "red double-decker bus")
-        ),
-        SampleItem(
-            "accent", "UK", "uk_clock_tower", ("the Big Ben clock tower in London", "red telephone box")
-        ),
-        SampleItem(
-            "accent", "India", "india_flag", ("the national flag of India", "saffron, white and green")
-        ),
-        SampleItem("accent", "India", "india_taj", ("the Taj Mahal in India", "reflecting pool")),
-        SampleItem(
-            "accent",
-            "Australia",
-            "australia_flag",
-            ("the national flag of Australia", "Southern Cross stars"),
-        ),
-        SampleItem(
-            "accent", "Australia", "australia_opera", ("the Opera House in Sydney, Australia", "kangaroo")
-        ),
-    )
     timbre = tuple(
         SampleItem("timbre", who, f"person_{who.replace(' ', '_')}_{v}", (_TIMBRE_WORDS[who], place))
         for who in FEATURES["timbre"]
         for v, place in enumerate(("standing in a park", "standing in a living room"))
     )
-    return rate + phonation + pronunciation + emotion + accent + timbre
+    return scenes("speech_rate", "phonation") + pronunciation + emotion + scenes("accent") + timbre
 
 
 _TIMBRE_WORDS = {
@@ -345,6 +320,7 @@ def write_acbench_sample(out: Path, *, size: int = IMAGE_SIZE, validate: bool = 
 
 def _write_media(root: Path, records: Sequence[dict[str, Any]], size: int) -> None:
     """Synthesize each record's instruction and draw its picture under ``root``."""
+    from omnieval.audio import TARGET_RATE
     from omnieval.backends.tts import EspeakProsody, SpeechRequest, synthesize
 
     prosody = EspeakProsody()
@@ -352,37 +328,18 @@ def _write_media(root: Path, records: Sequence[dict[str, Any]], size: int) -> No
         # One plain voice at a plain rate for every instruction: its delivery must not hint at the target.
         wav = root / record["instruction_audio"]
         synthesize(SpeechRequest(record["instruction_text"]), wav, prosody, controlled_rate=False)
-        _to_16k(wav)
-        image_path = root / record["image"]
-        image_path.parent.mkdir(parents=True, exist_ok=True)
-        # No ancillary chunks (time, text) and a fixed compression level: stable bytes.
-        draw_scene(item.scene, size).save(image_path, format="PNG", optimize=False, compress_level=9)
-
-
-def _to_16k(path: Path) -> None:
-    """Rewrite a WAV as 16 kHz mono 16-bit (the rate the speech metrics use; a third smaller)."""
-    import soundfile as sf
-    import soxr
-
-    from omnieval.audio import TARGET_RATE
-
-    samples, rate = sf.read(str(path), dtype="float32")
-    # soxr directly (what librosa's "soxr_hq" calls): importing librosa costs seconds, soxr nothing.
-    out = soxr.resample(samples, int(rate), TARGET_RATE, quality="HQ")
-    sf.write(str(path), out, TARGET_RATE, subtype="PCM_16", format="WAV")
+        resample_wav(wav, TARGET_RATE)  # 16 kHz mono 16-bit: the rate the speech metrics use
+        save_png(draw_scene(item.scene, size), root / record["image"])
 
 
 # -- drawing ------------------------------------------------------------------------------------
 
 Color = tuple[int, int, int]
-Box = tuple[float, float, float, float]
 
 SKY: Color = (176, 214, 240)
 GRASS: Color = (120, 180, 95)
 WALL: Color = (236, 226, 205)
 FLOOR: Color = (170, 130, 95)
-INK: Color = (35, 35, 40)
-WHITE: Color = (250, 250, 250)
 RED: Color = (200, 40, 45)
 NAVY: Color = (20, 36, 110)
 GREY: Color = (150, 150, 155)
@@ -393,38 +350,12 @@ def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
     return ImageFont.load_default(size=size)
 
 
-class _Scene:
-    """A 512 x 512 canvas with the few shapes every scene uses."""
+class _Scene(Pen):
+    """A 512 x 512 canvas (absolute coordinates) with the few composite shapes every scene uses."""
 
     def __init__(self, background: Color = WALL) -> None:
         self.img = Image.new("RGB", (_CANVAS, _CANVAS), background)
-        self.d = ImageDraw.Draw(self.img)
-
-    def rect(self, box: Box, fill: Color, outline: Color | None = None, width: int = 3) -> None:
-        self.d.rectangle(box, fill=fill, outline=outline, width=width)
-
-    def oval(
-        self,
-        cx: float,
-        cy: float,
-        rx: float,
-        ry: float,
-        fill: Color | None,
-        outline: Color | None = None,
-        width: int = 3,
-    ) -> None:
-        self.d.ellipse((cx - rx, cy - ry, cx + rx, cy + ry), fill=fill, outline=outline, width=width)
-
-    def poly(self, points: Sequence[tuple[float, float]], fill: Color, outline: Color | None = None) -> None:
-        self.d.polygon(list(points), fill=fill, outline=outline)
-
-    def line(self, points: Sequence[tuple[float, float]], fill: Color = INK, width: int = 4) -> None:
-        self.d.line(list(points), fill=fill, width=width, joint="curve")
-
-    def arc(
-        self, cx: float, cy: float, r: float, start: float, end: float, fill: Color = INK, width: int = 4
-    ) -> None:
-        self.d.arc((cx - r, cy - r, cx + r, cy + r), start, end, fill=fill, width=width)
+        super().__init__(ImageDraw.Draw(self.img))
 
     def text(self, xy: tuple[float, float], text: str, size: int, fill: Color = INK) -> None:
         self.d.text(xy, text, fill=fill, font=_font(size), anchor="mm")
@@ -440,10 +371,6 @@ class _Scene:
             angle = -math.pi / 2 + k * math.pi / points
             pts.append((cx + radius * math.cos(angle), cy + radius * math.sin(angle)))
         self.poly(pts, fill)
-
-    def cap(self, box: Box, fill: Color, outline: Color | None = None) -> None:
-        """The upper half of the ellipse in ``box``: hair, a hat, a dome."""
-        self.d.pieslice(box, 180, 360, fill=fill, outline=outline)
 
     def union_jack(self, box: Box) -> None:
         """The Union Jack filling ``box`` (stripe widths in proportion to its height)."""
@@ -525,10 +452,10 @@ class _Scene:
                 ],
                 hair,
             )
-        self.oval(hx, hy, head_r, head_r, skin)
+        self.ellipse(hx, hy, head_r, head_r, skin)
         eye_y = hy - head_r * 0.1
-        self.oval(hx - head_r * 0.35, eye_y, head_r * 0.1, head_r * 0.1, INK)
-        self.oval(hx + head_r * 0.35, eye_y, head_r * 0.1, head_r * 0.1, INK)
+        self.ellipse(hx - head_r * 0.35, eye_y, head_r * 0.1, head_r * 0.1, INK)
+        self.ellipse(hx + head_r * 0.35, eye_y, head_r * 0.1, head_r * 0.1, INK)
         self.arc(hx, hy + head_r * 0.2, head_r * 0.4, 40, 140, INK, 2)
         if hard_hat:
             self.cap(
@@ -539,7 +466,7 @@ class _Scene:
         if elderly:
             # glasses, wrinkles, and white hair (a bun for her, a fringe round a bald crown for him)
             for ex in (-0.35, 0.35):
-                self.oval(hx + head_r * ex, eye_y, head_r * 0.25, head_r * 0.2, None, INK, 2)
+                self.ellipse(hx + head_r * ex, eye_y, head_r * 0.25, head_r * 0.2, None, INK, 2)
             self.line([(hx - head_r * 0.1, eye_y), (hx + head_r * 0.1, eye_y)], INK, 2)
             for k in (-1, 1):
                 self.arc(
@@ -547,10 +474,12 @@ class _Scene:
                 )
             if female:
                 self.cap((hx - head_r * 1.05, hy - head_r * 1.1, hx + head_r * 1.05, hy + head_r * 0.2), hair)
-                self.oval(hx, hy - head_r * 1.15, head_r * 0.45, head_r * 0.35, hair)
+                self.ellipse(hx, hy - head_r * 1.15, head_r * 0.45, head_r * 0.35, hair)
             else:
                 for k in (-1, 1):
-                    self.oval(hx + k * head_r * 0.95, hy - head_r * 0.15, head_r * 0.22, head_r * 0.4, hair)
+                    self.ellipse(
+                        hx + k * head_r * 0.95, hy - head_r * 0.15, head_r * 0.22, head_r * 0.4, hair
+                    )
                 self.line(
                     [(hx - head_r * 0.35, hy + head_r * 0.35), (hx + head_r * 0.35, hy + head_r * 0.35)],
                     hair,
@@ -612,12 +541,12 @@ def _scene_boiling_pot() -> _Scene:
     s.rect((100, 200, 240, 320), (70, 70, 80))  # pot
     s.rect((80, 200, 260, 215), (50, 50, 60))
     for k, dx in enumerate((110, 140, 175, 210, 235)):
-        s.oval(dx, 200 - (k % 2) * 12, 26, 22, WHITE)  # foam spilling over
+        s.ellipse(dx, 200 - (k % 2) * 12, 26, 22, WHITE)  # foam spilling over
     s.poly([(100, 215), (92, 280), (108, 280)], WHITE)
     s.poly([(240, 215), (232, 300), (250, 300)], WHITE)
     for k in range(3):
         s.arc(140 + k * 35, 120, 30, 200, 340, (200, 200, 210), 6)  # steam
-    s.oval(380, 140, 55, 55, WHITE, INK, 5)  # kitchen timer ringing
+    s.ellipse(380, 140, 55, 55, WHITE, INK, 5)  # kitchen timer ringing
     s.line([(380, 140), (380, 105)], INK, 5)
     s.line([(380, 140), (405, 155)], INK, 5)
     for k in (-1, 1):
@@ -635,7 +564,7 @@ def _scene_elderly_armchair() -> _Scene:
     s.person(340, 420, 230, female=False, elderly=True, clothes=(120, 110, 90), flip=True)
     s.rect((230, 330, 450, 420), (140, 60, 60))  # seat cushion in front of the legs
     s.person(130, 470, 260, female=True, clothes=(90, 150, 110), skin=SKIN[2])
-    s.oval(240, 150, 50, 30, WHITE, INK, 3)  # a speech bubble with a slow ellipsis
+    s.ellipse(240, 150, 50, 30, WHITE, INK, 3)  # a speech bubble with a slow ellipsis
     s.text((240, 150), "...", 36)
     return s
 
@@ -643,7 +572,7 @@ def _scene_elderly_armchair() -> _Scene:
 def _scene_elderly_bench() -> _Scene:
     s = _Scene()
     s.ground(330)
-    s.oval(420, 170, 70, 90, (60, 140, 70))  # tree
+    s.ellipse(420, 170, 70, 90, (60, 140, 70))  # tree
     s.rect((410, 230, 430, 330), (110, 80, 50))
     s.rect((60, 360, 300, 380), (140, 100, 60))  # bench
     s.rect((60, 300, 300, 315), (140, 100, 60))
@@ -663,7 +592,7 @@ def _scene_library() -> _Scene:
     s.text((256, 85), "QUIET", 26, RED)
     s.rect((60, 360, 452, 380), (140, 100, 60))  # reading desk
     for cx in (140, 256, 372):
-        s.oval(cx, 315, 26, 26, SKIN[(cx // 100) % 3])  # readers' heads bent over books
+        s.ellipse(cx, 315, 26, 26, SKIN[(cx // 100) % 3])  # readers' heads bent over books
         s.rect((cx - 30, 340, cx + 30, 362), (70, 100, 150))
         s.poly([(cx - 28, 358), (cx, 350), (cx + 28, 358), (cx, 366)], WHITE)
     return s
@@ -680,7 +609,7 @@ def _scene_museum() -> _Scene:
     for x0, y0, x1, y1, color in frames:
         s.rect((x0 - 10, y0 - 10, x1 + 10, y1 + 10), (180, 140, 60))
         s.rect((x0, y0, x1, y1), color)
-        s.oval((x0 + x1) / 2, (y0 + y1) / 2, (x1 - x0) / 5, (y1 - y0) / 5, (240, 230, 200))
+        s.ellipse((x0 + x1) / 2, (y0 + y1) / 2, (x1 - x0) / 5, (y1 - y0) / 5, (240, 230, 200))
     s.line([(40, 330), (480, 330)], (150, 130, 100), 3)  # rope barrier
     s.rect((190, 250, 320, 290), WHITE, INK, 3)
     s.text((255, 270), "SILENCE", 22, RED)
@@ -693,17 +622,17 @@ def _scene_lead_leash() -> _Scene:
     s = _Scene()
     s.rect((0, 400, _CANVAS, _CANVAS), FLOOR)
     s.rect((330, 80, 470, 400), (130, 80, 50), INK)  # front door
-    s.oval(350, 250, 8, 8, (220, 190, 60))
-    s.oval(200, 330, 80, 45, (190, 140, 80))  # the dog
-    s.oval(270, 280, 38, 34, (190, 140, 80))
-    s.oval(290, 262, 10, 18, (140, 95, 50))
-    s.oval(285, 278, 5, 5, INK)
+    s.ellipse(350, 250, 8, 8, (220, 190, 60))
+    s.ellipse(200, 330, 80, 45, (190, 140, 80))  # the dog
+    s.ellipse(270, 280, 38, 34, (190, 140, 80))
+    s.ellipse(290, 262, 10, 18, (140, 95, 50))
+    s.ellipse(285, 278, 5, 5, INK)
     for lx in (150, 180, 225, 250):
         s.line([(lx, 360), (lx, 400)], (190, 140, 80), 12)
     s.line([(130, 320), (105, 290)], (190, 140, 80), 10)
     s.line([(255, 305), (285, 305)], RED, 8)  # collar
     s.line([(285, 305), (310, 230), (340, 200)], RED, 5)  # the lead, hanging from the door hook
-    s.oval(342, 198, 8, 8, GREY)
+    s.ellipse(342, 198, 8, 8, GREY)
     return s
 
 
@@ -715,17 +644,17 @@ def _scene_lead_metal() -> _Scene:
     for k in range(3):
         y = 190 + k * 36
         s.rect((70, y, 320, y + 26), (120, 125, 135), INK, 2)  # dull grey pipes
-        s.oval(320, y + 13, 8, 13, (90, 95, 105))
+        s.ellipse(320, y + 13, 8, 13, (90, 95, 105))
     s.poly([(350, 300), (370, 240), (460, 240), (480, 300)], (110, 115, 125), INK)  # an ingot
     s.text((415, 272), "Pb", 34, WHITE)
     s.line([(120, 120), (220, 150)], (90, 90, 95), 10)  # a wrench
-    s.oval(110, 117, 16, 16, (90, 90, 95))
+    s.ellipse(110, 117, 16, 16, (90, 90, 95))
     return s
 
 
 def _scene_tear_cry() -> _Scene:
     s = _Scene((200, 215, 235))
-    s.oval(256, 260, 150, 170, SKIN[0])
+    s.ellipse(256, 260, 150, 170, SKIN[0])
     s.cap((96, 80, 416, 330), (90, 55, 30))
     for ex in (196, 316):
         s.arc(ex, 230, 28, 20, 160, INK, 6)  # eyes squeezed shut
@@ -734,8 +663,8 @@ def _scene_tear_cry() -> _Scene:
     s.arc(256, 370, 45, 200, 340, INK, 6)  # mouth turned down
     drop: list[tuple[float, float]] = [(205, 262), (190, 300), (220, 300)]
     s.poly(drop, (110, 170, 230))  # a tear running down the cheek
-    s.oval(205, 303, 15, 15, (110, 170, 230))
-    s.oval(210, 345, 9, 11, (110, 170, 230))
+    s.ellipse(205, 303, 15, 15, (110, 170, 230))
+    s.ellipse(210, 345, 9, 11, (110, 170, 230))
     return s
 
 
@@ -758,14 +687,14 @@ def _scene_tear_rip() -> _Scene:
 def _scene_bass_music() -> _Scene:
     s = _Scene((60, 40, 80))
     s.rect((0, 430, _CANVAS, _CANVAS), (40, 30, 40))
-    s.oval(256, 40, 160, 30, (250, 230, 140))  # stage light
-    s.oval(256, 350, 85, 75, (180, 40, 40))  # bass body
-    s.oval(256, 280, 60, 55, (180, 40, 40))
+    s.ellipse(256, 40, 160, 30, (250, 230, 140))  # stage light
+    s.ellipse(256, 350, 85, 75, (180, 40, 40))  # bass body
+    s.ellipse(256, 280, 60, 55, (180, 40, 40))
     s.rect((246, 60, 266, 300), (120, 80, 40))  # long neck
     s.rect((238, 40, 274, 80), (80, 50, 30))
     for k in range(4):
         s.line([(250 + k * 4, 60), (250 + k * 4, 400)], (230, 230, 230), 1)
-        s.oval(234 if k < 2 else 278, 48 + (k % 2) * 20, 5, 5, (220, 220, 220))
+        s.ellipse(234 if k < 2 else 278, 48 + (k % 2) * 20, 5, 5, (220, 220, 220))
     s.line([(190, 440), (256, 380), (322, 440)], GREY, 6)  # stand
     s.rect((120, 390, 180, 470), (30, 30, 30), GREY, 3)  # amplifier
     return s
@@ -776,9 +705,9 @@ def _scene_bass_fish() -> _Scene:
     s.ground(300, SKY, (70, 130, 170))
     s.rect((0, 380, _CANVAS, _CANVAS), (120, 90, 60))  # jetty
     s.person(150, 470, 260, female=False, clothes=(80, 120, 80), skin=SKIN[2])
-    s.oval(300, 260, 90, 38, (110, 140, 80))  # the fish held up
+    s.ellipse(300, 260, 90, 38, (110, 140, 80))  # the fish held up
     s.poly([(385, 260), (430, 225), (430, 295)], (110, 140, 80))
-    s.oval(240, 252, 7, 7, INK)
+    s.ellipse(240, 252, 7, 7, INK)
     s.line([(225, 275), (250, 270)], INK, 3)
     s.line([(200, 270), (215, 260)], SKIN[2], 12)  # hand gripping it
     s.line([(60, 120), (230, 250)], (90, 70, 50), 4)  # rod
@@ -793,7 +722,7 @@ def _scene_bow_ribbon() -> _Scene:
     s.rect((120, 232, 392, 248), RED)
     s.poly([(256, 222), (170, 160), (180, 240)], RED)  # the bow's loops
     s.poly([(256, 222), (342, 160), (332, 240)], RED)
-    s.oval(256, 222, 18, 18, (170, 25, 30))
+    s.ellipse(256, 222, 18, 18, (170, 25, 30))
     return s
 
 
@@ -821,7 +750,7 @@ def _scene_uk_flag() -> _Scene:
         s.rect((165 + k * 60, 315, 205 + k * 60, 365), (200, 225, 240))
         s.rect((165 + k * 60, 400, 205 + k * 60, 440), (200, 225, 240))
     for wx in (210, 410):
-        s.oval(wx, 470, 22, 22, INK)
+        s.ellipse(wx, 470, 22, 22, INK)
     return s
 
 
@@ -830,7 +759,7 @@ def _scene_uk_clock_tower() -> _Scene:
     s.rect((0, 460, _CANVAS, _CANVAS), GREY)
     s.rect((200, 140, 300, 460), (200, 175, 120), INK)  # tower
     s.poly([(195, 140), (250, 40), (305, 140)], (90, 100, 90))
-    s.oval(250, 195, 38, 38, WHITE, INK, 4)  # clock face
+    s.ellipse(250, 195, 38, 38, WHITE, INK, 4)  # clock face
     s.line([(250, 195), (250, 170)], INK, 4)
     s.line([(250, 195), (268, 200)], INK, 4)
     for k in range(5):
@@ -850,7 +779,7 @@ def _scene_india_flag() -> _Scene:
     s.rect((x0, y0 + band, x1, y0 + 2 * band), WHITE)
     s.rect((x0, y0 + 2 * band, x1, y1), (19, 136, 8))
     cx, cy, r = (x0 + x1) / 2, (y0 + y1) / 2, band * 0.42
-    s.oval(cx, cy, r, r, None, NAVY, 4)  # the chakra with its 24 spokes
+    s.ellipse(cx, cy, r, r, None, NAVY, 4)  # the chakra with its 24 spokes
     for k in range(24):
         a = k * math.pi / 12
         s.line([(cx, cy), (cx + r * math.cos(a), cy + r * math.sin(a))], NAVY, 2)
@@ -868,7 +797,7 @@ def _scene_india_taj() -> _Scene:
     s.rect((216, 330, 296, 380), (200, 190, 175))
     for mx in (90, 422):
         s.rect((mx - 10, 170, mx + 10, 380), (245, 243, 235), INK, 2)  # minarets
-        s.oval(mx, 168, 16, 14, (245, 243, 235), INK, 2)
+        s.ellipse(mx, 168, 16, 14, (245, 243, 235), INK, 2)
     s.rect((216, 400, 296, 500), (120, 170, 210))  # reflecting pool
     return s
 
@@ -882,8 +811,8 @@ def _scene_australia_flag() -> _Scene:
     for sx, sy, r in ((370, 90, 14), (330, 150, 14), (410, 140, 14), (370, 225, 16), (385, 175, 8)):
         s.star(sx, sy, r)  # the Southern Cross
     s.rect((x0 - 12, y0, x0 - 4, 500), GREY)
-    s.oval(380, 410, 40, 55, (170, 110, 70))  # kangaroo
-    s.oval(395, 345, 18, 20, (170, 110, 70))
+    s.ellipse(380, 410, 40, 55, (170, 110, 70))  # kangaroo
+    s.ellipse(395, 345, 18, 20, (170, 110, 70))
     s.line([(345, 450), (290, 470)], (170, 110, 70), 12)
     return s
 
@@ -914,7 +843,7 @@ def _scene_face(emotion: str, variant: int) -> _Scene:
     hair = ((60, 40, 30), (20, 20, 25))[variant]
     cx, cy, r = 256.0, 280.0, 150.0
     s.rect((cx - 90, cy + 120, cx + 90, _CANVAS), ((70, 110, 170), (150, 80, 90))[variant])  # shoulders
-    s.oval(cx, cy, r, r * 1.1, skin)
+    s.ellipse(cx, cy, r, r * 1.1, skin)
     if variant == 0:
         s.cap((cx - r, cy - r * 1.15, cx + r, cy + r * 0.2), hair)
     else:
@@ -926,8 +855,8 @@ def _scene_face(emotion: str, variant: int) -> _Scene:
         if emotion == "joy":
             s.arc(x, ey + 8, 18, 200, 340, INK, 6)  # smiling eyes
         else:
-            s.oval(x, ey, eyes, eyes * (1.2 if emotion in ("fear", "surprised") else 1.0), WHITE, INK, 3)
-            s.oval(x, ey + 2, 6 if emotion == "fear" else 9, 6 if emotion == "fear" else 9, INK)
+            s.ellipse(x, ey, eyes, eyes * (1.2 if emotion in ("fear", "surprised") else 1.0), WHITE, INK, 3)
+            s.ellipse(x, ey + 2, 6 if emotion == "fear" else 9, 6 if emotion == "fear" else 9, INK)
         inner, outer = cx + side * 20, cx + side * 90
         brow = {
             "angry": (ey - 20, ey - 48),  # inner end low: a frown
@@ -944,7 +873,7 @@ def _scene_face(emotion: str, variant: int) -> _Scene:
             s.rect((x, y, x + 14, y + 8), ((230, 60, 60), (60, 150, 230), (60, 180, 90))[k % 3])  # confetti
     elif emotion == "sadness":
         s.arc(cx, mouth_y + 40, 45, 220, 320, INK, 6)
-        s.oval(cx - ex, ey + 40, 8, 13, (110, 170, 230))
+        s.ellipse(cx - ex, ey + 40, 8, 13, (110, 170, 230))
         for k in range(8):
             s.line(
                 [(40 + k * 60, 20 + (k % 3) * 30), (30 + k * 60, 60 + (k % 3) * 30)], (90, 110, 150), 3
@@ -953,10 +882,10 @@ def _scene_face(emotion: str, variant: int) -> _Scene:
         s.rect((cx - 45, mouth_y - 12, cx + 45, mouth_y + 12), WHITE, INK, 4)  # clenched teeth
         s.line([(cx - 45, mouth_y), (cx + 45, mouth_y)], INK, 2)
         for side in (-1, 1):
-            s.oval(cx + side * 185, cy - 150, 30, 22, (240, 240, 240))  # steam puffs
+            s.ellipse(cx + side * 185, cy - 150, 30, 22, (240, 240, 240))  # steam puffs
     elif emotion == "fear":
-        s.oval(cx, mouth_y + 5, 40, 22, INK)  # a stretched, open mouth
-        s.oval(cx + 110, cy - 70, 8, 14, (170, 210, 240))  # cold sweat
+        s.ellipse(cx, mouth_y + 5, 40, 22, INK)  # a stretched, open mouth
+        s.ellipse(cx + 110, cy - 70, 8, 14, (170, 210, 240))  # cold sweat
         for side in (-1, 1):
             for k in range(3):
                 s.arc(
@@ -972,16 +901,16 @@ def _scene_face(emotion: str, variant: int) -> _Scene:
         s.line(
             [(cx - 40, mouth_y + 10), (cx, mouth_y - 5), (cx + 45, mouth_y + 15)], INK, 6
         )  # upper lip raised
-        s.oval(cx + 10, mouth_y + 22, 18, 12, (220, 90, 110))  # tongue out
+        s.ellipse(cx + 10, mouth_y + 22, 18, 12, (220, 90, 110))  # tongue out
         for k in (-1, 1):
             s.line([(cx + k * 12, cy + 20), (cx + k * 22, cy + 30)], (150, 110, 90), 3)  # wrinkled nose
-        s.oval(430, 440, 40, 20, (140, 150, 70))  # spoiled food with flies
+        s.ellipse(430, 440, 40, 20, (140, 150, 70))  # spoiled food with flies
         for k in range(3):
-            s.oval(410 + k * 20, 400 - (k % 2) * 15, 4, 4, INK)
+            s.ellipse(410 + k * 20, 400 - (k % 2) * 15, 4, 4, INK)
         for k in range(3):
             s.arc(410 + k * 18, 380, 14, 200, 340, (110, 120, 60), 3)  # stink lines
     else:  # surprised
-        s.oval(cx, mouth_y + 5, 28, 36, INK)  # mouth in an O
+        s.ellipse(cx, mouth_y + 5, 28, 36, INK)  # mouth in an O
         s.text((80, 110), "!", 90, RED)
         s.text((440, 110), "!", 90, RED)
     return s
@@ -993,7 +922,7 @@ def _scene_person(who: str, variant: int) -> _Scene:
     s = _Scene()
     if variant == 0:
         s.ground(330)
-        s.oval(90, 180, 60, 80, (70, 140, 70))
+        s.ellipse(90, 180, 60, 80, (70, 140, 70))
         s.rect((80, 240, 100, 330), (110, 80, 50))
     else:
         s.rect((0, 400, _CANVAS, _CANVAS), FLOOR)
@@ -1017,39 +946,16 @@ def _scene_person(who: str, variant: int) -> _Scene:
     return s
 
 
-def _scenes() -> dict[str, Callable[[], _Scene]]:
-    table: dict[str, Callable[[], _Scene]] = {
-        "falling_brick": _scene_falling_brick,
-        "boiling_pot": _scene_boiling_pot,
-        "elderly_armchair": _scene_elderly_armchair,
-        "elderly_bench": _scene_elderly_bench,
-        "library": _scene_library,
-        "museum": _scene_museum,
-        "lead_leash": _scene_lead_leash,
-        "lead_metal": _scene_lead_metal,
-        "tear_cry": _scene_tear_cry,
-        "tear_rip": _scene_tear_rip,
-        "bass_music": _scene_bass_music,
-        "bass_fish": _scene_bass_fish,
-        "bow_ribbon": _scene_bow_ribbon,
-        "bow_ship": _scene_bow_ship,
-        "uk_flag": _scene_uk_flag,
-        "uk_clock_tower": _scene_uk_clock_tower,
-        "india_flag": _scene_india_flag,
-        "india_taj": _scene_india_taj,
-        "australia_flag": _scene_australia_flag,
-        "australia_opera": _scene_australia_opera,
-    }
-    for emotion in FEATURES["emotion"]:
-        for v in (0, 1):
-            table[f"face_{emotion}_{v}"] = functools.partial(_scene_face, emotion, v)
-    for who in FEATURES["timbre"]:
-        for v in (0, 1):
-            table[f"person_{who.replace(' ', '_')}_{v}"] = functools.partial(_scene_person, who, v)
-    return table
+def _routine(item: SampleItem) -> Callable[[], _Scene]:
+    """What draws ``item``'s scene: a face or a person for its target, else ``_scene_<scene>``."""
+    if item.feature in ("emotion", "timbre"):
+        draw = _scene_face if item.feature == "emotion" else _scene_person
+        return functools.partial(draw, item.target_value, int(item.scene[-1]))
+    routine: Callable[[], _Scene] = globals()[f"_scene_{item.scene}"]
+    return routine
 
 
-SCENES: dict[str, Callable[[], _Scene]] = _scenes()
+SCENES: dict[str, Callable[[], _Scene]] = {item.scene: _routine(item) for item in SAMPLE_ITEMS}
 
 
 def draw_scene(scene: str, size: int = IMAGE_SIZE) -> Image.Image:
@@ -1066,11 +972,8 @@ def draw_scene(scene: str, size: int = IMAGE_SIZE) -> Image.Image:
 def sample_main(argv: Sequence[str], prog: str) -> int:
     """Parse arguments, write the sample, print what was written; 0 on success, 2 on bad input."""
 
-    parser = argparse.ArgumentParser(
-        prog=prog,
-        description="Write the OmniACBench sample dataset (manifest.jsonl, instructions/, images/).",
-    )
-    parser.add_argument("out", type=Path, help="output folder (e.g. data/acbench-sample)")
+    description = "Write the OmniACBench sample dataset (manifest.jsonl, instructions/, images/)."
+    parser = sample_parser(prog, description, "data/acbench-sample")
     parser.add_argument("--size", type=int, default=IMAGE_SIZE, help="picture side in pixels")
     args = parser.parse_args(argv)
 

@@ -22,9 +22,6 @@ drawing are deterministic, and :mod:`._media` encodes bit-exactly with one x264 
 
 from __future__ import annotations
 
-import argparse
-import subprocess
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -35,7 +32,8 @@ import numpy as np
 import numpy.typing as npt
 from PIL import Image, ImageDraw
 
-from omnieval.benchmarks._sample_command import run_sample_command
+from omnieval.benchmarks._sample_command import run_sample_command, sample_parser
+from omnieval.benchmarks._sample_media import INK, WHITE, espeak_speech
 from omnieval.benchmarks.prism._media import encode_clip
 from omnieval.benchmarks.prism._record import MANIFEST_NAME, validate_prism
 from omnieval.benchmarks.prism._tags import SUBSETS, TAGS, valid_tag_sets
@@ -249,21 +247,7 @@ def build_plans() -> list[ClipPlan]:
 
 def _espeak(text: str, voice: Voice, rate: int) -> FloatArray:
     """espeak-ng speech at :data:`SR`, leading and trailing silence trimmed."""
-    import soundfile as sf
-    import soxr
-
-    from omnieval.backends.tts import SynthesisError, espeak_binary
-
-    with tempfile.TemporaryDirectory(prefix="prism-espeak.") as scratch:
-        wav = Path(scratch) / "speech.wav"
-        command = [espeak_binary(), "-v", voice.espeak, "-s", str(rate), "-p", str(voice.pitch)]
-        done = subprocess.run(
-            [*command, "-w", str(wav), "--", text], capture_output=True, text=True, timeout=120, check=False
-        )
-        if done.returncode != 0 or not wav.is_file():
-            raise SynthesisError(f"espeak-ng failed for {text!r}: {done.stderr.strip() or done.returncode}")
-        samples, rate_in = sf.read(str(wav), dtype="float32")
-    out = np.asarray(soxr.resample(samples, int(rate_in), SR, quality="HQ"), dtype=np.float32)
+    out = espeak_speech(text, voice=voice.espeak, rate_wpm=rate, pitch=voice.pitch, sr=SR)
     loud = np.flatnonzero(np.abs(out) > 0.02 * float(np.max(np.abs(out))))
     return out[loud[0] : loud[-1] + 1] if loud.size else out
 
@@ -459,8 +443,6 @@ def mouth_openness(speech: FloatArray, threshold: float = 0.15) -> list[float]:
 
 # -- drawing -----------------------------------------------------------------------------------------
 
-INK: Color = (35, 35, 40)
-WHITE: Color = (250, 250, 250)
 SKIN: tuple[Color, ...] = ((240, 200, 170), (205, 160, 120), (150, 100, 70))
 W2, H2 = WIDTH * _SCALE, HEIGHT * _SCALE
 FLOOR_Y = int(H2 * 0.8)
@@ -702,15 +684,12 @@ def caption(plan: ClipPlan) -> str:
 
 def speaker(plan: ClipPlan) -> str | None:
     """Who speaks, with the espeak-ng voice (None without speech)."""
-    parts = []
-    if plan.has("SPEECH_A"):
-        parts.append(
-            f"on screen: {'woman' if plan.voice_a.female else 'man'} (espeak-ng {plan.voice_a.espeak})"
-        )
-    if plan.has("SPEECH_B"):
-        parts.append(
-            f"narrator: {'woman' if plan.voice_b.female else 'man'} (espeak-ng {plan.voice_b.espeak})"
-        )
+    voices = (("SPEECH_A", "on screen", plan.voice_a), ("SPEECH_B", "narrator", plan.voice_b))
+    parts = [
+        f"{who}: {'woman' if v.female else 'man'} (espeak-ng {v.espeak})"
+        for tag, who, v in voices
+        if plan.has(tag)
+    ]
     return "; ".join(parts) or None
 
 
@@ -834,11 +813,8 @@ def write_prism_sample(
 def sample_main(argv: Sequence[str], prog: str) -> int:
     """Parse arguments, write the sample, print what was written; 0 on success, 2 on bad input."""
 
-    parser = argparse.ArgumentParser(
-        prog=prog,
-        description="Write the PRISM-Bench sample dataset (manifest.jsonl, videos/).",
-    )
-    parser.add_argument("out", type=Path, help="output folder (e.g. data/prism-sample)")
+    description = "Write the PRISM-Bench sample dataset (manifest.jsonl, videos/)."
+    parser = sample_parser(prog, description, "data/prism-sample")
     parser.add_argument("--ids", nargs="+", default=None, help="write only these clips (e.g. on-01 mix-03)")
     args = parser.parse_args(argv)
     start = time.perf_counter()

@@ -17,9 +17,8 @@ from omnieval.benchmarks.storybench._sample._books import (
     Step,
     load_books,
 )
-from omnieval.benchmarks.storybench._sample._cli import sample_main
 from omnieval.benchmarks.storybench._sample._draw import draw_page
-from omnieval.benchmarks.storybench._sample._write import SampleSummary, build_rows, write_sample
+from omnieval.benchmarks.storybench._sample._write import SampleSummary, build_rows, sample_main, write_sample
 
 __all__ = [
     "BOOKS",

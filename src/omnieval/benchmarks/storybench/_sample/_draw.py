@@ -17,16 +17,17 @@ from typing import ClassVar
 
 from PIL import Image, ImageDraw
 
+from omnieval.benchmarks._sample_media import Color, Pen, Point
 from omnieval.benchmarks.storybench._sample._books import Actor, Book, Page, Prop
 
 CANVAS = 512
-Color = tuple[int, int, int] | tuple[int, int, int, int]
-Point = tuple[float, float]
 
 #: Props drawn after the darkening overlay of night scenes, so they glow.
 _GLOWING = {"lantern_bright", "lamp_post_lit", "beam", "lighthouse_lit", "aurora", "stars"}
 #: Props that are weather drawn over everything in ``finish``, not objects in the scene.
 _WEATHER = {"rain", "snowstorm", "light_snow"}
+#: Brightness of a light prop per variant suffix: 1 as drawn, above 1 glowing.
+_BRIGHTNESS = {"dim": 0.45, "bright": 1.5, "lit": 1.5}
 #: Times of day that get a darkening overlay over everything drawn before the glowing props.
 _DARK = {
     "night": (10, 20, 60, 110),
@@ -34,56 +35,6 @@ _DARK = {
     "evening": (40, 20, 70, 60),
     "dusk": (60, 30, 40, 30),
 }
-
-
-class Pen:
-    """Draws shapes at offsets from an anchor point, scaled and optionally mirrored."""
-
-    def __init__(
-        self, draw: ImageDraw.ImageDraw, x: float, y: float, s: float = 1.0, flip: bool = False
-    ) -> None:
-        self.d = draw
-        self.x, self.y, self.s = x, y, s
-        self.f = -1.0 if flip else 1.0
-
-    def p(self, dx: float, dy: float) -> Point:
-        """Absolute canvas point of an offset."""
-        return (self.x + self.f * dx * self.s, self.y + dy * self.s)
-
-    def ellipse(
-        self, dx: float, dy: float, rx: float, ry: float, fill: Color, outline: Color | None = None
-    ) -> None:
-        cx, cy = self.p(dx, dy)
-        rx, ry = rx * self.s, ry * self.s
-        self.d.ellipse(
-            (cx - rx, cy - ry, cx + rx, cy + ry), fill=fill, outline=outline, width=max(1, int(2 * self.s))
-        )
-
-    def circle(self, dx: float, dy: float, r: float, fill: Color) -> None:
-        self.ellipse(dx, dy, r, r, fill)
-
-    def poly(self, points: Sequence[Point], fill: Color) -> None:
-        self.d.polygon([self.p(px, py) for px, py in points], fill=fill)
-
-    def rect(self, dx0: float, dy0: float, dx1: float, dy1: float, fill: Color) -> None:
-        (ax, ay), (bx, by) = self.p(dx0, dy0), self.p(dx1, dy1)
-        self.d.rectangle((min(ax, bx), min(ay, by), max(ax, bx), max(ay, by)), fill=fill)
-
-    def line(self, points: Sequence[Point], fill: Color, width: float = 3) -> None:
-        self.d.line(
-            [self.p(px, py) for px, py in points], fill=fill, width=max(1, int(width * self.s)), joint="curve"
-        )
-
-    def arc(
-        self, dx: float, dy: float, r: float, start: float, end: float, fill: Color, width: float = 3
-    ) -> None:
-        cx, cy = self.p(dx, dy)
-        rr = r * self.s
-        if self.f < 0:
-            start, end = 180 - end, 180 - start
-        self.d.arc(
-            (cx - rr, cy - rr, cx + rr, cy + rr), start, end, fill=fill, width=max(1, int(width * self.s))
-        )
 
 
 def face(pen: Pen, cx: float, cy: float, r: float, mood: str, eye: Color = (30, 30, 30)) -> None:
@@ -159,10 +110,14 @@ class Painter(ABC):
     def prop(self, prop: Prop) -> None:
         if prop.kind in _WEATHER:
             return  # drawn by finish(), over the characters
-        method: Callable[[Prop], None] | None = getattr(self, f"prop_{prop.kind}", None)
+        # A light's variant (``lantern_dim``, ``lamp_post_lit``) is its routine at another brightness.
+        kind, _, variant = prop.kind.rpartition("_")
+        if variant not in _BRIGHTNESS:
+            kind, variant = prop.kind, ""
+        method: Callable[..., None] | None = getattr(self, f"prop_{kind}", None)
         if method is None:
             raise ValueError(f"{type(self).__name__} cannot draw prop {prop.kind!r}")
-        method(prop)
+        method(prop, _BRIGHTNESS[variant]) if variant else method(prop)
 
     def actor(self, actor: Actor) -> None:
         method: Callable[[Actor], None] | None = getattr(self, f"actor_{actor.name.lower()}", None)
@@ -248,7 +203,7 @@ class ForestPainter(Painter):
 
     def prop_oak(self, p: Prop) -> None:
         pen = self.pen(p.x, p.y, p.scale)
-        pen.rect(-22, -230, 22, 0, (110, 72, 40))
+        pen.rect((-22, -230, 22, 0), (110, 72, 40))
         pen.line([(0, -170), (60, -215)], (110, 72, 40), 14)
         for dx, dy, r in ((-55, -250, 60), (30, -290, 70), (70, -230, 55), (-10, -220, 60)):
             pen.circle(dx, dy, r, (38, 120, 52))
@@ -260,27 +215,19 @@ class ForestPainter(Painter):
 
     def prop_mushroom(self, p: Prop) -> None:
         pen = self.pen(p.x, p.y, p.scale)
-        pen.rect(-7, -28, 7, 0, (245, 235, 220))
+        pen.rect((-7, -28, 7, 0), (245, 235, 220))
         pen.poly([(-26, -24), (26, -24), (18, -42), (0, -50), (-18, -42)], (210, 40, 40))
         for dx, dy in ((-10, -36), (8, -40), (0, -30)):
             pen.circle(dx, dy, 3.5, (255, 255, 255))
 
-    def _lantern(self, p: Prop, flame: float) -> None:
+    def prop_lantern(self, p: Prop, flame: float = 1.0) -> None:
+        if flame > 1:
+            self.glow(p.x, p.y - 20 * p.scale, 120, (255, 210, 90), 200)
         pen = self.pen(p.x, p.y, p.scale)
-        pen.rect(-15, -42, 15, 0, (181, 140, 60))
-        pen.rect(-11, -38, 11, -5, (255, 240, 190))
+        pen.rect((-15, -42, 15, 0), (181, 140, 60))
+        pen.rect((-11, -38, 11, -5), (255, 240, 190))
         pen.line([(-10, -42), (0, -56), (10, -42)], (140, 100, 40), 3)
         pen.ellipse(0, -18, 5 * flame, 10 * flame, (255, 160, 30))
-
-    def prop_lantern(self, p: Prop) -> None:
-        self._lantern(p, 1.0)
-
-    def prop_lantern_dim(self, p: Prop) -> None:
-        self._lantern(p, 0.45)
-
-    def prop_lantern_bright(self, p: Prop) -> None:
-        self.glow(p.x, p.y - 20 * p.scale, 120, (255, 210, 90), 200)
-        self._lantern(p, 1.5)
 
     def prop_stream(self, p: Prop) -> None:
         pts_top = [(x, 455 + 18 * math.sin(x / 60)) for x in range(0, CANVAS + 8, 8)]
@@ -305,7 +252,7 @@ class ForestPainter(Painter):
         pen.poly([(-55, -55), (-105, -95), (-125, -70), (-95, -45)], orange)
         pen.circle(-120, -88, 15, white)
         for dx in (-35, -15, 20, 38):
-            pen.rect(dx - 5, -30, dx + 5, 0, dark)
+            pen.rect((dx - 5, -30, dx + 5, 0), dark)
         pen.ellipse(0, -48, 58, 30, orange)
         pen.ellipse(10, -40, 30, 16, white)
         pen.poly([(30, -110), (38, -148), (55, -115)], orange)
@@ -368,23 +315,19 @@ class SeaPainter(Painter):
         )
         self.d.polygon([(60, 392), (200, 392), (160, 420), (80, 415)], fill=(135, 135, 142))
 
-    def _tower(self, p: Prop, lit: bool) -> None:
+    def prop_lighthouse(self, p: Prop, brightness: float = 1.0) -> None:
+        lit = brightness > 1
         pen = self.pen(p.x, p.y, p.scale)
         pen.poly([(-45, 0), (45, 0), (28, -260), (-28, -260)], (245, 245, 245))
         for y0 in (-40, -120, -200):
             w0, w1 = 45 - (-y0) * 17 / 260, 45 - (-(y0 - 40)) * 17 / 260
             pen.poly([(-w0, y0), (w0, y0), (w1, y0 - 40), (-w1, y0 - 40)], (205, 40, 45))
-        pen.rect(-34, -266, 34, -258, (60, 60, 60))
-        pen.rect(-22, -300, 22, -266, (255, 230, 120) if lit else (170, 200, 215))
+        pen.rect((-34, -266, 34, -258), (60, 60, 60))
+        pen.rect((-22, -300, 22, -266), (255, 230, 120) if lit else (170, 200, 215))
         pen.poly([(-30, -300), (30, -300), (0, -330)], (205, 40, 45))
-        pen.rect(-8, -30, 8, 0, (90, 60, 40))
-
-    def prop_lighthouse(self, p: Prop) -> None:
-        self._tower(p, lit=False)
-
-    def prop_lighthouse_lit(self, p: Prop) -> None:
-        self._tower(p, lit=True)
-        self.glow(p.x, p.y - 283 * p.scale, 60, (255, 235, 140), 220)
+        pen.rect((-8, -30, 8, 0), (90, 60, 40))
+        if lit:
+            self.glow(p.x, p.y - 283 * p.scale, 60, (255, 235, 140), 220)
 
     def prop_beam(self, p: Prop) -> None:
         self.translucent_polygon(
@@ -399,9 +342,9 @@ class SeaPainter(Painter):
 
     def prop_railing(self, p: Prop) -> None:
         pen = self.pen(p.x, p.y, p.scale)
-        pen.rect(-50, -4, 50, 4, (60, 60, 60))
+        pen.rect((-50, -4, 50, 4), (60, 60, 60))
         for dx in (-45, 0, 45):
-            pen.rect(dx - 3, 0, dx + 3, 60, (60, 60, 60))
+            pen.rect((dx - 3, 0, dx + 3, 60), (60, 60, 60))
 
     def prop_sandwich(self, p: Prop) -> None:
         pen = self.pen(p.x, p.y, p.scale)
@@ -427,13 +370,13 @@ class SeaPainter(Painter):
         if self.page.key == "p06":
             for dx in (-30, -10):
                 pen.circle(dx, -14, 8, (240, 200, 160))
-                pen.rect(dx - 9, -28, dx + 9, -22, (40, 60, 140))
+                pen.rect((dx - 9, -28, dx + 9, -22), (40, 60, 140))
 
     def actor_marta(self, a: Actor) -> None:
         pen = self.pen(a.x, a.y, a.scale, a.flip)
         yellow, skin = (244, 196, 48), (241, 199, 160)
-        pen.rect(-18, -30, -6, 0, (40, 40, 40))
-        pen.rect(6, -30, 18, 0, (40, 40, 40))
+        pen.rect((-18, -30, -6, 0), (40, 40, 40))
+        pen.rect((6, -30, 18, 0), (40, 40, 40))
         pen.poly([(-24, -125), (24, -125), (45, -28), (-45, -28)], yellow)
         arm_up = a.mood == "angry"
         pen.line([(20, -115), (55, -150 if arm_up else -70)], yellow, 12)
@@ -495,30 +438,20 @@ class CityPainter(Painter):
         for sx in range(10, CANVAS, 90):
             self.d.rectangle((sx, 470, sx + 45, 476), fill=(220, 220, 200))
 
-    def _lamp(self, p: Prop, lit: bool) -> None:
+    def prop_lamp_post(self, p: Prop, brightness: float = 1.0) -> None:
+        lit = brightness > 1
         pen = self.pen(p.x, p.y, p.scale)
-        pen.rect(-4, -200, 4, 0, (50, 55, 60))
-        pen.rect(-16, -215, 16, -198, (255, 225, 120) if lit else (200, 200, 190))
+        pen.rect((-4, -200, 4, 0), (50, 55, 60))
+        pen.rect((-16, -215, 16, -198), (255, 225, 120) if lit else (200, 200, 190))
         if lit:
             self.glow(p.x, p.y - 205 * p.scale, 80, (255, 210, 110), 190)
-
-    def prop_lamp_post(self, p: Prop) -> None:
-        self._lamp(p, lit=False)
-
-    def prop_lamp_post_lit(self, p: Prop) -> None:
-        self._lamp(p, lit=True)
 
     def prop_puddle(self, p: Prop) -> None:
         self.pen(p.x, p.y, p.scale).ellipse(0, 0, 50, 9, (120, 140, 170))
 
     def prop_umbrella(self, p: Prop) -> None:
         pen = self.pen(p.x, p.y, p.scale)
-        pen.d.pieslice(
-            (p.x - 90 * p.scale, p.y - 55 * p.scale, p.x + 90 * p.scale, p.y + 55 * p.scale),
-            180,
-            360,
-            fill=(40, 150, 80),
-        )
+        pen.cap((-90, -55, 90, 55), (40, 150, 80))
         pen.line([(0, 0), (40, 150)], (60, 40, 30), 4)
 
     def prop_awning(self, p: Prop) -> None:
@@ -528,7 +461,7 @@ class CityPainter(Painter):
             pen.poly(
                 [(-160 + i * 40, 0), (-120 + i * 40, 0), (-120 + i * 40, 40), (-160 + i * 40, 40)], color
             )
-        pen.rect(-160, -60, 160, 0, (120, 80, 60))
+        pen.rect((-160, -60, 160, 0), (120, 80, 60))
 
     def prop_scarf(self, p: Prop) -> None:
         pen = self.pen(p.x, p.y, p.scale)
@@ -552,13 +485,13 @@ class CityPainter(Painter):
         silver, dark = (192, 198, 204), (90, 95, 105)
         lift = -20 if a.pose == "sit" else 0
         if a.pose == "sit":
-            pen.rect(-30, -20, 40, 0, dark)
+            pen.rect((-30, -20, 40, 0), dark)
         else:
             pen.circle(-22, -14, 14, dark)
             pen.circle(22, -14, 14, dark)
-        pen.rect(-40, -100 - lift, 40, -25 - lift, silver)
-        pen.rect(-22, -80 - lift, 22, -50 - lift, (150, 160, 170))
-        pen.rect(-30, -150 - lift, 30, -102 - lift, silver)
+        pen.rect((-40, -100 - lift, 40, -25 - lift), silver)
+        pen.rect((-22, -80 - lift, 22, -50 - lift), (150, 160, 170))
+        pen.rect((-30, -150 - lift, 30, -102 - lift), silver)
         pen.line([(0, -150 - lift), (0, -172 - lift)], dark, 4)
         light = (120, 130, 140) if a.mood == "sad" else (60, 160, 255)
         if light != (120, 130, 140):
@@ -580,8 +513,8 @@ class CityPainter(Painter):
     def actor_nia(self, a: Actor) -> None:
         pen = self.pen(a.x, a.y, a.scale, a.flip)
         purple, skin, hair = (123, 63, 160), (141, 85, 36), (25, 20, 20)
-        pen.rect(-16, -22, -5, 0, (250, 210, 40))
-        pen.rect(5, -22, 16, 0, (250, 210, 40))
+        pen.rect((-16, -22, -5, 0), (250, 210, 40))
+        pen.rect((5, -22, 16, 0), (250, 210, 40))
         pen.poly([(-20, -120), (20, -120), (42, -22), (-42, -22)], purple)
         if a.pose == "cheer":
             pen.line([(-18, -110), (-45, -165)], purple, 11)
@@ -615,18 +548,18 @@ class SnowPainter(Painter):
 
     def prop_cabin(self, p: Prop) -> None:
         pen = self.pen(p.x, p.y, p.scale)
-        pen.rect(-80, -110, 80, 0, (130, 82, 45))
+        pen.rect((-80, -110, 80, 0), (130, 82, 45))
         for y in range(-100, 0, 20):
             pen.line([(-80, y), (80, y)], (100, 62, 35), 2)
         pen.poly([(-100, -108), (100, -108), (0, -190)], (170, 40, 40))
         pen.poly([(-100, -108), (-60, -108), (0, -190), (-20, -175)], (250, 252, 255))
-        pen.rect(-20, -60, 20, 0, (80, 50, 30))
-        pen.rect(35, -80, 65, -50, (255, 220, 130))
-        pen.rect(40, -170, 58, -130, (90, 60, 40))
+        pen.rect((-20, -60, 20, 0), (80, 50, 30))
+        pen.rect((35, -80, 65, -50), (255, 220, 130))
+        pen.rect((40, -170, 58, -130), (90, 60, 40))
 
     def prop_pine(self, p: Prop) -> None:
         pen = self.pen(p.x, p.y, p.scale)
-        pen.rect(-8, -20, 8, 0, (90, 60, 40))
+        pen.rect((-8, -20, 8, 0), (90, 60, 40))
         for i, (w, top) in enumerate(((70, -120), (55, -170), (40, -210))):
             base = -20 - i * 50
             pen.poly([(-w, base), (w, base), (0, top)], (30, 90, 60))
@@ -637,7 +570,7 @@ class SnowPainter(Painter):
 
     def prop_sled(self, p: Prop) -> None:
         pen = self.pen(p.x, p.y, p.scale)
-        pen.rect(-40, -22, 40, -10, (150, 95, 50))
+        pen.rect((-40, -22, 40, -10), (150, 95, 50))
         pen.line([(-45, -2), (45, -2), (55, -14)], (90, 60, 40), 4)
         pen.line([(-40, -16), (-85, -30)], (120, 90, 60), 2)
 
@@ -676,8 +609,8 @@ class SnowPainter(Painter):
     def actor_lena(self, a: Actor) -> None:
         pen = self.pen(a.x, a.y, a.scale, a.flip)
         red, skin, hat = (214, 40, 40), (246, 210, 181), (42, 111, 219)
-        pen.rect(-16, -24, -5, 0, (50, 40, 40))
-        pen.rect(5, -24, 16, 0, (50, 40, 40))
+        pen.rect((-16, -24, -5, 0), (50, 40, 40))
+        pen.rect((5, -24, 16, 0), (50, 40, 40))
         pen.poly([(-22, -118), (22, -118), (40, -24), (-40, -24)], red)
         pen.line([(0, -115), (0, -30)], (150, 20, 20), 2)
         pen.line([(-18, -108), (-40, -60)], red, 11)
@@ -685,8 +618,7 @@ class SnowPainter(Painter):
         pen.circle(0, -142, 24, skin)
         pen.line([(-22, -140), (-26, -112)], (120, 70, 30), 5)
         pen.line([(22, -140), (26, -112)], (120, 70, 30), 5)
-        (x0, y0), (x1, y1) = pen.p(-26, -190), pen.p(26, -130)
-        pen.d.pieslice((min(x0, x1), y0, max(x0, x1), y1), 180, 360, fill=hat)
+        pen.cap((-26, -190, 26, -130), hat)
         pen.circle(0, -190, 8, (255, 255, 255))
         face(pen, 0, -138, 22, a.mood)
 
@@ -695,7 +627,7 @@ class SnowPainter(Painter):
         grey, white, dark = (125, 135, 145), (245, 245, 248), (70, 78, 88)
         pen.arc(-62, -70, 20, 90, 330, grey, 9)
         for dx in (-40, -20, 20, 38):
-            pen.rect(dx - 6, -32, dx + 6, 0, grey)
+            pen.rect((dx - 6, -32, dx + 6, 0), grey)
         pen.ellipse(0, -50, 58, 28, grey)
         pen.ellipse(8, -40, 32, 14, white)
         hy = -115 if a.pose == "howl" else -92

@@ -1,5 +1,7 @@
 """Write the sample books in the Omni-StoryBench release layout (FORMATS.md section 1).
 
+``omnieval make-sample storybench OUT`` (:func:`sample_main`) writes it, then validates it.
+
 The output is byte-for-byte reproducible: fixed drawing seeds, PNGs without timestamps, JSON with a
 fixed key order, and a parquet written from an explicit all-string schema.
 """
@@ -7,10 +9,14 @@ fixed key order, and a parquet written from an explicit all-string schema.
 from __future__ import annotations
 
 import json
+import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from omnieval.benchmarks._sample_command import run_sample_command, sample_parser
+from omnieval.benchmarks._sample_media import save_png
 from omnieval.benchmarks.storybench._sample._books import BOOKS, Book
 from omnieval.benchmarks.storybench._sample._draw import draw_page
 from omnieval.benchmarks.storybench._schema import (
@@ -123,10 +129,9 @@ def _write_pages(root: Path, books: tuple[Book, ...], size: int) -> int:
     n = 0
     for book in books:
         for page in book.pages:
-            image_path = root / "images" / book.source / book.key / f"{page.key}.png"
-            image_path.parent.mkdir(parents=True, exist_ok=True)
-            # No ancillary chunks (time, text) and a fixed compression level: stable bytes.
-            draw_page(book, page, size).save(image_path, format="PNG", optimize=False, compress_level=9)
+            save_png(
+                draw_page(book, page, size), root / "images" / book.source / book.key / f"{page.key}.png"
+            )
             text_path = root / "texts" / book.source / book.key / f"{page.key}.txt"
             text_path.parent.mkdir(parents=True, exist_ok=True)
             text_path.write_text(page.text + "\n", encoding="utf-8")
@@ -146,3 +151,27 @@ def _write_parquet(path: Path, rows: list[dict[str, Any]]) -> None:
     table = pa.Table.from_pylist(rows, schema=schema)
     path.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(table, path, compression="zstd", compression_level=9, use_dictionary=False)
+
+
+def sample_main(argv: Sequence[str], prog: str) -> int:
+    """Write the sample, then run the strict validator on it; exit 2 if it does not pass."""
+    description = "Write omnieval's Omni-StoryBench sample (4 books, 20 transitions)"
+    parser = sample_parser(prog, description, "data/storybench-sample")
+    parser.add_argument("--size", type=int, default=256, help="illustration size in pixels (default 256)")
+    args = parser.parse_args(argv)
+
+    from omnieval.benchmarks.storybench._record import validate_storybench
+
+    def report(summary: SampleSummary) -> int:
+        validation = validate_storybench(summary.root)
+        if not validation.ok:
+            for problem in validation.problems:
+                print(f"  - {problem}", file=sys.stderr)
+            return 2
+        print(
+            f"wrote {summary.n_rows} transitions, {summary.n_pages} pages, {summary.n_books} books to "
+            f"{summary.root}"
+        )
+        return 0
+
+    return run_sample_command(lambda: write_sample(args.out, size=args.size), report)

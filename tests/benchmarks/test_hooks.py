@@ -8,7 +8,7 @@ import inspect
 import pytest
 
 from omnieval.benchmarks import BENCHMARKS, DeclaredBenchmark
-from omnieval.benchmarks._judging import Judging
+from omnieval.benchmarks._base import Judging
 
 HOOKS = {
     "score",

@@ -29,6 +29,7 @@ from omnieval.benchmarks._base import (
     GenerateJob,
     JudgeJob,
     JudgeOutput,
+    Judging,
     Leaderboard,
     MetricsJob,
     MetricsOutput,
@@ -57,7 +58,6 @@ from omnieval.benchmarks._external import (
     load_folder,
     resolve_benchmark,
 )
-from omnieval.benchmarks._judging import Judging
 from omnieval.lineage import Deviation
 
 

@@ -122,12 +122,6 @@ def _overrides(pairs: list[str]) -> dict[str, float]:
     return out
 
 
-def _has_known_set(bench: Benchmark) -> bool:
-    from omnieval.benchmarks import Benchmark
-
-    return type(bench).known_set is not Benchmark.known_set
-
-
 def panel_benchmark(panel: str, benchmark: str | None) -> Benchmark:
     """The benchmark whose panel ``panel`` is (``--benchmark`` when given); ConfigError when none or
     several could be meant."""
@@ -144,7 +138,7 @@ def panel_benchmark(panel: str, benchmark: str | None) -> Benchmark:
     benchmarks = load_benchmarks()
     judged = [benchmarks.get(n) for n in benchmarks.names() if benchmarks.get(n).judge_tracks]
     if is_file:
-        with_sets = [b for b in judged if _has_known_set(b)]
+        with_sets = [b for b in judged if b.has_known_set()]
         if len(with_sets) == 1:
             return with_sets[0]
         raise ConfigError(
@@ -162,7 +156,7 @@ def panel_benchmark(panel: str, benchmark: str | None) -> Benchmark:
 
 
 def _runner(bench: Benchmark, dataset: Path | None) -> KnownSetRunner:
-    if not _has_known_set(bench):
+    if not bench.has_known_set():
         raise ConfigError(f"benchmark {bench.name} has no known set to check its judges on")
     root = Path(dataset) if dataset is not None else bench.default_dataset
     if not root.is_dir():

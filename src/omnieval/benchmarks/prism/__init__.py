@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 from pydantic import BaseModel, ConfigDict, Field
 
 from omnieval.benchmarks import _base as api
+from omnieval.benchmarks._base import Judging
 from omnieval.benchmarks._declared import DeclaredBenchmark
-from omnieval.benchmarks._judging import Judging
 from omnieval.benchmarks._leaderboard import declared_document, leaderboard_declaration
 from omnieval.benchmarks.prism import (
     _analyses,  # noqa: F401  (registers the prism analyses)

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, ClassVar, cast
 from pydantic import BaseModel
 
 from omnieval.benchmarks import _base as api
+from omnieval.benchmarks._base import Judging
 from omnieval.benchmarks._declared import DeclaredBenchmark
-from omnieval.benchmarks._judging import Judging
 from omnieval.benchmarks._leaderboard import components_frame, declared_document, leaderboard_declaration
 from omnieval.benchmarks.storybench import (
     _analyses,  # noqa: F401  (registers the appendix analyses)

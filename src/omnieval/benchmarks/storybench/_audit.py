@@ -11,8 +11,10 @@ each other by default.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
+
 from omnieval.audit import AuditInputs, AuditInstance, AuditPage
-from omnieval.benchmarks.storybench._record import StoryBenchDataset
 from omnieval.benchmarks.storybench._records import Transition
 
 FIELDS = (
@@ -49,12 +51,14 @@ def _conditions(t: Transition) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-def storybench_audit_inputs(dataset: StoryBenchDataset, digest: str, benchmark: str) -> AuditInputs:
+def storybench_audit_inputs(
+    transitions: Sequence[Transition], root: Path, digest: str, benchmark: str
+) -> AuditInputs:
     """The dataset's pages (text and illustration, each once) and per transition its two pages,
     its target (the next page) and its condition texts."""
     pages: dict[str, AuditPage] = {}
     instances = []
-    for t in dataset.transitions:
+    for t in transitions:
         current, target = page_id(t, t.from_key), page_id(t, t.to_key)
         book = f"{t.source}/{t.book}"
         pages.setdefault(current, AuditPage(current, t.current_text, t.current_image, book))
@@ -62,7 +66,7 @@ def storybench_audit_inputs(dataset: StoryBenchDataset, digest: str, benchmark: 
         instances.append(AuditInstance(t.id, (current, target), target, _conditions(t)))
     return AuditInputs(
         benchmark=benchmark,
-        dataset=dataset.root,
+        dataset=root,
         digest=digest,
         fields=FIELDS,
         pages=tuple(pages.values()),

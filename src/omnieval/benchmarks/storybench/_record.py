@@ -107,7 +107,7 @@ class StoryBenchDataset(RecordDataset[Transition]):
     def audit_inputs(self, digest: str, benchmark: str) -> AuditInputs:
         from omnieval.benchmarks.storybench._audit import storybench_audit_inputs
 
-        return storybench_audit_inputs(self, digest, benchmark)
+        return storybench_audit_inputs(self.transitions, self.root, digest, benchmark)
 
 
 # -- field checks ----------------------------------------------------------------------------------

@@ -37,18 +37,16 @@ def write_json_atomic(
         >>> write_json_atomic(folder / "a.json", {"b": 1, "a": "é"}, sort_keys=True).read_text()
         '{\\n  "a": "é",\\n  "b": 1\\n}\\n'
     """
-    path = Path(path)
-    text = (
-        json.dumps(
-            obj,
-            indent=2,
-            sort_keys=sort_keys,
-            ensure_ascii=ensure_ascii,
-            allow_nan=allow_nan,
-            default=default,
-        )
-        + "\n"
+    text = json.dumps(
+        obj, indent=2, sort_keys=sort_keys, ensure_ascii=ensure_ascii, allow_nan=allow_nan, default=default
     )
+    return write_text_atomic(path, text + "\n")
+
+
+def write_text_atomic(path: Path | str, text: str) -> Path:
+    """Write ``text`` (UTF-8) via a temporary file in the target's folder and a rename; see
+    :func:`write_json_atomic`."""
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

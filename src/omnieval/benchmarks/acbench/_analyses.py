@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from omnieval.analysis import AnalysisContext, AnalysisResult, Skip, analysis
-from omnieval.benchmarks._labelstudio import submitted_annotations
+from omnieval.benchmarks._human_tasks import export_tasks, load_json, submitted_annotations
 from omnieval.benchmarks.acbench._aggregate import BENCHMARK, aggregate_acbench
 from omnieval.benchmarks.acbench._human_sample import LABEL_CONTROL, STUDY, TASK_FIELD
 from omnieval.benchmarks.acbench._record import FEATURES, canonical_target
@@ -368,9 +368,7 @@ def study_labels(exports: Sequence[tuple[str, Any]], key: Any, key_source: str =
     counts = dict.fromkeys(("tasks", "annotations", "labels", "skipped", "unlabelled_tasks"), 0)
     seen: dict[tuple[str, str], str] = {}
     for source, tasks in exports:
-        if not isinstance(tasks, list):
-            raise DataError(f"{source}: a Label Studio JSON export is a list of tasks")
-        for t_idx, task in enumerate(tasks):
+        for t_idx, task in enumerate(export_tasks(tasks, source)):
             counts["tasks"] += 1
             where = (
                 f"{source}: task {task.get('id', f'#{t_idx}') if isinstance(task, Mapping) else f'#{t_idx}'}"
@@ -438,15 +436,8 @@ def read_study_labels(exports: Sequence[Path], key: Path) -> StudyLabels:
     Raises:
         DataError: a file that cannot be read or is not JSON, and everything :func:`study_labels` raises.
     """
-
-    def load(path: Path, what: str) -> Any:
-        try:
-            return json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise DataError(f"{path}: cannot read {what}: {exc}") from None
-
-    decoded = [(str(p), load(p, "Label Studio export")) for p in exports]
-    return study_labels(decoded, load(key, "key file"), str(key))
+    decoded = [(str(p), load_json(p, "Label Studio export")) for p in exports]
+    return study_labels(decoded, load_json(key, "key file"), str(key))
 
 
 @analysis(

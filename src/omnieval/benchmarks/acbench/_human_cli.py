@@ -22,14 +22,22 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import shutil
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from omnieval.benchmarks._human_tasks import (
+    candidate_item,
+    dispatch,
+    labels_parser,
+    put_in_place,
+    refuse_systems,
+    repeatable,
+    staged_folder,
+    write_jsonl_atomic,
+    written_by,
+)
 from omnieval.errors import ConfigError, DataError
 
 if TYPE_CHECKING:
@@ -83,12 +91,11 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         help="an acbench run folder (runs/<suite>/<run_id>)",
     )
     parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder (created)")
-    parser.add_argument(
+    repeatable(
+        parser,
         "--candidates",
-        action="append",
-        default=[],
-        metavar="ID=DIR",
-        help="a system's outputs made elsewhere: DIR/<condition>/speech/<index>/generated.wav (repeatable)",
+        "ID=DIR",
+        "a system's outputs made elsewhere: DIR/<condition>/speech/<index>/generated.wav (repeatable)",
     )
     parser.add_argument(
         "--dataset",
@@ -96,27 +103,24 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         metavar="DIR",
         help="the acbench dataset folder (default: the run's; needed without a run folder)",
     )
-    parser.add_argument(
+    repeatable(
+        parser,
         "--system",
-        action="append",
-        default=[],
-        metavar="ID",
-        help="label this system's clips (repeatable; default every system under test given; the paper: "
+        "ID",
+        "label this system's clips (repeatable; default every system under test given; the paper: "
         "two); references (oracle-control, neutral) and a system named twice are refused",
     )
-    parser.add_argument(
+    repeatable(
+        parser,
         "--condition",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help=f"input condition to label (repeatable; default {' and '.join(PAPER_CONDITIONS)})",
+        "NAME",
+        f"input condition to label (repeatable; default {' and '.join(PAPER_CONDITIONS)})",
     )
-    parser.add_argument(
+    repeatable(
+        parser,
         "--total",
-        action="append",
-        default=[],
-        metavar="FEATURE=N",
-        help=f"instances of a feature, split equally over its classes (default {totals}; 0 leaves it out)",
+        "FEATURE=N",
+        f"instances of a feature, split equally over its classes (default {totals}; 0 leaves it out)",
     )
     parser.add_argument(
         "--seed", type=int, default=0, help="seed of the draw and of the blind order (default 0)"
@@ -136,24 +140,6 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     return parser
 
 
-def _labels_parser(prog: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=prog,
-        description=(
-            "Read Label Studio JSON exports of the tasks `omnieval human-tasks acbench` wrote (one per "
-            "feature project), apply the study's key and write one row per annotation (system, "
-            "condition, instance_id, annotator, label): the --humans file of omnieval analyze's "
-            "human_validation (Table 4). Cancelled and empty annotations are skipped and counted."
-        ),
-    )
-    parser.add_argument(
-        "exports", type=Path, nargs="+", metavar="EXPORT.json", help="Label Studio JSON export"
-    )
-    parser.add_argument("--key", type=Path, required=True, metavar="KEY.json", help="the study's key.json")
-    parser.add_argument("--out", type=Path, required=True, metavar="LABELS.jsonl", help="rows written here")
-    return parser
-
-
 def human_tasks_main(argv: Sequence[str], prog: str) -> int:
     """Run ``omnieval human-tasks acbench`` (or its ``labels`` step); returns the exit status.
 
@@ -161,10 +147,7 @@ def human_tasks_main(argv: Sequence[str], prog: str) -> int:
         ConfigError: a malformed option (exit code 2).
         DataError: unreadable inputs, a subset the dataset cannot give, missing clips (exit code 2).
     """
-    argv = list(argv)
-    if argv[:1] == ["labels"]:
-        return _labels_main(argv[1:], f"{prog} labels")
-    return _tasks_main(argv, prog)
+    return dispatch(argv, prog, _tasks_main, _labels_main)
 
 
 # -- inputs -------------------------------------------------------------------------------------------
@@ -261,15 +244,10 @@ def _resolve_inputs(args: argparse.Namespace) -> _Inputs:
                         f"{folder / 'IMPORTED.json'}: not a readable import pointer: {exc}"
                     ) from None
     for item in args.candidates:
-        system, sep, folder = str(item).partition("=")
-        system, folder = system.strip(), folder.strip()
-        if not sep or not system or not folder:
-            raise ConfigError(f"--candidates {item!r}: expected ID=DIR")
-        if system in roots:
-            raise ConfigError(f"--candidates {item!r}: system {system!r} is given twice")
-        if not Path(folder).is_dir():
+        system, folder = candidate_item(item, roots)
+        if not folder.is_dir():
             raise DataError(f"--candidates {item}: no such folder")
-        roots[system] = {c: Path(folder) / c for c in CONDITIONS}
+        roots[system] = {c: folder / c for c in CONDITIONS}
     if not roots:
         raise ConfigError("give a run folder or at least one --candidates ID=DIR")
     if dataset is None:
@@ -311,12 +289,7 @@ def _systems(asked: Sequence[str], inputs: _Inputs) -> list[str]:
                 + "); give --candidates ID=DIR for a system under test"
             )
         return chosen
-    problems = [f"--system {s}: given twice" for s in sorted({s for s in asked if list(asked).count(s) > 1})]
-    problems += [f"--system {s}: {why(s)}" for s in dict.fromkeys(asked) if why(s) is not None]
-    if problems:
-        raise ConfigError(
-            "human validation labels systems under test; refused:\n" + "\n".join(f"  - {p}" for p in problems)
-        )
+    refuse_systems(asked, why, refused="human validation labels systems under test")
     return _pick(asked, list(inputs.roots), "system", "the run and --candidates", default=list(inputs.roots))
 
 
@@ -549,9 +522,7 @@ def _write(
     from omnieval.jsonio import write_json_atomic
 
     _refuse_foreign(out, STUDY)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
+    with staged_folder(out) as scratch:
         for feature, feature_clips in clips.items():
             tasks = []
             for clip in feature_clips:
@@ -572,16 +543,7 @@ def _write(
             entry["source"] = str(sources[task].resolve())
         write_json_atomic(scratch / "key.json", key)
         write_json_atomic(scratch / "summary.json", summary)
-        old = None
-        if out.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", dir=out.parent))
-            os.replace(out, old / out.name)
-        os.replace(scratch, out)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    finally:
-        if scratch.exists():
-            shutil.rmtree(scratch, ignore_errors=True)
+        put_in_place(scratch, out)
 
 
 def _refuse_foreign(out: Path, study: str) -> None:
@@ -589,12 +551,7 @@ def _refuse_foreign(out: Path, study: str) -> None:
         raise DataError(f"--out {out}: exists and is not a folder")
     if not out.is_dir() or not any(out.iterdir()):
         return
-    key = out / "key.json"
-    try:
-        ours = json.loads(key.read_text(encoding="utf-8")).get("study") == study
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
-        ours = False
-    if not ours:
+    if not written_by(out / "key.json", study):
         raise DataError(
             f"--out {out}: a folder holding other files (not an earlier human-tasks acbench output); "
             "give a new or empty folder"
@@ -616,14 +573,23 @@ def _write_clip(source: Path, target: Path) -> None:
 def _labels_main(argv: list[str], prog: str) -> int:
     from omnieval.benchmarks.acbench._analyses import read_study_labels
 
-    args = _labels_parser(prog).parse_args(argv)
+    args = labels_parser(
+        prog,
+        "Read Label Studio JSON exports of the tasks `omnieval human-tasks acbench` wrote (one per "
+        "feature project), apply the study's key and write one row per annotation (system, "
+        "condition, instance_id, annotator, label): the --humans file of omnieval analyze's "
+        "human_validation (Table 4). Cancelled and empty annotations are skipped and counted.",
+        key_help="the study's key.json",
+        out_metavar="LABELS.jsonl",
+        out_help="rows written here",
+    ).parse_args(argv)
     labels = read_study_labels(args.exports, args.key)
     if not labels.records:
         raise DataError(
             f"no labels in {', '.join(map(str, args.exports))} "
             f"({labels.counts['annotations']} annotations, {labels.counts['skipped']} cancelled or empty)"
         )
-    _write_jsonl(args.out, labels.records)
+    write_jsonl_atomic(args.out, labels.records)
     counts = labels.counts
     print(
         f"{counts['labels']} labels from {counts['tasks']} tasks ({counts['skipped']} annotations skipped: "
@@ -635,16 +601,3 @@ def _labels_main(argv: list[str], prog: str) -> int:
         print(f"  {counts['unlabelled_tasks']} task(s) of {args.key} have no label")
     print(f"next: omnieval analyze SCORES.parquet --only human_validation --humans {args.out} --out DIR")
     return 0
-
-
-def _write_jsonl(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            for row in rows:
-                f.write(json.dumps(row, ensure_ascii=False) + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

@@ -27,8 +27,6 @@ condition nor the target shows. The study key (:func:`study_key`) maps each numb
 
 from __future__ import annotations
 
-import hashlib
-import random
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -37,6 +35,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from omnieval.benchmarks._human_tasks import named_twice, seeded_rng
 from omnieval.benchmarks.acbench._record import FEATURES, canonical_feature
 from omnieval.errors import DataError
 
@@ -201,11 +200,6 @@ class BlindClip:
     condition: str
 
 
-def _rng(*parts: object) -> random.Random:
-    text = "\x00".join(str(p) for p in ("acbench-human-sample", *parts))
-    return random.Random(int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big"))
-
-
 def _split_problem(feature: str, total: int, classes: Sequence[str]) -> str:
     n = len(classes)
     lower, upper = total // n * n, (total // n + 1) * n
@@ -271,7 +265,9 @@ def class_balanced_sample(
             pool = sorted(pools[(feature, value)], key=lambda i: i.id)
             if len(pool) < share and not config.take_short:
                 problems.append(f"{feature} / {value}: {len(pool)} instance(s), {share} needed")
-            chosen = _rng(config.seed, feature, value).sample(pool, min(share, len(pool)))
+            chosen = seeded_rng("acbench-human-sample", config.seed, feature, value).sample(
+                pool, min(share, len(pool))
+            )
             draws.append(
                 ClassDraw(feature, value, share, len(pool), tuple(sorted(chosen, key=lambda i: i.id)))
             )
@@ -314,7 +310,7 @@ def blind_clips(
     for what, names in (("system", systems), ("condition", conditions)):
         if not names:
             raise DataError(f"blind_clips: name at least one {what}")
-        twice = sorted({n for n in names if list(names).count(n) > 1})
+        twice = named_twice(names)
         if twice:
             raise DataError(f"blind_clips: {what} named more than once: {', '.join(twice)}")
     out: dict[str, tuple[BlindClip, ...]] = {}
@@ -329,7 +325,7 @@ def blind_clips(
             ),
             key=lambda c: (c[0].id, c[1], c[2]),
         )
-        _rng(sample.config.seed, "order", feature).shuffle(plan)
+        seeded_rng("acbench-human-sample", sample.config.seed, "order", feature).shuffle(plan)
         out[feature] = tuple(
             BlindClip(
                 f"{feature}-{n:04d}", feature, inst.target_value, inst.id, inst.index, system, condition

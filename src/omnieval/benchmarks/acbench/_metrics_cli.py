@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from omnieval.benchmarks._human_tasks import repeatable
 from omnieval.errors import ConfigError
 
 
@@ -49,12 +50,11 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         help="ASR for WER and WPM: auto (Whisper large-v3 when in the model cache, else tiny.en), "
         "whisper-tiny.en, whisper-base, whisper-large-v3 or a CTranslate2 folder",
     )
-    parser.add_argument(
+    repeatable(
+        parser,
         "--evaluator",
-        action="append",
-        default=[],
-        metavar="FEATURE=REF",
-        help="evaluator for emotion/accent/timbre, e.g. emotion=evaluator:<ref> (repeatable)",
+        "FEATURE=REF",
+        "evaluator for emotion/accent/timbre, e.g. emotion=evaluator:<ref> (repeatable)",
     )
     parser.add_argument("--json", action="store_true", help="print the aggregate as JSON")
     return parser

@@ -37,7 +37,6 @@ tied. Rates are per comparison (unweighted), overall and per subset, dimension (
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections import defaultdict
@@ -47,7 +46,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from omnieval.benchmarks._labelstudio import submitted_annotations
+from omnieval.benchmarks._human_tasks import annotator, export_tasks, load_json, rating, submitted_annotations
 from omnieval.benchmarks.prism._aggregate import judge_cells
 from omnieval.benchmarks.prism._tags import (
     AUDIO_TYPES,
@@ -108,24 +107,7 @@ class HumanExport:
 def _score(value: Any, where: str) -> float | None:
     if not isinstance(value, Mapping):
         raise DataError(f"{where}: value must be an object like {{'number': n}}")
-    raw: Any = None
-    for key in ("number", "rating"):
-        if key in value:
-            raw = value[key]
-            break
-    else:
-        choices = value.get("choices")
-        if isinstance(choices, list) and choices:
-            raw = choices[0]
-    if raw is None:
-        return None
-    try:
-        score = float(raw)
-    except (TypeError, ValueError):
-        raise DataError(f"{where}: score {raw!r} is not a number") from None
-    if not math.isfinite(score) or not score.is_integer() or not 0 <= score <= 10:
-        raise DataError(f"{where}: score {raw!r} is not an integer in 0..10")
-    return score
+    return rating(value, where, keys=("number", "rating"), noun="score", low=0, high=10)
 
 
 def _discarded(value: Any, where: str) -> bool:
@@ -159,15 +141,13 @@ def parse_two_stage_export(tasks: Any, source: str = "export") -> HumanExport:
             subset, one item given different subsets or tags, a malformed score name or score, or a
             malformed discard choice.
     """
-    if not isinstance(tasks, list):
-        raise DataError(f"{source}: a Label Studio JSON export is a list of tasks")
     comparisons: list[HumanComparison] = []
     active: dict[str, tuple[Cell, ...]] = {}
     subset_of: dict[str, str] = {}
     counts = dict.fromkeys(
         ("tasks", "annotations", "scored", "skipped", "discarded", "incomplete", "inactive_scores_ignored"), 0
     )
-    for t_idx, task in enumerate(tasks):
+    for t_idx, task in enumerate(export_tasks(tasks, source)):
         counts["tasks"] += 1
         if not isinstance(task, Mapping):
             raise DataError(f"{source}: task #{t_idx}: not an object")
@@ -249,11 +229,9 @@ def parse_two_stage_export(tasks: Any, source: str = "export") -> HumanExport:
             counts["scored" if complete else "incomplete"] += 1
             if not pairs:
                 continue
-            who = ann.get("completed_by")
-            annotator = str(who.get("id", who.get("email")) if isinstance(who, Mapping) else who)
             comparisons.append(
                 HumanComparison(
-                    str(task.get("id", t_idx)), annotator, instance_id, subset, system, pairs, complete
+                    str(task.get("id", t_idx)), annotator(ann), instance_id, subset, system, pairs, complete
                 )
             )
     return HumanExport(tuple(comparisons), active, counts)
@@ -295,10 +273,8 @@ def apply_key(
             f"{STUDY!r} and tasks, as omnieval human-tasks prism writes it)"
         )
     entries: Mapping[str, Any] = key["tasks"]
-    if not isinstance(tasks, list):
-        raise DataError(f"{source}: a Label Studio JSON export is a list of tasks")
     keyed: list[dict[str, Any]] = []
-    for t_idx, task in enumerate(tasks):
+    for t_idx, task in enumerate(export_tasks(tasks, source)):
         if not isinstance(task, Mapping) or not isinstance(task.get("data"), Mapping):
             raise DataError(f"{source}: task #{t_idx}: not an object with a data object")
         where = f"{source}: task {task.get('id', f'#{t_idx}')}"
@@ -324,29 +300,18 @@ def read_keyed_exports(exports: Sequence[Path], key: Path) -> list[dict[str, Any
     Raises:
         DataError: a file that cannot be read or is not JSON, and everything :func:`apply_key` raises.
     """
-
-    def load(path: Path, what: str) -> Any:
-        try:
-            return json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise DataError(f"{path}: cannot read {what}: {exc}") from None
-
-    decoded_key = load(key, "the key file")
+    decoded_key = load_json(key, "the key file")
     keyed: list[dict[str, Any]] = []
     for path in exports:
         keyed += apply_key(
-            load(path, "Label Studio export"), decoded_key, source=str(path), key_source=str(key)
+            load_json(path, "Label Studio export"), decoded_key, source=str(path), key_source=str(key)
         )
     return keyed
 
 
 def read_two_stage_export(path: Path) -> HumanExport:
     """Read and parse a two-stage Label Studio JSON export file (see :func:`parse_two_stage_export`)."""
-    try:
-        tasks = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DataError(f"{path}: cannot read Label Studio export: {exc}") from None
-    return parse_two_stage_export(tasks, str(path))
+    return parse_two_stage_export(load_json(path, "Label Studio export"), str(path))
 
 
 # -- agreement ------------------------------------------------------------------------------------

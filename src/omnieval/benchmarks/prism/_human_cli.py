@@ -27,11 +27,20 @@ import argparse
 import json
 import os
 import shutil
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from omnieval.benchmarks._human_tasks import (
+    candidate_item,
+    dispatch,
+    labels_parser,
+    put_in_place,
+    refuse_systems,
+    repeatable,
+    staged_folder,
+    written_by,
+)
 from omnieval.errors import ConfigError, DataError
 
 if TYPE_CHECKING:
@@ -65,19 +74,18 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument("dataset", type=Path, help="PRISM-Bench dataset folder (manifest.jsonl)")
-    parser.add_argument(
+    repeatable(
+        parser,
         "--system",
-        action="append",
+        "ID",
+        "a system under test compared with the ground truth (repeatable)",
         required=True,
-        metavar="ID",
-        help="a system under test compared with the ground truth (repeatable)",
     )
-    parser.add_argument(
+    repeatable(
+        parser,
         "--candidates",
-        action="append",
-        default=[],
-        metavar="ID=DIR",
-        help="a system's candidate folder (<DIR>/video/<index>/generated.mp4): the clips raters see",
+        "ID=DIR",
+        "a system's candidate folder (<DIR>/video/<index>/generated.mp4): the clips raters see",
     )
     parser.add_argument(
         "--allow-missing-media",
@@ -106,25 +114,6 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     return parser
 
 
-def _labels_parser(prog: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=prog,
-        description=(
-            "Read Label Studio JSON exports of the tasks `omnieval human-tasks prism` wrote, put each "
-            "task's system and order back from the study's key (matched on the task number) and "
-            "write one export: the --humans file of omnieval analyze's human_preference."
-        ),
-    )
-    parser.add_argument(
-        "exports", type=Path, nargs="+", metavar="EXPORT.json", help="Label Studio JSON export"
-    )
-    parser.add_argument("--key", type=Path, required=True, metavar="KEY.json", help="the study's key file")
-    parser.add_argument(
-        "--out", type=Path, required=True, metavar="LABELS.json", help="the keyed export written here"
-    )
-    return parser
-
-
 def human_tasks_main(argv: Sequence[str], prog: str) -> int:
     """Run ``omnieval human-tasks prism`` (or its ``labels`` step); returns the exit status.
 
@@ -134,10 +123,7 @@ def human_tasks_main(argv: Sequence[str], prog: str) -> int:
         DataError: an unreadable dataset, a missing candidate folder or clip, a bad quota, an
             export or key that cannot be read (exit code 2).
     """
-    argv = list(argv)
-    if argv[:1] == ["labels"]:
-        return _labels_main(argv[1:], f"{prog} labels")
-    return _tasks_main(argv, prog)
+    return dispatch(argv, prog, _tasks_main, _labels_main)
 
 
 # -- which systems a study may rate ---------------------------------------------------------------
@@ -187,36 +173,29 @@ def _check_systems(systems: Sequence[str], candidates: Mapping[str, Path]) -> No
     Raises:
         ConfigError: one line per problem, naming the system and why.
     """
-    problems: list[str] = []
-    for system in sorted({s for s in systems if list(systems).count(s) > 1}):
-        problems.append(f"--system {system}: given twice (its tasks would be rated twice, as two systems)")
-    for system in dict.fromkeys(systems):
-        why = _why_not_rated(system)
-        if why is None and system in candidates:
-            recorded = _recorded_kind(candidates[system])
-            if recorded is not None and _why_not_rated(recorded[0]) is not None:
-                why = f"its candidates are kind {recorded[0]} ({recorded[1]}): {_why_not_rated(recorded[0])}"
-        if why is not None:
-            problems.append(f"--system {system}: {why}")
-    for system in candidates:
-        if system not in systems:
-            problems.append(f"--candidates {system}=...: {system} is not given with --system")
-    if problems:
-        raise ConfigError(
-            "human tasks pair systems under test with the ground truth; refused:\n"
-            + "\n".join(f"  - {p}" for p in problems)
-        )
+
+    def why(system: str) -> str | None:
+        recorded = _recorded_kind(candidates[system]) if system in candidates else None
+        if _why_not_rated(system) is None and recorded is not None and _why_not_rated(recorded[0]):
+            return f"its candidates are kind {recorded[0]} ({recorded[1]}): {_why_not_rated(recorded[0])}"
+        return _why_not_rated(system)
+
+    refuse_systems(
+        systems,
+        why,
+        refused="human tasks pair systems under test with the ground truth",
+        twice="given twice (its tasks would be rated twice, as two systems)",
+        more=[
+            f"--candidates {s}=...: {s} is not given with --system" for s in candidates if s not in systems
+        ],
+    )
 
 
 def _candidates(items: Sequence[str]) -> dict[str, Path]:
     candidates: dict[str, Path] = {}
     for item in items:
-        system, sep, folder = item.partition("=")
-        if not sep or not system.strip() or not folder.strip():
-            raise ConfigError(f"--candidates {item!r}: expected ID=DIR")
-        if system.strip() in candidates:
-            raise ConfigError(f"--candidates {item!r}: system {system.strip()!r} is given twice")
-        candidates[system.strip()] = Path(folder.strip())
+        system, folder = candidate_item(item, candidates)
+        candidates[system] = folder
     absent = [f"--candidates {s}={f}: no such folder" for s, f in candidates.items() if not f.is_dir()]
     if absent:
         raise DataError("candidate folders not found", absent)
@@ -249,16 +228,11 @@ def _targets(out: Path, key: Path | None) -> tuple[Path, Path, Path]:
         if parent is not None and not parent.is_dir():
             raise ConfigError(f"{option} {path}: {parent} is a file, not a folder")
     media = out.with_suffix(".media")
-    if media.exists() and (not media.is_dir() or any(media.iterdir())):
-        try:
-            ours = json.loads(key.read_text(encoding="utf-8")).get("study") == STUDY
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
-            ours = False
-        if not ours:
-            raise ConfigError(
-                f"--out {out}: its media folder {media} exists and is not an earlier output of this "
-                "command (no key of this study beside it); give another --out or remove it"
-            )
+    if media.exists() and (not media.is_dir() or any(media.iterdir())) and not written_by(key, STUDY):
+        raise ConfigError(
+            f"--out {out}: its media folder {media} exists and is not an earlier output of this "
+            "command (no key of this study beside it); give another --out or remove it"
+        )
     return out, key, media
 
 
@@ -287,10 +261,8 @@ def _write(
 
     key = sample.key(**about, media=str(media.resolve()))
     has_media = any(p.video1 is not None for p in sample.pairs)
-    out.parent.mkdir(parents=True, exist_ok=True)
     key_path.parent.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix=f".{media.name}.", dir=out.parent))
-    try:
+    with staged_folder(media) as scratch:
         for pair in sample.pairs:
             sources = {}
             for slot, clip in ((1, pair.video1), (2, pair.video2)):
@@ -299,18 +271,9 @@ def _write(
                     sources[f"video{slot}"] = str(clip.resolve())
             key["tasks"][str(pair.num)]["sources"] = sources
         if has_media:
-            old = None
-            if media.exists():
-                old = Path(tempfile.mkdtemp(prefix=f".{media.name}.old.", dir=out.parent))
-                os.replace(media, old / media.name)
-            os.replace(scratch, media)
-            if old is not None:
-                shutil.rmtree(old, ignore_errors=True)
+            put_in_place(scratch, media)
         write_json_atomic(key_path, key)
         write_json_atomic(out, sample.tasks(clip_url if has_media else None))
-    finally:
-        if scratch.exists():
-            shutil.rmtree(scratch, ignore_errors=True)
 
 
 # -- the steps ------------------------------------------------------------------------------------
@@ -370,7 +333,15 @@ def _labels_main(argv: list[str], prog: str) -> int:
     from omnieval.benchmarks.prism._human import parse_two_stage_export, read_keyed_exports
     from omnieval.jsonio import write_json_atomic
 
-    args = _labels_parser(prog).parse_args(argv)
+    args = labels_parser(
+        prog,
+        "Read Label Studio JSON exports of the tasks `omnieval human-tasks prism` wrote, put each "
+        "task's system and order back from the study's key (matched on the task number) and "
+        "write one export: the --humans file of omnieval analyze's human_preference.",
+        key_help="the study's key file",
+        out_metavar="LABELS.json",
+        out_help="the keyed export written here",
+    ).parse_args(argv)
     if args.out.is_dir():
         raise ConfigError(
             f"--out: {args.out} is a folder; give the file to write, e.g. {args.out / 'labels.json'}"

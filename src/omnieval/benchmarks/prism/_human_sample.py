@@ -21,13 +21,12 @@ rater sees a pair as the judge did.
 
 from __future__ import annotations
 
-import hashlib
-import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from omnieval.benchmarks._human_tasks import named_twice, seeded_rng
 from omnieval.benchmarks.prism._compose import pair_order
 from omnieval.benchmarks.prism._record import candidate_video
 from omnieval.benchmarks.prism._tags import GROUND_TRUTH, SUBSETS, TAGS, valid_tag_sets
@@ -123,11 +122,6 @@ def _tag_text(tags: Sequence[str]) -> str:
     return ",".join(t for t in TAGS if t in present)
 
 
-def _stratum_rng(seed: int, stratum: str) -> random.Random:
-    digest = hashlib.sha256(f"prism-human-sample\x00{seed}\x00{stratum}".encode()).digest()
-    return random.Random(int.from_bytes(digest[:8], "big"))
-
-
 def stratified_pairs(
     instances: Sequence[PrismInstanceLike],
     systems: Sequence[str],
@@ -156,7 +150,7 @@ def stratified_pairs(
     """
     if not systems:
         raise DataError("stratified_pairs: name at least one system to compare with the ground truth")
-    twice = sorted({s for s in systems if list(systems).count(s) > 1})
+    twice = named_twice(systems)
     if twice:
         raise DataError(f"stratified_pairs: system(s) named twice: {', '.join(twice)}")
     if GROUND_TRUTH in systems:
@@ -183,7 +177,8 @@ def stratified_pairs(
         for stratum in strata:
             pool = sorted(by_stratum.get(stratum, []), key=lambda i: i.id)
             chosen = sorted(
-                _stratum_rng(seed, stratum).sample(pool, min(per_combination, len(pool))), key=lambda i: i.id
+                seeded_rng("prism-human-sample", seed, stratum).sample(pool, min(per_combination, len(pool))),
+                key=lambda i: i.id,
             )
             items[stratum] = tuple(i.id for i in chosen)
             if len(chosen) < per_combination:

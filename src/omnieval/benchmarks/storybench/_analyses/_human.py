@@ -10,7 +10,6 @@ is a scored evaluation; cancelled or empty ones count as skipped; others as inco
 
 from __future__ import annotations
 
-import json
 import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -29,6 +28,7 @@ from omnieval.analysis import (
     pearson,
     spearman,
 )
+from omnieval.benchmarks._human_tasks import annotator, export_tasks, load_json, rating
 from omnieval.benchmarks.storybench._aggregate import policy_scores
 from omnieval.benchmarks.storybench._analyses._context import StoryContext, story_analysis
 from omnieval.benchmarks.storybench._names import RUBRICS, TRACKS
@@ -65,32 +65,13 @@ class HumanRatings:
 def _score(value: Any, where: str) -> int | None:
     if not isinstance(value, Mapping):
         return None
-    raw: Any = None
-    if "rating" in value:
-        raw = value["rating"]
-    elif "number" in value:
-        raw = value["number"]
-    elif isinstance(value.get("choices"), list) and value["choices"]:
-        raw = value["choices"][0]
-    if raw is None:
-        return None
-    try:
-        f = float(raw)
-    except (TypeError, ValueError):
-        raise DataError(f"{where}: rating {raw!r} is not a number") from None
-    if not f.is_integer() or not 1 <= f <= 10:
-        raise DataError(f"{where}: rating {raw!r} is not an integer in 1..10")
-    return int(f)
+    score = rating(value, where, keys=("rating", "number"), noun="rating", low=1, high=10)
+    return None if score is None else int(score)
 
 
 def read_label_studio(path: Path) -> HumanRatings:
     """Parse a Label Studio JSON export into human evaluations (see the module docstring)."""
-    try:
-        tasks = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise DataError(f"{path}: cannot read Label Studio export: {exc}") from None
-    if not isinstance(tasks, list):
-        raise DataError(f"{path}: a Label Studio JSON export is a list of tasks")
+    tasks = export_tasks(load_json(path, "Label Studio export"), str(path))
     evaluations: list[HumanEvaluation] = []
     submitted = skipped = incomplete = 0
     problems: list[str] = []
@@ -126,9 +107,9 @@ def read_label_studio(path: Path) -> HumanRatings:
             if len(scores) != len(RUBRICS[track]):
                 incomplete += 1
                 continue
-            who = ann.get("completed_by")
-            annotator = str(who.get("id", who.get("email")) if isinstance(who, Mapping) else who)
-            evaluations.append(HumanEvaluation(annotator, data["system"], data["instance_id"], track, scores))
+            evaluations.append(
+                HumanEvaluation(annotator(ann), data["system"], data["instance_id"], track, scores)
+            )
     if problems:
         raise DataError(f"{path}: invalid Label Studio export", problems)
     return HumanRatings(tuple(evaluations), submitted, skipped, incomplete)

@@ -32,7 +32,7 @@ def token_f1(candidate: str, reference: str) -> float:
 
 
 @benchmark()
-class CaptionF1(DeclaredBenchmark):
+class CaptionF1(DeclaredBenchmark[Caption, NoOptions]):
     """Token F1 of a caption against its reference; a missing caption counts 0 when zero-filled."""
 
     record = Caption

@@ -64,6 +64,13 @@ def test_each_hook_is_documented_and_typed_without_any(name: str) -> None:
         assert "Any" not in str(text), f"{name}: {where} is annotated {text!r}"
 
 
+@pytest.mark.parametrize("name", sorted(HOOKS))
+def test_each_hook_is_declared_with_an_example(name: str) -> None:
+    # The first class in the MRO that defines the hook documents it for benchmark authors.
+    first = next(k for k in reversed(DeclaredBenchmark.__mro__) if name in vars(k))
+    assert "Example" in (vars(first)[name].__doc__ or ""), f"{first.__name__}.{name} has no example"
+
+
 def test_the_class_docstring_names_every_hook() -> None:
     doc = DeclaredBenchmark.__doc__ or ""
     assert all(f":meth:`{name}`" in doc for name in HOOKS), doc

@@ -519,7 +519,16 @@ class Benchmark(ABC):
     # -- scoring ------------------------------------------------------------------------------
     @abstractmethod
     def compute_metrics(self, job: MetricsJob) -> MetricsOutput:
-        """Hook: automatic metrics of one system, over every condition of ``job.candidates``."""
+        """Hook: automatic metrics of one system, over every condition of ``job.candidates``:
+        FORMATS.md section 3 rows (``scores_frame``), the lineage of what measured them and the
+        computed/cached counts. :class:`DeclaredBenchmark` calls ``score`` per instance by default.
+
+        Example (a batched metric with a content-keyed cache)::
+
+            def compute_metrics(self, job: MetricsJob) -> MetricsOutput:
+                result = my_metrics(job.instances, job.system, job.candidates[""], cache=job.cache_dir)
+                return MetricsOutput(result.scores, result.lineage, result.computed, result.cache_hits)
+        """
 
     # -- judging: the declared judge scorer (:attr:`judging`) does the work --------------------
     @final
@@ -643,7 +652,16 @@ class Benchmark(ABC):
 
     @abstractmethod
     def leaderboard(self, scores: pd.DataFrame, facts: RunFacts | None = None) -> Leaderboard:
-        """Hook: aggregate a scores table into the leaderboard document and MLflow metrics."""
+        """Hook: aggregate a scores table into the leaderboard document and MLflow metrics
+        (``facts``: the run's denominators, judge lineage, diagnostic and reference systems).
+
+        Example (a document validated against ``leaderboard.yaml``)::
+
+            def leaderboard(self, scores: pd.DataFrame, facts: RunFacts | None = None) -> Leaderboard:
+                document = my_aggregate(scores)
+                metrics = {sid: my_mlflow_keys(document, sid) for sid in document["systems"]}
+                return Leaderboard.typed(self.leaderboard_model().model_validate(document), metrics)
+        """
 
     def instance_components(self, scores: pd.DataFrame) -> pd.DataFrame:
         """Hook: per-instance values of the headline components, for paired run comparisons.
@@ -652,15 +670,32 @@ class Benchmark(ABC):
         of each headline component on its aggregate scale, valid instances only (no row where the
         instance has no valid value). The mean of a component's values over instances is its
         valid-only aggregate (up to how the benchmark weights judges).
+
+        Example (components declared in ``leaderboard.yaml``)::
+
+            def instance_components(self, scores: pd.DataFrame) -> pd.DataFrame:
+                return declared_instance_components(scores, __file__)
         """
         raise NotImplementedError(f"benchmark {self.name} has no per-instance components")
 
     @abstractmethod
     def leaderboard_text(self, document: Mapping[str, object]) -> str:
-        """Hook: the leaderboard as a terminal table."""
+        """Hook: the leaderboard as a terminal table (``omnieval aggregate``, the run's summary).
+
+        Example::
+
+            def leaderboard_text(self, document: Mapping[str, object]) -> str:
+                return my_table(dict(document))
+        """
 
     def aggregate_text(self, document: Mapping[str, object]) -> str:
-        """Hook: ``omnieval aggregate`` without ``--json`` (default: the leaderboard table)."""
+        """Hook: ``omnieval aggregate`` without ``--json`` (default: the leaderboard table).
+
+        Example (both policies side by side, where the run summary shows one)::
+
+            def aggregate_text(self, document: Mapping[str, object]) -> str:
+                return my_wide_table(dict(document))
+        """
         return self.leaderboard_text(document)
 
     def run_analyses(
@@ -675,17 +710,39 @@ class Benchmark(ABC):
     ) -> Mapping[str, object]:
         """Hook: the benchmark's statistics on a scores table (written under ``out_dir``; analysis
         name -> its document); ``facts`` are the run's, as :meth:`leaderboard` gets them. Default:
-        none."""
+        none.
+
+        Example (the analyses this benchmark registered with :mod:`omnieval.analysis`)::
+
+            def run_analyses(self, scores, out_dir, *, only, seed, draws, facts=None):
+                config = AnalysisConfig(seed=seed, bootstrap_draws=draws)
+                return dict(run_analyses(scores, out_dir, only=only, config=config))
+        """
         return {}
 
     @abstractmethod
     def write_report(self, job: ReportJob) -> None:
-        """Hook: write the self-contained ``report.html`` of one run."""
+        """Hook: write the self-contained ``report.html`` of one run (``job.path``) from the
+        leaderboard document, analyses, regression verdict, judge health and deviation ledger.
+
+        Example (the shared page frame with sections of one's own)::
+
+            def write_report(self, job: ReportJob) -> None:
+                sections = [Section("verdict", "Verdict", verdict_banner(job.regression)), ...]
+                write_run_page(job.path, suite=job.config.suite, benchmark=self.name, sections=sections)
+        """
 
     def deviations(self, run: RunSettings) -> list[Deviation]:
         """Hook: this benchmark's departures from its paper's protocol that apply to ``run``
         (default none). Each benchmark declares them once, in one place; :meth:`deviation_ledger`
-        adds the framework's own and is what lineage and report show."""
+        adds the framework's own and is what lineage and report show.
+
+        Example::
+
+            def deviations(self, run: RunSettings) -> list[Deviation]:
+                cpu = "cpu" in run.panels
+                return [Deviation("judge-substitute-cpu", "A 1.5B judge ...", "Scores ...")] if cpu else []
+        """
         return []
 
     @final

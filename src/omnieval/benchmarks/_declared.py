@@ -380,7 +380,13 @@ class DeclaredBenchmark(Benchmark, Generic[RecordT, ConfigT]):
         """Hook: component -> value of one instance (None: not applicable); ``config`` is the
         suite's typed ``metrics:`` block. Called by the default :meth:`compute_metrics` only when
         every declared modality was written; a benchmark overrides this or :meth:`compute_metrics`
-        (registration refuses one that overrides neither)."""
+        (registration refuses one that overrides neither).
+
+        Example::
+
+            def score(self, record: Caption, outputs: Outputs, config: NoOptions) -> dict[str, float]:
+                return {"token_f1": token_f1(outputs.text(), record.reference)}
+        """
         raise NotImplementedError(f"{type(self).__qualname__} declares no score()")
 
     # -- data -----------------------------------------------------------------------------------

@@ -42,7 +42,9 @@ SECRET_NAME = re.compile(r"(^|_|^PG)(API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|C
 """Environment variable names whose values are secrets (``OPENAI_API_KEY``, ``HF_TOKEN``,
 ``WANDB_API_KEY``, ``AWS_SECRET_ACCESS_KEY``, ``GITHUB_TOKEN``, libpq's ``PGPASSWORD``...)."""
 
-_NOT_SECRET = frozenset({"PREFECT_API_KEY_FILE", "SSH_AUTH_SOCK", "XAUTHORITY"})
+_NOT_SECRET = frozenset(
+    {"PREFECT_API_KEY_FILE", "SSH_AUTH_SOCK", "XAUTHORITY", "OMNIEVAL_MLFLOW_CREDENTIALS"}
+)
 """Names that match :data:`SECRET_NAME` but hold a path, not a secret."""
 
 TOKEN_PATTERNS: tuple[re.Pattern[str], ...] = (

@@ -36,10 +36,30 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     up.add_argument(
         "--host", default="127.0.0.1", help="address MLflow, Prefect and Dask bind (default 127.0.0.1)"
     )
-    up.add_argument("--postgres-port", type=int, default=5433, help="PostgreSQL's port on 127.0.0.1 (5433)")
-    up.add_argument("--mlflow-port", type=int, default=5000, help="MLflow's port (5000)")
-    up.add_argument("--prefect-port", type=int, default=4200, help="Prefect's port (4200)")
-    up.add_argument("--dask-port", type=int, default=8786, help="the Dask scheduler's port (8786)")
+    up.add_argument(
+        "--postgres-port",
+        type=int,
+        default=None,
+        help="PostgreSQL's port on 127.0.0.1 (default: the team folder's last, else 5433)",
+    )
+    up.add_argument(
+        "--mlflow-port",
+        type=int,
+        default=None,
+        help="MLflow's port (default: the team folder's last, else 5000)",
+    )
+    up.add_argument(
+        "--prefect-port",
+        type=int,
+        default=None,
+        help="Prefect's port (default: the team folder's last, else 4200)",
+    )
+    up.add_argument(
+        "--dask-port",
+        type=int,
+        default=None,
+        help="the Dask scheduler's port (default: the team folder's last, else 8786)",
+    )
     up.add_argument("--dask-workers", type=int, default=2, help="local Dask worker processes (2; 0 for none)")
     up.add_argument("--no-dask", action="store_true", help="start no Dask scheduler or workers")
     up.add_argument(
@@ -90,13 +110,17 @@ def _port(flag: str, value: int) -> int:
 
 def _up(args: argparse.Namespace) -> int:
     from omnieval.errors import ConfigError
-    from omnieval.team import TeamConfig, up
+    from omnieval.team import TeamConfig, read_state, up
 
     folder = _folder(args, must_exist=False)
-    ports = {
-        flag: _port(flag, getattr(args, flag[2:].replace("-", "_")))
-        for flag in ("--postgres-port", "--mlflow-port", "--prefect-port", "--dask-port")
-    }
+    # Ports not given: the ones this team folder's servers took last time, else the defaults.
+    last = (read_state(folder) or {}).get("config", {}) if folder.is_dir() else {}
+    defaults = TeamConfig()
+    ports = {}
+    for flag in ("--postgres-port", "--mlflow-port", "--prefect-port", "--dask-port"):
+        key = flag[2:].replace("-", "_")
+        given = getattr(args, key)
+        ports[flag] = _port(flag, given if given is not None else int(last.get(key, getattr(defaults, key))))
     if len(set(ports.values())) < len(ports):
         raise ConfigError(f"{', '.join(ports)}: give four different ports, got {sorted(ports.values())}")
     if args.dask_workers < 0:
@@ -104,10 +128,10 @@ def _up(args: argparse.Namespace) -> int:
     config = TeamConfig(
         folder=folder,
         host=args.host,
-        postgres_port=args.postgres_port,
-        mlflow_port=args.mlflow_port,
-        prefect_port=args.prefect_port,
-        dask_port=args.dask_port,
+        postgres_port=ports["--postgres-port"],
+        mlflow_port=ports["--mlflow-port"],
+        prefect_port=ports["--prefect-port"],
+        dask_port=ports["--dask-port"],
         dask=not args.no_dask,
         dask_workers=args.dask_workers,
     )

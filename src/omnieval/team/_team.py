@@ -218,10 +218,18 @@ def _check_ports(config: TeamConfig, state: dict[str, Any] | None) -> None:
         wanted.append(("--dask-port", config.host, config.dask_port, "dask-scheduler"))
     services = (state or {}).get("services", {})
     for flag, host, port, name in wanted:
-        mine = services.get(name)
-        if mine and alive(int(mine["pid"]), mine.get("started")):
-            continue
-        if name == "postgres" and _postgres.running_pid(_paths(config.folder)["postgres"]):
+        mine = services.get(name) or {}
+        running = (
+            bool(_postgres.running_pid(_paths(config.folder)["postgres"]))
+            if name == "postgres"
+            else bool(mine) and alive(int(mine["pid"]), mine.get("started"))
+        )
+        if running:
+            if mine.get("port") not in (None, port):
+                raise ConfigError(
+                    f"{flag}: {name} of {config.folder} already runs on port {mine['port']}; "
+                    "omnieval team down first to move it"
+                )
             continue
         if not port_free(host, port):
             raise ConfigError(f"{flag}: port {port} on {host} is in use; pick another")
@@ -271,7 +279,10 @@ def up(config: TeamConfig) -> dict[str, Any]:
         "default_permission = READ\n"
         f"database_uri = {_postgres.uri(config.postgres_port, 'mlflow_auth', 'postgresql+psycopg2')}\n"
         "admin_username = admin\n"
-        "authorization_function = mlflow.server.auth:authenticate_request_basic_auth\n",
+        "authorization_function = mlflow.server.auth:authenticate_request_basic_auth\n"
+        "# A password check (PBKDF2) per request made a run's tracking stage several times slower;\n"
+        "# a changed password takes effect within this many seconds.\n"
+        "auth_cache_ttl_seconds = 60\n",
         encoding="utf-8",
     )
     mlflow_url = f"http://{probe}:{config.mlflow_port}"

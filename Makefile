@@ -27,7 +27,7 @@ export RAY_USAGE_STATS_ENABLED=0
 export TOKENIZERS_PARALLELISM=false
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: help setup run test test-fast ui ui-screenshots bench lint lock train-demo clean-runs dvc-yaml dvc-lock
+.PHONY: help setup run test test-fast team-up ui ui-screenshots bench lint lock train-demo clean-runs dvc-yaml dvc-lock
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -73,6 +73,9 @@ test: setup  ## run the whole test suite (slow real-model tests included) on 2 w
 
 test-fast: setup  ## tests without the slow real-model ones
 	$(PYTEST) -m "not slow" tests
+
+team-up: setup  ## start the team's PostgreSQL, MLflow (accounts), Prefect and Dask; prints what to export (docs/team.md)
+	$(PY) -m omnieval team up $(TEAM_ARGS)
 
 ui: setup  ## serve the MLflow UI on http://127.0.0.1:5000 (MLFLOW_UI_HOST to expose it; prints a link to each suite's runs)
 	@$(PY) -m omnieval.tracking.ui_links --host $${MLFLOW_UI_HOST:-127.0.0.1} --port $${PORT:-5000} || true

@@ -10,6 +10,8 @@ command -v ffmpeg >/dev/null || need_apt+=(ffmpeg)
 # The headless-browser test of instances.html drives Debian's chromium through its chromedriver.
 command -v chromium >/dev/null || need_apt+=(chromium)
 [[ -x /usr/bin/chromedriver ]] || need_apt+=(chromium-driver)
+# Team mode (`omnieval team up`, docs/team.md) runs Debian's PostgreSQL server binaries.
+compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || need_apt+=(postgresql)
 if ((${#need_apt[@]})); then
   echo "setup: installing Debian packages: ${need_apt[*]}"
   SUDO=""; [[ $(id -u) -eq 0 ]] || SUDO="sudo"

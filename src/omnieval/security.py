@@ -38,11 +38,13 @@ MIN_SECRET_CHARS = 8
 """Shorter values are never treated as secrets: masking ``1`` or ``true`` everywhere would garble
 every message, and a key that short protects nothing anyway."""
 
-SECRET_NAME = re.compile(r"(^|_)(API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|AUTH)(_|$)", re.I)
+SECRET_NAME = re.compile(r"(^|_|^PG)(API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|AUTH)(_|$)", re.I)
 """Environment variable names whose values are secrets (``OPENAI_API_KEY``, ``HF_TOKEN``,
-``WANDB_API_KEY``, ``AWS_SECRET_ACCESS_KEY``, ``GITHUB_TOKEN``...)."""
+``WANDB_API_KEY``, ``AWS_SECRET_ACCESS_KEY``, ``GITHUB_TOKEN``, libpq's ``PGPASSWORD``...)."""
 
-_NOT_SECRET = frozenset({"PREFECT_API_KEY_FILE", "SSH_AUTH_SOCK", "XAUTHORITY"})
+_NOT_SECRET = frozenset(
+    {"PREFECT_API_KEY_FILE", "SSH_AUTH_SOCK", "XAUTHORITY", "OMNIEVAL_MLFLOW_CREDENTIALS"}
+)
 """Names that match :data:`SECRET_NAME` but hold a path, not a secret."""
 
 TOKEN_PATTERNS: tuple[re.Pattern[str], ...] = (
@@ -50,10 +52,11 @@ TOKEN_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(r"\bsk-[A-Za-z0-9_-]{16,}"),
     re.compile(r"\bhf_[A-Za-z0-9]{20,}"),
     re.compile(r"\bAIza[0-9A-Za-z_-]{30,}"),
+    re.compile(r"(?<=://)[^\s/:@]*:[^\s/@]+(?=@)"),
 )
 """Token shapes masked wherever they appear: bearer credentials, OpenAI-style ``sk-`` keys, Hugging
-Face ``hf_`` tokens and Google API keys (``AIza...``, the Gemini API's; a library may put one in a
-URL's ``?key=``)."""
+Face ``hf_`` tokens, Google API keys (``AIza...``, the Gemini API's; a library may put one in a
+URL's ``?key=``) and the ``user:password`` part of a URI (``postgresql://user:pw@host/db``)."""
 
 _REGISTERED: set[str] = set()
 _LOCK = threading.Lock()

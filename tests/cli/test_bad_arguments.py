@@ -337,6 +337,26 @@ CASES: dict[str, Bad] = {
         "{in}/dvc.yaml",
         needle="--list: prints the suites and exits",
     ),
+    # team
+    "team without an action": _bad("team", needle="the following arguments are required: ACTION"),
+    "team up folder is a file": _bad(
+        "team", "up", "--dir", "{in}/a-file.txt", needle="--dir: {in}/a-file.txt is a file; give a folder"
+    ),
+    "team up port out of range": _bad(
+        "team",
+        "up",
+        "--dir",
+        "{in}/no/team",
+        "--mlflow-port",
+        "0",
+        needle="--mlflow-port: 0 is not a TCP port",
+    ),
+    "team status of no team": _bad(
+        "team", "status", "--dir", "{in}/missing", needle="--dir: {in}/missing does not exist"
+    ),
+    "team down of a file": _bad(
+        "team", "down", "--dir", "{in}/a-file.txt", needle="--dir: {in}/a-file.txt is a file"
+    ),
 }
 
 
@@ -423,7 +443,7 @@ def _subcommands() -> set[str]:
 
 def test_every_subcommand_has_bad_cases() -> None:
     per_command = {name: sum(case.args[0] == name for case in CASES.values()) for name in _subcommands()}
-    assert len(per_command) == 18 and "dvc-yaml" in per_command
+    assert len(per_command) == 19 and "dvc-yaml" in per_command
     assert {name: n for name, n in per_command.items() if n < 2} == {}
     assert {case.args[0] for case in CASES.values()} <= set(per_command)
 

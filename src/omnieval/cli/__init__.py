@@ -35,6 +35,7 @@ _SUBCOMMAND_MODULES = (
     "_view",
     "_serve",
     "_night",
+    "_team",
     "_train",
     "_dvc",
 )

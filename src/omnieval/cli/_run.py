@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -65,7 +66,13 @@ def _handle(args: argparse.Namespace) -> int:
         print(f"  viewer:     omnieval view {folder}  (serves {summary.get('viewer', 'instances.html')})")
         verdict = summary.get("regression") or "none (regression.json missing)"
         print(f"  verdict:    {verdict}  (regression.json in the run folder)")
-        print("  MLflow:     make ui, then open http://127.0.0.1:5000")
+        server = os.environ.get("MLFLOW_TRACKING_URI", "")
+        if server.startswith(("http://", "https://")):
+            from omnieval.tracking import without_password
+
+            print(f"  MLflow:     {without_password(server)}  (MLFLOW_TRACKING_URI)")
+        else:
+            print("  MLflow:     make ui, then open http://127.0.0.1:5000")
     if args.fail_on_regression and summary.get("regression") == "NO-GO":
         print(
             "regression: NO-GO against the previous run; exit code 3 (--fail-on-regression)", file=sys.stderr

@@ -2,7 +2,8 @@
 
 Prefect's ``prefect-dask`` integration runs the flow's submitted tasks on Dask workers: a
 ``LocalCluster`` of worker processes on this machine (scheduler and workers bound to 127.0.0.1,
-no dashboard), or an existing scheduler named by ``execution.address``. Worker processes report
+no dashboard), or an existing scheduler named by ``execution.address`` or, failing that,
+``DASK_SCHEDULER_ADDRESS``. Worker processes report
 task states to the flow's Prefect API, so one temporary API server is started for the whole run
 when none is configured (without it every worker would start its own).
 """
@@ -17,13 +18,18 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from omnieval.config import ExecutionConfig
 
+SCHEDULER_ADDRESS_ENV = "DASK_SCHEDULER_ADDRESS"
+"""Dask's own variable for its scheduler (``scheduler-address``): used when the suite's
+``execution.address`` is unset (``omnieval team up`` prints it; docs/team.md)."""
+
 
 def dask_task_runner(execution: ExecutionConfig) -> Any:
     """A ``DaskTaskRunner`` for ``execution`` (imports Dask)."""
     from prefect_dask.task_runners import DaskTaskRunner
 
-    if execution.address:
-        return DaskTaskRunner(address=execution.address)
+    address = execution.address or os.environ.get(SCHEDULER_ADDRESS_ENV) or None
+    if address:
+        return DaskTaskRunner(address=address)
     # Worker processes compiling one numba kernel at once can corrupt its on-disk cache.
     from omnieval.flows.numba_warm import warm_numba_kernels
 

@@ -5,6 +5,15 @@ child run per system, analyses as child runs tagged ``omnieval.kind=analysis``. 
 the MLflow UI (names, columns, inputs, artifacts) is described in ``docs/mlflow-ui.md``.
 """
 
+from omnieval.tracking._credentials import (
+    CREDENTIALS_ENV,
+    apply_credentials,
+    check_private,
+    credentials_text,
+    read_credentials,
+    without_password,
+    write_private,
+)
 from omnieval.tracking._mlflow import (
     DEFAULT_HEADLINE_PATTERNS,
     METRIC_NOTE_TAG,
@@ -28,6 +37,7 @@ from omnieval.tracking._store import (
 )
 
 __all__ = [
+    "CREDENTIALS_ENV",
     "DEFAULT_HEADLINE_PATTERNS",
     "DEFAULT_STORE",
     "EXPERIMENT_KIND",
@@ -35,14 +45,20 @@ __all__ = [
     "METRIC_NOTE_TAG",
     "CandidateTable",
     "SuiteRunIds",
+    "apply_credentials",
     "candidate_table",
+    "check_private",
     "configure_mlflow",
+    "credentials_text",
     "headline_metrics",
     "log_failed_run",
     "log_suite_run",
+    "read_credentials",
     "short_sha",
     "suite_run_name",
     "system_run_name",
     "tracking_uri",
     "usage_metrics",
+    "without_password",
+    "write_private",
 ]

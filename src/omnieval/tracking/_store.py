@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from omnieval.tracking._credentials import apply_credentials
+
 DEFAULT_STORE = Path("mlflow")
 
 EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
@@ -14,9 +16,15 @@ EXPERIMENT_KIND = "custom_model_development"
 
 
 def tracking_uri() -> str:
-    """``MLFLOW_TRACKING_URI`` when set, else the local sqlite store under ``mlflow/``."""
+    """``MLFLOW_TRACKING_URI`` when set, else the local sqlite store under ``mlflow/``.
+
+    With a tracking server, the account named by ``OMNIEVAL_MLFLOW_CREDENTIALS`` (a 0600 file) is put
+    into ``MLFLOW_TRACKING_USERNAME``/``MLFLOW_TRACKING_PASSWORD`` unless those are already set
+    (docs/team.md); a file with looser permissions is refused (ConfigError, exit 2).
+    """
     env = os.environ.get("MLFLOW_TRACKING_URI")
     if env:
+        apply_credentials()
         return env
     DEFAULT_STORE.mkdir(parents=True, exist_ok=True)
     return f"sqlite:///{(DEFAULT_STORE / 'mlflow.db').resolve()}"

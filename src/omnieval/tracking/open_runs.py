@@ -33,7 +33,12 @@ def mark_open(marker: Path, run_ids: Iterable[str], *, stage: str = "track") -> 
     from omnieval.tracking._store import tracking_uri
 
     marker.parent.mkdir(parents=True, exist_ok=True)
-    document = {"runs": list(run_ids), "stage": stage, "pid": os.getpid(), "tracking_uri": tracking_uri()}
+    from omnieval.tracking._credentials import without_password
+
+    # Never a password on disk: a URI's user part keeps its name only, the account comes from the
+    # environment (or the credentials file) of whoever reads the marker.
+    uri = without_password(tracking_uri())
+    document = {"runs": list(run_ids), "stage": stage, "pid": os.getpid(), "tracking_uri": uri}
     tmp = marker.with_name(f".{marker.name}.{os.getpid()}.tmp")
     tmp.write_text(json.dumps(document), encoding="utf-8")
     os.replace(tmp, marker)

@@ -1,0 +1,325 @@
+"""Team mode against real processes on loopback: PostgreSQL, MLflow with accounts, Prefect.
+
+``omnieval team up`` runs as a user runs it (the console script, a fresh process) on free ports in a
+temporary folder whose credentials file was written beforehand with planted passwords. A suite runs
+through ``omnieval run`` as the evaluator (credentials from the environment) with the team's
+Prefect server; the viewer (credentials from a 0600 file) reads the run and is refused a write
+(403); no planted password is in any file the run wrote, the team's logs or MLflow's params and
+tags; ``omnieval team down`` leaves no process. Dask is left out (``--no-dask``): its scheduler and
+workers are ordinary ``dask`` processes, checked by tests/flows/test_dask_runner.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+OMNIEVAL = str(Path(sys.executable).with_name("omnieval"))
+PLANTED = {
+    "postgres": "planted-pg-Qx7rT2vLw9",
+    "admin": "planted-admin-Kp3mZ8sNq1",
+    "evaluator": "planted-eval-Hd5yB4cRt6",
+    "viewer": "planted-view-Wn2uF7jXe0",
+}
+SESSION_KEY = "planted-session-" + "ab" * 24
+
+
+def _free_ports(count: int) -> list[int]:
+    sockets = []
+    try:
+        for _ in range(count):
+            s = socket.socket()
+            s.bind(("127.0.0.1", 0))
+            sockets.append(s)
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+def _client_env(**extra: str) -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("MLFLOW_TRACKING_", "PREFECT_API_URL", "OMNIEVAL_MLFLOW_CREDENTIALS"))
+    }
+    env.update(extra)
+    return env
+
+
+def _omnieval(
+    *args: str, cwd: Path, env: dict[str, str], timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [OMNIEVAL, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+def _descendants(roots: set[int]) -> set[int]:
+    """``roots`` and every live process below them."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[-1].split()
+            except OSError:
+                continue
+            if fields and fields[0] != "Z":
+                parents[int(entry.name)] = int(fields[1])
+    found = {pid for pid in roots if pid in parents}
+    grew = True
+    while grew:
+        more = {pid for pid, parent in parents.items() if parent in found} - found
+        grew = bool(more)
+        found |= more
+    return found
+
+
+def _alive(pids: set[int]) -> set[int]:
+    left = set()
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()
+        except OSError:
+            continue
+        if fields and fields[0] != "Z":
+            left.add(pid)
+    return left
+
+
+@pytest.fixture(scope="module")
+def team() -> Iterator[dict[str, Any]]:
+    # Not under pytest's tmp folder: a root caller runs PostgreSQL as 'postgres', which cannot pass
+    # through pytest's 0700 base folder.
+    base = Path(tempfile.mkdtemp(prefix="omnieval-team-test-", dir="/tmp"))
+    os.chmod(base, 0o711)
+    folder = base / "team"
+    credentials = folder / "credentials"
+    credentials.mkdir(parents=True)
+    os.chmod(credentials, 0o700)
+    master = credentials / "team.ini"
+    master.write_text(
+        f"[postgres]\npassword = {PLANTED['postgres']}\n"
+        + "".join(
+            f"[{n}]\nusername = {n}\npassword = {PLANTED[n]}\n" for n in ("admin", "evaluator", "viewer")
+        )
+        + f"[mlflow]\nsession_key = {SESSION_KEY}\n"
+    )
+    os.chmod(master, 0o600)
+    pg, ml, pf, dk = _free_ports(4)
+    env = _client_env()
+    started = time.monotonic()
+    up = _omnieval(
+        "team", "up", "--dir", str(folder), "--postgres-port", str(pg), "--mlflow-port", str(ml),
+        "--prefect-port", str(pf), "--dask-port", str(dk), "--no-dask", "--json",
+        cwd=base, env=env,
+    )  # fmt: skip
+    up_seconds = time.monotonic() - started
+    state: dict[str, Any] = {}
+    try:
+        assert up.returncode == 0, up.stderr[-4000:]
+        state = json.loads(up.stdout)
+        yield {"base": base, "folder": folder, "state": state, "up_seconds": up_seconds, "env": env}
+    finally:
+        recorded = {int(s["pid"]) for s in state.get("services", {}).values() if s.get("pid")}
+        before = _descendants(recorded)
+        down = _omnieval("team", "down", "--dir", str(folder), cwd=base, env=env, timeout=180)
+        left = _alive(before)
+        shutil.rmtree(base, ignore_errors=True)
+        assert down.returncode == 0, down.stderr[-3000:]
+        assert before and left == set(), (before, left)
+
+
+@pytest.fixture(scope="module")
+def evaluated(team: dict[str, Any]) -> dict[str, Any]:
+    """One suite run through ``omnieval run`` as the evaluator, against the team's servers."""
+    project = team["base"] / "project"
+    project.mkdir()
+    suite = yaml.safe_load((ROOT / "pipelines" / "nightly.yaml").read_text())
+    suite.update(
+        suite="teamcheck",
+        state_dir=str(project / "state"),
+        runs_dir=str(project / "runs"),
+        systems={"oracle": {"kind": "oracle"}},
+        judges={"panels": []},
+        drift={"enabled": False},
+        tracking={"experiment": "omnieval/teamcheck"},
+    )
+    suite["dataset"] = {**suite["dataset"], "path": str(ROOT / "data" / "storybench-sample"), "limit": 1}
+    (project / "suite.yaml").write_text(yaml.safe_dump(suite))
+    urls = team["state"]["urls"]
+    env = _client_env(
+        MLFLOW_TRACKING_URI=urls["MLFLOW_TRACKING_URI"],
+        PREFECT_API_URL=urls["PREFECT_API_URL"],
+        MLFLOW_TRACKING_USERNAME="evaluator",
+        MLFLOW_TRACKING_PASSWORD=PLANTED["evaluator"],
+        PREFECT_HOME=str(project / ".prefect"),
+    )
+    done = _omnieval("run", "suite.yaml", "--json", cwd=project, env=env)
+    assert done.returncode == 0, done.stderr[-4000:]
+    summary = json.loads(done.stdout[done.stdout.index("{") :])
+    return {"project": project, "summary": summary, "output": done.stdout + done.stderr}
+
+
+def test_team_up_starts_everything_on_loopback_with_accounts(team: dict[str, Any]) -> None:
+    state = team["state"]
+    assert set(state["services"]) == {"postgres", "mlflow", "prefect"}
+    urls = state["urls"]
+    assert urls["MLFLOW_TRACKING_URI"].startswith("http://127.0.0.1:")
+    assert urls["PREFECT_API_URL"].startswith("http://127.0.0.1:") and urls["PREFECT_API_URL"].endswith(
+        "/api"
+    )
+    assert state["accounts_created"] == ["evaluator", "viewer"]
+    for name in ("admin", "evaluator", "viewer"):
+        path = Path(state["accounts"][name])
+        assert path.stat().st_mode & 0o777 == 0o600
+    # Nothing without an account: the server asks for one.
+    request = urllib.request.Request(
+        f"{urls['MLFLOW_TRACKING_URI']}/api/2.0/mlflow/experiments/search?max_results=1"
+    )
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=10)
+    assert refused.value.code == 401
+    print(f"team up: {team['up_seconds']:.1f} s; stages {state['seconds']}")
+
+
+def test_team_up_again_reuses_the_running_servers(team: dict[str, Any]) -> None:
+    started = time.monotonic()
+    again = _omnieval(
+        "team", "up", "--dir", str(team["folder"]), "--no-dask", "--json", cwd=team["base"], env=team["env"]
+    )
+    assert again.returncode == 0, again.stderr[-3000:]
+    # No port given: the folder's last ones; every server already runs and is kept.
+    state = json.loads(again.stdout)
+    assert {k: v["pid"] for k, v in state["services"].items()} == {
+        k: v["pid"] for k, v in team["state"]["services"].items()
+    }
+    assert state["urls"] == team["state"]["urls"] and state["accounts_created"] == []
+    print(f"team up again: {time.monotonic() - started:.1f} s")
+    status = _omnieval(
+        "team", "status", "--dir", str(team["folder"]), "--json", cwd=team["base"], env=team["env"]
+    )
+    assert status.returncode == 0, status.stderr
+    report = json.loads(status.stdout)["services"]
+    assert {name for name, entry in report.items() if entry["running"]} == {"postgres", "mlflow", "prefect"}
+
+
+def test_a_run_as_evaluator_is_tracked_on_the_team_server(
+    team: dict[str, Any], evaluated: dict[str, Any]
+) -> None:
+    import mlflow
+
+    summary = evaluated["summary"]
+    assert summary["regression"] in ("GO", "INCONCLUSIVE")
+    client = mlflow.MlflowClient(team["state"]["urls"]["MLFLOW_TRACKING_URI"])
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("MLFLOW_TRACKING_USERNAME", "viewer")
+        mp.setenv("MLFLOW_TRACKING_PASSWORD", PLANTED["viewer"])
+        run = client.get_run(summary["run_id"])
+        assert run.info.status == "FINISHED"
+        assert run.info.artifact_uri.startswith("mlflow-artifacts:")
+        assert any(a.path == "report.html" or a.is_dir for a in client.list_artifacts(summary["run_id"]))
+    # The run's flow ran on the team's Prefect server (PostgreSQL), not a temporary one.
+    api = team["state"]["urls"]["PREFECT_API_URL"]
+    request = urllib.request.Request(
+        f"{api}/flow_runs/count", data=b"{}", headers={"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        assert int(response.read()) >= 1
+
+
+def test_the_viewer_reads_and_is_refused_a_write(team: dict[str, Any], evaluated: dict[str, Any]) -> None:
+    from mlflow.exceptions import MlflowException
+
+    from omnieval.tracking import tracking_uri
+
+    viewer_file = Path(team["state"]["accounts"]["viewer"])
+    with pytest.MonkeyPatch.context() as mp:
+        for name in ("MLFLOW_TRACKING_USERNAME", "MLFLOW_TRACKING_PASSWORD"):
+            mp.delenv(name, raising=False)
+        mp.setenv("MLFLOW_TRACKING_URI", team["state"]["urls"]["MLFLOW_TRACKING_URI"])
+        mp.setenv("OMNIEVAL_MLFLOW_CREDENTIALS", str(viewer_file))
+        import mlflow
+
+        client = mlflow.MlflowClient(tracking_uri())  # reads the 0600 file into MLflow's variables
+        assert os.environ["MLFLOW_TRACKING_USERNAME"] == "viewer"
+        run_id = evaluated["summary"]["run_id"]
+        assert client.get_run(run_id).data.tags
+        with pytest.raises(MlflowException) as refused:
+            client.log_metric(run_id, "viewer.write", 1.0)
+        assert refused.value.get_http_status_code() == 403
+        with pytest.raises(MlflowException) as refused_tag:
+            client.set_tag(run_id, "viewer.tag", "x")
+        assert refused_tag.value.get_http_status_code() == 403
+        assert "viewer.write" not in client.get_run(run_id).data.metrics
+
+
+def test_a_credentials_file_others_can_read_is_refused(
+    team: dict[str, Any], evaluated: dict[str, Any]
+) -> None:
+    loose = team["base"] / "loose.ini"
+    loose.write_text(Path(team["state"]["accounts"]["viewer"]).read_text())
+    os.chmod(loose, 0o644)
+    env = _client_env(
+        MLFLOW_TRACKING_URI=team["state"]["urls"]["MLFLOW_TRACKING_URI"],
+        OMNIEVAL_MLFLOW_CREDENTIALS=str(loose),
+    )
+    done = _omnieval("trend", "--suite", "teamcheck", cwd=evaluated["project"], env=env, timeout=120)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"credentials file {loose} has permissions 0644" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert PLANTED["viewer"] not in done.stdout + done.stderr
+
+
+def test_no_planted_password_in_files_logs_or_mlflow(team: dict[str, Any], evaluated: dict[str, Any]) -> None:
+    import mlflow
+
+    secrets = [*PLANTED.values(), SESSION_KEY]
+    assert not any(s in evaluated["output"] for s in secrets)
+    folder: Path = team["folder"]
+    searched = [
+        evaluated["project"],
+        folder / "logs",
+        folder / "mlflow",
+        folder / "prefect",
+        folder / "team.json",
+    ]
+    searched.append(folder / "postgres" / "server.log")
+    files = [p for root in searched for p in ([root] if root.is_file() else root.rglob("*")) if p.is_file()]
+    run_folder = Path(evaluated["summary"]["run_folder"])
+    assert {"lineage.json", "report.html", "config.resolved.yaml"} <= {p.name for p in run_folder.iterdir()}
+    assert len(files) > 20
+    for path in files:
+        data = path.read_bytes()
+        for secret in secrets:
+            assert secret.encode() not in data, f"{secret[:12]}... in {path}"
+
+    client = mlflow.MlflowClient(team["state"]["urls"]["MLFLOW_TRACKING_URI"])
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("MLFLOW_TRACKING_USERNAME", "admin")
+        mp.setenv("MLFLOW_TRACKING_PASSWORD", PLANTED["admin"])
+        experiments = client.search_experiments()
+        runs = client.search_runs([e.experiment_id for e in experiments], max_results=1000)
+    assert runs
+    for run in runs:
+        recorded = json.dumps(
+            {"params": run.data.params, "tags": run.data.tags, "metrics": list(run.data.metrics)}
+        )
+        for secret in secrets:
+            assert secret not in recorded, (run.info.run_id, secret[:12])

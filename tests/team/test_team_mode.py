@@ -146,10 +146,9 @@ def team() -> Iterator[dict[str, Any]]:
         assert before and left == set(), (before, left)
 
 
-@pytest.fixture(scope="module")
-def evaluated(team: dict[str, Any]) -> dict[str, Any]:
-    """One suite run through ``omnieval run`` as the evaluator, against the team's servers."""
-    project = team["base"] / "project"
+def _run_as_evaluator(team: dict[str, Any], project: Path) -> dict[str, Any]:
+    """The small ``teamcheck`` suite run through ``omnieval run`` as the evaluator, from ``project``
+    (its own state and runs folders: a machine of its own), against the team's servers."""
     project.mkdir()
     suite = yaml.safe_load((ROOT / "pipelines" / "nightly.yaml").read_text())
     suite.update(
@@ -174,7 +173,26 @@ def evaluated(team: dict[str, Any]) -> dict[str, Any]:
     done = _omnieval("run", "suite.yaml", "--json", cwd=project, env=env)
     assert done.returncode == 0, done.stderr[-4000:]
     summary = json.loads(done.stdout[done.stdout.index("{") :])
-    return {"project": project, "summary": summary, "output": done.stdout + done.stderr}
+    return {"project": project, "summary": summary, "output": done.stdout + done.stderr, "env": env}
+
+
+@pytest.fixture(scope="module")
+def evaluated(team: dict[str, Any]) -> dict[str, Any]:
+    """Machine A: one suite run as the evaluator against the team's servers."""
+    return _run_as_evaluator(team, team["base"] / "project")
+
+
+@pytest.fixture(scope="module")
+def machine_b(team: dict[str, Any], evaluated: dict[str, Any]) -> dict[str, Any]:
+    """Machine B: the same suite from another folder with no run of its own (a second clone). A's
+    project is out of reach while B runs, as on another machine, so B must fetch A's run folder."""
+    a_project: Path = evaluated["project"]
+    hidden = a_project.with_name("project-elsewhere")
+    a_project.rename(hidden)
+    try:
+        return _run_as_evaluator(team, team["base"] / "machine-b")
+    finally:
+        hidden.rename(a_project)
 
 
 def test_team_up_starts_everything_on_loopback_with_accounts(team: dict[str, Any]) -> None:
@@ -323,3 +341,34 @@ def test_no_planted_password_in_files_logs_or_mlflow(team: dict[str, Any], evalu
         )
         for secret in secrets:
             assert secret not in recorded, (run.info.run_id, secret[:12])
+
+
+def test_machine_b_compares_with_machine_a_s_run_from_the_server(
+    team: dict[str, Any], evaluated: dict[str, Any], machine_b: dict[str, Any]
+) -> None:
+    run_a, run_b = evaluated["summary"]["run_id"], machine_b["summary"]["run_id"]
+    folder_b = Path(machine_b["summary"]["run_folder"])
+    regression = json.loads((folder_b / "regression.json").read_text())
+    # B has no earlier run of its own: its baseline is A's, looked up on the server.
+    assert regression["baseline"]["run_id"] == run_a, regression["baseline"]
+    fetched = Path(regression["baseline"]["folder"])
+    assert fetched == machine_b["project"] / "runs" / "teamcheck" / run_a
+    record = json.loads((fetched / "fetched.json").read_text())
+    assert record["run_id"] == run_a and record["run_folder_elsewhere"] == evaluated["summary"]["run_folder"]
+    assert "evaluator" not in record["tracking_uri"] and PLANTED["evaluator"] not in json.dumps(record)
+    assert regression["verdict"] in ("GO", "INCONCLUSIVE") and regression["run_b"]["run_id"] == run_b
+    # `omnieval compare` on B names A's run by its id; A's folder is not on B.
+    shutil.rmtree(fetched)
+    a_project: Path = evaluated["project"]
+    hidden = a_project.with_name("project-elsewhere")
+    a_project.rename(hidden)
+    try:
+        done = _omnieval(
+            "compare", run_a, run_b, "--json", cwd=machine_b["project"], env=machine_b["env"], timeout=300
+        )
+    finally:
+        hidden.rename(a_project)
+    assert done.returncode in (0, 3), done.stdout[-2000:] + done.stderr[-3000:]
+    document = json.loads(done.stdout[done.stdout.index("{") :])
+    assert document["run_a"]["run_id"] == run_a and document["run_b"]["run_id"] == run_b
+    assert (fetched / "fetched.json").is_file()

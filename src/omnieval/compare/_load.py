@@ -275,6 +275,10 @@ def resolve_run(spec: str, *, runs_dir: Path = Path("runs"), suite: str | None =
         found = run_folder_from_mlflow(spec)
         if found is not None and found.is_dir():
             return found
+        from omnieval.compare._mlflow import fetch_run_folder, tracking_server
+
+        if tracking_server() is not None:  # a run another machine made: its folder from the server
+            return fetch_run_folder(spec, runs_dir)
     raise DataError(
         f"unknown run {spec!r}: not a folder, nor a run id under {runs_dir} or in the MLflow store "
         "(give a run folder, an MLflow run id, 'latest' or 'previous')"

@@ -16,6 +16,10 @@ from typing import Any
 
 RUN_FOLDER_TAG = "omnieval.run_folder"
 REGRESSION_TAG = "omnieval.regression"
+RUN_ARTIFACTS = "run"
+"""Where the track stage uploads the whole run folder among the parent run's artifacts."""
+FETCHED_FILE = "fetched.json"
+"""Written into a run folder fetched from the tracking server: which run, from where, when."""
 
 
 def _store_exists() -> bool:
@@ -99,3 +103,140 @@ def log_regression_metrics(run_id: str, document: Mapping[str, Any]) -> dict[str
         for start in range(0, len(items), 1000):  # MLflow's log_batch limit per call
             client.log_batch(run_id, metrics=items[start : start + 1000])
     return metrics
+
+
+def tracking_server() -> str | None:
+    """The tracking server's URI when ``MLFLOW_TRACKING_URI`` names one (``http(s)://``), else None
+    (the embedded store: runs of other machines cannot be there)."""
+    uri = os.environ.get("MLFLOW_TRACKING_URI", "")
+    return uri if uri.startswith(("http://", "https://")) else None
+
+
+def _shown(uri: str) -> str:
+    from omnieval.security import redact
+
+    return redact(uri)
+
+
+def previous_run_on_server(experiment: str, suite: str, run_id: str | None, runs_dir: Path) -> Path | None:
+    """The suite's previous finished run on the tracking server, whichever machine ran it, as a
+    local run folder (fetched into ``<runs_dir>/<suite>/<run_id>`` when this machine lacks it); None
+    when no server is configured or the server holds no earlier run of the suite.
+
+    "Previous" is the latest parent run of ``suite`` in ``experiment`` that finished (status
+    FINISHED, not marked ``omnieval.failed``) and started before ``run_id`` (the run being written).
+
+    Raises:
+        DataError: the server cannot be reached or the run's folder cannot be fetched (named).
+    """
+    server = tracking_server()
+    if server is None:
+        return None
+    from mlflow.tracking import MlflowClient
+
+    from omnieval.errors import DataError
+    from omnieval.tracking import tracking_uri
+
+    try:
+        client = MlflowClient(tracking_uri())
+        found = client.get_experiment_by_name(experiment)
+        if found is None:
+            return None
+        started = client.get_run(run_id).info.start_time if run_id else None
+        runs = client.search_runs(
+            [found.experiment_id],
+            filter_string=(
+                f"tags.`omnieval.suite` = '{suite}' and tags.`omnieval.kind` = 'suite' "
+                "and attributes.status = 'FINISHED'"
+            ),
+            order_by=["attributes.start_time DESC"],
+            max_results=50,
+        )
+    except Exception as exc:  # unreachable, refused, a bad answer: the verdict says so
+        raise DataError(
+            f"cannot look the previous run up on the tracking server {_shown(server)}: {exc}"
+        ) from None
+    for run in runs:
+        if run.info.run_id == run_id or "omnieval.failed" in run.data.tags:
+            continue
+        if started is not None and run.info.start_time is not None and run.info.start_time > started:
+            continue
+        return fetch_run_folder(run.info.run_id, Path(runs_dir))
+    return None
+
+
+def fetch_run_folder(run_id: str, runs_dir: Path) -> Path:
+    """The run folder of the tracking server's run ``run_id`` on this machine: the folder its
+    ``omnieval.run_folder`` tag names when it is here and complete, else a copy of the run's uploaded
+    folder (artifacts under ``run/``) in ``<runs_dir>/<suite>/<run_id>`` with ``mlflow.json`` rebuilt from the
+    server, ``fetched.json`` saying where it came from, and its ``lineage.json`` dated when the run
+    started (so ``previous``/``latest`` order it among local runs as it ran).
+
+    Raises:
+        DataError: the run has no complete folder among its artifacts, or the fetch failed.
+    """
+    import json
+    import shutil
+    import tempfile
+    from datetime import UTC, datetime
+
+    from mlflow.artifacts import download_artifacts
+    from mlflow.tracking import MlflowClient
+
+    from omnieval.compare._load import is_successful
+    from omnieval.errors import DataError
+    from omnieval.tracking import tracking_uri
+
+    uri = tracking_uri()
+    client = MlflowClient(uri)
+    try:
+        run = client.get_run(run_id)
+    except Exception as exc:
+        raise DataError(f"run {run_id} is not on the tracking server {_shown(uri)}: {exc}") from None
+    local = run.data.tags.get(RUN_FOLDER_TAG)
+    if local and is_successful(Path(local)) and Path(local).name == run_id:
+        return Path(local)
+    target = Path(runs_dir) / run.data.tags.get("omnieval.suite", "fetched") / run_id
+    if is_successful(target):
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target.parent, prefix=f".fetch-{run_id}-") as scratch:
+        try:
+            download_artifacts(run_id=run_id, artifact_path=RUN_ARTIFACTS, dst_path=scratch, tracking_uri=uri)
+            children = client.search_runs(
+                [run.info.experiment_id], filter_string=f"tags.`mlflow.parentRunId` = '{run_id}'"
+            )
+        except Exception as exc:
+            raise DataError(f"cannot fetch run {run_id}'s folder from {_shown(uri)}: {exc}") from None
+        folder = Path(scratch) / RUN_ARTIFACTS
+        systems = {
+            c.data.tags["omnieval.system"]: c.info.run_id
+            for c in children
+            if "omnieval.system" in c.data.tags
+        }
+        (folder / "mlflow.json").write_text(
+            json.dumps({"parent": run_id, "systems": systems, "analyses": {}})
+        )
+        (folder / FETCHED_FILE).write_text(
+            json.dumps(
+                {
+                    "run_id": run_id,
+                    "tracking_uri": _shown(uri),
+                    "run_folder_elsewhere": local,
+                    "fetched": datetime.now(UTC).isoformat(timespec="seconds"),
+                },
+                indent=2,
+            )
+        )
+        if not is_successful(folder):
+            raise DataError(
+                f"run {run_id} on {_shown(uri)} has no complete run folder among its artifacts "
+                f"({RUN_ARTIFACTS}/ lacks leaderboard.json, scores.parquet or lineage.json)"
+            )
+        if run.info.start_time is not None:
+            stamp = run.info.start_time / 1000
+            os.utime(folder / "lineage.json", (stamp, stamp))
+        if target.exists():  # an incomplete earlier copy
+            shutil.rmtree(target)
+        os.replace(folder, target)
+    return target

@@ -89,10 +89,21 @@ def _judge_checks(folder: Path, state: Path | None) -> list[str]:
     return []
 
 
-def find_baseline(config: SuiteConfig, folder: Path) -> Path | None:
-    """The run folder this run is compared with (``regression.baseline``), or None for a first run."""
+def find_baseline(config: SuiteConfig, folder: Path, run_id: str | None = None) -> Path | None:
+    """The run folder this run is compared with (``regression.baseline``), or None for a first run.
+
+    ``previous`` with a tracking server configured (``MLFLOW_TRACKING_URI=http(s)://...``, team
+    mode) is the suite's previous run on the server, whichever machine ran it (its folder fetched
+    from the server's artifacts when it is not here); without one, or when the server has no earlier
+    run of the suite, the previous successful folder under the suite's ``runs_dir``.
+    """
     spec = config.regression.baseline
     if spec == "previous":
+        from omnieval.compare._mlflow import previous_run_on_server
+
+        remote = previous_run_on_server(config.experiment, config.suite, run_id, config.runs_dir)
+        if remote is not None and remote.resolve() != folder.resolve():
+            return remote
         runs = suite_runs(config.runs_dir, config.suite, exclude=folder)
         return runs[-1] if runs else None
     return resolve_run(spec, runs_dir=config.runs_dir, suite=config.suite)
@@ -124,7 +135,7 @@ def nightly_regression(
     baseline: Path | None = None
     try:
         run_b = read_run(folder)
-        baseline = find_baseline(config, folder)
+        baseline = find_baseline(config, folder, run_id)
         drift = _drift(folder, config.state)
         checks = _judge_checks(folder, config.state)
         if baseline is None:

@@ -244,7 +244,12 @@ def test_make_run_closes_with_the_report_the_viewer_and_the_verdict(flow_env: di
     second = flow_env["second"]
     assert second["report"] == str(Path(second["run_folder"]) / "report.html")
     assert second["viewer"] == str(Path(second["run_folder"]) / "instances.html")
-    assert Path(second["stage_report"]).is_file() and second["regression"] in ("GO", "NO-GO", "INCONCLUSIVE")
+    assert Path(second["stage_report"]).is_file()
+    # The second night judged the same candidates with the same judge (answers from the cache): two
+    # identical nights are GO, never NO-GO, and not INCONCLUSIVE either (nothing changed to doubt).
+    night = json.loads((Path(second["run_folder"]) / "regression.json").read_text())
+    assert second["regression"] == night["verdict"] == "GO", night["reasons"]
+    assert night["baseline"]["run_id"] == first["run_id"]
 
 
 def test_mlflow_holds_parent_and_child_runs_with_the_contract_metrics(flow_env: dict[str, Any]) -> None:

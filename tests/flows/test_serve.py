@@ -14,7 +14,7 @@ import pytest
 
 from omnieval.cli import main
 from omnieval.errors import OmnievalError
-from omnieval.flows._server import ServerRecord, free_port, pid_alive, read_record, server_folder
+from omnieval.flows._server import ServerRecord, free_port, read_record, server_folder
 from omnieval.flows._serving import (
     SHUTDOWN_MESSAGE,
     RunView,
@@ -24,6 +24,7 @@ from omnieval.flows._serving import (
     plan_catch_up,
     plan_other_parameters,
 )
+from omnieval.processes import pid_alive
 
 ROOT = Path(__file__).resolve().parents[2]
 NIGHT = dt.datetime(2026, 12, 1, 2, 0, tzinfo=dt.UTC)

@@ -322,7 +322,10 @@ class RowSource:
         return rows, whole
 
     def raw_rows(self, path: Path) -> Iterator[RawRow]:
-        raise NotImplementedError
+        """The file's rows, numbered as problems name them. Each kind of source (:class:`JsonLines`,
+        :class:`ParquetRows`) reads its format here; a source that overrides :meth:`read` whole
+        (storybench's table) need not."""
+        raise TypeError(f"{type(self).__name__} reads no rows: give it raw_rows() or read()")
 
 
 @dataclass(frozen=True)

@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from omnieval.compare._folders import SUCCESS_FILES as SUCCESS_FILES
+from omnieval.compare._folders import is_successful as is_successful
 from omnieval.errors import DataError
 
 if TYPE_CHECKING:
     import pandas as pd
 
-SUCCESS_FILES: tuple[str, ...] = ("leaderboard.json", "scores.parquet", "lineage.json", "mlflow.json")
-"""A run folder holding all of these finished successfully."""
 REQUIRED_FILES: tuple[str, ...] = ("lineage.json", "scores.parquet")
 """What a comparison reads; a folder lacking one cannot be compared."""
 DATASET_MANIFEST = "dataset.manifest.json"
@@ -86,11 +86,6 @@ def _read_json(path: Path) -> dict[str, Any]:
 
 def _optional_json(path: Path) -> dict[str, Any] | None:
     return _read_json(path) if path.is_file() else None
-
-
-def is_successful(folder: Path) -> bool:
-    """Whether ``folder`` holds every file of :data:`SUCCESS_FILES`."""
-    return all((folder / name).is_file() for name in SUCCESS_FILES)
 
 
 def read_run(folder: Path | str) -> RunFolder:

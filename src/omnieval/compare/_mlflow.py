@@ -183,7 +183,7 @@ def fetch_run_folder(run_id: str, runs_dir: Path) -> Path:
     from mlflow.artifacts import download_artifacts
     from mlflow.tracking import MlflowClient
 
-    from omnieval.compare._load import is_successful
+    from omnieval.compare._folders import is_successful
     from omnieval.errors import DataError
     from omnieval.tracking import tracking_uri
 

@@ -39,11 +39,11 @@ from omnieval.flows._server import (
     _stop_process,
     _write_record,
     healthy,
-    pid_alive,
     read_record,
     spawn_watchdog,
     watch,
 )
+from omnieval.processes import pid_alive
 
 __all__ = ["EarlyPrefectServer", "linger_seconds", "run_server_folder", "watch"]
 

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from omnieval.errors import OmnievalError
+from omnieval.processes import pid_alive
 
 HOST = "127.0.0.1"
 """The only address the server listens on."""
@@ -101,21 +102,6 @@ class ServerRecord:
             )
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise OmnievalError(f"{source}: unreadable server record ({exc}); delete it and retry") from exc
-
-
-def pid_alive(pid: int) -> bool:
-    """True when a process with this pid exists and is not a zombie (Linux: from /proc)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # exists, owned by someone else
-    stat = Path(f"/proc/{pid}/stat")
-    with contextlib.suppress(OSError, IndexError):
-        # The state letter follows the parenthesised command name; Z is a zombie nobody reaped yet.
-        return stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    return True
 
 
 def _is_prefect_server(pid: int) -> bool:

@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from omnieval.flows._server import pid_alive
+from omnieval.processes import pid_alive
 
 if TYPE_CHECKING:
     from uuid import UUID

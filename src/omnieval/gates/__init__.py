@@ -42,7 +42,6 @@ from omnieval.gates._core import (
     validate_frame,
     write_result,
 )
-from omnieval.gates._manifest import gate_manifest_frame
 
 __all__ = [
     "BASE_MODALITIES",
@@ -61,7 +60,6 @@ __all__ = [
     "expectations_dir",
     "gate_candidates",
     "gate_judgments",
-    "gate_manifest_frame",
     "gate_report_scores",
     "gate_scores",
     "judge_rows_gate_frame",

@@ -572,21 +572,21 @@ class CallRunner:
         """Send every unreadable, non-empty answer to the ``repair`` model: ``job(call, position,
         identity)`` builds each request; when the panel has no repair model, or ``unavailable``
         gives the reason it cannot run, each call's history says the repair was skipped."""
-        todo = [
+        unreadable = [
             c for c in calls if c.status == Status.PARSE_ERROR and c.completion and c.completion.text.strip()
         ]
-        if not todo:
+        if not unreadable:
             return
         reason = None if repair is None else unavailable(repair)
         if repair is None or reason is not None:
             detail = (
                 "the panel has no repair model" if repair is None else f"repair model unavailable: {reason}"
             )
-            for call in todo:
+            for call in unreadable:
                 call.repair_history.append({"outcome": "skipped", "detail": detail})
             return
         identity = self.identities[backend_group_key(repair)]
-        self.run_jobs([job(call, position, identity) for position, call in enumerate(todo)], keep_open)
+        self.run_jobs([job(call, position, identity) for position, call in enumerate(unreadable)], keep_open)
 
     def _sent(self, count: int, resend: bool) -> None:
         """Called after each batch went to a model: ``count`` requests, ``resend`` when they had been

@@ -17,6 +17,8 @@ import urllib.request
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from omnieval.processes import pid_alive
+
 
 def start_time(pid: int) -> int | None:
     """The process's start time in clock ticks since boot (``/proc/<pid>/stat`` field 22), or None."""
@@ -43,15 +45,7 @@ def is_zombie(pid: int) -> bool:
 
 def alive(pid: int, started: int | None = None) -> bool:
     """Whether ``pid`` runs (not a zombie) and, when ``started`` is given, is the process recorded."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    if is_zombie(pid):
-        return False
-    return started is None or start_time(pid) == started
+    return pid_alive(pid) and (started is None or start_time(pid) == started)
 
 
 def group_members(pgid: int) -> list[int]:

@@ -18,6 +18,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from omnieval.processes import pid_alive as _alive
+
 OPEN_RUNS_FILE = "mlflow.open.json"
 """The marker, in the suite's state folder, while the track stage has MLflow runs open."""
 
@@ -145,18 +147,3 @@ def end_open_runs(markers: Iterable[Path], reason_for: Any) -> list[str]:
             continue
         marker.unlink(missing_ok=True)
     return ended
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A zombie (our own dead child not yet reaped) counts as gone.
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-            return stat.read().rsplit(")", 1)[-1].split()[0] != "Z"
-    except OSError:
-        return True

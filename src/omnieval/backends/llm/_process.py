@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from omnieval.backends.llm._types import BackendError, BackendUnavailable
+from omnieval.processes import pid_alive as _alive
 
 log = logging.getLogger(__name__)
 
@@ -39,21 +40,6 @@ def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((host, 0))
         return int(sock.getsockname()[1])
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A zombie (exited, not yet reaped) counts as gone: its work is over.
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
-            return handle.read().rsplit(")", 1)[-1].split()[0] != "Z"
-    except OSError:
-        return True
 
 
 def _group_alive(pgid: int) -> bool:

@@ -59,29 +59,41 @@ ROW_KEY: tuple[str, ...] = (
 
 
 DEFAULT_PRECISION: Final[int] = 6
-"""Decimals kept of a component :data:`PRECISION` does not name (exact ratios such as WER, 0/1
-accuracies, integer judge scores and counts, which rounding leaves as they are)."""
+"""Decimals kept of a component :data:`PRECISION` does not name (a benchmark from outside the
+package, e.g. ``examples/caption_f1``'s ``token_f1``)."""
 
 PRECISION: Final[Mapping[str, int]] = MappingProxyType(
     {
-        # Cosines of float32 embeddings: another CPU's kernels (AVX2 vs AVX-512) or another thread
-        # count move them by 1e-8 to 5e-8 (measured), so 6 decimals would still differ on about
-        # one value in ten; at 4 on about one in a thousand. 5e-5 is far below what separates
-        # systems (BERTScore and similarities are reported to 2-3 decimals, x10 in the Total Average).
+        # Cosines of float32 embeddings (storybench). Another CPU's kernels (AVX2 instead of
+        # AVX-512) or another thread count move them by 1e-8 to 1.5e-7 (measured on the packaged
+        # MiniLM and EfficientNet-Lite0): at 6 decimals about one value in ten would still differ,
+        # at 4 about one in a thousand. Half a unit of the 4th decimal (5e-5) is far below what
+        # separates systems or instances (reported to 2-3 decimals, x10 in the Total Average).
         "bertscore_f1": 4,
         "image_similarity": 4,
         "dreamsim_distance": 4,
-        # Probability-weighted judge score on 1-10 (numpy's float64 softmax of the judge's logits,
-        # whose last bits follow the CPU's SIMD); 5e-5 of a point, where judges differ by tenths.
+        # Probability-weighted judge score on 1-10: NumPy's float64 softmax of the judge's logits.
+        # 5e-5 of a point, where judges and systems differ by tenths.
         "judge_expected": 4,
-        # Words per minute (tens to hundreds): 4 decimals is far below a speaker's variation.
+        # Exact by construction (integer judge scores, 0/1 matches, character counts, ratios of
+        # word or phone counts): rounding to 6 decimals leaves integers and 0/1 as they are and
+        # ratios such as 1/3 at 0.333333.
+        "judge": 6,
+        "speech_meta": 6,
+        "narration_length": 6,
+        "wer": 6,
+        "per": 6,
+        "vfr": 6,
+        "attribute_accuracy": 6,
+        # Words per minute (tens to hundreds) from a clip's duration: 1e-4 words per minute.
         "wpm": 4,
     }
 )
-"""Decimals kept per component (the others: :data:`DEFAULT_PRECISION`). Enough for the statistics:
-the rounding error, at most half a unit in the last decimal, is orders of magnitude below the
+"""Decimals kept per component of every shipped benchmark (storybench, acbench, prism; a test checks
+that it names each component their ``score_range`` declares). Enough for the statistics: the
+rounding error, at most half a unit in the last decimal kept, is orders of magnitude below the
 spread between instances or systems; few enough that values which differ only in their last bits
-(another CPU model, another BLAS, another thread count) round to the same number."""
+(another CPU model, BLAS kernel or thread count) round to the same number."""
 
 
 def precision(component: str) -> int:

@@ -73,7 +73,8 @@ def test_rounding_rule() -> None:
     assert canonical(0.12345650000000001, "bertscore_f1") == 0.1235
     assert canonical(0.77765, "bertscore_f1") == np.round(0.77765, 4)  # half to even on the grid
     assert canonical(8.67687205208579, "judge_expected") == 8.6769
-    assert canonical(1.0 / 3.0, "wer") == 0.333333
+    assert canonical(1.0 / 3.0, "wer") == 0.333333333
+    assert canonical(4.0 / 13.0, "token_f1") == 0.307692  # DEFAULT_PRECISION
     assert canonical(7.0, "judge") == 7.0 and canonical(148.0, "narration_length") == 148.0
     # A value within noise of zero keeps no sign bit: -0.0 and 0.0 differ in bytes.
     zero = canonical(-1e-9, "image_similarity")

@@ -76,15 +76,16 @@ PRECISION: Final[Mapping[str, int]] = MappingProxyType(
         # 5e-5 of a point, where judges and systems differ by tenths.
         "judge_expected": 4,
         # Exact by construction (integer judge scores, 0/1 matches, character counts, ratios of
-        # word or phone counts): rounding to 6 decimals leaves integers and 0/1 as they are and
-        # ratios such as 1/3 at 0.333333.
-        "judge": 6,
-        "speech_meta": 6,
-        "narration_length": 6,
-        "wer": 6,
-        "per": 6,
-        "vfr": 6,
-        "attribute_accuracy": 6,
+        # word, phone or frame counts: one correctly rounded division, the same on every CPU), so
+        # no noise to absorb: 9 decimals leave integers and 0/1 as they are and 1/3 at 0.333333333,
+        # which keeps means of them within 5e-10 of the exact ones.
+        "judge": 9,
+        "speech_meta": 9,
+        "narration_length": 9,
+        "wer": 9,
+        "per": 9,
+        "vfr": 9,
+        "attribute_accuracy": 9,
         # Words per minute (tens to hundreds) from a clip's duration: 1e-4 words per minute.
         "wpm": 4,
     }
@@ -100,8 +101,8 @@ def precision(component: str) -> int:
     """Decimals kept of ``component``'s values in the scores table.
 
     Example:
-        >>> precision("bertscore_f1"), precision("wer")
-        (4, 6)
+        >>> precision("bertscore_f1"), precision("wer"), precision("token_f1")
+        (4, 9, 6)
     """
     return PRECISION.get(component, DEFAULT_PRECISION)
 

@@ -78,7 +78,7 @@ from omnieval.judges._tracks import (
     verdict_schema,
 )
 from omnieval.judgments import JudgmentSchema
-from omnieval.scores import Status
+from omnieval.scores import Status, canonical
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -562,7 +562,10 @@ def expected_scores(record_status: str, completion: Completion | None, track_nam
     """Criterion -> probability-weighted score of one record, for the criteria that have one.
 
     Only plain ``ok`` records: a repaired verdict's scores come from the repair model's rewrite,
-    which the original answer's probabilities do not describe.
+    which the original answer's probabilities do not describe. Each value is canonical (rounded to
+    ``judge_expected``'s decimals, :data:`omnieval.scores.PRECISION`) here, where it is made, so
+    the ``judge_expected`` rows and the judgments' ``expected_scores`` hold the same number and
+    both have the same bytes on any CPU.
     """
     if record_status != Status.OK or completion is None or not completion.value_probs:
         return {}
@@ -571,7 +574,7 @@ def expected_scores(record_status: str, completion: Completion | None, track_nam
         dist = completion.value_probs.get(f"{criterion}/score")
         value = expected_score(dist) if dist else None
         if value is not None:
-            out[criterion] = value
+            out[criterion] = canonical(value, EXPECTED_COMPONENT)
     return out
 
 
@@ -747,7 +750,7 @@ def run_judges(
     """
     import pandas as pd
 
-    from omnieval.scores import SCORE_COLUMNS, coerce_scores
+    from omnieval.scores import SCORE_COLUMNS, canonical_scores, coerce_scores
 
     scored = checked_benchmark(benchmark)
     inputs_of = resolve_reference(reference)
@@ -763,7 +766,7 @@ def run_judges(
     finally:
         runner.pool.close_all()
     score_rows, judgment_rows = _rows(records, panel=config.name, benchmark=scored)
-    scores = coerce_scores(pd.DataFrame(score_rows, columns=list(SCORE_COLUMNS)))
+    scores = canonical_scores(coerce_scores(pd.DataFrame(score_rows, columns=list(SCORE_COLUMNS))))
     judgments = pd.DataFrame(judgment_rows, columns=list(JUDGMENT_COLUMNS))
     lineage = _lineage(runner, records)
     log.info(

@@ -401,7 +401,9 @@ def _run_shard(
     benchmark: str,
     frames: tuple[Any, Sequence[str], Any],
 ) -> dict[str, Any]:
-    """Judge one shard, write its parts and manifest; return the manifest."""
+    """Judge one shard, write its parts and manifest; return the manifest (scores values canonical)."""
+    from omnieval.scores import canonical_scores
+
     pd, score_columns, coerce_scores = frames
     runner.counters = _Counters()
     # Candidate media are hashed once per shard; a run-long memo would grow with the systems.
@@ -437,7 +439,7 @@ def _run_shard(
         "track_statuses": statuses,
     }
     del records
-    scores = coerce_scores(pd.DataFrame(score_rows, columns=list(score_columns)))
+    scores = canonical_scores(coerce_scores(pd.DataFrame(score_rows, columns=list(score_columns))))
     del score_rows
     _atomic_parquet(scores, parts / f"{shard.key}.scores.parquet")
     del scores

@@ -156,6 +156,7 @@ def run_shard(
 
     from omnieval.benchmarks import JudgeJob
     from omnieval.judges import spending_limit
+    from omnieval.scores import write_scores
 
     paths = state_paths(config)
     candidates = _candidates(config, systems)
@@ -186,7 +187,8 @@ def run_shard(
                         instances, candidates, panel, config.metrics, paths.cache / "judges", report
                     )
                     result = config.bench.judge(job)
-                result.scores.to_parquet(building / f"scores.{number}.parquet", index=False)
+                # Canonical values (omnieval.scores.PRECISION), as in the merged table.
+                write_scores(result.scores, building / f"scores.{number}.parquet")
                 result.judgments.to_parquet(building / f"judgments.{number}.parquet", index=False)
                 panels[panel] = {
                     "lineage": result.lineage,

@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import ui_screenshots as ui  # noqa: E402  (the sibling script, not a package)
+import ui_screenshots as ui
 
 WIDE = 1800
 
@@ -118,7 +118,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     binary = os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
     if not binary:
-        print("mlflow_eval_screenshots: no chromium (apt-get install chromium, or set CHROMIUM)", file=sys.stderr)
+        print(
+            "mlflow_eval_screenshots: no chromium (apt-get install chromium, or set CHROMIUM)",
+            file=sys.stderr,
+        )
         return 1
     for path, size in take(args.out, args.suite, args.system, binary, args.url):
         print(f"{path}  {size / 1000:.0f} kB")

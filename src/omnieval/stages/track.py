@@ -5,6 +5,7 @@ python -m omnieval.stages.track --suite pipelines/nightly.yaml
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -138,7 +139,7 @@ def run(
 
     from omnieval.benchmarks import ReportJob
     from omnieval.lineage import build_lineage
-    from omnieval.tracking import METRIC_NOTE_TAG, log_suite_run
+    from omnieval.tracking import METRIC_NOTE_TAG, headline_component_patterns, log_suite_run
 
     bench = config.bench
     paths = state_paths(config)
@@ -262,6 +263,7 @@ def run(
         started_at=started_at or recorded_start(paths),
         panels=config.panels,
         headline_patterns=bench.headline_metric_patterns,
+        component_patterns=headline_component_patterns(bench.name, bench.headline_components),
         git_dirty=bool(lineage["code"]["git_dirty"]),
         usage=usage,
         open_marker=paths.root / OPEN_RUNS_FILE,
@@ -281,6 +283,8 @@ def run(
         folder / "mlflow.json", {"parent": ids.parent, "systems": ids.systems, "analyses": ids.analyses}
     )
     write_json(paths.tracking, {"run_id": ids.parent, "run_folder": str(folder), "systems": ids.systems})
+    if (folder / "judgments.parquet").is_file():
+        _log_verdict_traces(config, folder / "judgments.parquet", ids.parent, ids.systems)
     # -- regression notifications (omnieval.compare, docs/nightly.md) --
     if notify:
         from omnieval.compare import notify_regression
@@ -306,6 +310,70 @@ def run(
     (paths.root / STARTED_FILE).unlink(missing_ok=True)
     note(f"[track] MLflow run {ids.parent}; run folder {folder}")
     return TrackOutcome(ids.parent, folder, ids.systems)
+
+
+VERDICT_TRACES_TAG = "omnieval.judge_traces"
+"""Parent-run tag: how many judge verdicts were logged as MLflow traces into the child runs."""
+
+
+def prompt_texts(bench: Any) -> dict[str, str]:
+    """Prompt template SHA-256 (``judgments.parquet``'s ``prompt_sha256``) -> the template's text:
+    the rubric (system message), then the user message with each input section as
+    ``<tag>{source}</tag>``. Empty for a benchmark without judge prompts.
+
+    The judge stage keeps only the digest of what it sent; the rendered prompt (the instance's
+    text, images and audio filled in) is not stored anywhere, so a trace shows the template.
+    """
+    try:
+        bench.prompt_catalog()  # registers the benchmark's rubrics with the judges
+        from omnieval.judges import registered_benchmark, registered_templates
+
+        if registered_benchmark() != bench.name:
+            return {}
+        templates = registered_templates().values()
+    except Exception:  # a benchmark without judge prompts, or one from outside the package
+        return {}
+    out: dict[str, str] = {}
+    for tpl in templates:
+        sections = "\n".join(f"<{s.tag}>{{{s.source}}}</{s.tag}>" for s in tpl.sections)
+        user = "\n".join(part for part in (tpl.opening, sections, tpl.closing) if part)
+        if tpl.rubric_in_user:
+            out[tpl.sha256()] = f"[user]\n{tpl.rubric}\n\n{user}"
+        else:
+            out[tpl.sha256()] = f"[system]\n{tpl.rubric}\n\n[user]\n{user}"
+    return out
+
+
+def _log_verdict_traces(config: SuiteConfig, judgments: Path, parent: str, systems: dict[str, str]) -> None:
+    """Each judge verdict of the run as an MLflow trace in its system's child run, with a feedback
+    per criterion (``omnieval.tracking.judgment_traces``); a store that refuses traces is named and
+    skipped."""
+    import mlflow
+    import pandas as pd
+
+    from omnieval.tracking import configure_mlflow, log_judgment_traces
+
+    frame = pd.read_parquet(judgments)
+    result = log_judgment_traces(
+        frame,
+        experiment_id=configure_mlflow(config.experiment),
+        system_runs=systems,
+        prompts=prompt_texts(config.bench),
+        suite=config.suite,
+    )
+    if result.note:
+        note(
+            f"[track] judge verdicts not logged as MLflow traces ({result.traces} of"
+            f" {result.traces + result.skipped} rows before it failed): this tracking store refused"
+            f" them: {result.note}"
+        )
+        return
+    with contextlib.suppress(Exception):  # the traces are logged either way
+        mlflow.MlflowClient().set_tag(parent, VERDICT_TRACES_TAG, str(result.traces))
+    note(
+        f"[track] {result.traces} judge verdicts logged as MLflow traces with {result.assessments}"
+        f" assessments ({result.skipped} rows without a judge call) in {result.seconds:.1f} s"
+    )
 
 
 INTERRUPTED_TAG = KILLED_REASON_TAG

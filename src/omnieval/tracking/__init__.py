@@ -20,6 +20,7 @@ from omnieval.tracking._mlflow import (
     CandidateTable,
     SuiteRunIds,
     candidate_table,
+    headline_component_patterns,
     headline_metrics,
     log_failed_run,
     log_suite_run,
@@ -35,6 +36,7 @@ from omnieval.tracking._store import (
     configure_mlflow,
     tracking_uri,
 )
+from omnieval.tracking.judgment_traces import VerdictTraces, log_judgment_traces
 
 __all__ = [
     "CREDENTIALS_ENV",
@@ -45,13 +47,16 @@ __all__ = [
     "METRIC_NOTE_TAG",
     "CandidateTable",
     "SuiteRunIds",
+    "VerdictTraces",
     "apply_credentials",
     "candidate_table",
     "check_private",
     "configure_mlflow",
     "credentials_text",
+    "headline_component_patterns",
     "headline_metrics",
     "log_failed_run",
+    "log_judgment_traces",
     "log_suite_run",
     "read_credentials",
     "short_sha",

@@ -121,6 +121,20 @@ def headline_metrics(
     }
 
 
+def headline_component_patterns(benchmark: str, components: Iterable[str]) -> tuple[str, ...]:
+    """Metric-key patterns of a benchmark's headline components (``Benchmark.headline_components``),
+    so the parent run repeats each component beside the headline (runs-table columns).
+
+    A component names a key with or without its policy in front: ``<benchmark>.<component>``
+    (acbench's ``original.wer``, prism's ``on_screen.final``) or ``<benchmark>.<policy>.<component>``
+    (storybench's ``judge.text`` under ``valid_only`` and ``zero_filled``).
+
+    >>> headline_component_patterns("storybench", ["judge.text"])
+    ('storybench.judge.text', 'storybench.*.judge.text')
+    """
+    return tuple(p for c in components for p in (f"{benchmark}.{c}", f"{benchmark}.*.{c}"))
+
+
 USAGE_METRIC_FIELDS: tuple[str, ...] = (
     "calls",
     "cached_calls",
@@ -336,6 +350,7 @@ def log_suite_run(
     panels: Sequence[str] = (),
     git_dirty: bool = False,
     headline_patterns: Iterable[str] = DEFAULT_HEADLINE_PATTERNS,
+    component_patterns: Iterable[str] = (),
     usage: Mapping[str, Any] | None = None,
     open_marker: Path | None = None,
     deviations: Sequence[Deviation] | None = None,
@@ -356,7 +371,10 @@ def log_suite_run(
         run_name: parent run name; default :func:`suite_run_name` of the suite, start and git sha.
         panels: judge panels the suite ran (tag ``omnieval.panel``, param ``panels``).
         git_dirty: the working tree had changes (marks the short sha in the run name).
-        headline_patterns: which child metric keys the parent repeats as ``<system>/<key>``.
+        headline_patterns: which child metric keys the parent repeats as ``<system>/<key>`` and
+            lists in the tag ``omnieval.headline_metrics``.
+        component_patterns: more child metric keys the parent repeats the same way (the headline's
+            components, :func:`headline_component_patterns`), not listed in that tag.
         usage: the run's ``usage.json`` (tokens, seconds, cost per judge and system), logged on the
             parent as :func:`usage_metrics`; None logs none.
         open_marker: while the runs are open, a file naming them (``omnieval.tracking.open_runs``),
@@ -480,7 +498,10 @@ def log_suite_run(
                 child_id, metrics=[Metric(k, float(v), stamp, 0) for k, v in system_metrics[system].items()]
             )
         headline = headline_metrics(system_metrics, headline_patterns)
-        client.log_batch(parent_id, metrics=[Metric(k, v, stamp, 0) for k, v in headline.items()])
+        repeated = {**headline_metrics(system_metrics, component_patterns), **headline}
+        items = [Metric(k, v, stamp, 0) for k, v in repeated.items()]
+        for first in range(0, len(items), 1000):  # MLflow's log_batch limit per call
+            client.log_batch(parent_id, metrics=items[first : first + 1000])
         client.set_tag(parent_id, "omnieval.headline_metrics", ",".join(headline)[:5000])
         spent = usage_metrics(usage or {})
         if spent:

@@ -43,6 +43,7 @@ from omnieval.errors import DataError
 from omnieval.hashing import sha256_bytes, sha256_file
 from omnieval.judges import (
     VALUED,
+    DescribeImage,
     KnownItem,
     KnownSetManifest,
     PairRule,
@@ -145,6 +146,8 @@ class StorybenchKnownSet:
         transitions: the dataset's transitions (the items and their donors name theirs by id).
         describe_audio: the speech cascade's audio describer (the judge stage's own, so its cached
             descriptions are shared).
+        describe_image: the image cascade's describer (the image and integrated tracks of the cpu
+            panel), or None when no panel judged here needs one.
         source: the manifest (default :data:`KNOWN_SET`).
 
     Raises:
@@ -155,11 +158,17 @@ class StorybenchKnownSet:
     """Each track is judged by a copy of the panel with that track only, each variant alone."""
 
     def __init__(
-        self, transitions: Sequence[Transition], describe_audio: DescribeAudio, source: Path = KNOWN_SET
+        self,
+        transitions: Sequence[Transition],
+        describe_audio: DescribeAudio,
+        source: Path = KNOWN_SET,
+        *,
+        describe_image: DescribeImage | None = None,
     ) -> None:
         self.source = Path(source)
         self.manifest: KnownSetManifest = load_known_set(self.source)
         self.describe_audio = describe_audio
+        self.describe_image = describe_image
         self.by_id = {t.id: t for t in transitions}
         self.manifest.require_instances(self.by_id, self.source)
 
@@ -183,6 +192,8 @@ class StorybenchKnownSet:
         if any(t.get("input") == "cascade" for t in found["tracks"].values()):
             describer = self.describe_audio
             found["audio_describer"] = str(getattr(describer, "version", type(describer).__qualname__))
+            if self.describe_image is not None:
+                found["image_describer"] = str(getattr(self.describe_image, "version", ""))
         return found
 
     def build(self, folder: Path, tracks: Collection[str]) -> dict[str, str]:
@@ -239,6 +250,7 @@ class StorybenchKnownSet:
             panel=str(track_panel_file(panel, track, folder)),
             cache_dir=cache_dir,
             describe_audio=self.describe_audio,
+            describe_image=self.describe_image,
             progress=progress,
             benchmark="storybench",
             reference=page_turn_inputs,

@@ -18,7 +18,11 @@ damaged ones, each derived here from the dataset at check time (nothing binary i
 ``wrong_voice`` (``gender``, ``speed``, ``pitch``)
     this page's line in another delivery;
 ``scrambled_tiles`` (``seed``, ``grid``)
-    the next page's image cut into ``grid`` x ``grid`` tiles put back in a seeded random order.
+    the next page's image cut into ``grid`` x ``grid`` tiles put back in a seeded random order;
+``blank_image``
+    one flat colour (the next page's image's mean colour), at its size: no scene;
+``noise_image`` (``seed``)
+    seeded uniform random pixels at the next page's image's size: no scene.
 
 A variant overrides only the outputs its derivation names; a track judges the outputs it needs
 (the integrated track's ``shuffled_words`` variant pairs the shuffled narration with the true
@@ -116,6 +120,28 @@ def scrambled_tiles(source: Path, out: Path, *, seed: int, grid: int) -> None:
     ]
     out.parent.mkdir(parents=True, exist_ok=True)
     Image.fromarray(np.concatenate(rows, axis=0)).save(out, format="PNG")
+
+
+def blank_image(source: Path, out: Path) -> None:
+    """Write an image of ``source``'s size filled with its mean colour, as PNG."""
+    from PIL import Image
+
+    with Image.open(source) as img:
+        rgb = np.asarray(img.convert("RGB"), dtype=np.float64)
+    colour = np.round(rgb.reshape(-1, 3).mean(axis=0)).astype(np.uint8)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    Image.fromarray(np.broadcast_to(colour, rgb.shape).copy()).save(out, format="PNG")
+
+
+def noise_image(source: Path, out: Path, *, seed: int) -> None:
+    """Write seeded uniform random pixels at ``source``'s size, as PNG."""
+    from PIL import Image
+
+    with Image.open(source) as img:
+        size = (img.height, img.width, 3)
+    pixels = np.random.default_rng(seed).integers(0, 256, size, dtype=np.uint8)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    Image.fromarray(pixels).save(out, format="PNG")
 
 
 def _speak(line: str, speech: TargetSpeech, out: Path, **delivery: str) -> None:
@@ -302,6 +328,10 @@ class StorybenchKnownSet:
             return {Modality.SPEECH: ("speak", tr.target_speech.line, tr.target_speech, delivery)}
         if derive == "scrambled_tiles":
             return {Modality.IMAGE: ("scramble", int(params["seed"]), int(params.get("grid", 4)))}
+        if derive == "blank_image":
+            return {Modality.IMAGE: ("blank",)}
+        if derive == "noise_image":
+            return {Modality.IMAGE: ("noise", int(params["seed"]))}
         raise DataError(f"{self.source}: unknown derivation {derive!r}")
 
     def _write(self, root: Path, tr: Transition, track: str, derive: str, params: dict[str, Any]) -> str:
@@ -317,6 +347,12 @@ class StorybenchKnownSet:
                 if spec is not None and spec[0] == "scramble":
                     path = output_path(root, Modality.IMAGE, tr.index)
                     scrambled_tiles(tr.next_image, path, seed=spec[1], grid=spec[2])
+                elif spec is not None and spec[0] == "blank":
+                    path = output_path(root, Modality.IMAGE, tr.index)
+                    blank_image(tr.next_image, path)
+                elif spec is not None and spec[0] == "noise":
+                    path = output_path(root, Modality.IMAGE, tr.index)
+                    noise_image(tr.next_image, path, seed=spec[1])
                 else:
                     path = write_image(root, tr.index, spec[1] if spec is not None else tr.next_image)
             else:
@@ -329,4 +365,12 @@ class StorybenchKnownSet:
         return sha256_bytes("\n".join(digests).encode("utf-8"))
 
 
-__all__ = ["KNOWN_SET", "StorybenchKnownSet", "scrambled_tiles", "shuffled_words", "wrong_names"]
+__all__ = [
+    "KNOWN_SET",
+    "StorybenchKnownSet",
+    "blank_image",
+    "noise_image",
+    "scrambled_tiles",
+    "shuffled_words",
+    "wrong_names",
+]

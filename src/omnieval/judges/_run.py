@@ -324,13 +324,18 @@ class _Runner(CallRunner):
         fn = self.describe_image
         describer = f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', type(fn).__name__)}"
         version = str(getattr(fn, "version", ""))
-        images = [inputs.candidate_image, inputs.current_image, inputs.reference_image]
-        digests = [self.hasher(p) if p is not None and Path(p).is_file() else None for p in images]
+        candidate, current, reference = inputs.candidate_image, inputs.current_image, inputs.reference_image
+        digests = [
+            self.hasher(p) if p is not None and Path(p).is_file() else None
+            for p in (candidate, current, reference)
+        ]
         key = cache_key(kind="image_description", describer=describer, version=version, images=digests)
         cached = self.image_descriptions.get_json(key)
         if cached is not None:
             return dict(cached["description"])
-        description = json.loads(json.dumps(dict(fn(*images)), default=_jsonable))
+        description: dict[str, object] = json.loads(
+            json.dumps(dict(fn(candidate, current, reference)), default=_jsonable)
+        )
         self.image_descriptions.put_json(key, {"describer": describer, "description": description})
         self.counters.descriptions += 1
         return description

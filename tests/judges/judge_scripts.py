@@ -139,3 +139,17 @@ def drift_judge(request: ChatRequest) -> str:
     )
     s = min(10, base + DRIFT_SHIFT)
     return verdict("text", (s, s, s, s))
+
+
+def by_facts(request: ChatRequest) -> str:
+    """The low end of each criterion's suggested range in the ``<measured_facts>`` block (the cpu
+    panel's prompts), for whichever track the facts' criteria name."""
+    lows = dict(
+        (line.split(": ", 1)[0], int(m.group(1)))
+        for line in _between(_user(request), "measured_facts").splitlines()
+        if (m := re.search(r"suggested score (\d+) to \d+", line))
+    )
+    for name, spec in TRACKS.items():
+        if set(spec.criteria) == set(lows):
+            return verdict(name, tuple(lows[k] for k in spec.criteria))  # type: ignore[arg-type]
+    raise AssertionError(f"no track has the criteria {sorted(lows)}")

@@ -77,20 +77,20 @@ def transitions(sample_root: Path) -> tuple[Any, ...]:
 
 SCRIPTED = {
     "prefers_ground_truth": {
-        "document": "60a7767d7875be68fd94d3641cd8a9ebaa34f2fb8c45e29a0beac1044ff012d7",
+        "document": "da62955e44f841e82c1337c8f91921b57b588302bcf0c76d8e227563cdb27ad0",
         "verdicts": "fd2d81af60e34dcbd919a46fa3380c3e8780a50fc9d2e0ccb30956fbb86b82ef",
-        "cached": "bc0ffa294daa2d61a3a6424129fc8dc7d442ea9d5bdf565e3268bf73270ff852",
-        "health": "27f4efd5dc7c73c6db10f7dcc796ddf56b03a92ca85c30b4c262805f3499bcce",
-        "report": "f488bc799838b42cac3451ab2d366eaff915501c97bcaaf726c7f0fb306c7dc6",
-        "mlflow": "bfcd26c01a0e2d7d726ce153cd80d1d4755b3f9ccdf5b4ff3a1e8d26019d10fe",
+        "cached": "26e797b25a5584b13f47d6d7ec20659b5de08da1523b6bc887aaf4cf74d4df24",
+        "health": "5651b35c66122d1d3dcf599a0cfc72f83270501f3fe7b954952a5d4337865c39",
+        "report": "1060759e1b3137a6c298f00956f435cfe2eb70de3d44d25884d973622aba9f11",
+        "mlflow": "84011da21b79e42032e7aa62575e1875ad7d65042f9f6ad639184209e3d6dbd2",
     },
     "constant": {
-        "document": "ad011d384de23beca6920525c85fdb6818d0d9151b5dfaf2bb4938b5c913476d",
+        "document": "62ded844d11b3b93155dcbe8c634ff77b8a62974cd3ccd222f6c4c4fe90762dc",
         "verdicts": "fc7aa34cbccdbf0f16795dc7e72f3bac7df3da596918ae754331c3d3c0358b67",
-        "cached": "712dc3efdc81e806a7e41206ae433011a966d16cd0417734a52a836eab8b62b8",
-        "health": "40f0e65af5972d73bd84c9188d300c4c4712e765574e50b37a610f331651846f",
-        "report": "93af719ff5b445465acdd76fe6bf6c9c74f52a63cb78993d8b96055638659dec",
-        "mlflow": "d4b0b50335edf0f46c66b7aecec4b8b9daa3fa90ccd1d79cfeb76af04f9c6d38",
+        "cached": "212328eba026b0d8e378bed07cde22fea0feaa70bb567a8dd4864ca63a21c225",
+        "health": "57c2b2b480757254b7796661db621e146b3f575716c711e8c1f8a39446d29c55",
+        "report": "cd1d04f45d06c7b0c511ab8bdcdc5dacee02e8bfce7c6b372c7184d39c367467",
+        "mlflow": "a865bf2e01d422e11ae3b1693c78ae1a999d5f8efd79dfb476b1d2fe2e499769",
     },
 }
 
@@ -205,12 +205,12 @@ def _graded_story(tmp_path: Path) -> Path:
 
 
 RECORDED_STORY = {
-    "document": "024e4e8f27d8be746f0cb23d53102e7f3735691c894723aa7fa0f8ece8e48d38",
-    "verdicts": "023bb9c79c3d1f8668e00d4c5209c3865476b90fdd108db9c118ed680a0dd69e",
-    "cached": "295f2a143303ed5de1be01c0ca27e3d8871a8b49d5b568b19cd5f0ca81571b4b",
-    "health": "f535a51ec19d85c69a4305a7e7c563e6648eb0e9cc525b90b7fe50c2497c685e",
-    "report": "5ac88c20e92262763d404f0a92e0734eb3f47c5d6cc7389cc0c97c15112e4b6f",
-    "mlflow": "1ba95ed7b12df225a2fe43ad9fe9a967aafe17dcbc210e6eeaaae4e5afc92c48",
+    "document": "34b71b744ec79fe96792f73d0044759b1b7b1ee4a4114d5a76fa69d0f699f87e",
+    "verdicts": "859c291eb1911a6d1969a2561c6ca5fb9dd47b625dcb1e29f967314c1c018b42",
+    "cached": "c4968b6fece61cf5652b118cdd67fe821c9c76ab994491297f83dad3d2c936f4",
+    "health": "e5e5298cdccc55c2692ae2cc42b4446d4efd5f79d56e1641b7500e8ee83352e2",
+    "report": "c767001948af9e23189ac6edd0b4a58e250d2399975a92a9dcdec425ef2045e4",
+    "mlflow": "9078eb76017d964cb0de0aaf2cfa679d7d9395dd6dbc2ed5021c22ef56567a96",
 }
 
 

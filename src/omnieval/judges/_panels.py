@@ -85,8 +85,9 @@ class TrackConfig(_Strict):
 
     judges: tuple[JudgeConfig, ...] = ()
     input: Literal["native", "cascade"] = "native"
-    """``native``: the judge gets the media; ``cascade`` (tracks with a registered cascade template):
-    it gets an ASR transcript and measured attributes of the candidate audio instead."""
+    """``native``: the judge gets the media; ``cascade`` (tracks with a registered cascade template,
+    or a named ``prompt`` for it): it gets measured attributes of the candidate media instead (an ASR
+    transcript and delivery for audio, similarities and picture statistics for an image)."""
     unavailable: str | None = None
     """Reason the track is not judged (its records become ``not_applicable``)."""
     prompt: str = ""
@@ -136,7 +137,12 @@ class PanelConfig(_Strict):
         if unknown:
             raise ValueError(f"unknown track(s) {', '.join(unknown)}; known: {', '.join(known)}")
         for name, cfg in value.items():
-            if cfg.input == "cascade" and not has_template(name, "cascade"):
+            # A cascade input needs a cascade prompt: the track's own ``cascade`` template, or the
+            # named prompt variant the benchmark registered for it (storybench's ``cpu-cascade``).
+            cascade_prompt = has_template(name, "cascade") or bool(
+                cfg.prompt and has_template(name, cfg.prompt)
+            )
+            if cfg.input == "cascade" and not cascade_prompt:
                 raise ValueError(f"track {name}: the benchmark has no cascade input for it")
             if cfg.prompt and not has_template(name, cfg.prompt):
                 raise ValueError(f"track {name}: the benchmark has no {cfg.prompt!r} prompt for it")

@@ -83,6 +83,8 @@ class JudgeInputs:
     candidate_image: Path | None = None
     candidate_audio: Path | None = None
     candidate_audio_analysis: Mapping[str, object] | None = None
+    candidate_image_analysis: Mapping[str, object] | None = None
+    """An image cascade's measured facts about the candidate image (the describer's output)."""
 
 
 def neutralize_tags(text: str) -> str:
@@ -170,6 +172,54 @@ def describe_analysis(analysis: Mapping[str, object], requested: Mapping[str, ob
     return "\n".join(lines)
 
 
+def describe_image_analysis(analysis: Mapping[str, object]) -> str:
+    """Readable lines for an image cascade: what the picture is, then how like the other two it is.
+
+    Only the attributes below are shown (never file paths or model names). Similarities are cosines
+    of the describer's image embeddings (1 = the same picture).
+
+    Example:
+        >>> print(describe_image_analysis({"size": [256, 256], "kind": "picture", "brightness": 0.52,
+        ...     "contrast": 0.19, "similarity_to_reference": 0.873, "similarity_to_current": 1.0,
+        ...     "reference_similarity_to_current": 0.873, "path": "/tmp/x.png"}))
+        picture: a picture (not blank, not noise), 256 x 256 pixels, brightness 0.52, contrast 0.19
+        similarity to the reference next-scene image: 0.87 (1 = the same picture)
+        similarity to the current scene image: 1.00 (the reference next-scene image: 0.87)
+    """
+    get = analysis.get
+    kinds = {
+        "picture": "a picture (not blank, not noise)",
+        "blank": "blank: one flat colour, no scene",
+        "noise": "noise: random pixels, no scene",
+    }
+    size = get("size")
+    size_text = f", {size[0]} x {size[1]} pixels" if isinstance(size, list | tuple) and len(size) == 2 else ""
+    stats = "".join(
+        f", {label} {float(v):.2f}"
+        for label, v in (("brightness", get("brightness")), ("contrast", get("contrast")))
+        if _measured(v) and isinstance(v, int | float)
+    )
+    lines = [f"picture: {kinds.get(str(get('kind')), 'not measured')}{size_text}{stats}"]
+
+    def sim(key: str) -> str:
+        value = get(key)
+        return (
+            f"{float(value):.2f}" if _measured(value) and isinstance(value, int | float) else "not measured"
+        )
+
+    lines.append(
+        f"similarity to the reference next-scene image: {sim('similarity_to_reference')} (1 = the same picture)"
+    )
+    baseline = get("reference_similarity_to_current")
+    tail = (
+        f" (the reference next-scene image: {sim('reference_similarity_to_current')})"
+        if _measured(baseline)
+        else ""
+    )
+    lines.append(f"similarity to the current scene image: {sim('similarity_to_current')}{tail}")
+    return "\n".join(lines)
+
+
 def _block(tag: str, body: str) -> str:
     return f"<{tag}>\n{body}\n</{tag}>"
 
@@ -189,6 +239,10 @@ def _section_value(section: Section, inputs: JudgeInputs, framing: Framing, tpl:
                 framing.max_field_chars,
             )
         )
+    if source == "candidate_image_analysis":
+        if inputs.candidate_image_analysis is None:
+            raise ValueError("the image cascade needs the candidate image's analysis")
+        return neutralize_tags(describe_image_analysis(inputs.candidate_image_analysis))
     value = getattr(inputs, source)
     if value is None:
         raise ValueError(f"judge input {source!r} is missing")

@@ -53,6 +53,7 @@ Source = Literal[
     "candidate_image",
     "candidate_audio",
     "candidate_audio_analysis",
+    "candidate_image_analysis",
     "facts",
 ]
 MEDIA_SOURCES = frozenset({"current_image", "reference_image", "candidate_image", "candidate_audio"})

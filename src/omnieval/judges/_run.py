@@ -98,6 +98,10 @@ JUDGMENT_COLUMNS: tuple[str, ...] = JUDGMENT_SCHEMA.columns
 DescribeAudio = Callable[[Path], Mapping[str, object]]
 """Audio path -> transcript and measured attributes. A describer may also offer
 ``line_fit(path, line) -> float | None`` (see :data:`LINE_FIT_KEY`)."""
+DescribeImage = Callable[[Path, Path | None, Path | None], Mapping[str, object]]
+"""(candidate image, current image, reference image) -> measured facts about the candidate (an image
+cascade's input: its similarity to the two others, whether it is blank or noise, ...). A describer
+names its settings in a ``version`` attribute, which keys the cache of its descriptions."""
 LINE_FIT_KEY = "requested_line_logprob"
 """Analysis key set when the describer has ``line_fit``: how well the requested line fits the clip
 (the ASR's mean log-probability per token of the line, forced; <= 0), None where it cannot say."""
@@ -216,11 +220,14 @@ class _Runner(CallRunner):
         describe_audio: DescribeAudio | None,
         progress: Progress | None,
         reference: ReferenceInputs,
+        describe_image: DescribeImage | None = None,
     ) -> None:
         super().__init__(cache_dir)
         self.panel = panel
         self.descriptions = DiskCache(cache_dir, "audio_descriptions")
+        self.image_descriptions = DiskCache(cache_dir, "image_descriptions")
         self.describe_audio = describe_audio
+        self.describe_image = describe_image
         self.reference = reference
         self.progress = progress
         self.counters: _Counters = _Counters()
@@ -310,6 +317,63 @@ class _Runner(CallRunner):
         description[LINE_FIT_KEY] = fit
         return description
 
+    def _describe_image(self, inputs: JudgeInputs) -> Mapping[str, object]:
+        """The image describer's facts about the candidate image beside the row's current and
+        reference images, cached by the three images' contents and the describer's version."""
+        assert self.describe_image is not None and inputs.candidate_image is not None
+        fn = self.describe_image
+        describer = f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', type(fn).__name__)}"
+        version = str(getattr(fn, "version", ""))
+        candidate, current, reference = inputs.candidate_image, inputs.current_image, inputs.reference_image
+        digests = [
+            self.hasher(p) if p is not None and Path(p).is_file() else None
+            for p in (candidate, current, reference)
+        ]
+        key = cache_key(kind="image_description", describer=describer, version=version, images=digests)
+        cached = self.image_descriptions.get_json(key)
+        if cached is not None:
+            return dict(cached["description"])
+        description: dict[str, object] = json.loads(
+            json.dumps(dict(fn(candidate, current, reference)), default=_jsonable)
+        )
+        self.image_descriptions.put_json(key, {"describer": describer, "description": description})
+        self.counters.descriptions += 1
+        return description
+
+    def _cascade_inputs(self, record: _Record, inputs: JudgeInputs) -> JudgeInputs | tuple[Status, str]:
+        """A cascade track's inputs with the measured analyses of its media added (the image's
+        when the track judges an image, the audio's when it judges speech), or the status and note
+        that settle the record without a model."""
+        needs = track(record.track).needs
+        if Modality.IMAGE in needs:
+            if self.describe_image is None:
+                return Status.NOT_APPLICABLE, "the image cascade needs an image describer"
+            try:
+                image = self._describe_image(inputs)
+            except Exception as exc:  # the describer is outside our control: any failure is recorded
+                return Status.INFERENCE_ERROR, f"image analysis failed: {type(exc).__name__}: {exc}"
+            inputs = dataclasses.replace(inputs, candidate_image_analysis=image)
+        if Modality.SPEECH not in needs:
+            return inputs
+        if self.describe_audio is None:
+            return Status.NOT_APPLICABLE, "the speech cascade needs an audio describer"
+        assert inputs.candidate_audio is not None
+        try:
+            line = inputs.reference_speech.get("line")
+            analysis = self._describe(inputs.candidate_audio, line if isinstance(line, str) else None)
+        except Exception as exc:  # the describer is outside our control: any failure is recorded
+            return Status.INFERENCE_ERROR, f"audio analysis failed: {type(exc).__name__}: {exc}"
+        audio_status = str(analysis.get("status", "ok"))
+        if audio_status in NO_SPEECH_STATUSES:
+            # Noise, music or silence is not a spoken line: the protocol's missing-audio rule
+            # applies, as in the metrics (never a judge verdict on what nobody said).
+            reason = analysis.get("message") or audio_status
+            return Status.MISSING_OUTPUT, f"speech output holds no speech: {reason}"
+        if audio_status != "ok":
+            reason = analysis.get("message") or audio_status
+            return Status.INFERENCE_ERROR, f"audio analysis failed: {reason}"
+        return dataclasses.replace(inputs, candidate_audio_analysis=analysis)
+
     def prepare(self, records: list[_Record], candidates: Mapping[str, Path]) -> None:
         """Settle records that need no model; render and key the rest."""
         # Every judge of a track sees the same inputs: read and check each output once per call.
@@ -330,30 +394,11 @@ class _Runner(CallRunner):
                 continue
             inputs = found
             if track_cfg.input == "cascade":
-                if self.describe_audio is None:
-                    self.settle(record, Status.NOT_APPLICABLE, "the speech cascade needs an audio describer")
+                found_cascade = self._cascade_inputs(record, inputs)
+                if isinstance(found_cascade, tuple):
+                    self.settle(record, *found_cascade)
                     continue
-                assert inputs.candidate_audio is not None
-                try:
-                    line = inputs.reference_speech.get("line")
-                    analysis = self._describe(inputs.candidate_audio, line if isinstance(line, str) else None)
-                except Exception as exc:  # the describer is outside our control: any failure is recorded
-                    self.settle(
-                        record, Status.INFERENCE_ERROR, f"audio analysis failed: {type(exc).__name__}: {exc}"
-                    )
-                    continue
-                audio_status = str(analysis.get("status", "ok"))
-                if audio_status in NO_SPEECH_STATUSES:
-                    # Noise, music or silence is not a spoken line: the protocol's missing-audio
-                    # rule applies, as in the metrics (never a judge verdict on what nobody said).
-                    reason = analysis.get("message") or audio_status
-                    self.settle(record, Status.MISSING_OUTPUT, f"speech output holds no speech: {reason}")
-                    continue
-                if audio_status != "ok":
-                    reason = analysis.get("message") or audio_status
-                    self.settle(record, Status.INFERENCE_ERROR, f"audio analysis failed: {reason}")
-                    continue
-                inputs = dataclasses.replace(inputs, candidate_audio_analysis=analysis)
+                inputs = found_cascade
             identity = self.identity(record.judge)
             if identity is None:
                 reason = self.identity_errors[backend_group_key(record.judge)]
@@ -721,6 +766,7 @@ def run_judges(
     progress: Progress | None = None,
     benchmark: str | None = None,
     reference: Callable[[ItemT], JudgeInputs] | None = None,
+    describe_image: DescribeImage | None = None,
 ) -> JudgeResult:
     """Judge every system's candidates with one panel.
 
@@ -739,6 +785,9 @@ def run_judges(
         reference: item -> what the judge is shown of it besides the candidate (the benchmark's
             adapter from its own record type); by default the one the benchmark registered with
             its tracks (:func:`~omnieval.judges.register_tracks`).
+        describe_image: for a cascade track that judges an image: (candidate, current, reference
+            image) -> measured facts about the candidate (:data:`DescribeImage`); cached in
+            ``cache_dir`` like the audio descriptions.
 
     Returns:
         The scores rows (``panel`` = the panel's name, so two panels of one suite never collide), the
@@ -756,7 +805,7 @@ def run_judges(
     inputs_of = resolve_reference(reference)
     registry = judge_registry()
     config = pin_revisions(load_panel(panel), {k: v.revision for k, v in registry.items() if v.revision})
-    runner = _Runner(config, Path(cache_dir), describe_audio, progress, inputs_of)
+    runner = _Runner(config, Path(cache_dir), describe_audio, progress, inputs_of, describe_image)
     started = time.perf_counter()
     records = runner.build_records(items, candidates)
     try:

@@ -43,6 +43,18 @@ ANALYSIS: dict[str, object] = {
     "emotion": None,
 }
 """A fixed measured analysis for the speech cascade prompts (the describer is not under test)."""
+IMAGE_ANALYSIS: dict[str, object] = {
+    "size": [256, 256],
+    "brightness": 0.5213,
+    "contrast": 0.1874,
+    "neighbour_correlation": 0.9912,
+    "kind": "picture",
+    "similarity_to_reference": 0.7472,
+    "similarity_to_current": 0.8434,
+    "reference_similarity_to_current": 0.8727,
+    "backbone": "efficientnet-lite0",
+}
+"""A fixed image analysis for the image and integrated cascade prompts (the describer is not under test)."""
 
 
 def _sha(text: str) -> str:
@@ -82,6 +94,7 @@ def rendered_prompts() -> dict[str, tuple[str, str]]:
                     candidate_image=other.next_image,
                     candidate_audio=other.current_image,
                     candidate_audio_analysis=ANALYSIS if cfg.input == "cascade" else None,
+                    candidate_image_analysis=IMAGE_ANALYSIS if cfg.input == "cascade" else None,
                 )
                 request = ChatRequest(
                     messages=render_messages(tpl, inputs, framing),
@@ -425,8 +438,34 @@ GOLDEN_PROMPTS: dict[str, tuple[str, str]] = {
         "add511aff80998146f14be3697e2cb51cb524807acec607179e1e350c19f22ae",
         "92acc8641f660ed0a2b355f2f9966ca9c87fd528efa1881768022b21406aaaf4",
     ),
+    "cpu/image/cpu-qwen2.5-coder-1.5b/0": (
+        "a1753a944a62256d6e4d44e2286dbcec7d2ca8cd240e20c38d64dff57fec4ad3",
+        "d5407a45f427c5c61ddd884c297acc2660a38a14d2f876b5e3aae605bf8c8720",
+    ),
+    "cpu/image/cpu-qwen2.5-coder-1.5b/19": (
+        "eba87db192028d8770cfab45eccd1724e269de8c9d5ba685e0d79eb8b97aa8c9",
+        "0096c3c1b6a983d640f0b49a0e50c1dbf1e821d8cf03eab52881595867f19f46",
+    ),
+    "cpu/image/cpu-qwen2.5-coder-1.5b/7": (
+        "2abf2d020c4c87203da6eed9ad93edbe213898ec562e48c9eb4b2bd942faee07",
+        "0611ebde682f595a29ce7366e0d3ccafce6d2e1908db83c764bc8c6499c2f5f0",
+    ),
+    "cpu/integrated/cpu-qwen2.5-coder-1.5b/0": (
+        "a3c30c708363097f11af08ef5e720f1cdcbfbafa5bb5775da74f989c23901ba7",
+        "c5e1457479799acd37d7a2cb23ec633219018306d4de4a5af98970e639e23cb4",
+    ),
+    "cpu/integrated/cpu-qwen2.5-coder-1.5b/19": (
+        "3598eb9f40d804151b5b22556e3fb20afd35da2df0b0139ef3d1b45b26c519d6",
+        "8d7bf115226290d9534f0b038d1660cbed139a03627baa725ddcb30b1f43baa8",
+    ),
+    "cpu/integrated/cpu-qwen2.5-coder-1.5b/7": (
+        "0b67da0eee824229d15d500195511230e310acf06bc55cbf17169c4850569830",
+        "519e9d189cf5d8c24ee5327aa971689530b271a6343afe20ec4dc7c8a367a789",
+    ),
 }
 GOLDEN_TEMPLATE_STRINGS: dict[str, str] = {
+    "image/cpu-cascade": "f5bbb23fa7b98f4c2d89015c90f0b57b92dfc0105c86178daded6cff74e31ef7",
+    "integrated/cpu-cascade": "cf603a80adfc7167d6d19a76b8d430a6aec71d81531e4073a1fae819cecc1cc4",
     "image/native": "c2a9d30306647edac6e78b0a80e85c17a34714a343142d276b9623861d7aceab",
     "integrated/native": "88c37571a440134652a708e139cfa8013a81ab1129387cbb77ba42f75bf2f666",
     "speech/cascade": "17fdc178b1eb14d265d46d3b3c728cf9705c634d42bc2fe0b60f90a5be7daed6",

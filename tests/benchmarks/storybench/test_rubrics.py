@@ -20,6 +20,11 @@ from omnieval.judges._rubrics import section_tags
 CPU = {
     ("text", "cpu"): "storybench-judge-cpu/2+storybench-cpu-facts/6",
     ("speech", "cpu-cascade"): "storybench-judge-cpu/2+storybench-cpu-facts/7",
+    ("image", "cpu-cascade"): "storybench-judge-cpu/2+storybench-cpu-image-facts/1",
+    ("integrated", "cpu-cascade"): (
+        "storybench-judge-cpu/2+storybench-cpu-integrated-facts/1"
+        "(storybench-cpu-facts/6,storybench-cpu-image-facts/1,storybench-cpu-facts/7)"
+    ),
 }
 
 # Recorded from omnieval/judges/_rubrics.py before the wording moved to this benchmark's package.
@@ -33,10 +38,13 @@ GOLDEN_TEMPLATE_SHA256 = {
 GOLDEN_CPU_TEMPLATE_SHA256 = {
     ("text", "cpu"): "639969fc84d1dbb1e7cbbd9b1fc46ccd84751af83b13184a3129f2de29067c25",
     ("speech", "cpu-cascade"): "b414c5b413b879ba464bbbe8b29e8b9052a18e26a6d3244462ff3ee8b1839c52",
+    ("image", "cpu-cascade"): "1945fe195e8598cdef815ba643f0bba5c7ddb98f42524734d0010a1c3a6fef17",
+    ("integrated", "cpu-cascade"): "4e77d40030020719d8725123cac48d58199fd6a4e0f5267f7fc9488e614810c7",
 }
 GOLDEN_REPAIR_SHA256 = "628159ff918bfcf4a01bbc311bfb6013583c47d06bfeb747b27185979a75d517"
 GOLDEN_SECTION_TAGS = {
     "book_metadata",
+    "candidate_image_analysis",
     "candidate_next_narration",
     "candidate_next_scene_image",
     "candidate_speech_analysis",

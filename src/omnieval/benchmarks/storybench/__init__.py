@@ -83,12 +83,21 @@ class _AudioDescriber:
         return fit
 
 
+def _metrics_cache(judge_cache: Path) -> Path | None:
+    """The metrics stage's cache beside the judge stage's (``<cache>/metrics`` next to
+    ``<cache>/judges``), whose image embeddings the image cascade reads instead of embedding the
+    images again; None when there is none there (the drift check's and known set's caches)."""
+    found = Path(judge_cache).parent / "metrics"
+    return found if Path(judge_cache).name == "judges" and found.is_dir() else None
+
+
 class StoryJudging(Judging):
     """Omni-StoryBench's judge scorer: the four tracks' panels and rubrics registered by this
     package (``_tracks.py``, ``_rubrics.py``), the cpu panel's speech and image facts measured with
     the suite's own ``metrics:`` settings, and the known set (``_known.py``)."""
 
     def judge(self, job: api.JudgeJob) -> api.JudgeOutput:
+        from omnieval.benchmarks.storybench._facts import ImageDescriber
         from omnieval.benchmarks.storybench._tracks import page_turn_inputs
         from omnieval.judges import run_judges
 
@@ -102,6 +111,7 @@ class StoryJudging(Judging):
             progress=job.progress,
             benchmark=self.benchmark,
             reference=page_turn_inputs,
+            describe_image=ImageDescriber(job.metrics_config, _metrics_cache(job.cache_dir)),
         )
         return api.JudgeOutput(
             result.scores,
@@ -118,7 +128,13 @@ class StoryJudging(Judging):
 
         assert isinstance(metrics_config, MetricsConfig)
         # The judge stage hands the dataset's instances: Transition rows (validated by the loader).
-        return StorybenchKnownSet(cast("Sequence[Transition]", instances), _AudioDescriber(metrics_config))
+        from omnieval.benchmarks.storybench._facts import ImageDescriber
+
+        return StorybenchKnownSet(
+            cast("Sequence[Transition]", instances),
+            _AudioDescriber(metrics_config),
+            describe_image=ImageDescriber(metrics_config),
+        )
 
 
 # leaderboard.yaml (the typed document):

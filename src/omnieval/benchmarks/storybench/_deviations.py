@@ -16,7 +16,8 @@ from omnieval.lineage import Deviation
 from omnieval.metrics import MetricsConfig
 
 CPU_PANEL = "cpu"
-"""The offline panel: one packaged 1.5B model on the text track and, through a cascade, the speech track."""
+"""The offline panel: one packaged 1.5B model on the text track and, through cascades of measured
+facts, the speech, image and integrated tracks."""
 
 CPU_PANELS = frozenset({CPU_PANEL, "cpu-served"})
 """The offline panel and its served twin (the same judge behind llama.cpp's server): same deviations."""
@@ -42,13 +43,17 @@ def judge_substitute_cpu(run: RunSettings) -> Deviation | None:
         return None
     return Deviation(
         "judge-substitute-cpu",
-        "The cpu panel's packaged Qwen2.5-Coder-1.5B (llama.cpp, Q4_K_M) judges the text track and, "
-        "reading an ASR transcript and measured delivery attributes instead of the audio, the speech "
-        "track, instead of the paper's three judges per track; the image and integrated tracks are not "
-        "judged (no vision or omni model runs offline).",
-        "judge.text and judge.speech are one small stand-in judge's scores, not the paper's three-judge "
-        "means: compare them only with other cpu-panel runs; the Total Average lacks judge.image and "
-        "judge.integrated.",
+        "The cpu panel's packaged Qwen2.5-Coder-1.5B (llama.cpp, Q4_K_M) judges every track instead of "
+        "the paper's three judges per track: the text track from the narrations, and through cascades "
+        "the speech track (an ASR transcript and measured delivery attributes instead of the audio), "
+        "the image track (the candidate image's embedding similarity to the reference and current "
+        "images, with the image_similarity metric's backbone, and whether it is blank or noise, "
+        "instead of the image: no vision or omni model runs offline) and the integrated track (the "
+        "narration with the image's and the clip's measurements).",
+        "judge.text, judge.speech, judge.image and judge.integrated are one small text-only stand-in "
+        "judge's scores, not the paper's three-judge means: compare them only with other cpu-panel "
+        "runs; judge.image and judge.integrated rest on embedding similarity to the reference image, "
+        "not on seeing the picture.",
     )
 
 
@@ -59,7 +64,8 @@ def prompt_cpu_own(run: RunSettings) -> Deviation | None:
     return Deviation(
         "prompt-cpu-own",
         "The cpu panel's prompts (variants cpu and cpu-cascade) are the project's own reference-guided "
-        "prompts with a block of facts measured by counting words and delivery, not the paper's "
+        "prompts with a block of facts measured by counting words and delivery and by image "
+        "similarity, not the paper's "
         "rubric: with a paraphrase of the rubric the 1.5B judge gave another book's page 10 on every "
         "criterion.",
         "The cpu panel's judge scores follow the measured facts; they are not what the paper's rubric "

@@ -40,7 +40,8 @@ import itertools
 import math
 import re
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Final
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from omnieval.judges import LINE_FIT_KEY
 
@@ -324,9 +325,27 @@ def _band(share: float) -> str:
     return "few" if share > 0 else "none"
 
 
+class Finding(NamedTuple):
+    """One criterion's measured fact: what the counts mean in words, the score range they suggest,
+    and the counts themselves (a facts line, :func:`_line`)."""
+
+    criterion: str
+    span: tuple[int, int]
+    finding: str
+    counts: str
+
+    def line(self) -> str:
+        """The facts line: ``criterion: finding (suggested score a to b); counts: ...``."""
+        return _line(self.criterion, self.span, self.finding, self.counts)
+
+
+def _lines(findings: Iterable[Finding]) -> str:
+    return "\n".join(f.line() for f in findings)
+
+
 def text_facts(inputs: JudgeInputs) -> str:
     """The text track's facts about the candidate narration, one line per criterion, in the
-    criteria's order (see the module docstring).
+    criteria's order (see the module docstring; :func:`text_findings` gives them as data).
 
     Example:
         >>> from omnieval.judges import JudgeInputs
@@ -342,6 +361,11 @@ def text_facts(inputs: JudgeInputs) -> str:
         satisfaction_of_generation_conditions: it covers part of the requested content (suggested score 5 to 7); counts: content words of the requested next-page content: 1 of 3 (33 %) in the candidate, 2 of 3 (67 %) in the reference
         semantic_consistency_with_ground_truth: it keeps most of the reference's events (suggested score 6 to 8); counts: content words of the reference also in the candidate: 3 of 5 (60 %); word pairs of the reference in the same order: 4 of 6 (67 %)
     """
+    return _lines(text_findings(inputs))
+
+
+def text_findings(inputs: JudgeInputs) -> list[Finding]:
+    """:func:`text_facts` as one :class:`Finding` per text criterion, in the criteria's order."""
     candidate = inputs.candidate_text or ""
     reference = inputs.reference_text
     characters = book_characters(inputs.metadata)
@@ -393,7 +417,7 @@ def text_facts(inputs: JudgeInputs) -> str:
     )
     semantic = (9, 10) if kept >= 0.8 else (6, 8) if kept >= 0.5 else (3, 5) if kept >= 0.25 else (1, 2)
     lines = [
-        _line(
+        Finding(
             "alignment_with_metadata",
             align,
             align_says,
@@ -401,7 +425,7 @@ def text_facts(inputs: JudgeInputs) -> str:
             "candidate; capitalised words in the candidate that the book, its page and the reference never "
             f"use: {_listing(foreign)}",
         ),
-        _line(
+        Finding(
             "natural_flow_from_current_narration",
             flow,
             flow_says,
@@ -410,7 +434,7 @@ def text_facts(inputs: JudgeInputs) -> str:
             + "; word pairs of the reference kept in the same order: "
             + share_text(pairs_found, pairs_total),
         ),
-        _line(
+        Finding(
             "satisfaction_of_generation_conditions",
             conditions,
             conditions_says,
@@ -420,7 +444,7 @@ def text_facts(inputs: JudgeInputs) -> str:
             + share_text(asked_ref, len(requested))
             + " in the reference",
         ),
-        _line(
+        Finding(
             "semantic_consistency_with_ground_truth",
             semantic,
             f"it keeps {_band(kept)} of the reference's events",
@@ -430,7 +454,7 @@ def text_facts(inputs: JudgeInputs) -> str:
             + share_text(pairs_found, pairs_total),
         ),
     ]
-    return "\n".join(lines)
+    return lines
 
 
 def _line(criterion: str, span: tuple[int, int], finding: str, counts: str) -> str:
@@ -466,7 +490,8 @@ def _fit_text(fit: float) -> str:
 
 def speech_facts(inputs: JudgeInputs) -> str:
     """The speech cascade's facts, one line per criterion: transcript vs requested line, measured
-    vs requested delivery, each with the score range the counts suggest.
+    vs requested delivery, each with the score range the counts suggest (:func:`speech_findings`
+    gives them as data).
 
     Example:
         >>> from omnieval.judges import JudgeInputs
@@ -481,6 +506,11 @@ def speech_facts(inputs: JudgeInputs) -> str:
         satisfaction_of_generation_conditions: it gives mostly the requested line and delivery (suggested score 6 to 8); counts: words of the requested line heard: 3 of 4 (75 %); measured delivery attributes that match the request: 1 of 2
         semantic_consistency_and_persona_match_with_ground_truth: some measured attributes match the request (suggested score 4 to 6); counts: speed matches (fast); pitch does not match (normal, requested high); gender not measured; emotion not measured; words of the line heard: 3 of 4 (75 %)
     """
+    return _lines(speech_findings(inputs))
+
+
+def speech_findings(inputs: JudgeInputs) -> list[Finding]:
+    """:func:`speech_facts` as one :class:`Finding` per speech criterion, in the criteria's order."""
     analysis = inputs.candidate_audio_analysis or {}
     wanted = inputs.reference_speech
     transcript = str(analysis.get("transcript") or "")
@@ -587,31 +617,295 @@ def speech_facts(inputs: JudgeInputs) -> str:
     if other_story:
         persona_says = f"the line is from another story, and {persona_says}"
     lines = [
-        _line(
+        Finding(
             "alignment_with_metadata",
             fits,
             said_words,
             f"words of the requested line heard in the transcript: {said}{fit_counts}",
         ),
-        _line(
+        Finding(
             "naturalness_and_conversational_relevance",
             natural,
             natural_says,
             f"words recognised: {len(heard)}; words of the requested line heard: {said}; word pairs of the "
             f"line heard in the same order: {share_text(pairs_found, pairs_total)}{fit_counts}",
         ),
-        _line(
+        Finding(
             "satisfaction_of_generation_conditions",
             conditions,
             conditions_says,
             f"words of the requested line heard: {said}{fit_counts}; measured delivery attributes that "
             f"match the request: {matched} of {measured}",
         ),
-        _line(
+        Finding(
             "semantic_consistency_and_persona_match_with_ground_truth",
             persona,
             persona_says,
             "; ".join(parts) + f"; words of the line heard: {said}",
         ),
     ]
-    return "\n".join(lines)
+    return lines
+
+
+# -- the image cascade -----------------------------------------------------------------------------
+
+IMAGE_FACTS_VERSION: Final = "storybench-cpu-image-facts/1"
+"""Changes with any change of what the image facts say (part of the cpu image prompt's version)."""
+INTEGRATED_FACTS_VERSION: Final = (
+    f"storybench-cpu-integrated-facts/1({TEXT_FACTS_VERSION},{IMAGE_FACTS_VERSION},{SPEECH_FACTS_VERSION})"
+)
+"""The integrated facts combine the three tracks' findings: their versions are part of its own."""
+
+SAME_PICTURE: Final = 0.97
+"""Cosine similarity of image embeddings at or above which two images are the same picture (the
+sample's consecutive pages reach 0.90 at most, EfficientNet-Lite0)."""
+_REF_LEVELS: Final = (0.95, 0.8, 0.65)
+"""Similarity to the reference next-scene image for: the reference scene itself, close, partly like.
+On the sample (EfficientNet-Lite0) another book's page reaches 0.43-0.54 on average (at most 0.70),
+a page of the same book 0.47-0.77, the current page 0.49-0.90, the next page in shuffled 4 x 4
+tiles 0.50-0.84."""
+_BOOK_LOOK: Final = (0.8, 0.65)
+"""The larger of the similarities to the reference and to the current image for: looks like this
+book's pictures, partly like them."""
+_CONTINUES: Final = 0.65
+"""Similarity to the current scene image at or above which the image follows on from it."""
+
+BLANK_CONTRAST: Final = 0.02
+"""Standard deviation of the grey levels (0-1) below which an image is blank (one flat colour)."""
+NOISE_CORRELATION: Final = 0.3
+"""Correlation of horizontally neighbouring grey levels below which an image is noise (drawn and
+photographed pictures: above 0.9)."""
+
+
+def picture_statistics(path: Path) -> dict[str, object]:
+    """Plain statistics of an image file: size, brightness and contrast (mean and standard deviation
+    of the grey levels, 0-1), the correlation of neighbouring pixels, and the ``kind`` they say:
+    ``blank`` (flat), ``noise`` (neighbours uncorrelated) or ``picture``.
+
+    Example:
+        >>> import tempfile
+        >>> from PIL import Image
+        >>> out = Path(tempfile.mkdtemp()) / "grey.png"
+        >>> Image.new("RGB", (32, 16), (128, 128, 128)).save(out)
+        >>> picture_statistics(out)["kind"]
+        'blank'
+    """
+    import numpy as np
+    from PIL import Image
+
+    with Image.open(path) as img:
+        grey = np.asarray(img.convert("L"), dtype=np.float64) / 255.0
+        size = [int(img.width), int(img.height)]
+    contrast = float(grey.std())
+    left, right = grey[:, :-1].ravel(), grey[:, 1:].ravel()
+    spread = float(left.std() * right.std())
+    correlation = (
+        float(((left - left.mean()) * (right - right.mean())).mean() / spread) if spread > 0 else 1.0
+    )
+    kind = "blank" if contrast < BLANK_CONTRAST else "noise" if correlation < NOISE_CORRELATION else "picture"
+    return {
+        "size": size,
+        "brightness": round(float(grey.mean()), 4),
+        "contrast": round(contrast, 4),
+        "neighbour_correlation": round(correlation, 4),
+        "kind": kind,
+    }
+
+
+def _number(analysis: Mapping[str, object], key: str) -> float | None:
+    value = analysis.get(key)
+    return float(value) if isinstance(value, int | float) and value == value else None
+
+
+def image_findings(inputs: JudgeInputs) -> list[Finding]:
+    """The image cascade's facts as one :class:`Finding` per image criterion, in the criteria's order.
+
+    From the describer's measurements (``candidate_image_analysis``): the candidate's similarity to
+    the reference next-scene image and to the current scene image (and the reference's own
+    similarity to the current one, the yardstick of how much a right next scene keeps of the
+    current one), and whether it is a picture at all (blank, noise).
+    """
+    analysis = inputs.candidate_image_analysis or {}
+    kind = str(analysis.get("kind") or "picture")
+    to_ref = _number(analysis, "similarity_to_reference")
+    to_cur = _number(analysis, "similarity_to_current")
+    ref_cur = _number(analysis, "reference_similarity_to_current")
+    counts = "; ".join(
+        [
+            f"similarity to the reference next-scene image: {'not measured' if to_ref is None else f'{to_ref:.2f}'}",
+            f"to the current scene image: {'not measured' if to_cur is None else f'{to_cur:.2f}'}",
+            "the reference's own similarity to the current scene image: "
+            + ("not measured" if ref_cur is None else f"{ref_cur:.2f}"),
+        ]
+    )
+    criteria = (
+        "alignment_with_metadata",
+        "visual_narrative_continuity_from_current_scene",
+        "satisfaction_of_generation_conditions",
+        "semantic_consistency_with_ground_truth",
+    )
+    if kind in ("blank", "noise") or to_ref is None:
+        says = (
+            "the image is blank, one flat colour with no scene"
+            if kind == "blank"
+            else "the image is random noise with no scene"
+            if kind == "noise"
+            else "the image could not be compared with the reference"
+        )
+        spans = ((1, 2), (1, 2), (1, 2), (1, 2)) if kind in ("blank", "noise") else ((1, 10),) * 4
+        return [Finding(c, span, says, counts) for c, span in zip(criteria, spans, strict=True)]
+    cur = to_cur if to_cur is not None else 0.0
+    same_as_current = cur >= SAME_PICTURE and to_ref < SAME_PICTURE
+    level = sum(to_ref >= t for t in _REF_LEVELS)  # 0 (unlike) .. 3 (the reference scene itself)
+    look = max(to_ref, cur)
+    align, align_says = (
+        ((8, 10), "it looks like this book's pictures")
+        if look >= _BOOK_LOOK[0]
+        else ((5, 7), "it looks partly like this book's pictures")
+        if look >= _BOOK_LOOK[1]
+        else ((2, 4), "it looks like another book's pictures, not this one's")
+    )
+    follows = cur >= _CONTINUES or (ref_cur is not None and cur >= ref_cur - 0.02 and level >= 2)
+    if same_as_current:
+        flow, flow_says = (2, 4), "it repeats the current scene unchanged instead of moving on"
+    elif follows:
+        flow, flow_says = (8, 10), "it follows on from the current scene in the same look"
+    elif cur >= 0.5 and look >= _BOOK_LOOK[1]:
+        flow, flow_says = (4, 6), "it follows the current scene only loosely"
+    else:
+        flow, flow_says = (1, 3), "it does not follow from the current scene"
+    if same_as_current:
+        cond, cond_says = (2, 4), "it shows the current scene again, not the requested next one"
+    else:
+        cond, cond_says = (
+            ((1, 3), "it does not show what the reference next scene shows"),
+            ((3, 5), "it shows only part of what the reference next scene shows"),
+            ((6, 8), "it shows much of what the reference next scene shows"),
+            ((8, 10), "it shows the requested next scene, as the reference does"),
+        )[level]
+    semantic, semantic_says = (
+        ((1, 2), "it is unlike the reference next scene"),
+        ((3, 5), "it is only partly like the reference next scene"),
+        ((6, 8), "it is close to the reference next scene"),
+        ((9, 10), "it depicts the reference next scene"),
+    )[level]
+    return [
+        Finding(criteria[0], align, align_says, counts),
+        Finding(criteria[1], flow, flow_says, counts),
+        Finding(criteria[2], cond, cond_says, counts),
+        Finding(criteria[3], semantic, semantic_says, counts),
+    ]
+
+
+def image_facts(inputs: JudgeInputs) -> str:
+    """The image cascade's facts, one line per criterion (:func:`image_findings`).
+
+    Example:
+        >>> from omnieval.judges import JudgeInputs
+        >>> print(image_facts(JudgeInputs(
+        ...     metadata={}, condition={}, current_text="", reference_text="", reference_speech={},
+        ...     candidate_image_analysis={"kind": "picture", "similarity_to_reference": 0.87,
+        ...         "similarity_to_current": 1.0, "reference_similarity_to_current": 0.87})))
+        alignment_with_metadata: it looks like this book's pictures (suggested score 8 to 10); counts: similarity to the reference next-scene image: 0.87; to the current scene image: 1.00; the reference's own similarity to the current scene image: 0.87
+        visual_narrative_continuity_from_current_scene: it repeats the current scene unchanged instead of moving on (suggested score 2 to 4); counts: similarity to the reference next-scene image: 0.87; to the current scene image: 1.00; the reference's own similarity to the current scene image: 0.87
+        satisfaction_of_generation_conditions: it shows the current scene again, not the requested next one (suggested score 2 to 4); counts: similarity to the reference next-scene image: 0.87; to the current scene image: 1.00; the reference's own similarity to the current scene image: 0.87
+        semantic_consistency_with_ground_truth: it is close to the reference next scene (suggested score 6 to 8); counts: similarity to the reference next-scene image: 0.87; to the current scene image: 1.00; the reference's own similarity to the current scene image: 0.87
+    """
+    return _lines(image_findings(inputs))
+
+
+INTEGRATED_CRITERIA: Final = (
+    "alignment_with_metadata",
+    "natural_multimodal_continuity_from_current_page",
+    "satisfaction_of_generation_conditions",
+    "multimodal_semantic_consistency_with_ground_truth",
+)
+
+
+def integrated_findings(inputs: JudgeInputs) -> list[Finding]:
+    """The integrated track's facts: per criterion, the narration's, the image's and the spoken
+    line's findings on the matching criterion of their own tracks (the four tracks' criteria
+    correspond in order), and the mean of their suggested ranges, rounded."""
+    parts = (text_findings(inputs), image_findings(inputs), speech_findings(inputs))
+    out: list[Finding] = []
+    for i, criterion in enumerate(INTEGRATED_CRITERIA):
+        found = [p[i] for p in parts]
+        lo = round(sum(f.span[0] for f in found) / 3)
+        hi = max(lo, round(sum(f.span[1] for f in found) / 3))
+        says = "; ".join(
+            f"{name}: {f.finding}" for name, f in zip(("narration", "image", "speech"), found, strict=True)
+        )
+        out.append(Finding(criterion, (lo, hi), says, ""))
+    return out
+
+
+def integrated_facts(inputs: JudgeInputs) -> str:
+    """The integrated track's facts, one line per criterion, without counts (the three tracks'
+    counts are theirs; here the findings are what the judge reads), e.g. ``alignment_with_metadata:
+    narration: ...; image: ...; speech: ... (suggested score 7 to 9)``."""
+    return "\n".join(
+        f"{f.criterion}: {f.finding} (suggested score {f.span[0]} to {f.span[1]})"
+        for f in integrated_findings(inputs)
+    )
+
+
+class ImageDescriber:
+    """The cpu panel's image cascade input: the candidate image measured beside the current and the
+    reference next-scene images (:data:`omnieval.judges.DescribeImage`).
+
+    Similarities are cosines of the image embeddings the ``image_similarity`` metric uses (the same
+    backbone, loaded once per process by :func:`omnieval.backends.embeddings.load_image_embedder`);
+    embeddings are read from, and added to, the metric cache ``embedding_cache`` when given (the
+    metrics stage's, so images it embedded are not embedded again). ``version`` keys the judges'
+    cache of descriptions: it changes with the facts' version and the backbone settings.
+
+    Args:
+        config: the suite's ``metrics:`` settings (``image_backbone``, ``clip_source``).
+        embedding_cache: a metric cache folder, or None for none.
+    """
+
+    def __init__(self, config: Any, embedding_cache: Path | None = None) -> None:
+        self.config = config
+        self.embedding_cache = embedding_cache
+        self._version: str | None = None
+
+    @property
+    def version(self) -> str:
+        if self._version is None:
+            from omnieval.backends.embeddings import clip_available
+            from omnieval.metrics import IMAGE_SIMILARITY
+
+            backbone = str(self.config.image_backbone)
+            if backbone == "auto":
+                clip = clip_available(self.config.clip_source)
+                backbone = f"clip-vit-b-32:{self.config.clip_source}" if clip else "efficientnet-lite0"
+            self._version = (
+                f"{IMAGE_FACTS_VERSION}:{IMAGE_SIMILARITY.name}/{IMAGE_SIMILARITY.version}:{backbone}"
+            )
+        return self._version
+
+    def __call__(self, candidate: Path, current: Path | None, reference: Path | None) -> Mapping[str, object]:
+        from omnieval.metrics import ImageSimilarity, MetricCache
+
+        out: dict[str, object] = picture_statistics(candidate)
+        others = [p for p in (current, reference) if p is not None and Path(p).is_file()]
+        metric = ImageSimilarity(self.config)
+        embedded, _, _ = metric.embed_files(
+            [Path(candidate), *map(Path, others)], MetricCache(self.embedding_cache)
+        )
+        cand = embedded[Path(candidate)]
+
+        def sim(a: Path | None, b: Any) -> float | None:
+            if a is None or Path(a) not in embedded:
+                return None
+            return round(metric.similarity(embedded[Path(a)], b), 4)
+
+        out["similarity_to_reference"] = sim(reference, cand)
+        out["similarity_to_current"] = sim(current, cand)
+        out["reference_similarity_to_current"] = (
+            sim(current, embedded[Path(reference)])
+            if reference is not None and Path(reference) in embedded
+            else None
+        )
+        out["backbone"] = metric.backbone
+        return out

@@ -18,7 +18,11 @@ damaged ones, each derived here from the dataset at check time (nothing binary i
 ``wrong_voice`` (``gender``, ``speed``, ``pitch``)
     this page's line in another delivery;
 ``scrambled_tiles`` (``seed``, ``grid``)
-    the next page's image cut into ``grid`` x ``grid`` tiles put back in a seeded random order.
+    the next page's image cut into ``grid`` x ``grid`` tiles put back in a seeded random order;
+``blank_image``
+    one flat colour (the next page's image's mean colour), at its size: no scene;
+``noise_image`` (``seed``)
+    seeded uniform random pixels at the next page's image's size: no scene.
 
 A variant overrides only the outputs its derivation names; a track judges the outputs it needs
 (the integrated track's ``shuffled_words`` variant pairs the shuffled narration with the true
@@ -43,6 +47,7 @@ from omnieval.errors import DataError
 from omnieval.hashing import sha256_bytes, sha256_file
 from omnieval.judges import (
     VALUED,
+    DescribeImage,
     KnownItem,
     KnownSetManifest,
     PairRule,
@@ -117,6 +122,28 @@ def scrambled_tiles(source: Path, out: Path, *, seed: int, grid: int) -> None:
     Image.fromarray(np.concatenate(rows, axis=0)).save(out, format="PNG")
 
 
+def blank_image(source: Path, out: Path) -> None:
+    """Write an image of ``source``'s size filled with its mean colour, as PNG."""
+    from PIL import Image
+
+    with Image.open(source) as img:
+        rgb = np.asarray(img.convert("RGB"), dtype=np.float64)
+    colour = np.round(rgb.reshape(-1, 3).mean(axis=0)).astype(np.uint8)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    Image.fromarray(np.broadcast_to(colour, rgb.shape).copy()).save(out, format="PNG")
+
+
+def noise_image(source: Path, out: Path, *, seed: int) -> None:
+    """Write seeded uniform random pixels at ``source``'s size, as PNG."""
+    from PIL import Image
+
+    with Image.open(source) as img:
+        size = (img.height, img.width, 3)
+    pixels = np.random.default_rng(seed).integers(0, 256, size, dtype=np.uint8)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    Image.fromarray(pixels).save(out, format="PNG")
+
+
 def _speak(line: str, speech: TargetSpeech, out: Path, **delivery: str) -> None:
     from omnieval.backends.tts import EspeakProsody, SpeechRequest, synthesize
 
@@ -145,6 +172,8 @@ class StorybenchKnownSet:
         transitions: the dataset's transitions (the items and their donors name theirs by id).
         describe_audio: the speech cascade's audio describer (the judge stage's own, so its cached
             descriptions are shared).
+        describe_image: the image cascade's describer (the image and integrated tracks of the cpu
+            panel), or None when no panel judged here needs one.
         source: the manifest (default :data:`KNOWN_SET`).
 
     Raises:
@@ -155,11 +184,17 @@ class StorybenchKnownSet:
     """Each track is judged by a copy of the panel with that track only, each variant alone."""
 
     def __init__(
-        self, transitions: Sequence[Transition], describe_audio: DescribeAudio, source: Path = KNOWN_SET
+        self,
+        transitions: Sequence[Transition],
+        describe_audio: DescribeAudio,
+        source: Path = KNOWN_SET,
+        *,
+        describe_image: DescribeImage | None = None,
     ) -> None:
         self.source = Path(source)
         self.manifest: KnownSetManifest = load_known_set(self.source)
         self.describe_audio = describe_audio
+        self.describe_image = describe_image
         self.by_id = {t.id: t for t in transitions}
         self.manifest.require_instances(self.by_id, self.source)
 
@@ -183,6 +218,8 @@ class StorybenchKnownSet:
         if any(t.get("input") == "cascade" for t in found["tracks"].values()):
             describer = self.describe_audio
             found["audio_describer"] = str(getattr(describer, "version", type(describer).__qualname__))
+            if self.describe_image is not None:
+                found["image_describer"] = str(getattr(self.describe_image, "version", ""))
         return found
 
     def build(self, folder: Path, tracks: Collection[str]) -> dict[str, str]:
@@ -239,6 +276,7 @@ class StorybenchKnownSet:
             panel=str(track_panel_file(panel, track, folder)),
             cache_dir=cache_dir,
             describe_audio=self.describe_audio,
+            describe_image=self.describe_image,
             progress=progress,
             benchmark="storybench",
             reference=page_turn_inputs,
@@ -290,6 +328,10 @@ class StorybenchKnownSet:
             return {Modality.SPEECH: ("speak", tr.target_speech.line, tr.target_speech, delivery)}
         if derive == "scrambled_tiles":
             return {Modality.IMAGE: ("scramble", int(params["seed"]), int(params.get("grid", 4)))}
+        if derive == "blank_image":
+            return {Modality.IMAGE: ("blank",)}
+        if derive == "noise_image":
+            return {Modality.IMAGE: ("noise", int(params["seed"]))}
         raise DataError(f"{self.source}: unknown derivation {derive!r}")
 
     def _write(self, root: Path, tr: Transition, track: str, derive: str, params: dict[str, Any]) -> str:
@@ -305,6 +347,12 @@ class StorybenchKnownSet:
                 if spec is not None and spec[0] == "scramble":
                     path = output_path(root, Modality.IMAGE, tr.index)
                     scrambled_tiles(tr.next_image, path, seed=spec[1], grid=spec[2])
+                elif spec is not None and spec[0] == "blank":
+                    path = output_path(root, Modality.IMAGE, tr.index)
+                    blank_image(tr.next_image, path)
+                elif spec is not None and spec[0] == "noise":
+                    path = output_path(root, Modality.IMAGE, tr.index)
+                    noise_image(tr.next_image, path, seed=spec[1])
                 else:
                     path = write_image(root, tr.index, spec[1] if spec is not None else tr.next_image)
             else:
@@ -317,4 +365,12 @@ class StorybenchKnownSet:
         return sha256_bytes("\n".join(digests).encode("utf-8"))
 
 
-__all__ = ["KNOWN_SET", "StorybenchKnownSet", "scrambled_tiles", "shuffled_words", "wrong_names"]
+__all__ = [
+    "KNOWN_SET",
+    "StorybenchKnownSet",
+    "blank_image",
+    "noise_image",
+    "scrambled_tiles",
+    "shuffled_words",
+    "wrong_names",
+]

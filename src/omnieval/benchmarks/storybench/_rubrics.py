@@ -29,8 +29,12 @@ Example:
 from __future__ import annotations
 
 from omnieval.benchmarks.storybench._facts import (
+    IMAGE_FACTS_VERSION,
+    INTEGRATED_FACTS_VERSION,
     SPEECH_FACTS_VERSION,
     TEXT_FACTS_VERSION,
+    image_facts,
+    integrated_facts,
     speech_facts,
     text_facts,
 )
@@ -45,6 +49,12 @@ reference-guided rubric with measured facts for the packaged 1.5B judge (:mod:`.
 facts' version is part of it, so a change of either changes its hash."""
 CPU_SPEECH_PROMPT_VERSION = f"storybench-judge-cpu/2+{SPEECH_FACTS_VERSION}"
 """The same for the ``cpu-cascade`` speech prompt, with the speech facts' version."""
+CPU_IMAGE_PROMPT_VERSION = f"storybench-judge-cpu/2+{IMAGE_FACTS_VERSION}"
+"""The ``cpu-cascade`` image prompt: a text judge reads the candidate image's measured analysis
+(similarities to the reference and current images, blank or noise) and the image facts."""
+CPU_INTEGRATED_PROMPT_VERSION = f"storybench-judge-cpu/2+{INTEGRATED_FACTS_VERSION}"
+"""The ``cpu-cascade`` integrated prompt: the narration, the image's and the clip's analyses, and
+facts combining the three tracks' findings."""
 
 _PACKAGE = __name__.rpartition(".")[0]
 
@@ -88,6 +98,7 @@ _TEXT_SECTIONS = (
     Section("candidate_next_narration", "candidate_text"),
 )
 _ANALYSIS = Section("candidate_speech_analysis", "candidate_audio_analysis")
+_IMAGE_ANALYSIS = Section("candidate_image_analysis", "candidate_image_analysis")
 
 TEMPLATES: dict[tuple[str, str], PromptTemplate] = {
     (t.track, t.variant): t
@@ -126,6 +137,28 @@ TEMPLATES: dict[tuple[str, str], PromptTemplate] = {
             sections=(_META, _COND, _REF_SPEECH, _ANALYSIS, _FACTS),
         ),
         _template(
+            "image",
+            "cpu-cascade",
+            CPU_IMAGE_PROMPT_VERSION,
+            rubric_in_user=False,
+            sections=(_META, _COND, _IMAGE_ANALYSIS, _FACTS),
+        ),
+        _template(
+            "integrated",
+            "cpu-cascade",
+            CPU_INTEGRATED_PROMPT_VERSION,
+            rubric_in_user=False,
+            sections=(
+                _META,
+                _COND,
+                Section("current_page_narration", "current_text"),
+                Section("candidate_next_narration", "candidate_text"),
+                _IMAGE_ANALYSIS,
+                _ANALYSIS,
+                _FACTS,
+            ),
+        ),
+        _template(
             "integrated",
             "native",
             PROMPT_VERSION,
@@ -152,5 +185,10 @@ register_templates(
     benchmark=BENCHMARK,
     prompt_version=PROMPT_VERSION,
     repair_version=REPAIR_PROMPT_VERSION,
-    facts={("text", "cpu"): text_facts, ("speech", "cpu-cascade"): speech_facts},
+    facts={
+        ("text", "cpu"): text_facts,
+        ("speech", "cpu-cascade"): speech_facts,
+        ("image", "cpu-cascade"): image_facts,
+        ("integrated", "cpu-cascade"): integrated_facts,
+    },
 )

@@ -36,7 +36,7 @@ pytestmark = [
     pytest.mark.usefixtures("prefect_api"),
     pytest.mark.timeout(1800),
 ]
-# Two transitions of one book, two systems: 2 x 2 x 2 = 8 verdicts, plus 3 drift anchors (E2E_ANCHORS).
+# Two transitions of one book, two systems, four tracks: 2 x 2 x 4 = 16 verdicts, plus 3 drift anchors (E2E_ANCHORS).
 LIMIT = 2
 SYSTEMS = {"oracle": {"kind": "oracle"}, "shuffled": {"kind": "shuffled", "seed": 0}}
 
@@ -296,22 +296,23 @@ def test_real_judge_ranks_the_oracle_above_the_floor_and_is_not_degenerate(flow_
     scores = pd.read_parquet(folder / "scores.parquet")
     judged = scores[(scores.component == "judge") & scores.track.isin(JUDGED_TRACKS)]
     assert set(judged["status"]) == {"ok"}, judged[judged.status != "ok"]
-    # The tracks the CPU panel cannot judge are rows marked not applicable, never a score.
+    # Every track is judged on CPU (image and integrated through cascades of measured facts).
     unjudged = scores[(scores.component == "judge") & ~scores.track.isin(JUDGED_TRACKS)]
-    assert set(unjudged["status"]) == {"not_applicable"} and unjudged["value"].isna().all()
+    assert unjudged.empty, unjudged
     per_row = judged.pivot_table(
         index=["track", "instance_id"], columns="system", values="value", aggfunc="mean"
     )
-    assert set(per_row.index.get_level_values("track")) == {"text", "speech"}
-    assert len(per_row) == 2 * LIMIT
+    assert set(per_row.index.get_level_values("track")) == set(JUDGED_TRACKS)
+    assert len(per_row) == len(JUDGED_TRACKS) * LIMIT
     assert (per_row["oracle"] > per_row["shuffled"]).all(), per_row.to_dict()
     for system in SYSTEMS:
         assert 1.0 <= valid[system]["judge.text"] <= 10.0
         assert valid[system]["judge.speech"] is not None
     assert valid["oracle"]["judge.text"] > valid["shuffled"]["judge.text"], valid
     assert valid["oracle"]["judge.speech"] > valid["shuffled"]["judge.speech"], valid
-    assert valid["oracle"]["judge.image"] is None  # no vision model on CPU: not computed, not zero
-    assert "judge.image" not in valid["oracle"]["total_average_components"]
+    for track in ("image", "integrated"):  # the cascades: oracle above shuffled, in the Total Average
+        assert valid["oracle"][f"judge.{track}"] > valid["shuffled"][f"judge.{track}"], valid
+        assert f"judge.{track}" in valid["oracle"]["total_average_components"]
     health = json.loads((folder / "health.json").read_text())
     figures = health["judges"]["cpu/cpu-qwen2.5-coder-1.5b"]
     assert health["degenerate"] == [] and not figures["degenerate"], figures
@@ -374,8 +375,9 @@ def test_instances_viewer_of_the_run_opens_in_a_browser(flow_env: dict[str, Any]
             assert all(driver.execute_script("return arguments[0].naturalWidth", e) > 0 for e in images)
 
 
-#: Tracks the cpu panel judges with a model; image and integrated are ``unavailable`` on CPU.
-JUDGED_TRACKS = ("text", "speech")
+#: Tracks the cpu panel judges with the packaged model: every track (speech, image and integrated
+#: through cascades of measured facts).
+JUDGED_TRACKS = ("text", "speech", "image", "integrated")
 
 
 def check_run_folder_contents(
@@ -482,7 +484,9 @@ def test_second_run_reuses_everything_and_calls_no_model(flow_env: dict[str, Any
     else:
         assert second["drift_model_calls"] in (0, len(E2E_ANCHORS)), second["drift_model_calls"]
     # 2 transitions x 2 systems x 2 tracks (text, speech cascade) + the drift anchors.
-    assert flow_env["first"]["judge_model_calls"] == LIMIT * len(SYSTEMS) * 2 + len(E2E_ANCHORS)
+    assert flow_env["first"]["judge_model_calls"] == LIMIT * len(SYSTEMS) * len(JUDGED_TRACKS) + len(
+        E2E_ANCHORS
+    )
     assert second["run_id"] != flow_env["first"]["run_id"]
     # The second night is compared with the first. On its LIMIT = 2 paired instances no minimum
     # detectable effect is computable: each test says so, and none is logged on MLflow (a finite
@@ -593,7 +597,7 @@ def test_lineage_names_the_run_its_dataset_and_the_judge_calls(
     assert f"version (content digest): {lineage['dataset']['version']}" in out
     assert f"DVC md5: {lineage['dataset']['dvc_md5']}" in out
     assert "systems: oracle (oracle), shuffled (shuffled)" in out
-    verdicts = LIMIT * len(SYSTEMS) * 2  # text and speech cascade
+    verdicts = LIMIT * len(SYSTEMS) * len(JUDGED_TRACKS)  # text, and the three cascades
     anchors = len(E2E_ANCHORS)
     assert (
         f"cpu: {verdicts} model calls this run, drift anchors: {anchors} calls; judged 2 of 20 rows" in out

@@ -677,7 +677,7 @@ def test_analyze_writes_what_the_runs_report_stage_wrote(
     ran = {name for name, document in written.items() if document["status"] == "ok"}
     assert {"bootstrap.json", "zero_filled_sensitivity.json", "judge_track_differences.json"} <= ran
     tracks = written["judge_track_differences.json"]["tracks"]
-    assert set(tracks) == {"text", "speech"}
+    assert set(tracks) == set(JUDGED_TRACKS)
     for track in tracks.values():
         (pair,) = track["pairs"]
         assert (pair["a"], pair["b"], pair["n_paired"]) == ("oracle", "shuffled", LIMIT), pair

@@ -386,3 +386,26 @@ def test_a_benchmark_track_scores_the_mean_of_the_values_it_has() -> None:
     ]
     empty = compare_runs(doc({}), doc({"speech": 8.0}), threshold=0.5)
     assert empty["status"] == "unavailable" and "no valid verdict tonight" in empty["reasons"][0]
+
+
+def test_a_subset_of_anchors_is_compared_on_its_own_tracks_only() -> None:
+    """Pins over three tracks, an anchor of one: a judge identity that differs only on the other
+    tracks (another prompt there) is not a change for this anchor; one on its own track is."""
+
+    def identity(image: str) -> dict[str, object]:
+        return {
+            "model": "m",
+            "settings_sha256": f"all-{image}",
+            "settings_sha256_by_track": {"tone": "t", "speech": "s", "image": image},
+            "prompt_sha256": {"tone": "pt", "speech": "ps", "image": f"p-{image}"},
+        }
+
+    # "tone" is no registered track: its anchor mean is the mean of the values given.
+    anchors = {"a1": {"j": {"scores": {"fluency": 8}}}}
+    pinned = {"judges": {"j": identity("old")}, "anchors": anchors, "tracks": {"a1": "tone"}}
+    current = {"judges": {"j": identity("new")}, "anchors": anchors, "tracks": {"a1": "tone"}}
+    result = compare_runs(current, pinned, threshold=1.0)
+    assert result["status"] == "ok", result["reasons"]
+    moved = {**identity("old"), "settings_sha256_by_track": {"tone": "t2", "speech": "s", "image": "old"}}
+    changed = compare_runs({**current, "judges": {"j": moved}}, pinned, threshold=1.0)
+    assert changed["status"] == "identity_changed" and "on track tone" in changed["reasons"][0], changed

@@ -355,6 +355,9 @@ def compare_runs(
     reasons: list[str] = []
     identity_changed = False
     cur_judges, pin_judges = current.get("judges", {}), pinned.get("judges", {})
+    # The tracks the pinned anchors judge: a judge's identity on other tracks (pinned with a larger
+    # set, e.g. a subset of the shipped anchors) says nothing about these anchors' scores.
+    anchored = {str(t) for aid, t in pinned.get("tracks", {}).items() if aid in pinned.get("anchors", {})}
     for jid in sorted(set(cur_judges) | set(pin_judges)):
         if jid not in cur_judges:
             reasons.append(f"judge {jid} was pinned but did not judge the anchors tonight")
@@ -365,11 +368,15 @@ def compare_runs(
             identity_changed = True
             continue
         for field in ("model", "revision", "weights_sha256", "settings_sha256", "prompt_sha256"):
-            now, then = cur_judges[jid].get(field), pin_judges[jid].get(field)
+            now, then = _on_tracks(cur_judges[jid], pin_judges[jid], field, anchored)
             if now != then:
                 identity_changed = True
                 label = "prompt template" if field == "prompt_sha256" else field
-                moved = _tracks_that_moved(cur_judges[jid], pin_judges[jid], field)
+                moved = [
+                    t
+                    for t in _tracks_that_moved(cur_judges[jid], pin_judges[jid], field)
+                    if not anchored or t in anchored
+                ]
                 where = f" on track {', '.join(moved)}" if moved else ""
                 reasons.append(f"judge {jid}: {label} changed{where} ({then!r} -> {now!r})")
 
@@ -450,6 +457,21 @@ def _shift_summary(shifts: Sequence[float]) -> dict[str, Any]:
         "mean_signed_shift": sum(shifts) / len(shifts),
         "n_anchors": len(shifts),
     }
+
+
+def _on_tracks(
+    now: Mapping[str, Any], then: Mapping[str, Any], field: str, tracks: set[str]
+) -> tuple[Any, Any]:
+    """A judge identity ``field`` tonight and as pinned, limited to ``tracks`` where the field is per
+    track (``prompt_sha256``; ``settings_sha256`` through ``settings_sha256_by_track`` when both
+    recorded it); the whole field otherwise, or when ``tracks`` is empty."""
+    if not tracks or field not in ("settings_sha256", "prompt_sha256"):
+        return now.get(field), then.get(field)
+    key = "settings_sha256_by_track" if field == "settings_sha256" else field
+    a, b = now.get(key), then.get(key)
+    if not isinstance(a, Mapping) or not isinstance(b, Mapping):
+        return now.get(field), then.get(field)
+    return {t: a.get(t) for t in sorted(tracks)}, {t: b.get(t) for t in sorted(tracks)}
 
 
 def _tracks_that_moved(now: Mapping[str, Any], then: Mapping[str, Any], field: str) -> list[str]:

@@ -280,7 +280,7 @@ def test_judge_pin_anchors_pins_what_the_judge_answered(done: dict[str, Done], t
     # The scripted panel judges the text track only: the six narration anchors, not the spoken lines.
     shipped = json.loads((DATA / "anchors" / "storybench" / "manifest.json").read_text())["anchors"]
     assert set(pinned["anchors"]) == {a["id"] for a in shipped if a["track"] == "text"}
-    assert {a["track"] for a in shipped} == {"text", "speech"}
+    assert {a["track"] for a in shipped} == {"text", "speech", "image", "integrated"}
     for anchor, verdicts in pinned["anchors"].items():
         scores = set(verdicts["scripted-ground-truth"]["scores"].values())
         # The oracle anchors are the reference narration (9); copy-current and shuffled are not (2).
@@ -290,7 +290,8 @@ def test_judge_pin_anchors_pins_what_the_judge_answered(done: dict[str, Done], t
 def test_judge_pin_known_set_rebuilds_the_pinned_variants(done: dict[str, Done], tmp: Path) -> None:
     manifest = tmp / "src" / "omnieval" / "benchmarks" / "storybench" / "known_set.json"
     out = done["judge pin-known-set"].ok().out
-    assert out.startswith(f"pinned 52 variants of storybench-known (0 changed) to {manifest}"), out
+    # 60: the image pairs' blank and noise variants included (0 changed: the shipped file is current).
+    assert out.startswith(f"pinned 60 variants of storybench-known (0 changed) to {manifest}"), out
     shipped = ROOT / "src" / "omnieval" / "benchmarks" / "storybench" / "known_set.json"
     assert json.loads(manifest.read_text()) == json.loads(shipped.read_text())
 

@@ -172,4 +172,5 @@ def test_a_failing_describer_is_an_inference_error(story: Story, tmp_path: Path)
         describe_image=broken,
     )
     assert set(result.judgments.status) == {"inference_error"}
-    assert all("image analysis failed: OSError: cannot read" in n for n in result.judgments.note)
+    notes = list(result.judgments.note)
+    assert notes and all("image analysis failed: OSError: cannot read" in n for n in notes)

@@ -10,9 +10,14 @@ if TYPE_CHECKING:
 
 
 class OmnievalError(Exception):
-    """A user-facing failure. ``exit_code`` 2 means bad input data or config; 1 anything else."""
+    """A user-facing failure. ``exit_code`` 2 means bad input data or config; 1 anything else.
+
+    ``final``: a flow's retry of the stage cannot help (besides every exit code 2): the stage
+    already retried what could pass on another try, or its work is kept for the user to finish.
+    """
 
     exit_code = 1
+    final = False
 
 
 class DataError(OmnievalError):

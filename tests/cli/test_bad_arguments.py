@@ -231,6 +231,11 @@ CASES: dict[str, Bad] = {
     "lineage runs-dir is a file": _bad(
         "lineage", "latest", "--runs-dir", "{in}/a-file.txt", needle="--runs-dir"
     ),
+    # track: only a run kept while the tracking server was unreachable can be uploaded
+    "track not a kept run": _bad("track", "{in}/a-folder", needle="{in}/a-folder: nothing to upload"),
+    "track missing run": _bad(
+        "track", "local-missing", "--runs-dir", "{in}", needle="'local-missing' not found"
+    ),
     # compare (another engineer's command: rows only)
     "compare missing runs": _bad("compare", "{in}/missing-a", "{in}/missing-b", needle="{in}/missing-a"),
     "compare runs-dir is a file": _bad(
@@ -443,7 +448,7 @@ def _subcommands() -> set[str]:
 
 def test_every_subcommand_has_bad_cases() -> None:
     per_command = {name: sum(case.args[0] == name for case in CASES.values()) for name in _subcommands()}
-    assert len(per_command) == 19 and "dvc-yaml" in per_command
+    assert len(per_command) == 20 and "dvc-yaml" in per_command
     assert {name: n for name, n in per_command.items() if n < 2} == {}
     assert {case.args[0] for case in CASES.values()} <= set(per_command)
 

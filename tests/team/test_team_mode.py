@@ -135,7 +135,14 @@ def team() -> Iterator[dict[str, Any]]:
     try:
         assert up.returncode == 0, up.stderr[-4000:]
         state = json.loads(up.stdout)
-        yield {"base": base, "folder": folder, "state": state, "up_seconds": up_seconds, "env": env}
+        yield {
+            "base": base,
+            "folder": folder,
+            "state": state,
+            "up_seconds": up_seconds,
+            "env": env,
+            "ports": {"postgres": pg, "mlflow": ml, "prefect": pf, "dask": dk},
+        }
     finally:
         recorded = {int(s["pid"]) for s in state.get("services", {}).values() if s.get("pid")}
         before = _descendants(recorded)
@@ -146,30 +153,36 @@ def team() -> Iterator[dict[str, Any]]:
         assert before and left == set(), (before, left)
 
 
-def _run_as_evaluator(team: dict[str, Any], project: Path) -> dict[str, Any]:
-    """The small ``teamcheck`` suite run through ``omnieval run`` as the evaluator, from ``project``
-    (its own state and runs folders: a machine of its own), against the team's servers."""
+def _evaluator_project(team: dict[str, Any], project: Path, suite_name: str = "teamcheck") -> dict[str, str]:
+    """``project`` (its own state and runs folders: a machine of its own) with the small suite
+    ``suite_name`` in ``suite.yaml``; returns the evaluator's environment for the team's servers."""
     project.mkdir()
     suite = yaml.safe_load((ROOT / "pipelines" / "nightly.yaml").read_text())
     suite.update(
-        suite="teamcheck",
+        suite=suite_name,
         state_dir=str(project / "state"),
         runs_dir=str(project / "runs"),
         systems={"oracle": {"kind": "oracle"}},
         judges={"panels": []},
         drift={"enabled": False},
-        tracking={"experiment": "omnieval/teamcheck"},
+        tracking={"experiment": f"omnieval/{suite_name}"},
     )
     suite["dataset"] = {**suite["dataset"], "path": str(ROOT / "data" / "storybench-sample"), "limit": 1}
     (project / "suite.yaml").write_text(yaml.safe_dump(suite))
     urls = team["state"]["urls"]
-    env = _client_env(
+    return _client_env(
         MLFLOW_TRACKING_URI=urls["MLFLOW_TRACKING_URI"],
         PREFECT_API_URL=urls["PREFECT_API_URL"],
         MLFLOW_TRACKING_USERNAME="evaluator",
         MLFLOW_TRACKING_PASSWORD=PLANTED["evaluator"],
         PREFECT_HOME=str(project / ".prefect"),
     )
+
+
+def _run_as_evaluator(team: dict[str, Any], project: Path) -> dict[str, Any]:
+    """The small ``teamcheck`` suite run through ``omnieval run`` as the evaluator, from ``project``,
+    against the team's servers."""
+    env = _evaluator_project(team, project)
     done = _omnieval("run", "suite.yaml", "--json", cwd=project, env=env)
     assert done.returncode == 0, done.stderr[-4000:]
     summary = json.loads(done.stdout[done.stdout.index("{") :])
@@ -372,3 +385,152 @@ def test_machine_b_compares_with_machine_a_s_run_from_the_server(
     document = json.loads(done.stdout[done.stdout.index("{") :])
     assert document["run_a"]["run_id"] == run_a and document["run_b"]["run_id"] == run_b
     assert (fetched / "fetched.json").is_file()
+
+
+def _viewer_client(team: dict[str, Any]) -> Any:
+    import mlflow
+
+    os.environ["MLFLOW_TRACKING_USERNAME"] = "viewer"
+    os.environ["MLFLOW_TRACKING_PASSWORD"] = PLANTED["viewer"]
+    return mlflow.MlflowClient(team["state"]["urls"]["MLFLOW_TRACKING_URI"])
+
+
+def test_a_run_that_cannot_reach_the_server_is_kept_and_uploaded_later(
+    team: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = team["base"] / "offline"
+    env = _evaluator_project(team, project, "keptcheck")
+    (dead,) = _free_ports(1)
+    # Few quick retries: the server stays away, the test need not wait out MLflow's ~4 minutes.
+    unreachable = {
+        **env,
+        "MLFLOW_TRACKING_URI": f"http://127.0.0.1:{dead}",
+        "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "1",
+        "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
+    }
+    done = _omnieval("run", "suite.yaml", cwd=project, env=unreachable)
+    assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-3000:]
+    (folder,) = list((project / "runs" / "keptcheck").iterdir())
+    error = done.stderr.strip().splitlines()[-1]
+    assert error.startswith("error: the tracking server") and "could not be reached" in error, error
+    assert f"omnieval track {folder}" in error and "Connection refused" in error
+    assert "Traceback" not in done.stderr
+    assert folder.name.startswith("local-")
+    assert {
+        "tracking_pending.json",
+        "tracking_pending_dataset.parquet",
+        "regression.json",
+        "report.html",
+    } <= {p.name for p in folder.iterdir()}
+    assert not (folder / "mlflow.json").exists()
+    verdict = json.loads((folder / "regression.json").read_text())["verdict"]
+    metrics = json.loads((folder / "tracking_pending.json").read_text())["arguments"]["system_metrics"][
+        "oracle"
+    ]
+    assert metrics
+    assert PLANTED["evaluator"] not in (folder / "tracking_pending.json").read_text()
+
+    # Still unreachable: the upload fails clearly and leaves the folder as it was.
+    before = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*"))
+    again = _omnieval("track", str(folder), cwd=project, env=unreachable)
+    assert again.returncode == 1 and "still cannot be reached" in again.stderr, again.stderr[-2000:]
+    assert sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")) == before
+
+    uploaded = _omnieval("track", folder.name, "--json", cwd=project, env=env)
+    assert uploaded.returncode == 0, uploaded.stderr[-3000:]
+    (entry,) = json.loads(uploaded.stdout[uploaded.stdout.index('{\n  "uploaded"') :])["uploaded"]
+    target = Path(entry["run_folder"])
+    assert not folder.exists() and target == project / "runs" / "keptcheck" / entry["run_id"]
+    names = {p.name for p in target.iterdir()}
+    assert {"mlflow.json", "regression.json", "report.html", "scores.parquet"} <= names
+    assert not names & {"tracking_pending.json", "tracking_pending_dataset.parquet"}
+    lineage = json.loads((target / "lineage.json").read_text())
+    assert lineage["run_id"] == entry["run_id"] and lineage["local_run_id"] == folder.name
+
+    monkeypatch.setattr(os, "environ", dict(os.environ))  # the viewer's account, for this test only
+    client = _viewer_client(team)
+    run = client.get_run(entry["run_id"])
+    assert run.info.status == "FINISHED"
+    assert run.data.tags["omnieval.regression"] == verdict and run.data.tags["omnieval.suite"] == "keptcheck"
+    (child,) = client.search_runs(
+        [run.info.experiment_id],
+        filter_string=f"tags.mlflow.parentRunId = '{entry['run_id']}' and tags.`omnieval.kind` = 'system'",
+    )
+    assert child.data.metrics == pytest.approx(metrics)
+    # Tracked now: nothing left to upload.
+    twice = _omnieval("track", str(target), cwd=project, env=env)
+    assert twice.returncode == 2 and "already tracked" in twice.stderr, twice.stderr[-2000:]
+
+
+def _wait_for(text: str, logs: tuple[Path, Path], process: subprocess.Popen[str], timeout_s: float) -> None:
+    """Until ``text`` appears in the run's stdout or stderr (progress lines go to either)."""
+    deadline = time.monotonic() + timeout_s
+
+    def seen() -> str:
+        return "".join(path.read_text(errors="replace") for path in logs)
+
+    while text not in seen():
+        assert process.poll() is None, f"the run ended before {text!r}: {seen()[-3000:]}"
+        assert time.monotonic() < deadline, f"no {text!r} within {timeout_s} s: {seen()[-3000:]}"
+        time.sleep(0.5)
+
+
+def test_the_tracking_server_killed_and_restarted_mid_run_loses_no_metric(
+    team: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import signal
+
+    project = team["base"] / "restart"
+    env = _evaluator_project(team, project, "restartcheck")
+    logs = (project / "run.out", project / "run.err")
+    with logs[0].open("w") as out, logs[1].open("w") as err:
+        process = subprocess.Popen(
+            [OMNIEVAL, "run", "suite.yaml", "--json"], cwd=project, env=env, stdout=out, stderr=err, text=True
+        )
+    try:
+        _wait_for("[metrics]", logs, process, 300)
+        server = _descendants({int(team["state"]["services"]["mlflow"]["pid"])})
+        assert server
+        for pid in server:
+            os.kill(pid, signal.SIGKILL)
+        _wait_for("[track] started", logs, process, 300)
+        time.sleep(3)  # the track stage's requests are failing now, and being retried
+        ports = team["ports"]
+        restarted = _omnieval(
+            "team", "up", "--dir", str(team["folder"]), "--postgres-port", str(ports["postgres"]),
+            "--mlflow-port", str(ports["mlflow"]), "--prefect-port", str(ports["prefect"]),
+            "--dask-port", str(ports["dask"]), "--no-dask", "--json", cwd=team["base"], env=team["env"],
+        )  # fmt: skip
+        assert restarted.returncode == 0, restarted.stderr[-3000:]
+        team["state"]["services"]["mlflow"] = json.loads(restarted.stdout)["services"]["mlflow"]
+        assert process.wait(timeout=600) == 0, logs[1].read_text()[-4000:]
+    finally:
+        if process.poll() is None:
+            process.kill()
+    stdout, stderr = (path.read_text() for path in logs)
+    assert "Retrying" in stdout + stderr  # the outage did reach the track stage
+    summary = json.loads(stdout[stdout.index("{") :])
+    assert summary["regression"] in ("GO", "INCONCLUSIVE")
+    monkeypatch.setattr(os, "environ", dict(os.environ))
+    client = _viewer_client(team)
+    parent = client.get_run(summary["run_id"])
+    assert (
+        parent.info.status == "FINISHED" and parent.data.tags["omnieval.regression"] == summary["regression"]
+    )
+    runs = [
+        parent,
+        *client.search_runs(
+            [parent.info.experiment_id], filter_string=f"tags.mlflow.parentRunId = '{summary['run_id']}'"
+        ),
+    ]
+    counted = 0
+    for run in runs:
+        for key in run.data.metrics:
+            history = client.get_metric_history(run.info.run_id, key)
+            assert len(history) == 1, (run.info.run_name, key, history)
+            counted += 1
+    # What the report stage handed to tracking (the suite state_dir's report/leaderboard.json).
+    board = json.loads((project / "state" / "report" / "leaderboard.json").read_text())
+    (child,) = [r for r in runs if r.data.tags.get("omnieval.kind") == "system"]
+    assert child.data.metrics == pytest.approx(board["mlflow_metrics"]["oracle"])
+    assert counted > len(board["mlflow_metrics"]["oracle"])

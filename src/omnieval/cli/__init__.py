@@ -20,6 +20,7 @@ from omnieval.errors import OmnievalError
 # Order = order in `omnieval --help`. A module missing here is simply not offered.
 _SUBCOMMAND_MODULES = (
     "_run",
+    "_track",
     "_benchmarks",
     "_make_sample",
     "_validate",

@@ -26,8 +26,14 @@ from omnieval.compare._load import (
     run_age,
     suite_runs,
 )
-from omnieval.compare._mlflow import log_regression_metrics, regression_metrics
-from omnieval.compare._nightly import find_baseline, nightly_regression, notify_regression, regression_verdict
+from omnieval.compare._mlflow import log_regression_metrics, regression_metrics, tracking_server
+from omnieval.compare._nightly import (
+    find_baseline,
+    nightly_regression,
+    notify_regression,
+    record_verdict,
+    regression_verdict,
+)
 from omnieval.compare._notify import SendOutcome, build_block, send_notifications, verdict_message
 from omnieval.compare._paired import (
     PairedResult,
@@ -114,6 +120,7 @@ __all__ = [
     "paired_bootstrap",
     "read_history",
     "read_run",
+    "record_verdict",
     "regression_metrics",
     "regression_verdict",
     "rejudge_comparison",
@@ -125,6 +132,7 @@ __all__ = [
     "split_effects",
     "suite_of_run",
     "suite_runs",
+    "tracking_server",
     "tree_digest",
     "trend_document",
     "trend_lines",

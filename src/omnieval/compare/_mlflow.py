@@ -107,7 +107,12 @@ def log_regression_metrics(run_id: str, document: Mapping[str, Any]) -> dict[str
 
 def tracking_server() -> str | None:
     """The tracking server's URI when ``MLFLOW_TRACKING_URI`` names one (``http(s)://``), else None
-    (the embedded store: runs of other machines cannot be there)."""
+    (the embedded store: runs of other machines cannot be there). None also while a run folder is
+    written without the server (``omnieval.tracking.pending.offline``)."""
+    from omnieval.tracking.pending import is_offline
+
+    if is_offline():
+        return None
     uri = os.environ.get("MLFLOW_TRACKING_URI", "")
     return uri if uri.startswith(("http://", "https://")) else None
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -172,6 +173,22 @@ def nightly_regression(
 
     nightly_trend(config, folder, run_id=run_id, document=document)
     write_json_atomic(folder / REGRESSION_FILE, document)
+    from omnieval.tracking.pending import is_offline
+
+    if not is_offline():  # a kept run gets its tags when `omnieval track` uploads it
+        record_verdict(run_id, document, folder, baseline)
+    note(
+        f"[track] regression verdict {document['verdict']}"
+        + (f" vs {baseline.name}" if baseline else " (first run)")
+    )
+    return document
+
+
+def record_verdict(run_id: str, document: Mapping[str, Any], folder: Path, baseline: Path | None) -> None:
+    """Tag the MLflow parent run with the verdict and its run folder and log the regression metrics;
+    a failure is noted, never raised (the verdict is in ``regression.json`` either way)."""
+    from omnieval.progress import note
+
     try:
         from omnieval.compare._mlflow import (
             REGRESSION_TAG,
@@ -181,17 +198,12 @@ def nightly_regression(
         )
 
         tags = {REGRESSION_TAG: document["verdict"], RUN_FOLDER_TAG: str(folder.resolve())}
-        if baseline is not None:
+        if baseline is not None and isinstance(document.get("baseline"), Mapping):
             tags["omnieval.regression.baseline"] = document["baseline"]["run_id"]
         set_run_tags(run_id, tags)
         log_regression_metrics(run_id, document)  # regression.<system>.<component>.mde
     except Exception as exc:  # the verdict is in regression.json either way
         note(f"[track] could not record the regression verdict on MLflow run {run_id}: {exc}")
-    note(
-        f"[track] regression verdict {document['verdict']}"
-        + (f" vs {baseline.name}" if baseline else " (first run)")
-    )
-    return document
 
 
 def read_baseline_id(folder: Path) -> str:

@@ -262,6 +262,10 @@ class TrendReport:
 
 
 def _store_ready() -> bool:
+    from omnieval.tracking.pending import is_offline
+
+    if is_offline():  # the run folder is written without the server: no history to read
+        return False
     # Reading the history must not create an empty local store (tracking_uri() would).
     if os.environ.get("MLFLOW_TRACKING_URI"):
         return True

@@ -26,7 +26,7 @@ def _transient(_task: Any, _run: Any, state: Any) -> bool:
         error = state.result(raise_on_failure=False)
     except Exception:  # an unreadable result is not evidence of a permanent failure
         return True
-    return not (isinstance(error, OmnievalError) and error.exit_code == 2)
+    return not (isinstance(error, OmnievalError) and (error.exit_code == 2 or error.final))
 
 
 def _begin(message: str) -> None:

@@ -9,12 +9,14 @@ import contextlib
 import json
 import os
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from omnieval.config import SuiteConfig
+from omnieval.lineage import Deviation
 from omnieval.progress import note
 from omnieval.stages._common import StatePaths, code_digest, read_json, state_paths, write_json
 from omnieval.stages._deviations import run_deviations
@@ -246,29 +248,50 @@ def run(
         folder_holder["folder"] = folder
         return folder
 
-    ids = log_suite_run(
-        experiment=config.experiment,
-        suite=config.suite,
-        config=resolved,
-        tags=tags,
-        dataset_frame=dataset_frame,
-        dataset_name=config.dataset_name,
-        dataset_source=str(config.dataset_path.resolve()),
-        dataset_digest=dataset_digest,
-        system_metrics={sid: system_metrics.get(sid, {}) for sid in config.systems},
-        system_params={sid: system_params(c) for sid, c in config.systems.items()},
-        artifacts=[],
-        run_folder_for=build_run_folder,
-        analyses_dir=report / "analyses",
-        started_at=started_at or recorded_start(paths),
-        panels=config.panels,
-        headline_patterns=bench.headline_metric_patterns,
-        component_patterns=headline_component_patterns(bench.name, bench.headline_components),
-        git_dirty=bool(lineage["code"]["git_dirty"]),
-        usage=usage,
-        open_marker=paths.root / OPEN_RUNS_FILE,
-        deviations=deviations,
-    )
+    # What the MLflow runs hold, in plain data: kept in the run folder when the server is unreachable.
+    plain: dict[str, Any] = {
+        "config": resolved,
+        "tags": tags,
+        "dataset_name": config.dataset_name,
+        "dataset_source": str(config.dataset_path.resolve()),
+        "dataset_digest": dataset_digest,
+        "system_metrics": {sid: system_metrics.get(sid, {}) for sid in config.systems},
+        "system_params": {sid: system_params(c) for sid, c in config.systems.items()},
+        "panels": list(config.panels),
+        "headline_patterns": list(bench.headline_metric_patterns),
+        "component_patterns": list(headline_component_patterns(bench.name, bench.headline_components)),
+        "git_dirty": bool(lineage["code"]["git_dirty"]),
+        "usage": usage,
+    }
+    start = started_at or recorded_start(paths) or datetime.now(UTC)
+    try:
+        ids = log_suite_run(
+            experiment=config.experiment,
+            suite=config.suite,
+            dataset_frame=dataset_frame,
+            artifacts=[],
+            run_folder_for=build_run_folder,
+            analyses_dir=report / "analyses",
+            started_at=start,
+            open_marker=paths.root / OPEN_RUNS_FILE,
+            deviations=deviations,
+            **plain,
+        )
+    except Exception as exc:
+        from omnieval.tracking.pending import unreachable
+
+        if not unreachable(exc):
+            raise
+        _keep_for_upload(
+            config,
+            exc,
+            folder_holder.get("folder"),
+            build_run_folder,
+            plain,
+            dataset_frame,
+            start,
+            deviations,
+        )
     folder = folder_holder["folder"]
     from omnieval.tracking.gates_log import log_gate_results
 
@@ -284,7 +307,9 @@ def run(
     )
     write_json(paths.tracking, {"run_id": ids.parent, "run_folder": str(folder), "systems": ids.systems})
     if (folder / "judgments.parquet").is_file():
-        _log_verdict_traces(config, folder / "judgments.parquet", ids.parent, ids.systems)
+        _log_verdict_traces(
+            config.experiment, bench, config.suite, folder / "judgments.parquet", ids.parent, ids.systems
+        )
     # -- regression notifications (omnieval.compare, docs/nightly.md) --
     if notify:
         from omnieval.compare import notify_regression
@@ -344,7 +369,9 @@ def prompt_texts(bench: Any) -> dict[str, str]:
     return out
 
 
-def _log_verdict_traces(config: SuiteConfig, judgments: Path, parent: str, systems: dict[str, str]) -> None:
+def _log_verdict_traces(
+    experiment: str, bench: Any, suite: str, judgments: Path, parent: str, systems: dict[str, str]
+) -> None:
     """Each judge verdict of the run as an MLflow trace in its system's child run, with a feedback
     per criterion (``omnieval.tracking.judgment_traces``); a store that refuses traces is named and
     skipped."""
@@ -356,10 +383,10 @@ def _log_verdict_traces(config: SuiteConfig, judgments: Path, parent: str, syste
     frame = pd.read_parquet(judgments)
     result = log_judgment_traces(
         frame,
-        experiment_id=configure_mlflow(config.experiment),
+        experiment_id=configure_mlflow(experiment),
         system_runs=systems,
-        prompts=prompt_texts(config.bench),
-        suite=config.suite,
+        prompts=prompt_texts(bench),
+        suite=suite,
     )
     if result.note:
         note(
@@ -400,8 +427,11 @@ def _sweep_interrupted(suite_runs: Path, open_marker: Path | None = None) -> Non
             note(f"[track] MLflow run {run_id} of an interrupted run marked KILLED")
     if not suite_runs.is_dir():
         return
+    from omnieval.tracking.pending import PENDING_FILE
+
     for folder in sorted(suite_runs.iterdir()):
-        if not folder.is_dir() or (folder / "mlflow.json").is_file():
+        # A folder kept for `omnieval track` is complete: only its upload is pending.
+        if not folder.is_dir() or (folder / "mlflow.json").is_file() or (folder / PENDING_FILE).is_file():
             continue
         try:
             from mlflow.tracking import MlflowClient
@@ -422,3 +452,172 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def _keep_for_upload(
+    config: SuiteConfig,
+    error: Exception,
+    built: Path | None,
+    build_run_folder: Callable[[str, dict[str, str]], Path],
+    plain: dict[str, Any],
+    dataset_frame: Any,
+    started_at: datetime,
+    deviations: list[Deviation],
+) -> NoReturn:
+    """The tracking server did not answer: finish the run folder without it (under a local id
+    unless the server had already numbered the run), record what its MLflow runs would hold, and
+    fail naming the folder and the command that uploads it."""
+    from omnieval.compare import tracking_server
+    from omnieval.security import redact
+    from omnieval.tracking.pending import (
+        PendingUpload,
+        TrackingUnreachable,
+        local_run_id,
+        offline,
+        write_pending,
+    )
+
+    reason = _short_reason(error)
+    partial = built.name if built is not None else None
+    with offline():
+        folder = built if built is not None else build_run_folder(local_run_id(), {})
+    pending = PendingUpload(
+        experiment=config.experiment,
+        suite=config.suite,
+        tracking_uri=redact(tracking_server() or os.environ.get("MLFLOW_TRACKING_URI", "")),
+        reason=redact(reason),
+        started_at=started_at.isoformat(),
+        partial_run_id=partial,
+        arguments={**plain, "deviations": [d.as_dict() for d in deviations]},
+    )
+    write_pending(folder, pending, dataset_frame)
+    verdict = (
+        read_json(folder / "regression.json").get("verdict")
+        if (folder / "regression.json").is_file()
+        else None
+    )
+    raise TrackingUnreachable(
+        f"the tracking server {pending.tracking_uri or '(MLFLOW_TRACKING_URI)'} could not be reached"
+        f" after MLflow's retries ({pending.reason}). The run itself is complete"
+        + (f" (regression verdict {verdict})" if verdict else "")
+        + f" and kept in {folder}; once the server answers, upload it with: omnieval track {folder}"
+    )
+
+
+def _short_reason(error: BaseException) -> str:
+    """``Connection refused`` rather than MLflow's whole retry story (which names the URL again).
+
+    >>> _short_reason(Exception("API request to http://h:1/x failed with exception ... [Errno 111] Connection refused'))"))
+    'Connection refused'
+    >>> _short_reason(TimeoutError("timed out"))
+    'timed out'
+    """
+    import re
+
+    text = str(error).strip()
+    found = re.search(r"\[Errno -?\d+\] ([^'\")\]]+)", text)
+    if found:
+        return found.group(1).strip()
+    return (text.splitlines() or [type(error).__name__])[0][:300]
+
+
+def upload_pending(folder: Path) -> TrackOutcome:
+    """Log a run folder kept while the tracking server was unreachable (``omnieval track RUN``).
+
+    The MLflow runs get what the run would have logged (parent, system and analysis runs, metrics,
+    dataset inputs, artifacts, the verdict tags, gate results, judge checks and verdict traces); the
+    folder moves to ``<runs dir>/<suite>/<new run id>`` (``lineage.json`` keeps the local id as
+    ``local_run_id``), gets ``mlflow.json`` and loses the pending files. A parent run the server had
+    created before it went away is named by the tag ``omnieval.replaces_run``.
+
+    Raises:
+        DataError: ``folder`` is not a kept run (``omnieval.tracking.pending.read_pending``).
+        TrackingUnreachable: the server still does not answer; nothing is moved or deleted.
+    """
+    import pandas as pd
+
+    from omnieval.benchmarks import get_benchmark
+    from omnieval.compare import record_verdict
+    from omnieval.lineage import Deviation
+    from omnieval.tracking import log_suite_run
+    from omnieval.tracking.pending import (
+        PENDING_DATASET_FILE,
+        PENDING_FILES,
+        TrackingUnreachable,
+        read_pending,
+        unreachable,
+    )
+
+    folder = folder.resolve()
+    pending = read_pending(folder)
+    plain = dict(pending.arguments)
+    deviations = [Deviation(**entry) for entry in plain.pop("deviations", [])]
+    tags = dict(plain.pop("tags", {}))
+    if pending.partial_run_id:
+        tags["omnieval.replaces_run"] = pending.partial_run_id
+    holder: dict[str, Path] = {}
+
+    def moved(run_id: str, _analysis_runs: dict[str, str]) -> Path:
+        target = folder.parent / run_id
+        if target.exists():
+            shutil.rmtree(target)
+        for path in folder.rglob("*"):
+            if path.is_file() and path.relative_to(folder).as_posix() not in PENDING_FILES:
+                dest = target / path.relative_to(folder)
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(path, dest)
+        lineage = read_json(target / "lineage.json")
+        write_json(target / "lineage.json", {**lineage, "run_id": run_id, "local_run_id": folder.name})
+        holder["folder"] = target
+        return target
+
+    try:
+        ids = log_suite_run(
+            experiment=pending.experiment,
+            suite=pending.suite,
+            dataset_frame=pd.read_parquet(folder / PENDING_DATASET_FILE),
+            artifacts=[],
+            run_folder_for=moved,
+            analyses_dir=folder / "analyses",
+            started_at=datetime.fromisoformat(pending.started_at),
+            deviations=deviations,
+            tags=tags,
+            **plain,
+        )
+    except Exception as exc:
+        if "folder" in holder:
+            shutil.rmtree(holder["folder"], ignore_errors=True)
+        if unreachable(exc):
+            raise TrackingUnreachable(
+                f"the tracking server still cannot be reached ({_short_reason(exc)});"
+                f" {folder} is unchanged: try again later"
+            ) from None
+        raise
+    target = holder["folder"]
+    regression = target / "regression.json"
+    if regression.is_file():
+        document = read_json(regression)
+        baseline = document.get("baseline")
+        record_verdict(
+            ids.parent, document, target, Path(baseline["folder"]) if isinstance(baseline, dict) else None
+        )
+    from omnieval.tracking.gates_log import log_gate_results
+
+    log_gate_results(ids.parent, target / "gates")
+    health = target / "health.json"
+    if health.is_file() and isinstance(read_json(health).get("meta_eval"), dict):
+        from omnieval.judges import meta_eval_metrics
+        from omnieval.tracking.judge_checks import log_judge_checks
+
+        log_judge_checks(ids.parent, *meta_eval_metrics(read_json(health)))
+    write_json(
+        target / "mlflow.json", {"parent": ids.parent, "systems": ids.systems, "analyses": ids.analyses}
+    )
+    if (target / "judgments.parquet").is_file():
+        bench = get_benchmark(str(tags.get("omnieval.benchmark", "")))
+        _log_verdict_traces(
+            pending.experiment, bench, pending.suite, target / "judgments.parquet", ids.parent, ids.systems
+        )
+    shutil.rmtree(folder)
+    note(f"[track] uploaded {folder.name} as MLflow run {ids.parent}; run folder {target}")
+    return TrackOutcome(ids.parent, target, ids.systems)

@@ -527,10 +527,15 @@ def log_suite_run(
         for figure in sorted(folder.glob("report_*.png")):
             client.log_artifact(parent_id, str(figure))
         client.log_artifacts(parent_id, str(folder), artifact_path="run")
-    except Exception:
-        for run_id in reversed(run_ids):
-            client.set_terminated(run_id, status="FAILED")
-        clear_open(open_marker)
+    except Exception as exc:
+        from omnieval.tracking.pending import unreachable
+
+        # With the server gone, ending the runs would wait out the same retries; the open marker
+        # stays, so the next run (or serve's shutdown) ends them once the server answers.
+        if not unreachable(exc):
+            for run_id in reversed(run_ids):
+                client.set_terminated(run_id, status="FAILED")
+            clear_open(open_marker)
         raise
     except BaseException as stop:  # Ctrl-C, SIGTERM (omnieval.cli.Terminated, Prefect's TerminationSignal)
         try:

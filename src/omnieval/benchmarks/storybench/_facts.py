@@ -40,6 +40,7 @@ import itertools
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple, TypeVar
 
@@ -833,22 +834,17 @@ class ImageDescriber:
     def __init__(self, config: Any, embedding_cache: Path | None = None) -> None:
         self.config = config
         self.embedding_cache = embedding_cache
-        self._version: str | None = None
 
-    @property
+    @cached_property
     def version(self) -> str:
-        if self._version is None:
-            from omnieval.backends.embeddings import clip_available
-            from omnieval.metrics import IMAGE_SIMILARITY
+        from omnieval.backends.embeddings import clip_available
+        from omnieval.metrics import IMAGE_SIMILARITY
 
-            backbone = str(self.config.image_backbone)
-            if backbone == "auto":
-                clip = clip_available(self.config.clip_source)
-                backbone = f"clip-vit-b-32:{self.config.clip_source}" if clip else "efficientnet-lite0"
-            self._version = (
-                f"{IMAGE_FACTS_VERSION}:{IMAGE_SIMILARITY.name}/{IMAGE_SIMILARITY.version}:{backbone}"
-            )
-        return self._version
+        backbone = str(self.config.image_backbone)
+        if backbone == "auto":
+            clip = clip_available(self.config.clip_source)
+            backbone = f"clip-vit-b-32:{self.config.clip_source}" if clip else "efficientnet-lite0"
+        return f"{IMAGE_FACTS_VERSION}:{IMAGE_SIMILARITY.name}/{IMAGE_SIMILARITY.version}:{backbone}"
 
     def __call__(self, candidate: Path, current: Path | None, reference: Path | None) -> Mapping[str, object]:
         from omnieval.metrics import ImageSimilarity, MetricCache

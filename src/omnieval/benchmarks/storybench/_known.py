@@ -205,14 +205,12 @@ class StorybenchKnownSet:
         from omnieval.judges import load_panel
 
         config = load_panel(panel)
-        out: dict[str, str | None] = {}
-        for track in self.manifest.tracks():
-            cfg = config.tracks.get(track)
-            if cfg is None:
-                out[track] = f"panel {config.name} has no {track} track"
-            else:
-                out[track] = cfg.unavailable or None
-        return out
+        return {
+            track: config.tracks[track].unavailable or None
+            if track in config.tracks
+            else f"panel {config.name} has no {track} track"
+            for track in self.manifest.tracks()
+        }
 
     def identity(self, panel: str) -> dict[str, Any]:
         found = panel_identity(panel, self.manifest.tracks())

@@ -39,10 +39,12 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, TypeVar
 
+from omnieval.benchmarks.storybench._tracks import TRACKS
 from omnieval.judges import LINE_FIT_KEY
 
 if TYPE_CHECKING:
@@ -53,6 +55,10 @@ TEXT_FACTS_VERSION: Final = "storybench-cpu-facts/6"
 SPEECH_FACTS_VERSION: Final = "storybench-cpu-facts/7"
 """Changes with any change of what the speech facts say (part of the cpu speech prompt's version).
 Version 7 added the forced line fit; the text facts stayed at 6, so their cached answers stay valid."""
+
+_T = TypeVar("_T")
+_Band = tuple[tuple[int, int], str]
+"""A suggested score range and the finding that goes with it."""
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’]*")
 _CAPITALISED = re.compile(r"\b[A-Z][a-z]+")
@@ -212,10 +218,6 @@ def share_text(found: int, total: int) -> str:
     return f"{found} of {total} ({round(100 * found / total) if total else 0} %)"
 
 
-def _pairs(tokens: list[str]) -> list[tuple[str, str]]:
-    return list(itertools.pairwise(tokens))
-
-
 def pair_share(reference: str, candidate: str) -> tuple[int, int]:
     """How many of the reference's distinct consecutive word pairs occur in the candidate, of how many.
 
@@ -226,8 +228,8 @@ def pair_share(reference: str, candidate: str) -> tuple[int, int]:
         >>> pair_share("the fox ran home", "home ran the fox")
         (1, 3)
     """
-    ref = set(_pairs(words(reference)))
-    cand = set(_pairs(words(candidate)))
+    ref = set(itertools.pairwise(words(reference)))
+    cand = set(itertools.pairwise(words(candidate)))
     return len(ref & cand), len(ref)
 
 
@@ -314,20 +316,20 @@ def _listing(items: list[str]) -> str:
     return ", ".join(items) if items else "none"
 
 
-def _band(share: float) -> str:
-    """A word for how much of the reference a share in [0, 1] keeps: all, most, some, few or none."""
-    if share >= 0.8:
-        return "all or nearly all"
-    if share >= 0.5:
-        return "most"
-    if share >= 0.25:
-        return "some"
-    return "few" if share > 0 else "none"
+def _grade(value: float, bands: Sequence[tuple[float, _T]], below: _T) -> _T:
+    """The entry of the first of ``bands`` (``(threshold, entry)``, thresholds falling) whose
+    threshold ``value`` reaches, else ``below``: the facts' score bands as data.
+
+    Example:
+        >>> _grade(0.6, ((0.8, "all"), (0.5, "most")), "few")
+        'most'
+    """
+    return next((entry for threshold, entry in bands if value >= threshold), below)
 
 
 class Finding(NamedTuple):
     """One criterion's measured fact: what the counts mean in words, the score range they suggest,
-    and the counts themselves (a facts line, :func:`_line`)."""
+    and the counts themselves (a facts line, :meth:`line`)."""
 
     criterion: str
     span: tuple[int, int]
@@ -335,8 +337,13 @@ class Finding(NamedTuple):
     counts: str
 
     def line(self) -> str:
-        """The facts line: ``criterion: finding (suggested score a to b); counts: ...``."""
-        return _line(self.criterion, self.span, self.finding, self.counts)
+        """The facts line: ``criterion: finding (suggested score a to b); counts: ...``.
+
+        The finding comes first and in words: the 1.5B judge copies the start of a line into its
+        rationale and scores what that sentence says; copied counts alone ("11 of 11 (100 %)") it
+        read as good news, and a range at the end of the line was cut off before the score.
+        """
+        return f"{self.criterion}: {self.finding} (suggested score {self.span[0]} to {self.span[1]}); counts: {self.counts}"
 
 
 def _lines(findings: Iterable[Finding]) -> str:
@@ -408,25 +415,28 @@ def text_findings(inputs: JudgeInputs) -> list[Finding]:
     asked_cand = sum(w in cand_set for w in requested)
     asked_ref = sum(w in ref_set for w in requested)
     ratio = asked_cand / asked_ref if asked_ref else (1.0 if asked_cand or not requested else 0.0)
-    conditions, conditions_says = (
-        ((8, 10), "it covers the requested content as fully as the reference")
-        if ratio >= 0.8
-        else ((5, 7), "it covers part of the requested content")
-        if ratio >= 0.4
-        else ((1, 4), "it misses most of the requested content")
+    conditions, conditions_says = _grade(
+        ratio,
+        (
+            (0.8, ((8, 10), "it covers the requested content as fully as the reference")),
+            (0.4, ((5, 7), "it covers part of the requested content")),
+        ),
+        ((1, 4), "it misses most of the requested content"),
     )
-    semantic = (9, 10) if kept >= 0.8 else (6, 8) if kept >= 0.5 else (3, 5) if kept >= 0.25 else (1, 2)
-    lines = [
-        Finding(
-            "alignment_with_metadata",
+    semantic, semantic_share = _grade(
+        kept,
+        ((0.8, ((9, 10), "all or nearly all")), (0.5, ((6, 8), "most")), (0.25, ((3, 5), "some"))),
+        ((1, 2), "few" if kept > 0 else "none"),
+    )
+    findings = (
+        (
             align,
             align_says,
             f"book characters named: {_listing(ref_names)} in the reference, {_listing(cand_names)} in the "
             "candidate; capitalised words in the candidate that the book, its page and the reference never "
             f"use: {_listing(foreign)}",
         ),
-        Finding(
-            "natural_flow_from_current_narration",
+        (
             flow,
             flow_says,
             "content words of the candidate already on the current page: "
@@ -434,8 +444,7 @@ def text_findings(inputs: JudgeInputs) -> list[Finding]:
             + "; word pairs of the reference kept in the same order: "
             + share_text(pairs_found, pairs_total),
         ),
-        Finding(
-            "satisfaction_of_generation_conditions",
+        (
             conditions,
             conditions_says,
             "content words of the requested next-page content: "
@@ -444,28 +453,16 @@ def text_findings(inputs: JudgeInputs) -> list[Finding]:
             + share_text(asked_ref, len(requested))
             + " in the reference",
         ),
-        Finding(
-            "semantic_consistency_with_ground_truth",
+        (
             semantic,
-            f"it keeps {_band(kept)} of the reference's events",
+            f"it keeps {semantic_share} of the reference's events",
             "content words of the reference also in the candidate: "
             + share_text(ref_found, len(ref_words))
             + "; word pairs of the reference in the same order: "
             + share_text(pairs_found, pairs_total),
         ),
-    ]
-    return lines
-
-
-def _line(criterion: str, span: tuple[int, int], finding: str, counts: str) -> str:
-    """One facts line: the criterion, what the counts mean in words, the score range they suggest,
-    then the counts.
-
-    The finding comes first and in words: the 1.5B judge copies the start of a line into its
-    rationale and scores what that sentence says; copied counts alone ("11 of 11 (100 %)") it read
-    as good news, and a range at the end of the line was cut off before the score.
-    """
-    return f"{criterion}: {finding} (suggested score {span[0]} to {span[1]}); counts: {counts}"
+    )
+    return [Finding(c, *f) for c, f in zip(TRACKS["text"].criteria, findings, strict=True)]
 
 
 _DELIVERY: Final = ("speed", "pitch", "gender", "emotion")
@@ -544,14 +541,14 @@ def speech_findings(inputs: JudgeInputs) -> list[Finding]:
     said = share_text(found, len(line_words))
     fit_value = analysis.get(LINE_FIT_KEY)
     fit = float(fit_value) if isinstance(fit_value, int | float) else None
-    word_level = 2 if share >= 0.6 else 1 if share >= 0.25 else 0
+    word_level = _grade(share, ((0.6, 2), (0.25, 1)), 0)
     if fit is None:
         line_level = word_level
     else:
         # The forced reading decides: tiny.en mishears the right line in a pitch-shifted voice, yet
         # finds it far likelier than any other line (docs/judges.md); a transcript holding most of
         # the line's words still counts.
-        fit_level = 2 if fit >= _FIT_SAYS else 1 if fit >= _FIT_PARTLY else 0
+        fit_level = _grade(fit, ((_FIT_SAYS, 2), (_FIT_PARTLY, 1)), 0)
         line_level = max(fit_level, 2 if word_level == 2 else 0)
     fit_counts = "" if fit is None else f"; fit of the requested line to the audio: {_fit_text(fit)}"
     # Measured delivery weighs as much as the words: it is measured, not heard through the ASR.
@@ -566,8 +563,14 @@ def speech_findings(inputs: JudgeInputs) -> list[Finding]:
         bool(_names_in(transcript, characters)) or len(set(content_words(transcript)) & story_words) >= 2
     )
     other_story = line_level == 0 and not on_topic and bool(heard)
-    conditions = (
-        (8, 10) if points >= 3.5 else (6, 8) if points >= 2.5 else (4, 6) if points >= 1.5 else (1, 3)
+    conditions, conditions_says = _grade(
+        points,
+        (
+            (3.5, ((8, 10), "it gives the requested line, spoken as requested")),
+            (2.5, ((6, 8), "it gives mostly the requested line and delivery")),
+            (1.5, ((4, 6), "it gives only partly the requested line and delivery")),
+        ),
+        ((1, 3), "it gives neither the requested line nor its delivery"),
     )
     # Another story's line is not consistent with this character's line whatever the voice: a fully
     # matching delivery earns 2 to 4, a partly matching one nothing, so delivery cannot make up for
@@ -580,71 +583,48 @@ def speech_findings(inputs: JudgeInputs) -> list[Finding]:
         persona_band
     ]
     said_words = (
-        "it says the requested line"
-        if line_level == 2
-        else "it says part of the requested line, or says it unclearly"
-        if line_level == 1
-        else "it says another line, about this book's story"
+        "it says another line, about this book's story"
         if on_topic
-        else "it says a line from another story, not the requested line"
-    )
+        else "it says a line from another story, not the requested line",
+        "it says part of the requested line, or says it unclearly",
+        "it says the requested line",
+    )[line_level]
     silent = not heard and line_level == 0
     if silent:
         said_words = "nothing intelligible was recognised"
-    natural_says = said_words
     fits = ((4, 6) if on_topic else (2, 4), (4, 6), (8, 10))[line_level]
     natural = (1, 2) if silent else ((5, 7) if on_topic else (2, 4), (5, 7), (8, 10))[line_level]
-    conditions_says = (
-        "it gives the requested line, spoken as requested"
-        if points >= 3.5
-        else "it gives mostly the requested line and delivery"
-        if points >= 2.5
-        else "it gives only partly the requested line and delivery"
-        if points >= 1.5
-        else "it gives neither the requested line nor its delivery"
-    )
     persona_says = (
-        "the line and every measured attribute match the request"
-        if delivery == 1 and line_level == 2
-        else "every measured attribute matches the request, but the line is not fully said"
-        if delivery == 1
-        else "no delivery attribute could be measured"
-        if not measured
-        else "some measured attributes match the request"
-        if delivery >= 0.5
-        else "the measured attributes do not match the request"
-    )
+        "the line and every measured attribute match the request",
+        "every measured attribute matches the request, but the line is not fully said",
+        "some measured attributes match the request",
+        "the measured attributes do not match the request",
+    )[persona_band]
+    if not measured:  # band 2: an unmeasured delivery counts as half matching
+        persona_says = "no delivery attribute could be measured"
     if other_story:
         persona_says = f"the line is from another story, and {persona_says}"
-    lines = [
-        Finding(
-            "alignment_with_metadata",
+    findings = (
+        (
             fits,
             said_words,
             f"words of the requested line heard in the transcript: {said}{fit_counts}",
         ),
-        Finding(
-            "naturalness_and_conversational_relevance",
+        (
             natural,
-            natural_says,
+            said_words,
             f"words recognised: {len(heard)}; words of the requested line heard: {said}; word pairs of the "
             f"line heard in the same order: {share_text(pairs_found, pairs_total)}{fit_counts}",
         ),
-        Finding(
-            "satisfaction_of_generation_conditions",
+        (
             conditions,
             conditions_says,
             f"words of the requested line heard: {said}{fit_counts}; measured delivery attributes that "
             f"match the request: {matched} of {measured}",
         ),
-        Finding(
-            "semantic_consistency_and_persona_match_with_ground_truth",
-            persona,
-            persona_says,
-            "; ".join(parts) + f"; words of the line heard: {said}",
-        ),
-    ]
-    return lines
+        (persona, persona_says, "; ".join(parts) + f"; words of the line heard: {said}"),
+    )
+    return [Finding(c, *f) for c, f in zip(TRACKS["speech"].criteria, findings, strict=True)]
 
 
 # -- the image cascade -----------------------------------------------------------------------------
@@ -731,19 +711,14 @@ def image_findings(inputs: JudgeInputs) -> list[Finding]:
     to_cur = _number(analysis, "similarity_to_current")
     ref_cur = _number(analysis, "reference_similarity_to_current")
     counts = "; ".join(
-        [
-            f"similarity to the reference next-scene image: {'not measured' if to_ref is None else f'{to_ref:.2f}'}",
-            f"to the current scene image: {'not measured' if to_cur is None else f'{to_cur:.2f}'}",
-            "the reference's own similarity to the current scene image: "
-            + ("not measured" if ref_cur is None else f"{ref_cur:.2f}"),
-        ]
+        f"{name}: {'not measured' if value is None else f'{value:.2f}'}"
+        for name, value in (
+            ("similarity to the reference next-scene image", to_ref),
+            ("to the current scene image", to_cur),
+            ("the reference's own similarity to the current scene image", ref_cur),
+        )
     )
-    criteria = (
-        "alignment_with_metadata",
-        "visual_narrative_continuity_from_current_scene",
-        "satisfaction_of_generation_conditions",
-        "semantic_consistency_with_ground_truth",
-    )
+    criteria = TRACKS["image"].criteria
     if kind in ("blank", "noise") or to_ref is None:
         says = (
             "the image is blank, one flat colour with no scene"
@@ -758,42 +733,42 @@ def image_findings(inputs: JudgeInputs) -> list[Finding]:
     same_as_current = cur >= SAME_PICTURE and to_ref < SAME_PICTURE
     level = sum(to_ref >= t for t in _REF_LEVELS)  # 0 (unlike) .. 3 (the reference scene itself)
     look = max(to_ref, cur)
-    align, align_says = (
-        ((8, 10), "it looks like this book's pictures")
-        if look >= _BOOK_LOOK[0]
-        else ((5, 7), "it looks partly like this book's pictures")
-        if look >= _BOOK_LOOK[1]
-        else ((2, 4), "it looks like another book's pictures, not this one's")
+    align = _grade(
+        look,
+        (
+            (_BOOK_LOOK[0], ((8, 10), "it looks like this book's pictures")),
+            (_BOOK_LOOK[1], ((5, 7), "it looks partly like this book's pictures")),
+        ),
+        ((2, 4), "it looks like another book's pictures, not this one's"),
     )
     follows = cur >= _CONTINUES or (ref_cur is not None and cur >= ref_cur - 0.02 and level >= 2)
+    flow: _Band
+    cond: _Band
     if same_as_current:
-        flow, flow_says = (2, 4), "it repeats the current scene unchanged instead of moving on"
-    elif follows:
-        flow, flow_says = (8, 10), "it follows on from the current scene in the same look"
-    elif cur >= 0.5 and look >= _BOOK_LOOK[1]:
-        flow, flow_says = (4, 6), "it follows the current scene only loosely"
+        flow = (2, 4), "it repeats the current scene unchanged instead of moving on"
+        cond = (2, 4), "it shows the current scene again, not the requested next one"
     else:
-        flow, flow_says = (1, 3), "it does not follow from the current scene"
-    if same_as_current:
-        cond, cond_says = (2, 4), "it shows the current scene again, not the requested next one"
-    else:
-        cond, cond_says = (
+        if follows:
+            flow = (8, 10), "it follows on from the current scene in the same look"
+        elif cur >= 0.5 and look >= _BOOK_LOOK[1]:
+            flow = (4, 6), "it follows the current scene only loosely"
+        else:
+            flow = (1, 3), "it does not follow from the current scene"
+        cond = (
             ((1, 3), "it does not show what the reference next scene shows"),
             ((3, 5), "it shows only part of what the reference next scene shows"),
             ((6, 8), "it shows much of what the reference next scene shows"),
             ((8, 10), "it shows the requested next scene, as the reference does"),
         )[level]
-    semantic, semantic_says = (
+    semantic = (
         ((1, 2), "it is unlike the reference next scene"),
         ((3, 5), "it is only partly like the reference next scene"),
         ((6, 8), "it is close to the reference next scene"),
         ((9, 10), "it depicts the reference next scene"),
     )[level]
     return [
-        Finding(criteria[0], align, align_says, counts),
-        Finding(criteria[1], flow, flow_says, counts),
-        Finding(criteria[2], cond, cond_says, counts),
-        Finding(criteria[3], semantic, semantic_says, counts),
+        Finding(criterion, span, says, counts)
+        for criterion, (span, says) in zip(criteria, (align, flow, cond, semantic), strict=True)
     ]
 
 
@@ -814,21 +789,13 @@ def image_facts(inputs: JudgeInputs) -> str:
     return _lines(image_findings(inputs))
 
 
-INTEGRATED_CRITERIA: Final = (
-    "alignment_with_metadata",
-    "natural_multimodal_continuity_from_current_page",
-    "satisfaction_of_generation_conditions",
-    "multimodal_semantic_consistency_with_ground_truth",
-)
-
-
 def integrated_findings(inputs: JudgeInputs) -> list[Finding]:
     """The integrated track's facts: per criterion, the narration's, the image's and the spoken
     line's findings on the matching criterion of their own tracks (the four tracks' criteria
     correspond in order), and the mean of their suggested ranges, rounded."""
     parts = (text_findings(inputs), image_findings(inputs), speech_findings(inputs))
     out: list[Finding] = []
-    for i, criterion in enumerate(INTEGRATED_CRITERIA):
+    for i, criterion in enumerate(TRACKS["integrated"].criteria):
         found = [p[i] for p in parts]
         lo = round(sum(f.span[0] for f in found) / 3)
         hi = max(lo, round(sum(f.span[1] for f in found) / 3))
@@ -867,22 +834,17 @@ class ImageDescriber:
     def __init__(self, config: Any, embedding_cache: Path | None = None) -> None:
         self.config = config
         self.embedding_cache = embedding_cache
-        self._version: str | None = None
 
-    @property
+    @cached_property
     def version(self) -> str:
-        if self._version is None:
-            from omnieval.backends.embeddings import clip_available
-            from omnieval.metrics import IMAGE_SIMILARITY
+        from omnieval.backends.embeddings import clip_available
+        from omnieval.metrics import IMAGE_SIMILARITY
 
-            backbone = str(self.config.image_backbone)
-            if backbone == "auto":
-                clip = clip_available(self.config.clip_source)
-                backbone = f"clip-vit-b-32:{self.config.clip_source}" if clip else "efficientnet-lite0"
-            self._version = (
-                f"{IMAGE_FACTS_VERSION}:{IMAGE_SIMILARITY.name}/{IMAGE_SIMILARITY.version}:{backbone}"
-            )
-        return self._version
+        backbone = str(self.config.image_backbone)
+        if backbone == "auto":
+            clip = clip_available(self.config.clip_source)
+            backbone = f"clip-vit-b-32:{self.config.clip_source}" if clip else "efficientnet-lite0"
+        return f"{IMAGE_FACTS_VERSION}:{IMAGE_SIMILARITY.name}/{IMAGE_SIMILARITY.version}:{backbone}"
 
     def __call__(self, candidate: Path, current: Path | None, reference: Path | None) -> Mapping[str, object]:
         from omnieval.metrics import ImageSimilarity, MetricCache

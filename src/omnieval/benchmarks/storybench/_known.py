@@ -35,6 +35,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -204,14 +205,12 @@ class StorybenchKnownSet:
         from omnieval.judges import load_panel
 
         config = load_panel(panel)
-        out: dict[str, str | None] = {}
-        for track in self.manifest.tracks():
-            cfg = config.tracks.get(track)
-            if cfg is None:
-                out[track] = f"panel {config.name} has no {track} track"
-            else:
-                out[track] = cfg.unavailable or None
-        return out
+        return {
+            track: config.tracks[track].unavailable or None
+            if track in config.tracks
+            else f"panel {config.name} has no {track} track"
+            for track in self.manifest.tracks()
+        }
 
     def identity(self, panel: str) -> dict[str, Any]:
         found = panel_identity(panel, self.manifest.tracks())
@@ -304,7 +303,9 @@ class StorybenchKnownSet:
     # -- building one variant ---------------------------------------------------------------------
 
     def _outputs(self, tr: Transition, derive: str, params: dict[str, Any]) -> dict[Modality, Any]:
-        """The outputs a derivation changes: text as str, image/speech as (kind, args)."""
+        """The outputs a derivation changes: the text as a str; the image as the picture to copy, or
+        the writer ``(next image, out) -> None`` that derives it; the speech as ``(line, voice,
+        delivery)``."""
         if derive == "ground_truth":
             return {}
         if derive == "shuffled_words":
@@ -317,21 +318,22 @@ class StorybenchKnownSet:
                 raise DataError(f"{self.source}: other_page of {tr.id} takes a page of its own book")
             return {
                 Modality.TEXT: donor.next_text,
-                Modality.IMAGE: ("copy", donor.next_image),
-                Modality.SPEECH: ("speak", donor.target_speech.line, donor.target_speech, {}),
+                Modality.IMAGE: donor.next_image,
+                Modality.SPEECH: (donor.target_speech.line, donor.target_speech, {}),
             }
         if derive == "other_line":
             donor = self.by_id[str(params["source"])]
-            return {Modality.SPEECH: ("speak", donor.target_speech.line, tr.target_speech, {})}
+            return {Modality.SPEECH: (donor.target_speech.line, tr.target_speech, {})}
         if derive == "wrong_voice":
             delivery = {k: str(params[k]) for k in ("gender", "speed", "pitch") if k in params}
-            return {Modality.SPEECH: ("speak", tr.target_speech.line, tr.target_speech, delivery)}
+            return {Modality.SPEECH: (tr.target_speech.line, tr.target_speech, delivery)}
         if derive == "scrambled_tiles":
-            return {Modality.IMAGE: ("scramble", int(params["seed"]), int(params.get("grid", 4)))}
+            grid = int(params.get("grid", 4))
+            return {Modality.IMAGE: partial(scrambled_tiles, seed=int(params["seed"]), grid=grid)}
         if derive == "blank_image":
-            return {Modality.IMAGE: ("blank",)}
+            return {Modality.IMAGE: blank_image}
         if derive == "noise_image":
-            return {Modality.IMAGE: ("noise", int(params["seed"]))}
+            return {Modality.IMAGE: partial(noise_image, seed=int(params["seed"]))}
         raise DataError(f"{self.source}: unknown derivation {derive!r}")
 
     def _write(self, root: Path, tr: Transition, track: str, derive: str, params: dict[str, Any]) -> str:
@@ -343,22 +345,15 @@ class StorybenchKnownSet:
             spec = changed.get(modality)
             if modality is Modality.TEXT:
                 path = write_text(root, tr.index, spec if isinstance(spec, str) else tr.next_text)
+            elif modality is Modality.IMAGE and callable(spec):
+                path = output_path(root, Modality.IMAGE, tr.index)
+                spec(tr.next_image, path)
             elif modality is Modality.IMAGE:
-                if spec is not None and spec[0] == "scramble":
-                    path = output_path(root, Modality.IMAGE, tr.index)
-                    scrambled_tiles(tr.next_image, path, seed=spec[1], grid=spec[2])
-                elif spec is not None and spec[0] == "blank":
-                    path = output_path(root, Modality.IMAGE, tr.index)
-                    blank_image(tr.next_image, path)
-                elif spec is not None and spec[0] == "noise":
-                    path = output_path(root, Modality.IMAGE, tr.index)
-                    noise_image(tr.next_image, path, seed=spec[1])
-                else:
-                    path = write_image(root, tr.index, spec[1] if spec is not None else tr.next_image)
+                path = write_image(root, tr.index, spec or tr.next_image)
             else:
-                _, line, speech, delivery = spec if spec is not None else ("speak", None, None, {})
+                line, speech, delivery = spec or (tr.target_speech.line, tr.target_speech, {})
                 path = output_path(root, Modality.SPEECH, tr.index)
-                _speak(line or tr.target_speech.line, speech or tr.target_speech, path, **delivery)
+                _speak(line, speech, path, **delivery)
             digests.append(f"{modality.value}:{sha256_file(path)}")
         if len(digests) == 1:
             return digests[0].split(":", 1)[1]

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Final
 
 from pydantic import (
     ConfigDict,
@@ -62,6 +62,7 @@ from omnieval.benchmarks.storybench._schema import (
     SAMPLE_LAYOUT,
     SPEECH_LABELS,
     TEXT_FILE_OF,
+    SampleField,
     expected_id,
 )
 from omnieval.data import (
@@ -342,69 +343,61 @@ def _row_problems(
     def bad(stage: int) -> Callable[[str, str], None]:
         return lambda column, why: found.append(((stage,), column, why))
 
-    if "metadata_path" in jsons:
-        _check_metadata(row, str(row["metadata_path"]), jsons["metadata_path"], characters, bad(_METADATA))
-    if "sample_path" in jsons:
-        _check_sample(row, str(row["sample_path"]), jsons["sample_path"], characters, bad(_SAMPLE))
+    # The metadata JSON names its own column for a missing key or unreadable characters; the sample
+    # JSON names the column the key repeats.
+    for column, layout, stage in (
+        ("metadata_path", _METADATA_LAYOUT, _METADATA),
+        ("sample_path", SAMPLE_LAYOUT, _SAMPLE),
+    ):
+        if column in jsons:
+            own = column if column == "metadata_path" else ""
+            _check_copy(row, str(row[column]), jsons[column], layout, characters, bad(stage), file_column=own)
     return found
 
 
-def _check_metadata(
-    row: Mapping[str, Any],
-    label: str,
-    meta: dict[str, Any],
-    characters: dict[str, list[dict[str, Any]]],
-    bad: Callable[[str, str], None],
-) -> None:
-    """The book's metadata JSON repeats the row's book-level columns (``characters`` as
-    ``book_characters``)."""
-    for key in METADATA_KEYS:
-        column = "book_characters" if key == "characters" else key
-        if key not in meta:
-            bad("metadata_path", f"{label} lacks key {key!r}")
-            continue
-        if key == "characters":
-            theirs, why = parse_characters(meta[key])
-            if why:
-                bad("metadata_path", f"{label} key 'characters': {why}")
-            elif column in characters and theirs != characters[column]:
-                bad(column, f"{label} has different characters than the row")
-            continue
-        if column in row and not _same_text(meta[key], row[column]):
-            bad(
-                column,
-                f"{label} has {key} = {show_value(meta[key])} but the row has {show_value(row[column])}",
-            )
+_METADATA_LAYOUT: Final = tuple(
+    SampleField((key,), "book_characters" if key == "characters" else key) for key in METADATA_KEYS
+)
+"""The book's metadata JSON repeats the row's book-level columns (``characters`` as ``book_characters``)."""
 
 
-def _check_sample(
+def _check_copy(
     row: Mapping[str, Any],
     label: str,
-    sample: dict[str, Any],
+    copy: dict[str, Any],
+    layout: tuple[SampleField, ...],
     characters: dict[str, list[dict[str, Any]]],
     bad: Callable[[str, str], None],
+    *,
+    file_column: str = "",
 ) -> None:
-    """The transition's sample JSON repeats every other column at its key path (:data:`SAMPLE_LAYOUT`)."""
-    for spec in SAMPLE_LAYOUT:
-        node: Any = sample
+    """A JSON file that repeats columns of the row at the key paths of ``layout``: the transition's
+    sample JSON (:data:`SAMPLE_LAYOUT`; each problem named by its column) or, with ``file_column``,
+    the book's metadata JSON (:data:`_METADATA_LAYOUT`; a missing key or unreadable characters named
+    by the file's column, as the loader has always named them)."""
+    for spec in layout:
+        node: Any = copy
         for depth, key in enumerate(spec.json_path):
             if not isinstance(node, dict) or key not in node:
                 missing = ".".join(spec.json_path[: depth + 1])
-                bad(spec.column, f"{label} lacks {missing!r} (expected {spec.dotted})")
+                if file_column:
+                    bad(file_column, f"{label} lacks key {key!r}")
+                else:
+                    bad(spec.column, f"{label} lacks {missing!r} (expected {spec.dotted})")
                 break
             node = node[key]
         else:
-            if spec.column not in row:
+            if spec.column not in row and not (file_column and spec.column in CHARACTER_COLUMNS):
                 continue
             if spec.column in CHARACTER_COLUMNS:
                 theirs, why = parse_characters(node)
-                if why:
+                if why and file_column:
+                    bad(file_column, f"{label} key {spec.dotted!r}: {why}")
+                elif why:
                     bad(spec.column, f"{label} {spec.dotted}: {why}")
                 elif spec.column in characters and theirs != characters[spec.column]:
                     bad(spec.column, f"{label} has different {spec.dotted} than the row")
-                continue
-            same = _same_path if spec.column in PATH_COLUMNS else _same_text
-            if not same(node, row[spec.column]):
+            elif not _same(node, row[spec.column], path=spec.column in PATH_COLUMNS):
                 bad(
                     spec.column,
                     f"{label} has {spec.dotted} = {show_value(node)} but the row has "
@@ -412,15 +405,10 @@ def _check_sample(
                 )
 
 
-def _same_text(a: object, b: object) -> bool:
+def _same(a: object, b: object, *, path: bool) -> bool:
+    """Whether a copied value equals the row's: strings compared stripped (as paths when ``path``)."""
     if isinstance(a, str) and isinstance(b, str):
-        return a.strip() == b.strip()
-    return a == b
-
-
-def _same_path(a: object, b: object) -> bool:
-    if isinstance(a, str) and isinstance(b, str):
-        return PurePosixPath(a.strip()) == PurePosixPath(b.strip())
+        return PurePosixPath(a.strip()) == PurePosixPath(b.strip()) if path else a.strip() == b.strip()
     return a == b
 
 

@@ -8,7 +8,7 @@ and narration are evaluation targets only.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -60,15 +60,8 @@ class TargetSpeech:
     gender: str
 
     def as_dict(self) -> dict[str, str]:
-        """``{name, line, emotion, speed, pitch, gender}`` as in FORMATS.md section 1."""
-        return {
-            "name": self.name,
-            "line": self.line,
-            "emotion": self.emotion,
-            "speed": self.speed,
-            "pitch": self.pitch,
-            "gender": self.gender,
-        }
+        """``{name, line, emotion, speed, pitch, gender}`` as in FORMATS.md section 1 (the field order)."""
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -83,15 +76,8 @@ class BookMetadata:
     characters: tuple[Character, ...]
 
     def as_dict(self) -> dict[str, Any]:
-        """``{genre, topic, style, narrative_tense, narrative_perspective, characters}``."""
-        return {
-            "genre": self.genre,
-            "topic": self.topic,
-            "style": self.style,
-            "narrative_tense": self.narrative_tense,
-            "narrative_perspective": self.narrative_perspective,
-            "characters": [c.as_dict() for c in self.characters],
-        }
+        """``{genre, topic, style, narrative_tense, narrative_perspective, characters}`` (the field order)."""
+        return {**vars(self), "characters": [c.as_dict() for c in self.characters]}
 
 
 @dataclass(frozen=True)

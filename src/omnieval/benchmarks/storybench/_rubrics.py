@@ -59,9 +59,7 @@ facts combining the three tracks' findings."""
 _PACKAGE = __name__.rpartition(".")[0]
 
 
-def _template(
-    track: str, variant: str, version: str, *, rubric_in_user: bool, sections: tuple[Section, ...]
-) -> PromptTemplate:
+def _template(track: str, variant: str, version: str, sections: tuple[Section, ...]) -> PromptTemplate:
     """The template whose wording (rubric, opening, closing) is ``templates/judge/<track>.<variant>.j2``."""
     wording = prompt_text(_PACKAGE, f"judge/{track}.{variant}.j2")
     return PromptTemplate(
@@ -69,7 +67,8 @@ def _template(
         variant=variant,
         version=version,
         rubric=wording.rubric,
-        rubric_in_user=rubric_in_user,
+        # The speech judges take a single user turn: the rubric opens it.
+        rubric_in_user=(track, variant) == ("speech", "native"),
         opening=wording.opening,
         sections=sections,
         closing=wording.closing,
@@ -80,6 +79,9 @@ _FACTS = Section("measured_facts", "facts")
 
 _META = Section("book_metadata", "metadata")
 _COND = Section("next_page_conditions", "condition")
+_CUR_TEXT = Section("current_page_narration", "current_text")
+_REF_TEXT = Section("reference_next_narration", "reference_text")
+_CAND_TEXT = Section("candidate_next_narration", "candidate_text")
 _REF_SPEECH = Section("reference_speech_metadata", "reference_speech")
 _CUR_IMG = Section("current_scene_image", "current_image", "the current scene image")
 _REF_IMG = Section(
@@ -89,86 +91,39 @@ _CAND_IMG = Section(
     "candidate_next_scene_image", "candidate_image", "the candidate next-scene image to evaluate"
 )
 _CAND_AUDIO = Section("candidate_speech_audio", "candidate_audio", "the candidate speech audio to evaluate")
-
-_TEXT_SECTIONS = (
-    _META,
-    Section("current_page_narration", "current_text"),
-    _COND,
-    Section("reference_next_narration", "reference_text"),
-    Section("candidate_next_narration", "candidate_text"),
-)
 _ANALYSIS = Section("candidate_speech_analysis", "candidate_audio_analysis")
 _IMAGE_ANALYSIS = Section("candidate_image_analysis", "candidate_image_analysis")
+
+_TEXT_SECTIONS = (_META, _CUR_TEXT, _COND, _REF_TEXT, _CAND_TEXT)
 
 TEMPLATES: dict[tuple[str, str], PromptTemplate] = {
     (t.track, t.variant): t
     for t in (
-        _template("text", "native", PROMPT_VERSION, rubric_in_user=False, sections=_TEXT_SECTIONS),
+        _template("text", "native", PROMPT_VERSION, _TEXT_SECTIONS),
+        _template("image", "native", PROMPT_VERSION, (_META, _COND, _CUR_IMG, _REF_IMG, _CAND_IMG)),
+        _template("speech", "native", PROMPT_VERSION, (_META, _COND, _REF_SPEECH, _CAND_AUDIO)),
+        _template("speech", "cascade", PROMPT_VERSION, (_META, _COND, _REF_SPEECH, _ANALYSIS)),
+        _template("text", "cpu", CPU_TEXT_PROMPT_VERSION, (*_TEXT_SECTIONS, _FACTS)),
         _template(
-            "image",
-            "native",
-            PROMPT_VERSION,
-            rubric_in_user=False,
-            sections=(_META, _COND, _CUR_IMG, _REF_IMG, _CAND_IMG),
+            "speech", "cpu-cascade", CPU_SPEECH_PROMPT_VERSION, (_META, _COND, _REF_SPEECH, _ANALYSIS, _FACTS)
         ),
-        # The speech judges take a single user turn: the rubric opens it.
-        _template(
-            "speech",
-            "native",
-            PROMPT_VERSION,
-            rubric_in_user=True,
-            sections=(_META, _COND, _REF_SPEECH, _CAND_AUDIO),
-        ),
-        _template(
-            "speech",
-            "cascade",
-            PROMPT_VERSION,
-            rubric_in_user=False,
-            sections=(_META, _COND, _REF_SPEECH, _ANALYSIS),
-        ),
-        _template(
-            "text", "cpu", CPU_TEXT_PROMPT_VERSION, rubric_in_user=False, sections=(*_TEXT_SECTIONS, _FACTS)
-        ),
-        _template(
-            "speech",
-            "cpu-cascade",
-            CPU_SPEECH_PROMPT_VERSION,
-            rubric_in_user=False,
-            sections=(_META, _COND, _REF_SPEECH, _ANALYSIS, _FACTS),
-        ),
-        _template(
-            "image",
-            "cpu-cascade",
-            CPU_IMAGE_PROMPT_VERSION,
-            rubric_in_user=False,
-            sections=(_META, _COND, _IMAGE_ANALYSIS, _FACTS),
-        ),
+        _template("image", "cpu-cascade", CPU_IMAGE_PROMPT_VERSION, (_META, _COND, _IMAGE_ANALYSIS, _FACTS)),
         _template(
             "integrated",
             "cpu-cascade",
             CPU_INTEGRATED_PROMPT_VERSION,
-            rubric_in_user=False,
-            sections=(
-                _META,
-                _COND,
-                Section("current_page_narration", "current_text"),
-                Section("candidate_next_narration", "candidate_text"),
-                _IMAGE_ANALYSIS,
-                _ANALYSIS,
-                _FACTS,
-            ),
+            (_META, _COND, _CUR_TEXT, _CAND_TEXT, _IMAGE_ANALYSIS, _ANALYSIS, _FACTS),
         ),
         _template(
             "integrated",
             "native",
             PROMPT_VERSION,
-            rubric_in_user=False,
-            sections=(
+            (
                 _META,
                 _COND,
-                Section("current_page_narration", "current_text"),
-                Section("reference_next_narration", "reference_text"),
-                Section("candidate_next_narration", "candidate_text"),
+                _CUR_TEXT,
+                _REF_TEXT,
+                _CAND_TEXT,
                 _REF_SPEECH,
                 _CUR_IMG,
                 _REF_IMG,

@@ -81,10 +81,7 @@ class SampleField(NamedTuple):
     @property
     def dotted(self) -> str:
         """The key path as written in messages, e.g. ``next_page_condition['text content']``."""
-        out = ""
-        for part in self.json_path:
-            out += f".{part}" if part.isidentifier() else f"[{part!r}]"
-        return out.lstrip(".")
+        return "".join(f".{p}" if p.isidentifier() else f"[{p!r}]" for p in self.json_path).lstrip(".")
 
 
 #: The nested sample JSON (docs/data.md): every column except ``sample_path`` and ``metadata_path``

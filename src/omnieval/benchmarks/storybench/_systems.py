@@ -7,7 +7,8 @@ bound the scale. ``copy-current`` sees only the task inputs, like a real system.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from abc import abstractmethod
+from collections.abc import Sequence
 from pathlib import Path
 from typing import ClassVar, Literal
 
@@ -18,7 +19,6 @@ from omnieval.systems import (
     SYSTEMS,
     GenerationRequest,
     GenerationSummary,
-    Progress,
     System,
     SystemConfig,
     SystemSpec,
@@ -62,68 +62,64 @@ def _speak(root: Path, index: int, speech: TargetSpeech, *, controlled: bool, co
         record_missing(root, Modality.SPEECH, index, str(exc), counts)
 
 
-def _tts_lineage(controlled: bool) -> dict[str, object]:
-    prosody = EspeakProsody()
-    return {
-        "tts": "espeak-ng",
-        "tts_prosody": prosody.version,
-        "speech_attributes_controlled": controlled,
-        "emotion_rendered": False,
-    }
+def _targets(tr: Transition) -> tuple[str, Path, TargetSpeech]:
+    """A transition's target narration, picture and spoken line."""
+    return tr.next_text, tr.next_image, tr.target_speech
 
 
-def _transitions(request: GenerationRequest) -> Sequence[Transition]:
-    """The request's instances: storybench's reference kinds read the transitions themselves."""
-    return request.instances
+class _ReferenceSystem(System):
+    """A reference kind: each transition's narration, picture and spoken line taken from the dataset.
 
-
-def _write_candidates(
-    transitions: Sequence[Transition],
-    out_root: Path,
-    progress: Progress | None,
-    pick: Callable[[Transition], tuple[str, Path, TargetSpeech]],
-    *,
-    controlled: bool,
-) -> dict[str, int]:
-    """Write each transition's narration, picture and spoken line as ``pick`` chooses them.
-
-    The reference systems differ only in where the three outputs come from (the targets, the
-    current page, another transition); clearing the index first, speaking through espeak-ng and
+    The reference systems differ only in where the three outputs come from (:meth:`picks`: the
+    targets, the current page, another transition) and whether the line is spoken with its
+    requested delivery (``controlled``); clearing the index first, speaking through espeak-ng and
     recording a failed synthesis as missing are the same for all of them.
-
-    Returns:
-        Missing outputs per modality (what :class:`GenerationSummary` reports).
     """
-    counts: dict[str, int] = {}
-    for done, tr in enumerate(transitions, start=1):
-        text, image, speech = pick(tr)
-        clear_index(out_root, tr.index)
-        write_text(out_root, tr.index, text)
-        write_image(out_root, tr.index, image)
-        _speak(out_root, tr.index, speech, controlled=controlled, counts=counts)
-        if progress:
-            progress(done, len(transitions))
-    return counts
+
+    controlled: ClassVar[bool] = True
+    """Whether the line is spoken with the picked delivery (else espeak-ng's default voice)."""
+
+    @abstractmethod
+    def picks(self, transitions: Sequence[Transition]) -> list[tuple[str, Path, TargetSpeech]]:
+        """Each transition's narration, picture and spoken line, in order."""
+
+    def lineage(self, transitions: Sequence[Transition]) -> dict[str, object]:
+        """What the generation summary records besides the counts."""
+        return {
+            "tts": "espeak-ng",
+            "tts_prosody": EspeakProsody().version,
+            "speech_attributes_controlled": self.controlled,
+            "emotion_rendered": False,
+        }
+
+    def generate(self, request: GenerationRequest) -> GenerationSummary:
+        """Write each transition's picked outputs; a failed synthesis counts as a missing clip."""
+        # The request's instances: storybench's reference kinds read the transitions themselves.
+        transitions: Sequence[Transition] = request.instances
+        out_root, progress = request.out_root, request.progress
+        counts: dict[str, int] = {}
+        for done, (tr, (text, image, speech)) in enumerate(
+            zip(transitions, self.picks(transitions), strict=True), start=1
+        ):
+            clear_index(out_root, tr.index)
+            write_text(out_root, tr.index, text)
+            write_image(out_root, tr.index, image)
+            _speak(out_root, tr.index, speech, controlled=self.controlled, counts=counts)
+            if progress:
+                progress(done, len(transitions))
+        lineage = self.lineage(transitions)
+        return GenerationSummary(self.kind, self.kind, out_root, len(transitions), counts, lineage)
 
 
-class OracleSystem(System):
+class OracleSystem(_ReferenceSystem):
     """Ground-truth narration and image; the target line spoken with the target attributes."""
 
     kind: ClassVar[str] = "oracle"
     uses_ground_truth: ClassVar[bool] = True
     config_model: ClassVar[type[SystemSpec]] = OracleConfig
 
-    def generate(self, request: GenerationRequest) -> GenerationSummary:
-        """Write each transition's target narration, picture and spoken line."""
-        transitions, out_root = _transitions(request), request.out_root
-        counts = _write_candidates(
-            transitions,
-            out_root,
-            request.progress,
-            lambda tr: (tr.next_text, tr.next_image, tr.target_speech),
-            controlled=True,
-        )
-        return GenerationSummary("oracle", "oracle", out_root, len(transitions), counts, _tts_lineage(True))
+    def picks(self, transitions: Sequence[Transition]) -> list[tuple[str, Path, TargetSpeech]]:
+        return [_targets(tr) for tr in transitions]
 
 
 def _first_sentence(text: str) -> str:
@@ -133,29 +129,25 @@ def _first_sentence(text: str) -> str:
     return parts[0] if parts and parts[0] else text
 
 
-class CopyCurrentSystem(System):
+class CopyCurrentSystem(_ReferenceSystem):
     """Repeats the current page: its narration, its image, and its first sentence in the default voice."""
 
     kind: ClassVar[str] = "copy-current"
     config_model: ClassVar[type[SystemSpec]] = CopyCurrentConfig
+    controlled: ClassVar[bool] = False
 
-    def generate(self, request: GenerationRequest) -> GenerationSummary:
-        """Write each transition's current page again (task inputs only)."""
-        transitions, out_root = _transitions(request), request.out_root
-
-        def current_page(tr: Transition) -> tuple[str, Path, TargetSpeech]:
+    def picks(self, transitions: Sequence[Transition]) -> list[tuple[str, Path, TargetSpeech]]:
+        """Each transition's current page again (task inputs only)."""
+        out = []
+        for tr in transitions:
             inputs = tr.task_inputs()
             # The target line is ground truth, not a task input: say the current page's first sentence.
             line = _first_sentence(inputs.current_text)
             speech = TargetSpeech(
                 name="narrator", line=line, emotion="neutral", speed="normal", pitch="normal", gender="female"
             )
-            return inputs.current_text, inputs.current_image, speech
-
-        counts = _write_candidates(transitions, out_root, request.progress, current_page, controlled=False)
-        return GenerationSummary(
-            "copy-current", "copy-current", out_root, len(transitions), counts, _tts_lineage(False)
-        )
+            out.append((inputs.current_text, inputs.current_image, speech))
+        return out
 
 
 def derangement(transitions: Sequence[Transition], seed: int) -> dict[int, Transition]:
@@ -173,7 +165,7 @@ def derangement(transitions: Sequence[Transition], seed: int) -> dict[int, Trans
     return result
 
 
-class ShuffledSystem(System):
+class ShuffledSystem(_ReferenceSystem):
     """Another transition's ground truth (another book's where possible): a floor for every metric.
 
     Args:
@@ -187,22 +179,18 @@ class ShuffledSystem(System):
     def __init__(self, seed: int = 0) -> None:
         self.seed = seed
 
-    def generate(self, request: GenerationRequest) -> GenerationSummary:
-        """Write each transition's donor's targets (see :func:`derangement`)."""
-        transitions, out_root = _transitions(request), request.out_root
+    def picks(self, transitions: Sequence[Transition]) -> list[tuple[str, Path, TargetSpeech]]:
+        """Each transition's donor's targets (see :func:`derangement`)."""
         donors = derangement(transitions, self.seed)
+        return [_targets(donors[tr.index]) for tr in transitions]
 
-        def donor_targets(tr: Transition) -> tuple[str, Path, TargetSpeech]:
-            donor = donors[tr.index]
-            return donor.next_text, donor.next_image, donor.target_speech
-
-        counts = _write_candidates(transitions, out_root, request.progress, donor_targets, controlled=True)
-        lineage = {
-            **_tts_lineage(True),
+    def lineage(self, transitions: Sequence[Transition]) -> dict[str, object]:
+        donors = derangement(transitions, self.seed)  # the same donors: seeded
+        return {
+            **super().lineage(transitions),
             "seed": self.seed,
             "donors": {tr.id: donors[tr.index].id for tr in transitions},
         }
-        return GenerationSummary("shuffled", "shuffled", out_root, len(transitions), counts, lineage)
 
 
 SYSTEMS.register("oracle")(OracleSystem)

@@ -65,7 +65,6 @@ def _declared() -> tuple[str, dict[str, TrackSpec]]:
 
 
 BENCHMARK, TRACKS = _declared()
-TRACK_NAMES: Final[tuple[str, ...]] = tuple(TRACKS)
 
 register_tracks(TRACKS.values(), benchmark=BENCHMARK, reference=page_turn_inputs)
 

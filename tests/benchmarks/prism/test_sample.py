@@ -100,7 +100,7 @@ def test_mouth_opens_only_while_speaking() -> None:
     plan = PLANS["on-01"]
     tracks = synthesize_tracks(plan)
     openness = mouth_openness(tracks.parts["SPEECH_A"])
-    start, end = tracks.speech_a_span
+    start, end = tracks.spans["SPEECH_A"]
     assert len(openness) == N_FRAMES
     before = [o for i, o in enumerate(openness) if (i + 1) / FPS <= start]
     after = [o for i, o in enumerate(openness) if i / FPS >= end]
@@ -134,7 +134,7 @@ def test_mix_is_not_clipped_and_holds_every_track(clip_id: str) -> None:
 
 def test_both_speakers_take_turns() -> None:
     tracks = synthesize_tracks(PLANS["mix-01"])
-    (a0, a1), (b0, b1) = tracks.speech_a_span, tracks.speech_b_span
+    (a0, a1), (b0, b1) = tracks.spans["SPEECH_A"], tracks.spans["SPEECH_B"]
     assert 0 < a0 < a1 < b0 < b1 <= 3.0
 
 

@@ -346,10 +346,6 @@ GREY: Color = (150, 150, 155)
 SKIN: tuple[Color, ...] = ((240, 200, 170), (150, 100, 70), (205, 160, 120))
 
 
-def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
-    return ImageFont.load_default(size=size)
-
-
 class _Scene(Pen):
     """A 512 x 512 canvas (absolute coordinates) with the few composite shapes every scene uses."""
 
@@ -358,7 +354,7 @@ class _Scene(Pen):
         super().__init__(ImageDraw.Draw(self.img))
 
     def text(self, xy: tuple[float, float], text: str, size: int, fill: Color = INK) -> None:
-        self.d.text(xy, text, fill=fill, font=_font(size), anchor="mm")
+        self.d.text(xy, text, fill=fill, font=ImageFont.load_default(size=size), anchor="mm")
 
     def ground(self, y: float, sky: Color = SKY, floor: Color = GRASS) -> None:
         self.rect((0, 0, _CANVAS, y), sky)
@@ -411,27 +407,17 @@ class _Scene(Pen):
         legs = (60, 60, 80) if not female else skin
         self.line([(x - h * 0.05, hip_y), (x - h * 0.07, feet)], legs, int(h * 0.05))
         self.line([(x + h * 0.05, hip_y), (x + h * 0.07, feet)], legs, int(h * 0.05))
-        if female:
-            # a dress: a trapezoid from the shoulders to the knees
-            self.poly(
-                [
-                    (hx - h * 0.1, neck_y + 4),
-                    (hx + h * 0.1, neck_y + 4),
-                    (x + h * 0.17, feet - h * 0.25),
-                    (x - h * 0.17, feet - h * 0.25),
-                ],
-                clothes,
-            )
-        else:
-            self.poly(
-                [
-                    (hx - h * 0.11, neck_y + 4),
-                    (hx + h * 0.11, neck_y + 4),
-                    (x + h * 0.1, hip_y + 6),
-                    (x - h * 0.1, hip_y + 6),
-                ],
-                clothes,
-            )
+        # a dress (a trapezoid from the shoulders to the knees) or a shirt down to the hips
+        shoulders, hem_w, hem_y = (0.1, 0.17, feet - h * 0.25) if female else (0.11, 0.1, hip_y + 6)
+        self.poly(
+            [
+                (hx - h * shoulders, neck_y + 4),
+                (hx + h * shoulders, neck_y + 4),
+                (x + h * hem_w, hem_y),
+                (x - h * hem_w, hem_y),
+            ],
+            clothes,
+        )
         arm_y = neck_y + h * 0.06
         hand_front = (x + f * h * 0.2, hip_y + (h * 0.06 if cane else -h * 0.02))
         self.line([(hx + f * h * 0.09, arm_y), hand_front], clothes, int(h * 0.04))
@@ -887,16 +873,9 @@ def _scene_face(emotion: str, variant: int) -> _Scene:
         s.ellipse(cx, mouth_y + 5, 40, 22, INK)  # a stretched, open mouth
         s.ellipse(cx + 110, cy - 70, 8, 14, (170, 210, 240))  # cold sweat
         for side in (-1, 1):
+            start = 150 if side < 0 else -30  # trembling lines beside the head, opening outward
             for k in range(3):
-                s.arc(
-                    cx + side * (175 + k * 14),
-                    cy,
-                    40,
-                    150 if side < 0 else -30,
-                    210 if side < 0 else 30,
-                    INK,
-                    3,
-                )  # trembling
+                s.arc(cx + side * (175 + k * 14), cy, 40, start, start + 60, INK, 3)
     elif emotion == "disgust":
         s.line(
             [(cx - 40, mouth_y + 10), (cx, mouth_y - 5), (cx + 45, mouth_y + 15)], INK, 6

@@ -33,7 +33,7 @@ import numpy.typing as npt
 from PIL import Image, ImageDraw
 
 from omnieval.benchmarks._sample_command import run_sample_command, sample_parser
-from omnieval.benchmarks._sample_media import INK, WHITE, espeak_speech
+from omnieval.benchmarks._sample_media import INK, WHITE, Pen, espeak_speech
 from omnieval.benchmarks.prism._media import encode_clip
 from omnieval.benchmarks.prism._record import MANIFEST_NAME, validate_prism
 from omnieval.benchmarks.prism._tags import SUBSETS, TAGS, valid_tag_sets
@@ -345,8 +345,8 @@ class _Tracks:
 
     n: int = int(DURATION_S * SR)
     parts: dict[str, FloatArray] = field(default_factory=dict)
-    speech_a_span: tuple[float, float] = (0.0, 0.0)
-    speech_b_span: tuple[float, float] = (0.0, 0.0)
+    #: Start and end seconds of each speech tag's line.
+    spans: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     def empty(self) -> FloatArray:
         return np.zeros(self.n, dtype=np.float32)
@@ -380,11 +380,7 @@ def synthesize_tracks(plan: ClipPlan) -> _Tracks:
             track = tracks.empty()
             _place(track, samples, start)
             tracks.parts[tag] = track
-            span = (start, start + samples.shape[0] / SR)
-            if tag == "SPEECH_A":
-                tracks.speech_a_span = span
-            else:
-                tracks.speech_b_span = span
+            tracks.spans[tag] = (start, start + samples.shape[0] / SR)
     if plan.has("MUSIC_A"):
         track = tracks.empty()
         beat_s = 60.0 / plan.tempo_a
@@ -448,104 +444,96 @@ W2, H2 = WIDTH * _SCALE, HEIGHT * _SCALE
 FLOOR_Y = int(H2 * 0.8)
 
 
-def _background(d: ImageDraw.ImageDraw, scene: str, frame: int) -> None:
+def _background(pen: Pen, scene: str, frame: int) -> None:
     if scene == "room":
-        d.rectangle((0, 0, W2, FLOOR_Y), fill=(232, 220, 196))
-        d.rectangle((0, FLOOR_Y, W2, H2), fill=(168, 124, 86))
+        pen.rect((0, 0, W2, FLOOR_Y), (232, 220, 196))
+        pen.rect((0, FLOOR_Y, W2, H2), (168, 124, 86))
         for x in range(0, W2, 48):
-            d.line((x, FLOOR_Y, x - 30, H2), fill=(150, 108, 74), width=2)
-        d.rectangle((W2 - 92, 30, W2 - 34, 74), fill=(120, 150, 120), outline=(110, 80, 50), width=4)
+            pen.line([(x, FLOOR_Y), (x - 30, H2)], (150, 108, 74), 2)
+        pen.rect((W2 - 92, 30, W2 - 34, 74), (120, 150, 120), (110, 80, 50), 4)
     elif scene == "park":
-        d.rectangle((0, 0, W2, FLOOR_Y), fill=(170, 210, 240))
-        d.rectangle((0, FLOOR_Y, W2, H2), fill=(110, 175, 90))
+        pen.rect((0, 0, W2, FLOOR_Y), (170, 210, 240))
+        pen.rect((0, FLOOR_Y, W2, H2), (110, 175, 90))
         for base, y in ((40, 40), (230, 70)):
             drift = (base + frame * 1.2) % (W2 + 80) - 40.0  # clouds drift slowly to the right
             for dx, r in ((0, 16), (18, 20), (38, 15)):
-                d.ellipse((drift + dx - r, y - r, drift + dx + r, y + r), fill=WHITE)
-        d.rectangle((18, FLOOR_Y - 70, 28, FLOOR_Y), fill=(110, 80, 50))
-        d.ellipse((0, FLOOR_Y - 120, 48, FLOOR_Y - 56), fill=(60, 130, 60))
+                pen.circle(drift + dx, y, r, WHITE)
+        pen.rect((18, FLOOR_Y - 70, 28, FLOOR_Y), (110, 80, 50))
+        pen.ellipse(24, FLOOR_Y - 88, 24, 32, (60, 130, 60))
     else:
-        d.rectangle((0, 0, W2, FLOOR_Y), fill=(30, 40, 95))
+        pen.rect((0, 0, W2, FLOOR_Y), (30, 40, 95))
         for x in range(0, W2, 24):
-            d.line((x + 12, 0, x + 12, FLOOR_Y), fill=(24, 32, 80), width=6)
-        d.rectangle((0, FLOOR_Y, W2, H2), fill=(90, 60, 45))
+            pen.line([(x + 12, 0), (x + 12, FLOOR_Y)], (24, 32, 80), 6)
+        pen.rect((0, FLOOR_Y, W2, H2), (90, 60, 45))
 
 
-def _speaker(d: ImageDraw.ImageDraw, box: tuple[float, float], voice: Voice, openness: float, k: int) -> None:
+def _speaker(pen: Pen, box: tuple[float, float], voice: Voice, openness: float, k: int) -> None:
     x0, x1 = box
     cx = (x0 + x1) / 2
     r = min((x1 - x0) * 0.22, H2 * 0.14)
     cy = FLOOR_Y - r * 3.4
     clothes = (190, 70, 120) if voice.female else (60, 90, 150)
-    d.polygon(
-        [
-            (cx - r * 0.9, cy + r * 1.1),
-            (cx + r * 0.9, cy + r * 1.1),
-            (cx + r * 1.3, FLOOR_Y),
-            (cx - r * 1.3, FLOOR_Y),
-        ],
-        fill=clothes,
-    )
+    body = [
+        (cx - r * 0.9, cy + r * 1.1),
+        (cx + r * 0.9, cy + r * 1.1),
+        (cx + r * 1.3, FLOOR_Y),
+        (cx - r * 1.3, FLOOR_Y),
+    ]
+    pen.poly(body, clothes)
     hair = (90, 55, 30) if voice.female else (45, 35, 30)
     if voice.female:
-        d.rectangle((cx - r * 1.1, cy - r * 0.3, cx + r * 1.1, cy + r * 1.3), fill=hair)
-    d.ellipse((cx - r, cy - r, cx + r, cy + r), fill=SKIN[k % len(SKIN)])
-    d.pieslice((cx - r * 1.05, cy - r * 1.1, cx + r * 1.05, cy + r * 0.35), 180, 360, fill=hair)
+        pen.rect((cx - r * 1.1, cy - r * 0.3, cx + r * 1.1, cy + r * 1.3), hair)
+    pen.circle(cx, cy, r, SKIN[k % len(SKIN)])
+    pen.cap((cx - r * 1.05, cy - r * 1.1, cx + r * 1.05, cy + r * 0.35), hair)
     for side in (-1, 1):
-        d.ellipse((cx + side * r * 0.38 - 3, cy - 3, cx + side * r * 0.38 + 3, cy + 3), fill=INK)
+        pen.circle(cx + side * r * 0.38, cy, 3, INK)
     mouth_w, mouth_y = r * 0.45, cy + r * 0.5
     if openness <= 0:
-        d.line((cx - mouth_w / 2, mouth_y, cx + mouth_w / 2, mouth_y), fill=INK, width=3)
+        pen.line([(cx - mouth_w / 2, mouth_y), (cx + mouth_w / 2, mouth_y)], INK, 3)
     else:
-        h = r * 0.38 * openness
-        d.ellipse(
-            (cx - mouth_w / 2, mouth_y - h / 2, cx + mouth_w / 2, mouth_y + h / 2),
-            fill=(120, 30, 40),
-            outline=INK,
-            width=2,
-        )
+        pen.ellipse(cx, mouth_y, mouth_w / 2, r * 0.38 * openness / 2, (120, 30, 40), INK, 2)
 
 
-def _instrument(
-    d: ImageDraw.ImageDraw, box: tuple[float, float], plan: ClipPlan, lit: int | None, hit: bool
-) -> None:
+#: The xylophone's bars, lowest note first.
+_BAR_COLORS: tuple[Color, ...] = (
+    (220, 60, 60),
+    (235, 140, 40),
+    (230, 210, 50),
+    (80, 180, 80),
+    (60, 160, 220),
+    (70, 90, 200),
+    (150, 80, 190),
+    (220, 80, 150),
+)
+
+
+def _instrument(pen: Pen, box: tuple[float, float], plan: ClipPlan, lit: int | None, hit: bool) -> None:
     """Eight keys or bars (C major from the root); ``lit`` is the index of the sounding one."""
     x0, x1 = box[0] + 8, box[1] - 8
     n = len(_SCALE_STEPS)
     step = (x1 - x0) / n
     if plan.instrument == "keyboard":
         top = FLOOR_Y - 58
-        d.rectangle((x0 - 4, top - 10, x1 + 4, top + 50), fill=(40, 40, 45))
-        d.rectangle((x0 + 6, FLOOR_Y - 8, x0 + 12, FLOOR_Y), fill=(40, 40, 45))
-        d.rectangle((x1 - 12, FLOOR_Y - 8, x1 - 6, FLOOR_Y), fill=(40, 40, 45))
+        pen.rect((x0 - 4, top - 10, x1 + 4, top + 50), (40, 40, 45))
+        pen.rect((x0 + 6, FLOOR_Y - 8, x0 + 12, FLOOR_Y), (40, 40, 45))
+        pen.rect((x1 - 12, FLOOR_Y - 8, x1 - 6, FLOOR_Y), (40, 40, 45))
         for i in range(n):
             key: Color = (255, 200, 60) if i == lit else WHITE
-            d.rectangle((x0 + i * step + 1, top, x0 + (i + 1) * step - 1, top + 44), fill=key, outline=INK)
-    else:
-        colors = [
-            (220, 60, 60),
-            (235, 140, 40),
-            (230, 210, 50),
-            (80, 180, 80),
-            (60, 160, 220),
-            (70, 90, 200),
-            (150, 80, 190),
-            (220, 80, 150),
-        ]
-        d.rectangle((x0 - 4, FLOOR_Y - 30, x1 + 4, FLOOR_Y - 24), fill=(110, 80, 50))
-        for i in range(n):
-            h = 60 - i * 4
-            c = colors[i]
-            fill: Color = (min(255, c[0] + 90), min(255, c[1] + 90), min(255, c[2] + 90)) if i == lit else c
-            bx = x0 + i * step
-            d.rectangle((bx + 2, FLOOR_Y - 27 - h, bx + step - 2, FLOOR_Y - 27), fill=fill, outline=INK)
-            if i == lit:
-                my = FLOOR_Y - 27 - h - (0 if hit else 10)
-                d.line((bx + step / 2, my, bx + step / 2 + 22, my - 30), fill=(110, 80, 50), width=3)
-                d.ellipse((bx + step / 2 - 5, my - 5, bx + step / 2 + 5, my + 5), fill=(200, 40, 40))
+            pen.rect((x0 + i * step + 1, top, x0 + (i + 1) * step - 1, top + 44), key, INK, 1)
+        return
+    pen.rect((x0 - 4, FLOOR_Y - 30, x1 + 4, FLOOR_Y - 24), (110, 80, 50))
+    for i, c in enumerate(_BAR_COLORS):
+        h = 60 - i * 4
+        fill: Color = (min(255, c[0] + 90), min(255, c[1] + 90), min(255, c[2] + 90)) if i == lit else c
+        bx = x0 + i * step
+        pen.rect((bx + 2, FLOOR_Y - 27 - h, bx + step - 2, FLOOR_Y - 27), fill, INK, 1)
+        if i == lit:
+            my = FLOOR_Y - 27 - h - (0 if hit else 10)
+            pen.line([(bx + step / 2, my), (bx + step / 2 + 22, my - 30)], (110, 80, 50), 3)
+            pen.circle(bx + step / 2, my, 5, (200, 40, 40))
 
 
-def _sound_source(d: ImageDraw.ImageDraw, box: tuple[float, float], plan: ClipPlan, frame: int) -> None:
+def _sound_source(pen: Pen, box: tuple[float, float], plan: ClipPlan, frame: int) -> None:
     x0, x1 = box
     cx = (x0 + x1) / 2
     impacts = plan.impact_frames
@@ -565,7 +553,7 @@ def _sound_source(d: ImageDraw.ImageDraw, box: tuple[float, float], plan: ClipPl
             height = (FLOOR_Y - r - top) * (b - a) / 14.0
             y = FLOOR_Y - r - height * 4 * u * (1 - u)
         squash = 4 if at_impact else 0
-        d.ellipse(
+        pen.d.ellipse(
             (cx - r - squash, y - r + squash, cx + r + squash, y + r),
             fill=(210, 40, 40),
             outline=INK,
@@ -573,32 +561,30 @@ def _sound_source(d: ImageDraw.ImageDraw, box: tuple[float, float], plan: ClipPl
         )
         if at_impact:
             for dx in (-24, -16, 16, 24):
-                d.line((cx + dx, FLOOR_Y - 2, cx + dx * 1.4, FLOOR_Y - 10), fill=INK, width=2)
+                pen.line([(cx + dx, FLOOR_Y - 2), (cx + dx * 1.4, FLOOR_Y - 10)], INK, 2)
         return
     if plan.sound == "drum":
         dw, top = 34, FLOOR_Y - 52
-        d.rectangle((cx - dw, top, cx + dw, FLOOR_Y - 8), fill=(200, 50, 50), outline=INK, width=2)
+        pen.rect((cx - dw, top, cx + dw, FLOOR_Y - 8), (200, 50, 50), INK, 2)
         head = (255, 250, 210) if at_impact else (235, 225, 200)
-        d.ellipse((cx - dw, top - 9, cx + dw, top + 9), fill=head, outline=INK, width=2)
-        contact = top
+        pen.ellipse(cx, top, dw, 9, head, INK, 2)
     else:
         bw, top = 30, FLOOR_Y - 26
-        d.rectangle((cx - bw, top, cx + bw, FLOOR_Y), fill=(180, 130, 80), outline=INK, width=2)
-        contact = top
+        pen.rect((cx - bw, top, cx + bw, FLOOR_Y), (180, 130, 80), INK, 2)
     # The striker is lowest on the impact frame, lifted in between (it rises after each contact).
     since = min((frame - i for i in impacts if i <= frame), default=99)
     until = min((i - frame for i in impacts if i >= frame), default=99)
     lift = 0.0 if at_impact else min(1.0, min(since, until) / 3.0)
-    tip_y = contact - 4 - 44 * lift
+    tip_y = top - 4 - 44 * lift
     if plan.sound == "drum":
-        d.line((cx + 10, tip_y, cx + 52, tip_y - 34 + 20 * lift), fill=(120, 80, 40), width=5)
-        d.ellipse((cx + 5, tip_y - 5, cx + 15, tip_y + 5), fill=(120, 80, 40))
+        pen.line([(cx + 10, tip_y), (cx + 52, tip_y - 34 + 20 * lift)], (120, 80, 40), 5)
+        pen.circle(cx + 10, tip_y, 5, (120, 80, 40))
     else:
-        d.line((cx + 6, tip_y - 6, cx + 50, tip_y - 40 + 20 * lift), fill=(120, 80, 40), width=6)
-        d.rectangle((cx - 12, tip_y - 14, cx + 18, tip_y), fill=(90, 90, 100), outline=INK)
+        pen.line([(cx + 6, tip_y - 6), (cx + 50, tip_y - 40 + 20 * lift)], (120, 80, 40), 6)
+        pen.rect((cx - 12, tip_y - 14, cx + 18, tip_y), (90, 90, 100), INK, 1)
     if at_impact:
         for dx, dy in ((-30, -10), (30, -10), (-22, -24), (22, -24)):
-            d.line((cx + dx * 0.6, contact + dy * 0.6, cx + dx, contact + dy), fill=(250, 220, 60), width=3)
+            pen.line([(cx + dx * 0.6, top + dy * 0.6), (cx + dx, top + dy)], (250, 220, 60), 3)
 
 
 def draw_frames(plan: ClipPlan, tracks: _Tracks) -> npt.NDArray[np.uint8]:
@@ -612,16 +598,16 @@ def draw_frames(plan: ClipPlan, tracks: _Tracks) -> npt.NDArray[np.uint8]:
     out = np.empty((N_FRAMES, HEIGHT, WIDTH, 3), dtype=np.uint8)
     for frame in range(N_FRAMES):
         img = Image.new("RGB", (W2, H2))
-        d = ImageDraw.Draw(img)
-        _background(d, plan.scene, frame)
+        pen = Pen(ImageDraw.Draw(img))
+        _background(pen, plan.scene, frame)
         if "SPEECH_A" in boxes:
-            _speaker(d, boxes["SPEECH_A"], plan.voice_a, mouth[frame], plan.ordinal)
+            _speaker(pen, boxes["SPEECH_A"], plan.voice_a, mouth[frame], plan.ordinal)
         if "MUSIC_A" in boxes:
             sounding = [i for i, f in enumerate(note_frames) if f <= frame < f + max(2, beat * 2 // 3)]
             lit = keys[sounding[-1]] if sounding else None
-            _instrument(d, boxes["MUSIC_A"], plan, lit, frame in note_frames)
+            _instrument(pen, boxes["MUSIC_A"], plan, lit, frame in note_frames)
         if "SOUND_A" in boxes:
-            _sound_source(d, boxes["SOUND_A"], plan, frame)
+            _sound_source(pen, boxes["SOUND_A"], plan, frame)
         out[frame] = np.asarray(img.resize((WIDTH, HEIGHT), Image.Resampling.LANCZOS))
     return out
 
@@ -696,12 +682,7 @@ def speaker(plan: ClipPlan) -> str | None:
 def notes(plan: ClipPlan, tracks: _Tracks) -> str:
     """How the clip was made: exact notes, tempi, event kinds and speech spans."""
     parts = [f"scene {plan.scene}"]
-    if plan.has("SPEECH_A"):
-        a0, a1 = tracks.speech_a_span
-        parts.append(f"SPEECH_A {a0:.2f}-{a1:.2f} s")
-    if plan.has("SPEECH_B"):
-        b0, b1 = tracks.speech_b_span
-        parts.append(f"SPEECH_B {b0:.2f}-{b1:.2f} s")
+    parts += [f"{tag} {start:.2f}-{end:.2f} s" for tag, (start, end) in tracks.spans.items()]
     if plan.has("MUSIC_A"):
         names = " ".join(_name(s, 72) for s in plan.melody_a[: len(plan.note_frames_a)])
         parts.append(f"MUSIC_A {plan.instrument} {plan.tempo_a} BPM: {names}")

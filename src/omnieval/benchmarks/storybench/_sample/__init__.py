@@ -5,35 +5,7 @@ The stories are data in ``books.yaml``; the illustrations are drawn by ``_draw.p
 ``omnieval make-sample storybench data/storybench-sample`` regenerates it byte for byte.
 """
 
-from omnieval.benchmarks.storybench._sample._books import (
-    BOOKS,
-    BOOKS_FILE,
-    Actor,
-    Book,
-    Character,
-    Page,
-    PageCharacter,
-    Prop,
-    Step,
-    load_books,
-)
-from omnieval.benchmarks.storybench._sample._draw import draw_page
-from omnieval.benchmarks.storybench._sample._write import SampleSummary, build_rows, sample_main, write_sample
+from omnieval.benchmarks.storybench._sample._books import BOOKS, BOOKS_FILE, load_books
+from omnieval.benchmarks.storybench._sample._write import build_rows, sample_main, write_sample
 
-__all__ = [
-    "BOOKS",
-    "BOOKS_FILE",
-    "Actor",
-    "Book",
-    "Character",
-    "Page",
-    "PageCharacter",
-    "Prop",
-    "SampleSummary",
-    "Step",
-    "build_rows",
-    "draw_page",
-    "load_books",
-    "sample_main",
-    "write_sample",
-]
+__all__ = ["BOOKS", "BOOKS_FILE", "build_rows", "load_books", "sample_main", "write_sample"]

@@ -117,13 +117,15 @@ class Painter(ABC):
         method: Callable[..., None] | None = getattr(self, f"prop_{kind}", None)
         if method is None:
             raise ValueError(f"{type(self).__name__} cannot draw prop {prop.kind!r}")
-        method(prop, _BRIGHTNESS[variant]) if variant else method(prop)
+        # Every routine gets a pen anchored at the prop (scene-wide props draw on ``self.d`` instead).
+        pen = self.pen(prop.x, prop.y, prop.scale)
+        method(prop, pen, _BRIGHTNESS[variant]) if variant else method(prop, pen)
 
     def actor(self, actor: Actor) -> None:
-        method: Callable[[Actor], None] | None = getattr(self, f"actor_{actor.name.lower()}", None)
+        method: Callable[[Actor, Pen], None] | None = getattr(self, f"actor_{actor.name.lower()}", None)
         if method is None:
             raise ValueError(f"{type(self).__name__} cannot draw character {actor.name!r}")
-        method(actor)
+        method(actor, self.pen(actor.x, actor.y, actor.scale, actor.flip))
 
     def pen(self, x: float, y: float, s: float = 1.0, flip: bool = False) -> Pen:
         return Pen(self.d, x, y, s, flip)
@@ -201,53 +203,48 @@ class ForestPainter(Painter):
             x, y = self.rng.uniform(0, CANVAS), self.rng.uniform(340, CANVAS)
             self.d.line((x, y, x + 3, y - 10), fill=(80, 150, 50), width=2)
 
-    def prop_oak(self, p: Prop) -> None:
-        pen = self.pen(p.x, p.y, p.scale)
+    def prop_oak(self, p: Prop, pen: Pen) -> None:
         pen.rect((-22, -230, 22, 0), (110, 72, 40))
         pen.line([(0, -170), (60, -215)], (110, 72, 40), 14)
         for dx, dy, r in ((-55, -250, 60), (30, -290, 70), (70, -230, 55), (-10, -220, 60)):
             pen.circle(dx, dy, r, (38, 120, 52))
 
-    def prop_bush(self, p: Prop) -> None:
-        pen = self.pen(p.x, p.y, p.scale)
+    def prop_bush(self, p: Prop, pen: Pen) -> None:
         for dx, r in ((-30, 30), (0, 40), (32, 28)):
             pen.circle(dx, -r * 0.8, r, (55, 140, 60))
 
-    def prop_mushroom(self, p: Prop) -> None:
-        pen = self.pen(p.x, p.y, p.scale)
+    def prop_mushroom(self, p: Prop, pen: Pen) -> None:
         pen.rect((-7, -28, 7, 0), (245, 235, 220))
         pen.poly([(-26, -24), (26, -24), (18, -42), (0, -50), (-18, -42)], (210, 40, 40))
         for dx, dy in ((-10, -36), (8, -40), (0, -30)):
             pen.circle(dx, dy, 3.5, (255, 255, 255))
 
-    def prop_lantern(self, p: Prop, flame: float = 1.0) -> None:
+    def prop_lantern(self, p: Prop, pen: Pen, flame: float = 1.0) -> None:
         if flame > 1:
             self.glow(p.x, p.y - 20 * p.scale, 120, (255, 210, 90), 200)
-        pen = self.pen(p.x, p.y, p.scale)
         pen.rect((-15, -42, 15, 0), (181, 140, 60))
         pen.rect((-11, -38, 11, -5), (255, 240, 190))
         pen.line([(-10, -42), (0, -56), (10, -42)], (140, 100, 40), 3)
         pen.ellipse(0, -18, 5 * flame, 10 * flame, (255, 160, 30))
 
-    def prop_stream(self, p: Prop) -> None:
+    def prop_stream(self, p: Prop, pen: Pen) -> None:
         pts_top = [(x, 455 + 18 * math.sin(x / 60)) for x in range(0, CANVAS + 8, 8)]
         pts_bot = [(x, 500 + 14 * math.sin(x / 50 + 1)) for x in range(CANVAS, -8, -8)]
         self.d.polygon(pts_top + pts_bot, fill=(70, 150, 220))
         for x in range(20, CANVAS, 70):
             self.d.line((x, 478, x + 25, 476), fill=(200, 230, 255), width=3)
 
-    def prop_stone(self, p: Prop) -> None:
-        self.pen(p.x, p.y, p.scale).ellipse(0, -12, 45, 16, (140, 140, 150))
+    def prop_stone(self, p: Prop, pen: Pen) -> None:
+        pen.ellipse(0, -12, 45, 16, (140, 140, 150))
 
-    def prop_mice(self, p: Prop) -> None:
+    def prop_mice(self, p: Prop, pen: Pen) -> None:
         for i in range(3):
-            pen = self.pen(p.x + i * 22, p.y - (i % 2) * 6, 0.8)
-            pen.ellipse(0, -8, 10, 7, (150, 140, 135))
-            pen.circle(9, -13, 5, (150, 140, 135))
-            pen.circle(9, -19, 3, (210, 160, 160))
+            mouse = self.pen(p.x + i * 22, p.y - (i % 2) * 6, 0.8)
+            mouse.ellipse(0, -8, 10, 7, (150, 140, 135))
+            mouse.circle(9, -13, 5, (150, 140, 135))
+            mouse.circle(9, -19, 3, (210, 160, 160))
 
-    def actor_pip(self, a: Actor) -> None:
-        pen = self.pen(a.x, a.y, a.scale, a.flip)
+    def actor_pip(self, a: Actor, pen: Pen) -> None:
         orange, dark, white = (232, 116, 42), (180, 80, 30), (250, 245, 235)
         pen.poly([(-55, -55), (-105, -95), (-125, -70), (-95, -45)], orange)
         pen.circle(-120, -88, 15, white)
@@ -262,8 +259,7 @@ class ForestPainter(Painter):
         pen.circle(58, -86, 4, (30, 30, 30))
         face(pen, 58, -97, 30, a.mood)
 
-    def actor_hazel(self, a: Actor) -> None:
-        pen = self.pen(a.x, a.y, a.scale, a.flip)
+    def actor_hazel(self, a: Actor, pen: Pen) -> None:
         brown, belly = (138, 90, 43), (217, 179, 140)
         if a.pose == "fly":
             pen.poly([(-20, -60), (-95, -95), (-70, -45)], brown)
@@ -309,15 +305,14 @@ class SeaPainter(Painter):
                 (x, y, x + 18, y), fill=(200, 225, 245) if t == "morning" else (120, 140, 160), width=2
             )
 
-    def prop_rock(self, p: Prop) -> None:
+    def prop_rock(self, p: Prop, pen: Pen) -> None:
         self.d.polygon(
             [(0, 512), (0, 420), (50, 392), (360, 392), (410, 430), (430, 512)], fill=(112, 112, 120)
         )
         self.d.polygon([(60, 392), (200, 392), (160, 420), (80, 415)], fill=(135, 135, 142))
 
-    def prop_lighthouse(self, p: Prop, brightness: float = 1.0) -> None:
+    def prop_lighthouse(self, p: Prop, pen: Pen, brightness: float = 1.0) -> None:
         lit = brightness > 1
-        pen = self.pen(p.x, p.y, p.scale)
         pen.poly([(-45, 0), (45, 0), (28, -260), (-28, -260)], (245, 245, 245))
         for y0 in (-40, -120, -200):
             w0, w1 = 45 - (-y0) * 17 / 260, 45 - (-(y0 - 40)) * 17 / 260
@@ -329,29 +324,26 @@ class SeaPainter(Painter):
         if lit:
             self.glow(p.x, p.y - 283 * p.scale, 60, (255, 235, 140), 220)
 
-    def prop_beam(self, p: Prop) -> None:
+    def prop_beam(self, p: Prop, pen: Pen) -> None:
         self.translucent_polygon(
             [(p.x, p.y - 10), (p.x, p.y + 20), (512, 360), (512, 180)], (255, 240, 150, 110)
         )
 
-    def prop_cloud(self, p: Prop) -> None:
-        pen = self.pen(p.x, p.y, p.scale)
+    def prop_cloud(self, p: Prop, pen: Pen) -> None:
         color = (250, 250, 255) if self.page.time == "morning" else (110, 118, 128)
         for dx, dy, r in ((-40, 5, 28), (0, -8, 38), (42, 4, 30)):
             pen.circle(dx, dy, r, color)
 
-    def prop_railing(self, p: Prop) -> None:
-        pen = self.pen(p.x, p.y, p.scale)
+    def prop_railing(self, p: Prop, pen: Pen) -> None:
         pen.rect((-50, -4, 50, 4), (60, 60, 60))
         for dx in (-45, 0, 45):
             pen.rect((dx - 3, 0, dx + 3, 60), (60, 60, 60))
 
-    def prop_sandwich(self, p: Prop) -> None:
-        pen = self.pen(p.x, p.y, p.scale)
+    def prop_sandwich(self, p: Prop, pen: Pen) -> None:
         pen.poly([(-14, 0), (14, 0), (0, -16)], (235, 200, 130))
         pen.line([(-12, -3), (12, -3)], (255, 210, 60), 3)
 
-    def prop_waves(self, p: Prop) -> None:
+    def prop_waves(self, p: Prop, pen: Pen) -> None:
         tall = self.page.time == "storm"
         for row, y in enumerate((330, 380, 440, 495)):
             for x in range(-20 + (row % 2) * 30, CANVAS, 60):
@@ -361,8 +353,7 @@ class SeaPainter(Painter):
                     fill=(190, 215, 235) if not tall else (90, 110, 135),
                 )
 
-    def prop_boat(self, p: Prop) -> None:
-        pen = self.pen(p.x, p.y, p.scale)
+    def prop_boat(self, p: Prop, pen: Pen) -> None:
         tilt = 10 if self.page.time == "storm" else 0
         pen.poly([(-60, -tilt), (60, tilt), (40, 30 + tilt), (-40, 30 - tilt)], (200, 35, 35))
         pen.line([(0, 0), (tilt, -110)], (90, 60, 40), 5)
@@ -372,8 +363,7 @@ class SeaPainter(Painter):
                 pen.circle(dx, -14, 8, (240, 200, 160))
                 pen.rect((dx - 9, -28, dx + 9, -22), (40, 60, 140))
 
-    def actor_marta(self, a: Actor) -> None:
-        pen = self.pen(a.x, a.y, a.scale, a.flip)
+    def actor_marta(self, a: Actor, pen: Pen) -> None:
         yellow, skin = (244, 196, 48), (241, 199, 160)
         pen.rect((-18, -30, -6, 0), (40, 40, 40))
         pen.rect((6, -30, 18, 0), (40, 40, 40))
@@ -386,8 +376,7 @@ class SeaPainter(Painter):
         pen.circle(0, -182, 12, (170, 170, 175))
         face(pen, 0, -148, 24, a.mood)
 
-    def actor_gus(self, a: Actor) -> None:
-        pen = self.pen(a.x, a.y, a.scale, a.flip)
+    def actor_gus(self, a: Actor, pen: Pen) -> None:
         white, grey = (250, 250, 250), (160, 165, 175)
         if a.pose == "fly":
             pen.poly([(-5, -30), (-70, -70), (-85, -60), (-20, -22)], grey)
@@ -438,24 +427,21 @@ class CityPainter(Painter):
         for sx in range(10, CANVAS, 90):
             self.d.rectangle((sx, 470, sx + 45, 476), fill=(220, 220, 200))
 
-    def prop_lamp_post(self, p: Prop, brightness: float = 1.0) -> None:
+    def prop_lamp_post(self, p: Prop, pen: Pen, brightness: float = 1.0) -> None:
         lit = brightness > 1
-        pen = self.pen(p.x, p.y, p.scale)
         pen.rect((-4, -200, 4, 0), (50, 55, 60))
         pen.rect((-16, -215, 16, -198), (255, 225, 120) if lit else (200, 200, 190))
         if lit:
             self.glow(p.x, p.y - 205 * p.scale, 80, (255, 210, 110), 190)
 
-    def prop_puddle(self, p: Prop) -> None:
-        self.pen(p.x, p.y, p.scale).ellipse(0, 0, 50, 9, (120, 140, 170))
+    def prop_puddle(self, p: Prop, pen: Pen) -> None:
+        pen.ellipse(0, 0, 50, 9, (120, 140, 170))
 
-    def prop_umbrella(self, p: Prop) -> None:
-        pen = self.pen(p.x, p.y, p.scale)
+    def prop_umbrella(self, p: Prop, pen: Pen) -> None:
         pen.cap((-90, -55, 90, 55), (40, 150, 80))
         pen.line([(0, 0), (40, 150)], (60, 40, 30), 4)
 
-    def prop_awning(self, p: Prop) -> None:
-        pen = self.pen(p.x, p.y, p.scale)
+    def prop_awning(self, p: Prop, pen: Pen) -> None:
         for i in range(8):
             color = (220, 60, 60) if i % 2 == 0 else (250, 245, 235)
             pen.poly(
@@ -463,11 +449,10 @@ class CityPainter(Painter):
             )
         pen.rect((-160, -60, 160, 0), (120, 80, 60))
 
-    def prop_scarf(self, p: Prop) -> None:
-        pen = self.pen(p.x, p.y, p.scale)
+    def prop_scarf(self, p: Prop, pen: Pen) -> None:
         pen.poly([(-10, -10), (60, -4), (62, 8), (-8, 4)], (250, 210, 40))
 
-    def prop_rainbow(self, p: Prop) -> None:
+    def prop_rainbow(self, p: Prop, pen: Pen) -> None:
         colors = (
             (230, 60, 60),
             (245, 150, 40),
@@ -480,8 +465,7 @@ class CityPainter(Painter):
             r = 260 - i * 14
             self.d.arc((256 - r, 330 - r, 256 + r, 330 + r), 180, 360, fill=c, width=14)
 
-    def actor_bolt(self, a: Actor) -> None:
-        pen = self.pen(a.x, a.y, a.scale, a.flip)
+    def actor_bolt(self, a: Actor, pen: Pen) -> None:
         silver, dark = (192, 198, 204), (90, 95, 105)
         lift = -20 if a.pose == "sit" else 0
         if a.pose == "sit":
@@ -510,8 +494,7 @@ class CityPainter(Painter):
             pen.line([(40, -80), (70, -80), (80, 0)], broom, 6)
             pen.poly([(65, -5), (100, -5), (95, 10), (70, 10)], (240, 200, 60))
 
-    def actor_nia(self, a: Actor) -> None:
-        pen = self.pen(a.x, a.y, a.scale, a.flip)
+    def actor_nia(self, a: Actor, pen: Pen) -> None:
         purple, skin, hair = (123, 63, 160), (141, 85, 36), (25, 20, 20)
         pen.rect((-16, -22, -5, 0), (250, 210, 40))
         pen.rect((5, -22, 16, 0), (250, 210, 40))
@@ -546,8 +529,7 @@ class SnowPainter(Painter):
             self.d.ellipse((cx - 160, 260, cx + 160, 420), fill=far)
         self.d.rectangle((0, 380, CANVAS, CANVAS), fill=(244, 248, 255))
 
-    def prop_cabin(self, p: Prop) -> None:
-        pen = self.pen(p.x, p.y, p.scale)
+    def prop_cabin(self, p: Prop, pen: Pen) -> None:
         pen.rect((-80, -110, 80, 0), (130, 82, 45))
         for y in range(-100, 0, 20):
             pen.line([(-80, y), (80, y)], (100, 62, 35), 2)
@@ -557,8 +539,7 @@ class SnowPainter(Painter):
         pen.rect((35, -80, 65, -50), (255, 220, 130))
         pen.rect((40, -170, 58, -130), (90, 60, 40))
 
-    def prop_pine(self, p: Prop) -> None:
-        pen = self.pen(p.x, p.y, p.scale)
+    def prop_pine(self, p: Prop, pen: Pen) -> None:
         pen.rect((-8, -20, 8, 0), (90, 60, 40))
         for i, (w, top) in enumerate(((70, -120), (55, -170), (40, -210))):
             base = -20 - i * 50
@@ -568,26 +549,25 @@ class SnowPainter(Painter):
                 (250, 252, 255),
             )
 
-    def prop_sled(self, p: Prop) -> None:
-        pen = self.pen(p.x, p.y, p.scale)
+    def prop_sled(self, p: Prop, pen: Pen) -> None:
         pen.rect((-40, -22, 40, -10), (150, 95, 50))
         pen.line([(-45, -2), (45, -2), (55, -14)], (90, 60, 40), 4)
         pen.line([(-40, -16), (-85, -30)], (120, 90, 60), 2)
 
-    def prop_tracks(self, p: Prop) -> None:
+    def prop_tracks(self, p: Prop, pen: Pen) -> None:
         for i in range(9):
             x, y = 40 + i * 22, 505 - i * 8
             self.d.ellipse((x, y, x + 8, y + 5), fill=(170, 185, 205))
             self.d.ellipse((x + 6, y + 10, x + 14, y + 15), fill=(170, 185, 205))
 
-    def prop_hilltop(self, p: Prop) -> None:
+    def prop_hilltop(self, p: Prop, pen: Pen) -> None:
         color = (225, 232, 248) if self.page.time == "dusk" else (200, 210, 235)
         self.d.ellipse((-80, 380, 600, 700), fill=color)
 
-    def prop_stars(self, p: Prop) -> None:
+    def prop_stars(self, p: Prop, pen: Pen) -> None:
         self.stars(40 if self.page.time == "dusk" else 90, 300)
 
-    def prop_aurora(self, p: Prop) -> None:
+    def prop_aurora(self, p: Prop, pen: Pen) -> None:
         bands = (((80, 255, 160, 90), 50), ((255, 120, 200, 70), 95), ((90, 240, 190, 80), 135))
         for k, (color, base) in enumerate(bands):
             top = [(x, base + 30 * math.sin(x / 70 + k)) for x in range(0, CANVAS + 16, 16)]
@@ -606,8 +586,7 @@ class SnowPainter(Painter):
                 x, y = self.rng.uniform(0, CANVAS), self.rng.uniform(0, CANVAS)
                 self.d.ellipse((x - 3, y - 3, x + 3, y + 3), fill=(255, 255, 255))
 
-    def actor_lena(self, a: Actor) -> None:
-        pen = self.pen(a.x, a.y, a.scale, a.flip)
+    def actor_lena(self, a: Actor, pen: Pen) -> None:
         red, skin, hat = (214, 40, 40), (246, 210, 181), (42, 111, 219)
         pen.rect((-16, -24, -5, 0), (50, 40, 40))
         pen.rect((5, -24, 16, 0), (50, 40, 40))
@@ -622,8 +601,7 @@ class SnowPainter(Painter):
         pen.circle(0, -190, 8, (255, 255, 255))
         face(pen, 0, -138, 22, a.mood)
 
-    def actor_tundra(self, a: Actor) -> None:
-        pen = self.pen(a.x, a.y, a.scale, a.flip)
+    def actor_tundra(self, a: Actor, pen: Pen) -> None:
         grey, white, dark = (125, 135, 145), (245, 245, 248), (70, 78, 88)
         pen.arc(-62, -70, 20, 90, 330, grey, 9)
         for dx in (-40, -20, 20, 38):

@@ -12,6 +12,7 @@ import json
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -58,11 +59,9 @@ def build_rows(books: tuple[Book, ...] = BOOKS) -> list[dict[str, Any]]:
     """The parquet rows (dicts with every required column), in dataset order."""
     rows: list[dict[str, Any]] = []
     for book in books:
-        if len(book.steps) != len(book.pages) - 1:
-            raise ValueError(f"book {book.key}: {len(book.pages)} pages need {len(book.pages) - 1} steps")
         base = f"{book.source}/{book.key}"
         book_characters = json.dumps([c.model_dump() for c in book.characters], ensure_ascii=False)
-        for step, (cur, nxt) in zip(book.steps, zip(book.pages, book.pages[1:], strict=False), strict=True):
+        for step, (cur, nxt) in zip(book.steps, pairwise(book.pages), strict=True):
             row = {
                 "id": expected_id(book.source, book.key, cur.key, nxt.key),
                 "source": book.source,
@@ -115,32 +114,19 @@ def write_sample(out: Path, *, size: int = 256, books: tuple[Book, ...] = BOOKS)
     refuse_foreign(out, LAYOUT_ENTRIES)
     with replace_owned(out, LAYOUT_ENTRIES) as tmp:
         rows = build_rows(books)
-        n_pages = _write_pages(tmp, books, size)
         for book in books:
-            _write_json(tmp / "metadata" / book.source / f"{book.key}.json", book.metadata())
+            base = f"{book.source}/{book.key}"
+            for page in book.pages:
+                save_png(draw_page(book, page, size), tmp / "images" / base / f"{page.key}.png")
+                text_path = tmp / "texts" / base / f"{page.key}.txt"
+                text_path.parent.mkdir(parents=True, exist_ok=True)
+                text_path.write_text(page.text + "\n", encoding="utf-8")
+            write_json_atomic(tmp / "metadata" / f"{base}.json", book.metadata(), default=None)
         for row in rows:
-            _write_json(tmp / row["sample_path"], sample_object(row))
+            write_json_atomic(tmp / row["sample_path"], sample_object(row), default=None)
         _write_parquet(tmp / PARQUET_RELPATH, rows)
         (tmp / "README.md").write_text(_README.format(n_rows=len(rows), n_books=len(books)), encoding="utf-8")
-    return SampleSummary(out, len(books), n_pages, len(rows))
-
-
-def _write_pages(root: Path, books: tuple[Book, ...], size: int) -> int:
-    n = 0
-    for book in books:
-        for page in book.pages:
-            save_png(
-                draw_page(book, page, size), root / "images" / book.source / book.key / f"{page.key}.png"
-            )
-            text_path = root / "texts" / book.source / book.key / f"{page.key}.txt"
-            text_path.parent.mkdir(parents=True, exist_ok=True)
-            text_path.write_text(page.text + "\n", encoding="utf-8")
-            n += 1
-    return n
-
-
-def _write_json(path: Path, obj: Any) -> None:
-    write_json_atomic(path, obj, default=None)
+    return SampleSummary(out, len(books), sum(len(book.pages) for book in books), len(rows))
 
 
 def _write_parquet(path: Path, rows: list[dict[str, Any]]) -> None:

@@ -69,3 +69,16 @@ def test_import_counts_missing_and_undecodable_outputs(transitions, tmp_path: Pa
     pointer = json.loads((out / "IMPORTED.json").read_text())
     assert any("row 2" in p and "image" in p for p in pointer["problems"])
     assert resolve_candidates_root(out) == outside.resolve()
+
+
+@pytest.mark.parametrize("kind", ["oracle", "copy-current", "shuffled"])
+def test_a_reference_entry_with_seed_and_path_builds_its_system(kind: str, tmp_path: Path) -> None:
+    """``seed`` and ``path`` are accepted on every reference entry; a kind that uses neither is built
+    without them (an oracle with a seed once failed: ``OracleSystem() takes no arguments``)."""
+    from omnieval.systems import config_model, system_kind
+
+    cls = system_kind(kind)
+    spec = config_model(kind).model_validate({"kind": kind, "seed": 7, "path": str(tmp_path)})
+    system = cls.from_spec(spec, system_id=kind, condition="", modalities=("text",), cache_dir=tmp_path)
+    assert isinstance(system, cls)
+    assert getattr(system, "seed", 7) == 7  # shuffled takes its seed; the others have none

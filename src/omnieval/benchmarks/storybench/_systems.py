@@ -10,7 +10,7 @@ import random
 from abc import abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from omnieval.backends.tts import EspeakProsody, SpeechRequest, SynthesisError, synthesize
 from omnieval.benchmarks.storybench._records import TargetSpeech, Transition
@@ -29,23 +29,35 @@ from omnieval.systems import (
 )
 
 
-class OracleConfig(SystemConfig):
-    """``kind: oracle``: no settings of its own (``seed`` and ``path`` are accepted and unused, as
-    for every reference kind, so existing suites and their cache keys stay as they were)."""
+class _ReferenceConfig(SystemConfig):
+    """A storybench reference kind: ``seed`` and ``path`` are accepted on every entry, so existing
+    suites and their cache keys stay as they were, and its system is built with only those of them
+    it takes (:attr:`taken`)."""
+
+    taken: ClassVar[tuple[str, ...]] = ()
+
+    def factory_arguments(self, *, condition: str, modalities: Sequence[str]) -> dict[str, Any]:
+        given = super().factory_arguments(condition=condition, modalities=modalities)
+        return {name: value for name, value in given.items() if name in self.taken}
+
+
+class OracleConfig(_ReferenceConfig):
+    """``kind: oracle``: no settings of its own."""
 
     kind: Literal["oracle"] = "oracle"
 
 
-class CopyCurrentConfig(SystemConfig):
+class CopyCurrentConfig(_ReferenceConfig):
     """``kind: copy-current``: no settings of its own."""
 
     kind: Literal["copy-current"] = "copy-current"
 
 
-class ShuffledConfig(SystemConfig):
+class ShuffledConfig(_ReferenceConfig):
     """``kind: shuffled``: ``seed`` chooses the donor transitions (0 when unset)."""
 
     kind: Literal["shuffled"] = "shuffled"
+    taken: ClassVar[tuple[str, ...]] = ("seed",)
 
 
 def _speak(root: Path, index: int, speech: TargetSpeech, *, controlled: bool, counts: dict[str, int]) -> None:

@@ -68,6 +68,11 @@ def _mean_over_instances(x: FloatArray, policy: Policy, n: int) -> FloatArray:
     return out
 
 
+def _per_column(x: FloatArray, policy: Policy, n: int) -> FloatArray:
+    """``(S, n, K)`` -> ``(S, K)``: :func:`_mean_over_instances` of each ``x[:, :, k]``."""
+    return np.stack([_mean_over_instances(x[:, :, k], policy, n) for k in range(x.shape[2])], axis=1)
+
+
 @dataclass(frozen=True)
 class PolicyScores:
     """Every aggregate of one policy, per system (arrays are indexed like ``StoryTable.systems``).
@@ -129,36 +134,17 @@ def policy_scores(table: StoryTable, policy: Policy) -> PolicyScores:
     per_judge: dict[str, FloatArray] = {}
     per_criterion: dict[str, FloatArray] = {}
     for t, jt in table.judges.items():
-        example = jt.example  # (S, n, J)
-        pj = np.stack(
-            [_mean_over_instances(example[:, :, j], policy, n) for j in range(len(jt.judges))], axis=1
-        )
-        per_judge[t] = pj
-        comps[f"judge.{t}"] = _nanmean(pj, axis=1)
-        pc = np.stack(
-            [
-                _nanmean(
-                    np.stack(
-                        [
-                            _mean_over_instances(jt.scores[:, :, j, c], policy, n)
-                            for j in range(len(jt.judges))
-                        ],
-                        axis=1,
-                    ),
-                    axis=1,
-                )
-                for c in range(len(jt.criteria))
-            ],
+        per_judge[t] = _per_column(jt.example, policy, n)
+        comps[f"judge.{t}"] = _nanmean(per_judge[t], axis=1)
+        # Per criterion: the judges' means of that criterion, averaged with equal weight.
+        per_criterion[t] = np.stack(
+            [_nanmean(_per_column(jt.scores[..., c], policy, n), axis=1) for c in range(len(jt.criteria))],
             axis=1,
         )
-        per_criterion[t] = pc
     per_field = exact = None
     if table.speech is not None:
-        sp = table.speech
-        per_field = np.stack(
-            [_mean_over_instances(sp.correct[:, :, f], policy, n) for f in range(len(sp.fields))], axis=1
-        )
-        exact = _mean_over_instances(sp.exact, policy, n)
+        per_field = _per_column(table.speech.correct, policy, n)
+        exact = _mean_over_instances(table.speech.exact, policy, n)
     return PolicyScores(policy, comps, per_judge, per_criterion, per_field, exact, table.n_systems)
 
 

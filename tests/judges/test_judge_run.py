@@ -16,7 +16,6 @@ import pytest
 from judge_fixtures import NARRATIONS, Story, fake_describe
 
 from omnieval.benchmarks.storybench._aggregate import aggregate
-from omnieval.benchmarks.storybench._combine import combine_judges
 from omnieval.judges import JUDGMENT_COLUMNS, TRACKS, JudgeResult, merge_panel_tags, run_judges
 from omnieval.judges._run import DescribeAudio
 from omnieval.scores import SCORE_COLUMNS
@@ -76,17 +75,17 @@ def test_rows_statuses_and_scores(story: Story, write_panel, tmp_path: Path) -> 
     assert result.model_calls == 2 * 3 * 2 + 2 + 3 and result.cache_hits == 0
 
 
-def test_combine_valid_only_and_zero_filled(story: Story, write_panel, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_aggregate_valid_only_and_zero_filled(story: Story, write_panel, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     systems = {"partial": story.candidates("partial", [REFERENCES[0], None, REFERENCES[2]])}
     result = _run(story, write_panel("by_reference"), systems, tmp_path / "cache")
-    combined = combine_judges(result.scores).set_index(["track", "policy"])["value"]
-    assert combined[("text", "valid_only")] == pytest.approx(9.0)
-    assert combined[("text", "zero_filled")] == pytest.approx(9.0 * 2 / 3)
-    assert ("image", "valid_only") not in combined.index
-    # combine_judges is a view of the analysis aggregate: the same numbers, by construction.
     doc = aggregate(result.scores).to_dict()
-    for policy in ("valid_only", "zero_filled"):
-        assert doc["systems"]["partial"][policy]["judge.text"] == combined[("text", policy)]
+    partial = doc["systems"]["partial"]
+    assert partial["valid_only"]["judge.text"] == pytest.approx(9.0)
+    assert partial["zero_filled"]["judge.text"] == pytest.approx(9.0 * 2 / 3)
+    assert (
+        partial["valid_only"]["judge.image"] is None
+        and "image" not in partial["valid_only"]["judge_by_judge"]
+    )
     assert doc["not_computed"][-2:] == [
         "judge.image: unavailable: no judge could score this track here (every row is not_applicable)",
         "judge.integrated: no rows in the scores table",

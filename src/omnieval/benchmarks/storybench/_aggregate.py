@@ -3,8 +3,8 @@
 The maths is in :func:`policy_scores` (pure, on a :class:`StoryTable`); :class:`Aggregate` holds
 both policies and renders them as the ``omnieval aggregate --json`` document and as MLflow metrics.
 
-Both policies are implemented here once; :func:`omnieval.benchmarks.storybench._combine.combine_judges` and
-:func:`omnieval.metrics.summarize_speech_meta` are views of this module's results.
+Both policies are implemented here once;
+:func:`omnieval.benchmarks.storybench._speech_summary.summarize_speech_meta` is a view of this module's results.
 
 Example (system ``b`` wrote no narration for the second transition):
     >>> from omnieval.scores import ScoreRow, scores_frame
@@ -36,7 +36,6 @@ import pandas as pd
 
 from omnieval.benchmarks._spec import declaration_error, package_spec
 from omnieval.benchmarks.storybench._names import (
-    AUTOMATIC,
     COMPONENTS,
     JUDGE,
     MODALITY_COMPONENTS,
@@ -67,6 +66,11 @@ def _mean_over_instances(x: FloatArray, policy: Policy, n: int) -> FloatArray:
         return _nanmean(x, axis=1)
     out: FloatArray = np.where(np.isfinite(x), x, 0.0).sum(axis=1) / n
     return out
+
+
+def _per_column(x: FloatArray, policy: Policy, n: int) -> FloatArray:
+    """``(S, n, K)`` -> ``(S, K)``: :func:`_mean_over_instances` of each ``x[:, :, k]``."""
+    return np.stack([_mean_over_instances(x[:, :, k], policy, n) for k in range(x.shape[2])], axis=1)
 
 
 @dataclass(frozen=True)
@@ -126,46 +130,21 @@ def policy_scores(table: StoryTable, policy: Policy) -> PolicyScores:
     valid example at all is not in ``table`` (see :class:`~omnieval.benchmarks.storybench._table.JudgeCoverage`).
     """
     n = table.n_instances
-    comps: dict[str, FloatArray] = {}
-    for name in AUTOMATIC:
-        if name == "speech_meta_accuracy":
-            if table.speech is not None:
-                comps[name] = _mean_over_instances(table.speech.accuracy, policy, n)
-        elif name in table.auto:
-            comps[name] = _mean_over_instances(table.auto[name].values, policy, n)
+    comps = {name: _mean_over_instances(values, policy, n) for name, values in table.automatic.items()}
     per_judge: dict[str, FloatArray] = {}
     per_criterion: dict[str, FloatArray] = {}
     for t, jt in table.judges.items():
-        example = jt.example  # (S, n, J)
-        pj = np.stack(
-            [_mean_over_instances(example[:, :, j], policy, n) for j in range(len(jt.judges))], axis=1
-        )
-        per_judge[t] = pj
-        comps[f"judge.{t}"] = _nanmean(pj, axis=1)
-        pc = np.stack(
-            [
-                _nanmean(
-                    np.stack(
-                        [
-                            _mean_over_instances(jt.scores[:, :, j, c], policy, n)
-                            for j in range(len(jt.judges))
-                        ],
-                        axis=1,
-                    ),
-                    axis=1,
-                )
-                for c in range(len(jt.criteria))
-            ],
+        per_judge[t] = _per_column(jt.example, policy, n)
+        comps[f"judge.{t}"] = _nanmean(per_judge[t], axis=1)
+        # Per criterion: the judges' means of that criterion, averaged with equal weight.
+        per_criterion[t] = np.stack(
+            [_nanmean(_per_column(jt.scores[..., c], policy, n), axis=1) for c in range(len(jt.criteria))],
             axis=1,
         )
-        per_criterion[t] = pc
     per_field = exact = None
     if table.speech is not None:
-        sp = table.speech
-        per_field = np.stack(
-            [_mean_over_instances(sp.correct[:, :, f], policy, n) for f in range(len(sp.fields))], axis=1
-        )
-        exact = _mean_over_instances(sp.exact, policy, n)
+        per_field = _per_column(table.speech.correct, policy, n)
+        exact = _mean_over_instances(table.speech.exact, policy, n)
     return PolicyScores(policy, comps, per_judge, per_criterion, per_field, exact, table.n_systems)
 
 
@@ -265,9 +244,7 @@ class Aggregate:
             m: {"n_instances": t.n_instances, "missing": int(t.missing[m][s].sum())}
             for m in ("text", "image", "speech")
         }
-        records: dict[str, Any] = {}
-        for name, a in t.auto.items():
-            records[name] = a.counts.for_system(s)
+        records: dict[str, Any] = {name: a.counts.for_system(s) for name, a in t.auto.items()}
         if t.speech is not None:
             records["speech_meta_accuracy"] = t.speech.counts.for_system(s)
         for tr, jt in t.judges.items():
@@ -325,31 +302,17 @@ class Aggregate:
         b = self.benchmark
         out: dict[str, float] = {}
         for policy in POLICIES:
-            ps = self.policies[policy]
-            for c in ps.covered:
-                v = _num(ps.components[c][s])
-                if v is not None:
-                    out[_metric_key(b, policy, c)] = v
-            total = _num(ps.total[s])
-            if total is not None:
-                out[_metric_key(b, policy, "total_average")] = total
-            for tr, pj in ps.per_judge.items():
-                for k, j in enumerate(self.table.judges[tr].judges):
-                    v = _num(pj[s, k])
-                    if v is not None:
-                        out[_metric_key(b, policy, "judge", tr, j)] = v
-            if (
-                self.table.speech is not None
-                and ps.speech_per_field is not None
-                and ps.speech_exact is not None
-            ):
-                for k, f in enumerate(self.table.speech.fields):
-                    v = _num(ps.speech_per_field[s, k])
-                    if v is not None:
-                        out[_metric_key(b, policy, "speech_meta_accuracy", f)] = v
-                v = _num(ps.speech_exact[s])
-                if v is not None:
-                    out[_metric_key(b, policy, "speech_meta_exact_match")] = v
+            # The policy's entry holds every value once, None where not computed or not finite.
+            entry = self.policy_dict(system, policy)
+            values: dict[tuple[str, ...], float | None] = {(c,): entry[c] for c in COMPONENTS}
+            values[("total_average",)] = entry["total_average"]
+            for tr, judges in entry["judge_by_judge"].items():
+                values.update({("judge", tr, j): v for j, v in judges.items()})
+            for f, v in entry.get("speech_meta_per_field", {}).items():
+                values[("speech_meta_accuracy", f)] = v
+            if "speech_meta_exact_match" in entry:
+                values[("speech_meta_exact_match",)] = entry["speech_meta_exact_match"]
+            out.update({_metric_key(b, policy, *k): v for k, v in values.items() if v is not None})
         for m, flags in self.table.missing.items():
             out[_metric_key(b, "missing_output", m)] = float(flags[s].sum())
         return out
@@ -430,13 +393,7 @@ def instance_values(scores: pd.DataFrame) -> pd.DataFrame:
         3          i1  total_average    4.0
     """
     table = build_table(scores, benchmark="storybench")
-    per_component: dict[str, FloatArray] = {}
-    for name in AUTOMATIC:
-        if name == "speech_meta_accuracy":
-            if table.speech is not None:
-                per_component[name] = table.speech.accuracy * scale(name)
-        elif name in table.auto:
-            per_component[name] = table.auto[name].values * scale(name)
+    per_component = {name: values * scale(name) for name, values in table.automatic.items()}
     for track, judged in table.judges.items():
         per_component[f"judge.{track}"] = _nanmean(judged.example, axis=2)
     covered = [c for c in HEADLINE_COMPONENTS if c in per_component]

@@ -12,10 +12,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from markupsafe import Markup
+    from rich.console import Console
+    from rich.table import Table
 
     from omnieval.benchmarks._base import ReportJob
-    from omnieval.benchmarks.storybench._rankings import CoverageRanking
+    from omnieval.benchmarks.storybench._rankings import CoverageRank, CoverageRanking
+    from omnieval.paths import StatePaths
+    from omnieval.reporting import Panel
 
 COMPONENTS: tuple[tuple[str, str, float], ...] = (
     ("bertscore_f1", "BERTScore", 10.0),
@@ -92,27 +98,46 @@ def leaderboard_table(board: dict[str, Any]) -> str:
     totals cover, which components were not computed and which configured judges gave no valid record.
     """
     from rich.console import Console
-    from rich.table import Table
 
     ranking = _ranking(board)
-    table = Table(title=f"{board.get('benchmark', '')} leaderboard — valid-only / zero-filled (0-10 scale)")
+    table = _ranked_table(
+        f"{board.get('benchmark', '')} leaderboard — valid-only / zero-filled (0-10 scale)",
+        ranking,
+        [label for _key, label, _scale in COMPONENTS],
+        lambda row: [f"{valid} / {zero}" for valid, zero in _policy_cells(board["systems"][row.system])],
+    )
+    lines = [*coverage_lines(board), *completeness_lines(board)]
+    return _console_text(Console(width=200, record=True, force_terminal=False), table, lines)
+
+
+def _policy_cells(entry: dict[str, Any]) -> list[tuple[str, str]]:
+    """(valid-only, zero-filled) per component of :data:`COMPONENTS`, formatted on the 0-10 scale."""
+    valid, zero = entry.get("valid_only", {}), entry.get("zero_filled", {})
+    return [(_fmt(valid.get(k), s), _fmt(zero.get(k), s)) for k, _l, s in COMPONENTS]
+
+
+def _ranked_table(
+    title: str, ranking: CoverageRanking, columns: list[str], cells: Callable[[CoverageRank], list[str]]
+) -> Table:
+    """A terminal table of ``ranking``'s rows: rank, system, ``cells(row)`` under ``columns``, coverage."""
+    from rich.table import Table
+
+    table = Table(title=title)
     table.add_column("rank", justify="right")
     table.add_column("system")
-    for _key, label, _scale in COMPONENTS:
-        table.add_column(label, justify="right")
+    for column in columns:
+        table.add_column(column, justify="right")
     table.add_column("covers", justify="right")
     for row in ranking.rows:
-        entry = board["systems"][row.system]
-        valid, zero = entry.get("valid_only", {}), entry.get("zero_filled", {})
-        cells = [f"{_fmt(valid.get(k), s)} / {_fmt(zero.get(k), s)}" for k, _l, s in COMPONENTS]
-        covers = f"{len(valid.get('total_average_components', []))}/{ranking.n_components}"
-        table.add_row(row.label, row.system, *cells, covers)
-    console = Console(width=200, record=True, force_terminal=False)
+        table.add_row(row.label, row.system, *cells(row), f"{len(row.components)}/{ranking.n_components}")
+    return table
+
+
+def _console_text(console: Console, table: Table, lines: list[str]) -> str:
+    """``table`` and the plain-text ``lines`` under it, as ``console`` renders them."""
     with console.capture() as capture:
         console.print(table)
-        for line in coverage_lines(board):
-            console.print(line, markup=False, highlight=False)
-        for line in completeness_lines(board):
+        for line in lines:
             console.print(line, markup=False, highlight=False)
     return capture.get()
 
@@ -302,18 +327,23 @@ def completeness_html(board: dict[str, Any], labels: dict[str, str] | None = Non
     return _render("completeness.html.j2", table=trusted(table(head, body, left=2)))
 
 
-def _generation_labels(job: ReportJob, systems: list[str]) -> dict[str, str]:
-    """system -> the generating system's own description (``lineage.label`` of its summary file)."""
+def _system_files(
+    job: ReportJob, systems: list[str], path: Callable[[StatePaths, str], Path]
+) -> dict[str, Any]:
+    """system -> the JSON document at ``path(paths, system)``, for the systems that have one."""
     from omnieval.jsonio import read_json
     from omnieval.paths import StatePaths
 
     paths = StatePaths(job.config.state)
+    return {system: read_json(path(paths, system)) for system in systems if path(paths, system).is_file()}
+
+
+def _generation_labels(job: ReportJob, systems: list[str]) -> dict[str, str]:
+    """system -> the generating system's own description (``lineage.label`` of its summary file)."""
+    from omnieval.paths import StatePaths
+
     out: dict[str, str] = {}
-    for system in systems:
-        path = paths.summary(system)
-        if not path.is_file():
-            continue
-        summary = read_json(path)
+    for system, summary in _system_files(job, systems, StatePaths.summary).items():
         parts = summary.get("conditions") or {"": summary}
         for part in parts.values():
             label = (part.get("lineage") or {}).get("label") if isinstance(part, dict) else None
@@ -354,26 +384,38 @@ def _scaled(entry: dict[str, Any], key: str, scale: float) -> float | None:
     return None if value is None else float(value) * scale
 
 
-def component_reading(board: dict[str, Any], order: list[str]) -> str:
-    """Who is best per computed component, what is not computed, how far zero-filling lowers values."""
+def _component_panels(board: dict[str, Any], order: list[str]) -> list[Panel]:
+    """One panel per component of :data:`COMPONENTS` on the 0-10 scale: valid-only values,
+    zero-filled markers."""
+    from omnieval.reporting import Panel
+
+    return [
+        Panel(
+            label,
+            {s: _scaled(board["systems"][s].get("valid_only", {}), key, scale) for s in order},
+            {s: _scaled(board["systems"][s].get("zero_filled", {}), key, scale) for s in order},
+        )
+        for key, label, scale in COMPONENTS
+    ]
+
+
+def component_reading(panels: list[Panel]) -> str:
+    """Who is best per computed component, what is not computed, how far zero-filling lowers values
+    (``panels``: :func:`_component_panels`, whose last one, the Total Average, is left out)."""
     from omnieval.reporting import fmt
 
     best: dict[str, tuple[str, float]] = {}
     not_computed: list[str] = []
     gap = 0.0
-    for key, label, scale in COMPONENTS[:-1]:
-        values = {
-            s: v
-            for s in order
-            if (v := _scaled(board["systems"][s].get("valid_only", {}), key, scale)) is not None
-        }
+    for panel in panels[:-1]:
+        values = {s: v for s, v in panel.values.items() if v is not None}
         if not values:
-            not_computed.append(label)
+            not_computed.append(panel.title)
             continue
         top = max(values, key=lambda s: (values[s], s))
-        best[label] = (top, values[top])
+        best[panel.title] = (top, values[top])
         for s, v in values.items():
-            z = _scaled(board["systems"][s].get("zero_filled", {}), key, scale)
+            z = panel.markers[s]
             if z is not None:
                 gap = max(gap, v - z)
     if not best:
@@ -394,20 +436,13 @@ def component_reading(board: dict[str, Any], order: list[str]) -> str:
 
 
 def _component_section(board: dict[str, Any], order: list[str]) -> str:
-    from omnieval.reporting import Panel, figure, panel_bars
+    from omnieval.reporting import figure, panel_bars
 
-    panels = [
-        Panel(
-            label,
-            {s: _scaled(board["systems"][s].get("valid_only", {}), key, scale) for s in order},
-            {s: _scaled(board["systems"][s].get("zero_filled", {}), key, scale) for s in order},
-        )
-        for key, label, scale in COMPONENTS
-    ]
+    panels = _component_panels(board, order)
     png = panel_bars(panels, order, xlim=(0.0, 10.0), bar_label="valid-only", marker_label="zero-filled")
     return figure(
         png,
-        component_reading(board, order),
+        component_reading(panels),
         alt="per-component scores per system",
         title="Per component, 0-10 scale (bars: valid-only; ticks: zero-filled)",
     )
@@ -519,17 +554,7 @@ def _analysis_cards(
 
 def _leaderboard_html(board: dict[str, Any]) -> str:
     rows = [
-        {
-            "label": row.label,
-            "system": row.system,
-            "cells": [
-                (
-                    _fmt(board["systems"][row.system]["valid_only"].get(k), s),
-                    _fmt(board["systems"][row.system]["zero_filled"].get(k), s),
-                )
-                for k, _l, s in COMPONENTS
-            ],
-        }
+        {"label": row.label, "system": row.system, "cells": _policy_cells(board["systems"][row.system])}
         for row in _ranking(board).rows
     ]
     return _render("policies.html.j2", components=[label for _k, label, _s in COMPONENTS], rows=rows)
@@ -621,16 +646,10 @@ def speech_status_lines(metrics_lineages: dict[str, Any]) -> list[str]:
 
 def _metrics_lineages(job: ReportJob, systems: list[str]) -> dict[str, Any]:
     """system -> its metrics lineage, for the systems whose metrics stage left one."""
-    from omnieval.jsonio import read_json
     from omnieval.paths import StatePaths
 
-    paths = StatePaths(job.config.state)
-    out: dict[str, Any] = {}
-    for system in systems:
-        path = paths.metrics_lineage(system)
-        if path.is_file():
-            out[system] = dict(read_json(path).get("lineage") or {})
-    return out
+    found = _system_files(job, systems, StatePaths.metrics_lineage)
+    return {system: dict(doc.get("lineage") or {}) for system, doc in found.items()}
 
 
 def write_report_html(job: ReportJob) -> None:
@@ -750,36 +769,19 @@ def aggregate_table(doc: dict[str, Any]) -> str:
     Totals over different component sets are ranked only within their coverage group.
     """
     from rich.console import Console
-    from rich.table import Table
 
-    from omnieval.benchmarks.storybench._rankings import leaderboard_ranking
-
-    ranking = leaderboard_ranking(doc)
-    table = Table(title=f"{doc['benchmark']}: {doc['n_instances']} instances")
-    table.add_column("rank", justify="right")
-    table.add_column("system")
-    for c in doc["components"]:
-        table.add_column(c, justify="right")
-    table.add_column("total (valid-only)", justify="right")
-    table.add_column("total (zero-filled)", justify="right")
-    table.add_column("covers", justify="right")
-    for row in ranking.rows:
-        entry = doc["systems"][row.system]
-        vo, zf = entry["valid_only"], entry["zero_filled"]
-        table.add_row(
-            row.label,
-            row.system,
+    def cells(row: CoverageRank) -> list[str]:
+        vo, zf = doc["systems"][row.system]["valid_only"], doc["systems"][row.system]["zero_filled"]
+        return [
             *(_num_text(vo[c]) for c in doc["components"]),
-            _num_text(vo["total_average"]),
-            _num_text(zf["total_average"]),
-            f"{len(vo['total_average_components'])}/{ranking.n_components}",
-        )
-    console = Console(width=200)
-    with console.capture() as capture:
-        console.print(table)
-        for line in coverage_lines(doc):
-            console.print(line, markup=False, highlight=False)
-    return capture.get().rstrip("\n")
+            *map(_num_text, (vo["total_average"], zf["total_average"])),
+        ]
+
+    columns = [*doc["components"], "total (valid-only)", "total (zero-filled)"]
+    table = _ranked_table(
+        f"{doc['benchmark']}: {doc['n_instances']} instances", _ranking(doc), columns, cells
+    )
+    return _console_text(Console(width=200), table, coverage_lines(doc)).rstrip("\n")
 
 
 def _num_text(x: float | None, digits: int = 3) -> str:

@@ -9,7 +9,6 @@ divides by all instances, counting missing or unusable audio as 0. The numbers c
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +16,8 @@ from omnieval.metrics.functional.labels import SPEECH_FIELDS
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from omnieval.benchmarks.storybench._names import Policy
 
 
 @dataclass(frozen=True)
@@ -47,11 +48,6 @@ class SpeechMetaSummary:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def _value(x: Any) -> float | None:
-    x = float(x)
-    return x if math.isfinite(x) else None
 
 
 def summarize_speech_meta(scores: pd.DataFrame, *, system: str | None = None) -> SpeechMetaSummary:
@@ -86,16 +82,13 @@ def summarize_speech_meta(scores: pd.DataFrame, *, system: str | None = None) ->
         return SpeechMetaSummary((), n, 0, empty(valid), empty(n))
     fields = tuple(f for f in SPEECH_FIELDS if f in sp.fields)
 
-    def policy(name: str, denominator: int) -> SpeechMetaPolicy:
-        ps = agg.policies[name]
-        assert ps.speech_per_field is not None and ps.speech_exact is not None
-        per_field: dict[str, float | None] = {f: None for f in SPEECH_FIELDS}
-        for k, f in enumerate(sp.fields):
-            per_field[f] = _value(ps.speech_per_field[0, k])
+    def policy(name: Policy, denominator: int) -> SpeechMetaPolicy:
+        entry = agg.policy_dict(agg.systems[0], name)
+        per_field = entry["speech_meta_per_field"]
         return SpeechMetaPolicy(
-            per_field,
-            _value(ps.components["speech_meta_accuracy"][0]),
-            _value(ps.speech_exact[0]),
+            {f: per_field.get(f) for f in SPEECH_FIELDS},
+            entry["speech_meta_accuracy"],
+            entry["speech_meta_exact_match"],
             denominator,
         )
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -61,12 +61,7 @@ class RecordCounts:
     def for_system(self, s: int, j: int | None = None) -> dict[str, int]:
         """Counts of system ``s`` (and judge ``j`` for judge tracks) as plain ints."""
         pick = (s,) if j is None else (s, j)
-        return {
-            "valid": int(self.valid[pick]),
-            "missing_output": int(self.missing_output[pick]),
-            "invalid": int(self.invalid[pick]),
-            "absent": int(self.absent[pick]),
-        }
+        return {f.name: int(getattr(self, f.name)[pick]) for f in fields(self)}
 
 
 @dataclass(frozen=True)
@@ -199,54 +194,32 @@ class StoryTable:
     def n_instances(self) -> int:
         return len(self.instances)
 
+    @property
+    def automatic(self) -> dict[str, FloatArray]:
+        """Per-example values ``(S, n)`` of the computed automatic components on their native scale,
+        in the paper's order (speech metadata: the per-sample accuracy)."""
+        out = {name: self.auto[name].values for name in AUTOMATIC if name in self.auto}
+        if self.speech is not None:
+            out["speech_meta_accuracy"] = self.speech.accuracy
+        return out
+
     def subset_instances(self, keep: BoolArray) -> StoryTable:
         """The same table restricted to the instances where ``keep`` (``(n,)`` bool) is true."""
-        idx = np.flatnonzero(keep)
-        return self._take(instances=idx)
-
-    def subset_systems(self, keep: Sequence[str]) -> StoryTable:
-        """The same table restricted to the named systems (in the given order)."""
-        pos = {s: k for k, s in enumerate(self.systems)}
-        unknown = [s for s in keep if s not in pos]
-        if unknown:
-            raise DataError(f"unknown systems {unknown}; known: {list(self.systems)}")
-        return self._take(systems=np.array([pos[s] for s in keep], dtype=np.int64))
-
-    def _take(self, *, systems: IntArray | None = None, instances: IntArray | None = None) -> StoryTable:
-        si = np.arange(self.n_systems) if systems is None else systems
-        ii = np.arange(self.n_instances) if instances is None else instances
-        grid = np.ix_(si, ii)
-        return StoryTable(
-            benchmark=self.benchmark,
-            systems=tuple(self.systems[k] for k in si),
+        ii = np.flatnonzero(keep)
+        grid = np.ix_(np.arange(self.n_systems), ii)
+        return replace(
+            self,
             instances=tuple(self.instances[k] for k in ii),
             n_present=int((ii < self.n_present).sum()),
-            auto={k: AutoMetric(a.name, a.values[grid], a.state[grid]) for k, a in self.auto.items()},
+            auto={k: replace(a, values=a.values[grid], state=a.state[grid]) for k, a in self.auto.items()},
             speech=None
             if self.speech is None
-            else SpeechMeta(self.speech.fields, self.speech.correct[grid], self.speech.state[grid]),
+            else replace(self.speech, correct=self.speech.correct[grid], state=self.speech.state[grid]),
             judges={
-                t: JudgeTrack(j.track, j.judges, j.criteria, j.scores[grid], j.state[grid])
-                for t, j in self.judges.items()
+                t: replace(j, scores=j.scores[grid], state=j.state[grid]) for t, j in self.judges.items()
             },
             extras={k: v[grid] for k, v in self.extras.items()},
             missing={k: v[grid] for k, v in self.missing.items()},
-            not_computed=self.not_computed,
-            notes=self.notes,
-            not_computed_reasons=self.not_computed_reasons,
-            judge_coverage={
-                t: JudgeCoverage(
-                    c.track,
-                    c.configured,
-                    c.missing,
-                    {
-                        self.systems[k]: c.by_system[self.systems[k]]
-                        for k in si
-                        if self.systems[k] in c.by_system
-                    },
-                )
-                for t, c in self.judge_coverage.items()
-            },
         )
 
 
@@ -362,20 +335,17 @@ def build_table(
     name, frame = select_benchmark(scores, benchmark)
     problems: list[str] = []
 
+    def flag(rows: npt.NDArray[np.intp], why: str) -> None:
+        problems.extend(_describe(frame, rows, why))
+
     status = _Col.of(frame["status"])
-    bad_status = np.flatnonzero(~status.isin(ALL_STATUSES))
-    if bad_status.size:
-        problems += _describe(frame, bad_status, f"unknown status; known: {sorted(ALL_STATUSES)}")
+    flag(np.flatnonzero(~status.isin(ALL_STATUSES)), f"unknown status; known: {sorted(ALL_STATUSES)}")
     valued = status.isin(VALUED_STATUSES)
     missing_output = status.eq(Status.MISSING_OUTPUT.value)
     not_applicable = status.eq(Status.NOT_APPLICABLE.value)
     value = frame["value"].to_numpy(dtype=np.float64)
-    bad_value = np.flatnonzero(valued & ~np.isfinite(value))
-    if bad_value.size:
-        problems += _describe(frame, bad_value, "status ok/repaired needs a finite value")
-    stray = np.flatnonzero(~valued & np.isfinite(value))
-    if stray.size:
-        problems += _describe(frame, stray, "only ok/repaired rows may carry a value")
+    flag(np.flatnonzero(valued & ~np.isfinite(value)), "status ok/repaired needs a finite value")
+    flag(np.flatnonzero(~valued & np.isfinite(value)), "only ok/repaired rows may carry a value")
 
     # Instances in canonical order: by the dataset index, then id.
     inst_col = _Col.of(frame["instance_id"])
@@ -425,16 +395,13 @@ def build_table(
         )
 
     is_judge = component.eq("judge")
-    bad_track = np.flatnonzero(is_judge & ~track.isin(TRACKS))
-    if bad_track.size:
-        problems += _describe(frame, bad_track, f"unknown judge track; known: {list(TRACKS)}")
-    no_judge = np.flatnonzero(is_judge & judge.eq(""))
-    if no_judge.size:
-        problems += _describe(frame, no_judge, "judge rows need a judge id")
+    flag(np.flatnonzero(is_judge & ~track.isin(TRACKS)), f"unknown judge track; known: {list(TRACKS)}")
+    flag(np.flatnonzero(is_judge & judge.eq("")), "judge rows need a judge id")
     # judge_expected rows (the judges' probability-weighted companions) are carried, never aggregated.
-    judged_auto = np.flatnonzero(~is_judge & ~component.eq("judge_expected") & ~(judge.eq("") & panel.eq("")))
-    if judged_auto.size:
-        problems += _describe(frame, judged_auto, 'automatic rows must have judge "" and panel ""')
+    flag(
+        np.flatnonzero(~is_judge & ~component.eq("judge_expected") & ~(judge.eq("") & panel.eq(""))),
+        'automatic rows must have judge "" and panel ""',
+    )
 
     if problems:
         raise DataError("scores table failed validation", problems)
@@ -452,33 +419,26 @@ def build_table(
             continue
         mask = component.eq(comp)
         rows = np.flatnonzero(mask)
-        wrong = np.flatnonzero(mask & ~track.eq(want_track))
-        if wrong.size:
-            problems += _describe(frame, wrong, f"{comp} rows belong to track {want_track!r}")
-        crit = np.flatnonzero(mask & ~criterion.eq("value"))
-        if crit.size:
-            problems += _describe(frame, crit, f'{comp} rows use criterion "value"')
-        rng = rows[valued[rows] & ((value[rows] < -1.0) | (value[rows] > 1.0))]
-        if rng.size:
-            problems += _describe(frame, rng, f"{comp} must lie in [-1, 1] (native scale)")
+        flag(np.flatnonzero(mask & ~track.eq(want_track)), f"{comp} rows belong to track {want_track!r}")
+        flag(np.flatnonzero(mask & ~criterion.eq("value")), f'{comp} rows use criterion "value"')
+        flag(
+            rows[valued[rows] & ((value[rows] < -1.0) | (value[rows] > 1.0))],
+            f"{comp} must lie in [-1, 1] (native scale)",
+        )
         if rows.size == 0 or not_applicable[rows].all():
             not_computed.append(comp_name)
-            reasons[comp_name] = [
-                f"{comp_name}: "
-                + (
-                    "no rows in the scores table"
-                    if rows.size == 0
-                    else "not applicable here (every row is not_applicable)"
-                )
-            ]
+            why = (
+                "no rows in the scores table"
+                if rows.size == 0
+                else "not applicable here (every row is not_applicable)"
+            )
+            reasons[comp_name] = [f"{comp_name}: {why}"]
             continue
         values, state = ctx.single(rows, comp)
         auto[comp_name] = AutoMetric(comp_name, values, state)
 
     speech_mask = component.eq("speech_meta")
-    wrong = np.flatnonzero(speech_mask & ~track.eq("speech"))
-    if wrong.size:
-        problems += _describe(frame, wrong, "speech_meta rows belong to track 'speech'")
+    flag(np.flatnonzero(speech_mask & ~track.eq("speech")), "speech_meta rows belong to track 'speech'")
     speech_rows = np.flatnonzero(speech_mask)
     speech = _speech(ctx, speech_rows, criterion)
     if speech is None:
@@ -526,14 +486,12 @@ def build_table(
     key_cols = [
         have[c] if c in have else _Col.of(frame[c]) for c in ROW_KEY if c not in ("system", "instance_id")
     ]
-    dup = _duplicate_rows(sys, inst, n, key_cols)
-    if dup.size:
-        problems += _describe(frame, dup, f"duplicate row: ({', '.join(ROW_KEY)}) must be unique")
+    flag(_duplicate_rows(sys, inst, n, key_cols), f"duplicate row: ({', '.join(ROW_KEY)}) must be unique")
 
     if problems:
         raise DataError("scores table failed validation", problems)
 
-    missing = _missing_by_modality(ctx, track, n_sys, n)
+    missing = _missing_by_modality(ctx, track)
 
     component_order = (*AUTOMATIC, *(f"judge.{t}" for t in TRACKS))
     return StoryTable(
@@ -599,12 +557,16 @@ class _Ctx:
     value: FloatArray
     problems: list[str]
 
+    def flag(self, rows: npt.NDArray[np.intp], why: str) -> None:
+        """Name ``rows`` (none: nothing) as failing validation, with why."""
+        self.problems += _describe(self.frame, rows, why)
+
     def duplicates(self, rows: npt.NDArray[np.intp], key: IntArray, what: str) -> bool:
         _, first, counts = np.unique(key, return_index=True, return_counts=True)
         if (counts > 1).any():
             dup_keys = key[first[counts > 1]]
             dup_rows = rows[np.isin(key, dup_keys)]
-            self.problems += _describe(self.frame, dup_rows, f"duplicate {what} row")
+            self.flag(dup_rows, f"duplicate {what} row")
             return True
         return False
 
@@ -615,12 +577,23 @@ class _Ctx:
         values = np.full((self.n_sys, self.n), np.nan)
         ok = rows[self.valued[rows]]
         values[self.sys[ok], self.inst[ok]] = self.value[ok]
-        present = np.zeros((self.n_sys, self.n), dtype=bool)
-        present[self.sys[rows], self.inst[rows]] = True
-        miss = np.zeros((self.n_sys, self.n), dtype=bool)
-        mrows = rows[self.missing_output[rows]]
-        miss[self.sys[mrows], self.inst[mrows]] = True
+        present, miss = self.marks(rows)
         return values, _state(np.isfinite(values), miss, present)
+
+    def marks(
+        self, rows: npt.NDArray[np.intp], judges: IntArray | None = None, n_judges: int = 0
+    ) -> tuple[BoolArray, BoolArray]:
+        """Flags ``(S, n)``, or ``(S, n, n_judges)`` with ``judges`` (each row's judge): the cells
+        ``rows`` reach, and those where one of them says missing_output."""
+        shape = (self.n_sys, self.n) if judges is None else (self.n_sys, self.n, n_judges)
+        at = (
+            (self.sys[rows], self.inst[rows]) if judges is None else (self.sys[rows], self.inst[rows], judges)
+        )
+        present, miss = np.zeros(shape, dtype=bool), np.zeros(shape, dtype=bool)
+        present[at] = True
+        m = self.missing_output[rows]
+        miss[tuple(i[m] for i in at)] = True
+        return present, miss
 
 
 def _state(valid: BoolArray, missing: BoolArray, present: BoolArray) -> npt.NDArray[np.int8]:
@@ -637,15 +610,10 @@ def _speech(ctx: _Ctx, rows: npt.NDArray[np.intp], criterion: _Col) -> SpeechMet
         return None
     field_lut = criterion.lut({f: k for k, f in enumerate(SPEECH_FIELDS)})
     fc_all = field_lut[criterion.codes[rows]]
-    bad = rows[fc_all < 0]
-    if bad.size:
-        ctx.problems += _describe(
-            ctx.frame, bad, f"speech_meta criterion must be one of {list(SPEECH_FIELDS)}"
-        )
+    if (fc_all < 0).any():
+        ctx.flag(rows[fc_all < 0], f"speech_meta criterion must be one of {list(SPEECH_FIELDS)}")
         return None
-    rng = rows[ctx.valued[rows] & ~np.isin(ctx.value[rows], [0.0, 1.0])]
-    if rng.size:
-        ctx.problems += _describe(ctx.frame, rng, "speech_meta values are 0 or 1")
+    ctx.flag(rows[ctx.valued[rows] & ~np.isin(ctx.value[rows], [0.0, 1.0])], "speech_meta values are 0 or 1")
     # A field is covered when some recognizer predicted it somewhere. Rows of other statuses do not
     # count: a missing clip writes missing_output for all four fields, recognizer or not.
     covered = np.zeros(len(SPEECH_FIELDS), dtype=bool)
@@ -665,11 +633,7 @@ def _speech(ctx: _Ctx, rows: npt.NDArray[np.intp], criterion: _Col) -> SpeechMet
     correct = np.full((ctx.n_sys, ctx.n, nf), np.nan)
     ok = ctx.valued[keep]
     correct[s_[ok], i_[ok], fc[ok]] = ctx.value[keep][ok]
-    present = np.zeros((ctx.n_sys, ctx.n), dtype=bool)
-    present[s_, i_] = True
-    miss = np.zeros((ctx.n_sys, ctx.n), dtype=bool)
-    m = ctx.missing_output[keep]
-    miss[s_[m], i_[m]] = True
+    present, miss = ctx.marks(keep)
     valid = np.isfinite(correct).any(axis=2)
     return SpeechMeta(fields, correct, _state(valid, miss, present))
 
@@ -711,15 +675,13 @@ def _judge_track(
         return None, None, [f"judge.{t}: no rows in the scores table"]
     criteria = RUBRICS[t]
     cc = cols.criterion.lut({c: k for k, c in enumerate(criteria)})[cols.criterion.codes[rows]]
-    bad = rows[cc < 0]
-    if bad.size:
-        ctx.problems += _describe(
-            ctx.frame, bad, f"unknown criterion for track {t!r}; known: {list(criteria)}"
-        )
+    if (cc < 0).any():
+        ctx.flag(rows[cc < 0], f"unknown criterion for track {t!r}; known: {list(criteria)}")
         return None, None, []
-    rng = rows[ctx.valued[rows] & ((ctx.value[rows] < 1.0) | (ctx.value[rows] > 10.0))]
-    if rng.size:
-        ctx.problems += _describe(ctx.frame, rng, "judge scores lie in 1-10")
+    ctx.flag(
+        rows[ctx.valued[rows] & ((ctx.value[rows] < 1.0) | (ctx.value[rows] > 10.0))],
+        "judge scores lie in 1-10",
+    )
     placeholder = cols.judge.eq(UNAVAILABLE_JUDGE)[rows]
     placeholder_keys = sorted(cols.key.at(rows[placeholder]))
     configured = tuple(sorted(cols.key.at(rows[~placeholder])))
@@ -741,11 +703,7 @@ def _judge_track(
         scores[s_[ok], i_[ok], jc[ok], cc[ok]] = ctx.value[keep][ok]
         valid = np.isfinite(scores).all(axis=3)
         scores[~valid] = np.nan
-        present = np.zeros((ctx.n_sys, ctx.n, nj), dtype=bool)
-        present[s_, i_, jc] = True
-        miss = np.zeros((ctx.n_sys, ctx.n, nj), dtype=bool)
-        m = ctx.missing_output[keep]
-        miss[s_[m], i_[m], jc[m]] = True
+        present, miss = ctx.marks(keep, jc, nj)
         state = _state(valid, miss, present)
 
         valid_any = valid.any(axis=(0, 1))  # (J,)
@@ -787,7 +745,7 @@ def _judge_track(
     return jt, coverage, lines
 
 
-def _missing_by_modality(ctx: _Ctx, track: _Col, n_sys: int, n: int) -> dict[str, BoolArray]:
+def _missing_by_modality(ctx: _Ctx, track: _Col) -> dict[str, BoolArray]:
     """``(S, n)`` flags: the candidate output of that modality is missing.
 
     A modality's output counts as missing for an instance when any row of its track says
@@ -797,14 +755,6 @@ def _missing_by_modality(ctx: _Ctx, track: _Col, n_sys: int, n: int) -> dict[str
     out: dict[str, BoolArray] = {}
     for m in ("text", "image", "speech"):
         rows = np.flatnonzero(track.eq(m) & ~ctx.not_applicable)
-        miss = np.zeros((n_sys, n), dtype=bool)
-        if rows.size == 0:
-            out[m] = miss
-            continue
-        mrows = rows[ctx.missing_output[rows]]
-        miss[ctx.sys[mrows], ctx.inst[mrows]] = True
-        present = np.zeros((n_sys, n), dtype=bool)
-        present[ctx.sys[rows], ctx.inst[rows]] = True
-        miss |= ~present
-        out[m] = miss
+        present, miss = ctx.marks(rows)
+        out[m] = miss | ~present if rows.size else miss
     return out

@@ -34,11 +34,12 @@ from omnieval.benchmarks.storybench._analyses._context import StoryContext, stor
 from omnieval.benchmarks.storybench._names import (
     AUTOMATIC_SCALE,
     COMPONENTS,
+    JUDGE,
     MODALITIES,
     MODALITY_COMPONENTS,
     Policy,
 )
-from omnieval.benchmarks.storybench._table import StoryTable
+from omnieval.benchmarks.storybench._table import StoryTable, _nanmean
 
 
 @dataclass(frozen=True)
@@ -57,25 +58,18 @@ def _layout(table: StoryTable) -> _Layout:
     cols: list[FloatArray] = []  # each (S, n)
     components: list[str] = []
     groups: list[tuple[int, ...]] = []
+    automatic = table.automatic
     for name in COMPONENTS:
-        if name == "bertscore_f1" or name == "image_similarity":
-            if name in table.auto:
-                groups.append((len(cols),))
-                cols.append(table.auto[name].values)
-                components.append(name)
-        elif name == "speech_meta_accuracy":
-            if table.speech is not None:
-                groups.append((len(cols),))
-                cols.append(table.speech.accuracy)
-                components.append(name)
-        else:
-            track = name.split(".", 1)[1]
-            if track in table.judges:
-                ex = table.judges[track].example
-                start = len(cols)
-                cols += [ex[:, :, j] for j in range(ex.shape[2])]
-                groups.append(tuple(range(start, len(cols))))
-                components.append(name)
+        if name in automatic:
+            groups.append((len(cols),))
+            cols.append(automatic[name])
+            components.append(name)
+        elif JUDGE.get(name) in table.judges:
+            ex = table.judges[JUDGE[name]].example
+            start = len(cols)
+            cols += [ex[:, :, j] for j in range(ex.shape[2])]
+            groups.append(tuple(range(start, len(cols))))
+            components.append(name)
     stacked = np.stack(cols, axis=0)  # (K, S, n)
     k, s, n = stacked.shape
     x = np.ascontiguousarray(stacked.transpose(2, 0, 1).reshape(n, k * s))
@@ -111,10 +105,7 @@ def _reduce(
         if len(cols) == 1:
             comps[:, k, :] = block[:, 0, :] * (AUTOMATIC_SCALE if not name.startswith("judge.") else 1.0)
         else:
-            finite = np.isfinite(block)
-            cnt = finite.sum(axis=1)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                comps[:, k, :] = np.where(cnt > 0, np.where(finite, block, 0.0).sum(axis=1) / cnt, np.nan)
+            comps[:, k, :] = _nanmean(block, axis=1)
     if include is None:
         include = np.isfinite(comps[0]).astype(np.float64)
     with np.errstate(invalid="ignore"):
@@ -127,11 +118,7 @@ def _reduce(
     for m in MODALITIES:
         idx = [lay.components.index(c) for c in MODALITY_COMPONENTS[m] if c in lay.components]
         if idx:
-            part = comps[:, idx, :]
-            finite = np.isfinite(part)
-            cnt = finite.sum(axis=1)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                modality[m] = np.where(cnt > 0, np.where(finite, part, 0.0).sum(axis=1) / cnt, np.nan)
+            modality[m] = _nanmean(comps[:, idx, :], axis=1)
     return totals, modality, include
 
 
@@ -156,14 +143,19 @@ def bootstrap_draws(
         Per-draw ``(B, S)`` totals and modality scores, plus the point estimates (all weights 1),
         which equal :func:`omnieval.analysis.aggregate`'s.
     """
-    return resample(
-        _layout(table),
-        n_systems=table.n_systems,
-        draws=draws,
-        seed=seed,
-        policy=policy,
-        chunk_elements=chunk_elements,
-    )
+    lay = _layout(table)
+    n, s = lay.num.shape[0], table.n_systems
+    point_totals, point_modality, include = _reduce(lay, np.ones((1, n)), s, policy, None)
+    chunk = max(1, min(draws, chunk_elements // max(n, lay.num.shape[1])))
+    totals = np.empty((draws, s))
+    modality = {m: np.empty((draws, s)) for m in point_modality}
+    for start, weights in multiplicity_chunks(n, draws=draws, seed=seed, chunk=chunk):
+        c = weights.shape[0]
+        t, mods, _ = _reduce(lay, weights, s, policy, include)
+        totals[start : start + c] = t
+        for m, v in mods.items():
+            modality[m][start : start + c] = v
+    return BootstrapDraws(totals, modality, point_totals[0], {m: v[0] for m, v in point_modality.items()})
 
 
 def multiplicity_chunks(n: int, *, draws: int, seed: int, chunk: int) -> Iterator[tuple[int, FloatArray]]:
@@ -185,25 +177,6 @@ def multiplicity_chunks(n: int, *, draws: int, seed: int, chunk: int) -> Iterato
         idx = rng.integers(0, n, size=(c, n))
         counts = np.bincount((idx + offsets[:c]).ravel(), minlength=c * n)
         yield start, counts.reshape(c, n).astype(np.float64)
-
-
-def resample(
-    lay: _Layout, *, n_systems: int, draws: int, seed: int, policy: Policy, chunk_elements: int
-) -> BootstrapDraws:
-    """The resampling loop of :func:`bootstrap_draws` on a prepared layout (see there)."""
-    n = lay.num.shape[0]
-    s = n_systems
-    point_totals, point_modality, include = _reduce(lay, np.ones((1, n)), s, policy, None)
-    chunk = max(1, min(draws, chunk_elements // max(n, lay.num.shape[1])))
-    totals = np.empty((draws, s))
-    modality = {m: np.empty((draws, s)) for m in point_modality}
-    for start, weights in multiplicity_chunks(n, draws=draws, seed=seed, chunk=chunk):
-        c = weights.shape[0]
-        t, mods, _ = _reduce(lay, weights, s, policy, include)
-        totals[start : start + c] = t
-        for m, v in mods.items():
-            modality[m][start : start + c] = v
-    return BootstrapDraws(totals, modality, point_totals[0], {m: v[0] for m, v in point_modality.items()})
 
 
 def _interval_key(level: float) -> str:
@@ -297,28 +270,25 @@ def modality_associations(boot: BootstrapDraws, *, level: float = 0.95) -> list[
     out = []
     for i in range(len(mods)):
         for j in range(i + 1, len(mods)):
-            r = pearson_rows(data[..., i], data[..., j])
-            out.append(
+            # (controls, per-draw r, point r): Pearson's, then the partial one given the other modalities.
+            variants: list[tuple[list[int], FloatArray, FloatArray]] = [
+                ([], pearson_rows(data[..., i], data[..., j]), pearson_rows(point[..., i], point[..., j]))
+            ]
+            controls = [k for k in range(len(mods)) if k not in (i, j)]
+            if controls and data.shape[1] >= len(controls) + 3:
+                variants.append(
+                    (controls, partial_rows(data, i, j, controls), partial_rows(point, i, j, controls))
+                )
+            out += [
                 {
                     "x": mods[i],
                     "y": mods[j],
-                    "controls": [],
-                    "r": float(pearson_rows(point[..., i], point[..., j])[0]),
+                    "controls": [mods[k] for k in ctrl],
+                    "r": float(r_point[0]),
                     key: percentile_interval(r[:, None], level)[:, 0].tolist(),
                 }
-            )
-            controls = [k for k in range(len(mods)) if k not in (i, j)]
-            if controls and data.shape[1] >= len(controls) + 3:
-                pr = partial_rows(data, i, j, controls)
-                out.append(
-                    {
-                        "x": mods[i],
-                        "y": mods[j],
-                        "controls": [mods[k] for k in controls],
-                        "r": float(partial_rows(point, i, j, controls)[0]),
-                        key: percentile_interval(pr[:, None], level)[:, 0].tolist(),
-                    }
-                )
+                for ctrl, r, r_point in variants
+            ]
     return out
 
 

@@ -80,14 +80,10 @@ def story_analysis(
     params: Callable[[AnalysisConfig], dict[str, Any]] = _no_params,
     inputs: Collection[str] = (),
 ) -> Callable[[Callable[[StoryContext], AnalysisResult]], Callable[[StoryContext], AnalysisResult]]:
-    """Register a storybench analysis (see :func:`omnieval.analysis.analysis`)."""
+    """Register a storybench analysis with its :data:`HEADLINES` (see :func:`omnieval.analysis.analysis`)."""
+    headline = HEADLINES.get(name, ())
     return analysis(
-        name,
-        summary=summary,
-        benchmarks=(BENCHMARK,),
-        params=params,
-        headline=HEADLINES.get(name, ()),
-        inputs=inputs,
+        name, summary=summary, benchmarks=(BENCHMARK,), params=params, headline=headline, inputs=inputs
     )
 
 
@@ -120,12 +116,7 @@ class StoryContext(AnalysisContext):
     def modalities(self, policy: Policy) -> dict[str, FloatArray]:
         """Modality scores ``(S,)`` of the modalities with at least one computed component."""
         ps = self.policy(policy)
-        out = {}
-        for m in MODALITIES:
-            v = ps.modality(m)
-            if v is not None:
-                out[m] = v
-        return out
+        return {m: v for m in MODALITIES if (v := ps.modality(m)) is not None}
 
     def need_systems(self, k: int) -> None:
         if self.table.n_systems < k:

@@ -145,27 +145,22 @@ def narration_length(ctx: StoryContext) -> AnalysisResult:
         x[:, ps.covered.index("judge.text")] = text
         return _nanmean(x, axis=1)
 
-    variants: dict[str, Any] = {}
-    for name, per_judge in (
-        ("m1", m1_adjust(example, lengths, cfg.m1_bins)),
-        ("m1_clipped", m1_adjust(example, lengths, cfg.m1_bins, clip=True)),
-    ):
+    def variant(per_judge: FloatArray) -> dict[str, Any]:
         new_total = replaced(per_judge)
-        variants[name] = {
+        return {
             **compare_rankings(table.systems, total, new_total, cfg.top_k),
             "judge.text": dict(zip(table.systems, _nanmean(per_judge, axis=1), strict=True)),
             "totals": dict(zip(table.systems, new_total, strict=True)),
         }
+
+    variants: dict[str, Any] = {
+        "m1": variant(m1_adjust(example, lengths, cfg.m1_bins)),
+        "m1_clipped": variant(m1_adjust(example, lengths, cfg.m1_bins, clip=True)),
+    }
     m2 = m2_adjust(example, lengths, cfg.m2_bins, cfg.m2_min_count)
     m2_judge = m2.pop("per_judge")
     if np.isfinite(m2_judge).any():
-        new_total = replaced(m2_judge)
-        variants["m2"] = {
-            **m2,
-            **compare_rankings(table.systems, total, new_total, cfg.top_k),
-            "judge.text": dict(zip(table.systems, _nanmean(m2_judge, axis=1), strict=True)),
-            "totals": dict(zip(table.systems, new_total, strict=True)),
-        }
+        variants["m2"] = {**m2, **variant(m2_judge)}
     else:
         variants["m2"] = {**m2, "status": "no length bin has enough observations in every system-judge group"}
     out = {"descriptives": desc, "variants": variants}

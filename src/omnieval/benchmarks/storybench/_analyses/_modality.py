@@ -25,6 +25,7 @@ from omnieval.analysis import (
 )
 from omnieval.benchmarks.storybench._analyses._context import StoryContext, story_analysis
 from omnieval.benchmarks.storybench._names import MODALITIES, POLICIES, Policy
+from omnieval.benchmarks.storybench._table import _nanmean
 
 _EPS = 1e-9
 
@@ -110,20 +111,19 @@ def bottleneck_diagnostics(
     def col(key: str) -> dict[str, float]:
         return {mod: _f(per_mod[mod][key]) for mod in mods}
 
+    by_alpha = {
+        _alpha_key(a): _best(
+            {mod: _f(per_mod[mod]["max_total_bottom"][_alpha_key(a)]["max_total"]) for mod in mods},
+            lowest=True,
+        )
+        for a in alphas
+    }
     strongest = {
         "weakest_count": _best(col("weakest_count")),
         "mean_weakest_rank_gap_pp": _best(col("mean_weakest_rank_gap_pp")),
         "iqr": _best(col("iqr")),
-        "max_total_bottom": _best(
-            {mod: _f(per_mod[mod]["max_total_bottom"][head]["max_total"]) for mod in mods}, lowest=True
-        ),
-        "max_total_bottom_by_alpha": {
-            _alpha_key(a): _best(
-                {mod: _f(per_mod[mod]["max_total_bottom"][_alpha_key(a)]["max_total"]) for mod in mods},
-                lowest=True,
-            )
-            for a in alphas
-        },
+        "max_total_bottom": by_alpha[head],
+        "max_total_bottom_by_alpha": by_alpha,
     }
     per_system = [
         {
@@ -212,6 +212,15 @@ def _variables(ctx: StoryContext, policy: Policy) -> dict[str, FloatArray]:
     return out
 
 
+def _pearson(a: FloatArray, b: FloatArray, /, **labels: str) -> list[dict[str, Any]]:
+    """``[{**labels, r, p, n}]``: Pearson's r over the systems finite in both; ``[]`` with fewer than 3."""
+    ok = np.isfinite(a) & np.isfinite(b)
+    if ok.sum() < 3:
+        return []
+    c = pearson(a[ok], b[ok])
+    return [{**labels, "r": c.r, "p": c.p, "n": c.n}]
+
+
 def _subsets(ctx: StoryContext) -> dict[str, np.ndarray]:
     systems = ctx.table.systems
     out = {"all": np.ones(len(systems), dtype=bool)}
@@ -237,12 +246,7 @@ def correlations(ctx: StoryContext) -> AnalysisResult:
         for subset, mask in _subsets(ctx).items():
             for i, a in enumerate(names):
                 for b in names[i + 1 :]:
-                    x, y = vars_[a][mask], vars_[b][mask]
-                    ok = np.isfinite(x) & np.isfinite(y)
-                    if ok.sum() < 3:
-                        continue
-                    c = pearson(x[ok], y[ok])
-                    rows.append({"x": a, "y": b, "subset": subset, "r": c.r, "p": c.p, "n": c.n})
+                    rows += _pearson(vars_[a][mask], vars_[b][mask], x=a, y=b, subset=subset)
         out[policy] = rows
 
     def plot(path: Path) -> None:
@@ -260,6 +264,10 @@ def correlations(ctx: StoryContext) -> AnalysisResult:
     return AnalysisResult(out, {"": plot})
 
 
+_MODALITY_PAIRS = (("text", "image", "speech"), ("text", "speech", "image"), ("image", "speech", "text"))
+"""Each pair of modalities, then the third one (the control)."""
+
+
 @story_analysis(
     "partial_correlations",
     summary="partial correlations between modality scores (and the integrated judge) controlling for the others",
@@ -272,28 +280,18 @@ def partial_correlations(ctx: StoryContext) -> AnalysisResult:
         mods = ctx.modalities(policy)
         if len(mods) < 3:
             continue
-        integrated = ps.components.get("judge.integrated")
-        categories: dict[str, FloatArray] = {}
-        if integrated is not None:
-            jt = ctx.table.judges["integrated"]
-            categories = {
-                f"integrated.{c}": ps.per_criterion["integrated"][:, k] for k, c in enumerate(jt.criteria)
-            }
+        specs = [(a, mods[a], b, mods[b], [control]) for a, b, control in _MODALITY_PAIRS]
+        if "judge.integrated" in ps.components:
+            # The integrated judge and each of its rubric categories against each modality.
+            outcomes = {"integrated": ps.components["judge.integrated"]}
+            for k, criterion in enumerate(ctx.table.judges["integrated"].criteria):
+                outcomes[f"integrated.{criterion}"] = ps.per_criterion["integrated"][:, k]
+            specs += [
+                (o_name, o_vals, m, mods[m], [x for x in MODALITIES if x != m])
+                for o_name, o_vals in outcomes.items()
+                for m in MODALITIES
+            ]
         for subset, mask in _subsets(ctx).items():
-            triples = [
-                ("text", "image", ["speech"]),
-                ("text", "speech", ["image"]),
-                ("image", "speech", ["text"]),
-            ]
-            outcomes: list[tuple[str, FloatArray]] = []
-            if integrated is not None:
-                outcomes = [("integrated", integrated), *categories.items()]
-            specs: list[tuple[str, FloatArray, str, FloatArray, list[str]]] = [
-                (a, mods[a], b, mods[b], c) for a, b, c in triples
-            ]
-            for o_name, o_vals in outcomes:
-                for m in MODALITIES:
-                    specs.append((o_name, o_vals, m, mods[m], [x for x in MODALITIES if x != m]))
             for x_name, xv, y_name, yv, controls in specs:
                 z = np.stack([mods[c][mask] for c in controls], axis=1)
                 x, y = xv[mask], yv[mask]
@@ -400,7 +398,7 @@ def dreamsim(ctx: StoryContext) -> AnalysisResult:
         raise Skip(f"the scores table has no {DREAMSIM!r} rows (DreamSim disabled or unavailable)")
     ctx.need_systems(3)
     # Mean distance over valid generated images; missing images are left out (valid-only).
-    distance = _nanmean_rows(ctx.table.extras[DREAMSIM])
+    distance = _nanmean(ctx.table.extras[DREAMSIM], axis=1)
     out: dict[str, Any] = {"mean_distance": dict(zip(ctx.table.systems, distance, strict=True))}
     for policy in POLICIES:
         ps = ctx.policy(policy)
@@ -417,18 +415,5 @@ def dreamsim(ctx: StoryContext) -> AnalysisResult:
         if "judge.integrated" in ps.components:
             targets["judge.integrated"] = ps.components["judge.integrated"]
         targets["total_average"] = ps.total
-        rows = []
-        for name, values in targets.items():
-            ok = np.isfinite(distance) & np.isfinite(values)
-            if ok.sum() >= 3:
-                corr = pearson(distance[ok], values[ok])
-                rows.append({"y": name, "r": corr.r, "p": corr.p, "n": corr.n})
-        out[policy] = rows
+        out[policy] = [row for name, values in targets.items() for row in _pearson(distance, values, y=name)]
     return AnalysisResult(out)
-
-
-def _nanmean_rows(x: FloatArray) -> FloatArray:
-    finite = np.isfinite(x)
-    count = finite.sum(axis=1)
-    out: FloatArray = np.where(count > 0, np.where(finite, x, 0.0).sum(axis=1) / np.maximum(count, 1), np.nan)
-    return out

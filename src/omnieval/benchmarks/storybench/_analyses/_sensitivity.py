@@ -116,11 +116,10 @@ def alternative_rules(names: Sequence[str], x: FloatArray) -> dict[str, FloatArr
     col = {c: x[:, k] for k, c in enumerate(names)}
     out: dict[str, FloatArray] = {}
     families = []
-    for m, parts in MODALITY_COMPONENTS.items():
+    for parts in MODALITY_COMPONENTS.values():
         present = [col[c] for c in parts if c in col]
         if present:
             families.append(np.mean(present, axis=0))
-        del m
     if "judge.integrated" in col:
         families.append(col["judge.integrated"])
     out["four_families"] = np.mean(families, axis=0)

@@ -77,7 +77,8 @@ def pytest_configure(config: pytest.Config) -> None:
 # its two workers in collection order (`--dist loadscope`, two to each worker to start), so starting
 # these first keeps one worker from picking up the 7-minute e2e flow when the other is nearly done.
 LONGEST_FIRST = (
-    "tests/e2e/test_nightly_flow.py",  # ~500 s: the cold real-judge nightly
+    "tests/e2e/test_nightly_flow.py",  # ~760 s: the cold real-judge nightly, four judged tracks
+    "tests/team/test_team_mode.py",  # ~500 s: PostgreSQL, MLflow and Prefect servers, four runs
     "tests/e2e/test_prism_flow.py",  # ~300 s: the real PRISM cascade
     "tests/flows/test_serve_schedule.py",  # ~130 s: serve's one-minute cron
     "tests/test_chaos.py",  # ~120 s: the kill harness

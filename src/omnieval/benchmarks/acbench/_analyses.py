@@ -75,6 +75,16 @@ def read_records(path: Path) -> list[dict[str, Any]]:
     raise DataError(f"{path}: expected a .csv or .jsonl file")
 
 
+def _given_rows(path: Path | None, option: str, what: str) -> list[dict[str, Any]]:
+    """The rows of the file an analysis was given as ``option``; Skip when none was given or it is empty."""
+    if path is None:
+        raise Skip(f"no {what} given ({option}.csv|jsonl; format in docs/acbench.md)")
+    records = read_records(path)
+    if not records:
+        raise Skip(f"{path} holds no rows")
+    return records
+
+
 def _text(row: Mapping[str, Any], key: str, where: str) -> str:
     value = row.get(key)
     if value is None or str(value).strip() == "":
@@ -194,14 +204,7 @@ def _task_wer(scores: Any) -> dict[str, float | None]:
     inputs=("capabilities",),
 )
 def capability_diagnostics_analysis(ctx: AnalysisContext) -> AnalysisResult:
-    path = ctx.config.capabilities
-    if path is None:
-        raise Skip(
-            "no capability results given (--capabilities RESULTS.csv|jsonl; format in docs/acbench.md)"
-        )
-    records = read_records(Path(path))
-    if not records:
-        raise Skip(f"{path} holds no rows")
+    records = _given_rows(ctx.config.capabilities, "--capabilities RESULTS", "capability results")
     return AnalysisResult(capability_diagnostics(records, _task_wer(ctx.scores)))
 
 
@@ -447,12 +450,7 @@ def read_study_labels(exports: Sequence[Path], key: Path) -> StudyLabels:
     inputs=("humans",),
 )
 def human_validation_analysis(ctx: AnalysisContext) -> AnalysisResult:
-    path = ctx.config.humans
-    if path is None:
-        raise Skip("no human labels given (--humans LABELS.csv|jsonl; format in docs/acbench.md)")
-    records = read_records(Path(path))
-    if not records:
-        raise Skip(f"{path} holds no rows")
+    records = _given_rows(ctx.config.humans, "--humans LABELS", "human labels")
     result = human_validation(records, _evaluator_rows(ctx.scores))
     if not result["groups"]:
         raise Skip("no labelled clip has a valid attribute_accuracy row in the scores table")

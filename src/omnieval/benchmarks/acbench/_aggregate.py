@@ -92,7 +92,8 @@ _FACTS = {m.key: m for m in AGGREGATE_METRICS}
 
 _SOURCES = leaderboard_declaration(__file__).instance_components
 """Where every metric but delta-WPM comes from in the scores table (``leaderboard.yaml``): the
-sources of the per-instance components ``omnieval compare`` pairs, whose mean is the metric."""
+sources of the per-instance components ``omnieval compare`` pairs, whose mean is the metric. Read at
+import, so a bad file fails the import of the benchmark, as a bad ``benchmark.yaml`` does."""
 
 
 # -- aggregation ----------------------------------------------------------------------------------

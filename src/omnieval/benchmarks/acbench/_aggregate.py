@@ -200,17 +200,15 @@ def aggregate_acbench(scores: pd.DataFrame) -> dict[str, Any]:
         (20.0, 80.0, 2, ['per', 'vfr_at_0_3'])
     """
     frame = _check(scores)
-    systems: dict[str, Any] = {}
-    for system in sorted(set(frame["system"])):
-        of_system = frame[frame["system"] == system]
-        present = set(of_system["condition"])
-        systems[system] = {
+    groups = dict(list(frame.groupby(["system", "condition"])))  # rows keep the table's order
+    systems = {
+        system: {
             "conditions": {
-                condition: _condition_metrics(of_system[of_system["condition"] == condition])
-                for condition in CONDITIONS
-                if condition in present
+                c: _condition_metrics(groups[system, c]) for c in CONDITIONS if (system, c) in groups
             }
         }
+        for system in sorted(set(frame["system"]))
+    }
     return {"benchmark": BENCHMARK, "systems": systems, "metric_notes": dict(METRIC_NOTES)}
 
 

@@ -215,17 +215,10 @@ def _evaluator_rows(scores: Any) -> dict[tuple[str, str, str], tuple[str, str, f
     """(system, condition, instance_id) -> (feature, target value, evaluator hit 0/1) of the valid
     ``attribute_accuracy`` rows of an acbench scores table."""
     frame = scores[(scores["component"] == "attribute_accuracy") & scores["status"].isin(VALUED_STATUSES)]
+    columns = ["system", "condition", "instance_id", "track", "criterion", "value"]
     return {
         (str(s), str(c), str(i)): (str(t), str(k), float(v))
-        for s, c, i, t, k, v in zip(
-            frame["system"],
-            frame["condition"],
-            frame["instance_id"],
-            frame["track"],
-            frame["criterion"],
-            frame["value"],
-            strict=True,
-        )
+        for s, c, i, t, k, v in frame[columns].itertuples(index=False)
     }
 
 

@@ -283,19 +283,9 @@ class AcbenchRecord(Record):
         return None
 
     def instance(self, index: int, line: int) -> AcbenchInstance:
-        """The typed instance at position ``index`` (what the stages and metrics read)."""
-        return AcbenchInstance(
-            index=index,
-            id=self.id,
-            feature=self.feature,
-            target_value=self.target_value,
-            script=self.script,
-            instruction_audio=self.instruction_audio,
-            instruction_text=self.instruction_text,
-            image=self.image,
-            image_keywords=self.image_keywords,
-            heteronym=self.heteronym,
-        )
+        """The typed instance at position ``index`` (what the stages and metrics read): the
+        record's validated fields as they are."""
+        return AcbenchInstance(index=index, **dict(self))
 
 
 #: Where the records come from: ``manifest.jsonl``, its problems worded as the manifest benchmarks' are.

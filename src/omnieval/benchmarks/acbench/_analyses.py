@@ -250,19 +250,18 @@ def human_validation(
     Raises:
         DataError: A missing field, or one annotator labelling the same clip twice.
     """
-    votes: dict[tuple[str, str, str], list[str]] = defaultdict(list)
-    annotators: dict[tuple[str, str, str], set[str]] = defaultdict(set)
+    votes: dict[tuple[str, str, str], dict[str, str]] = defaultdict(dict)  # clip -> annotator -> label
     for number, row in enumerate(records, start=1):
         where = f"row {number}"
         clip = (_text(row, "system", where), _text(row, "condition", where), _text(row, "instance_id", where))
         annotator = _text(row, "annotator", where)
-        if annotator in annotators[clip]:
+        if annotator in votes[clip]:
             raise DataError(f"{where}: annotator {annotator!r} labels {' / '.join(clip)} twice")
-        annotators[clip].add(annotator)
-        votes[clip].append(_text(row, "label", where))
+        votes[clip][annotator] = _text(row, "label", where)
     groups: dict[tuple[str, str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     unmatched: list[str] = []
-    for clip, labels in sorted(votes.items()):
+    for clip, by_annotator in sorted(votes.items()):
+        labels = list(by_annotator.values())
         if clip not in evaluator:
             unmatched.append(" / ".join(clip))
             continue

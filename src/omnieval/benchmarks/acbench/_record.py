@@ -127,11 +127,6 @@ class HeteronymRef:
         """ARPAbet phones of the target reading."""
         return self.readings[self.reading]
 
-    @property
-    def other_readings(self) -> dict[str, tuple[str, ...]]:
-        """The readings that are not the target (key -> phones)."""
-        return {k: v for k, v in self.readings.items() if k != self.reading}
-
     def to_json(self) -> dict[str, Any]:
         """The manifest form of this object."""
         return {

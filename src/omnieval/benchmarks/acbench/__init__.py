@@ -15,41 +15,25 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from omnieval.benchmarks import _base as api
 from omnieval.benchmarks._declared import DeclaredBenchmark
-from omnieval.benchmarks._leaderboard import (
-    declared_document,
-    declared_instance_components,
-    leaderboard_declaration,
-)
+from omnieval.benchmarks._leaderboard import declared_document, declared_instance_components
 from omnieval.benchmarks.acbench import (
     _analyses,  # noqa: F401  (registers Table 3 and 4 analyses)
     _cascade,  # noqa: F401  (registers the ``cascade`` kind)
 )
-from omnieval.benchmarks.acbench._aggregate import METRIC_NOTES, PER_DEFINITION, aggregate_acbench
-from omnieval.benchmarks.acbench._conditions import CONDITIONS, TaskInputs
-from omnieval.benchmarks.acbench._heteronyms import (
-    HETERONYMS,
-    Heteronym,
-    Reading,
-    espeak_markup,
-    find_heteronym,
+from omnieval.benchmarks.acbench._aggregate import (
+    METRIC_NOTES,
+    PER_DEFINITION,
+    _check,
+    aggregate_acbench,
+    leaderboard_text,
+    mlflow_metrics,
 )
+from omnieval.benchmarks.acbench._brief import brief
+from omnieval.benchmarks.acbench._conditions import task_inputs
+from omnieval.benchmarks.acbench._deviations import acbench_deviations
 from omnieval.benchmarks.acbench._metrics import SCORE_RANGE, AcbenchMetricsConfig, compute_acbench_metrics
-from omnieval.benchmarks.acbench._record import (
-    SOURCE,
-    AcbenchDataset,
-    AcbenchInstance,
-    AcbenchRecord,
-    load_acbench,
-)
-from omnieval.benchmarks.acbench._systems import (
-    ACBENCH_PROSODY,
-    ACCENT_VOICES,
-    NOT_EVALUATED,
-    Delivery,
-    Neutral,
-    OracleControl,
-    render_delivery,
-)
+from omnieval.benchmarks.acbench._record import SOURCE, AcbenchDataset, AcbenchInstance, AcbenchRecord
+from omnieval.benchmarks.acbench._systems import NOT_EVALUATED, Neutral, OracleControl
 from omnieval.lineage import Deviation
 from omnieval.systems import SYSTEMS
 
@@ -61,11 +45,6 @@ if TYPE_CHECKING:
 # The classes themselves, so that each kind's typed config (``config_model``) is found.
 SYSTEMS.register("oracle-control")(OracleControl)
 SYSTEMS.register("neutral")(Neutral)
-
-
-# leaderboard.yaml (the typed document and the per-instance component sources):
-# read here so a bad file fails this import, as a bad benchmark.yaml does.
-leaderboard_declaration(__file__)
 
 
 @api.benchmark("acbench")
@@ -88,8 +67,6 @@ class AcBench(DeclaredBenchmark[AcbenchRecord, AcbenchMetricsConfig]):
     }
 
     def visible_task(self, instance: object, condition: str = "") -> Task:
-        from omnieval.benchmarks.acbench._brief import brief
-        from omnieval.benchmarks.acbench._conditions import task_inputs
         from omnieval.systems import AUDIO_ROLE, IMAGE_ROLE, Task
 
         assert isinstance(instance, AcbenchInstance)
@@ -103,8 +80,6 @@ class AcBench(DeclaredBenchmark[AcbenchRecord, AcbenchMetricsConfig]):
 
     def compute_metrics(self, job: api.MetricsJob) -> api.MetricsOutput:
         import pandas as pd
-
-        from omnieval.benchmarks.acbench._metrics import compute_acbench_metrics
 
         assert isinstance(job.config, AcbenchMetricsConfig)
         frames: list[pd.DataFrame] = []
@@ -134,8 +109,6 @@ class AcBench(DeclaredBenchmark[AcbenchRecord, AcbenchMetricsConfig]):
         return api.MetricsOutput(pd.concat(frames, ignore_index=True), lineage, computed, hits)
 
     def leaderboard(self, scores: pd.DataFrame, facts: api.RunFacts | None = None) -> api.Leaderboard:
-        from omnieval.benchmarks.acbench._aggregate import aggregate_acbench, mlflow_metrics
-
         document = aggregate_acbench(scores)
         metrics = {sid: mlflow_metrics(document, sid) for sid in document["systems"]}
         return api.Leaderboard.typed(declared_document(__file__).model_validate(document), metrics)
@@ -143,13 +116,9 @@ class AcBench(DeclaredBenchmark[AcbenchRecord, AcbenchMetricsConfig]):
     def instance_components(self, scores: pd.DataFrame) -> pd.DataFrame:
         """``<condition>.<metric>`` per instance in the aggregate's units, read from the table
         through the sources ``leaderboard.yaml`` declares (after the aggregate's own checks)."""
-        from omnieval.benchmarks.acbench._aggregate import _check
-
         return declared_instance_components(_check(scores), __file__)
 
     def leaderboard_text(self, document: Mapping[str, object]) -> str:
-        from omnieval.benchmarks.acbench._aggregate import leaderboard_text
-
         return leaderboard_text(dict(document))
 
     def write_report(self, job: api.ReportJob) -> None:
@@ -160,29 +129,7 @@ class AcBench(DeclaredBenchmark[AcbenchRecord, AcbenchMetricsConfig]):
     def deviations(self, run: api.RunSettings) -> list[Deviation]:
         """ASR, WER/WPM/VFR definitions, PER(word), evaluators, unusable clips (``_deviations.py``,
         where each is declared once)."""
-        from omnieval.benchmarks.acbench._deviations import acbench_deviations
-
         return acbench_deviations(run)
 
 
-__all__ = [
-    "ACBENCH_PROSODY",
-    "ACCENT_VOICES",
-    "CONDITIONS",
-    "HETERONYMS",
-    "METRIC_NOTES",
-    "NOT_EVALUATED",
-    "PER_DEFINITION",
-    "AcBench",
-    "AcbenchMetricsConfig",
-    "Delivery",
-    "Heteronym",
-    "Reading",
-    "TaskInputs",
-    "aggregate_acbench",
-    "compute_acbench_metrics",
-    "espeak_markup",
-    "find_heteronym",
-    "load_acbench",
-    "render_delivery",
-]
+__all__ = ["NOT_EVALUATED", "PER_DEFINITION", "AcBench", "AcbenchMetricsConfig"]

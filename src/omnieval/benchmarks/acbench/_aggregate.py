@@ -15,15 +15,14 @@ from __future__ import annotations
 import base64
 import html
 import math
-import tempfile
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from omnieval.benchmarks._leaderboard import ComponentSource, leaderboard_declaration
 from omnieval.benchmarks.acbench._conditions import CONDITIONS
 from omnieval.errors import DataError
-from omnieval.metrics.functional.acoustic import delta_wpm, vfr_at
+from omnieval.metrics.functional.acoustic import delta_wpm
 from omnieval.scores import ALL_STATUSES, ROW_KEY, VALUED_STATUSES, duplicate_rows_problem
 
 if TYPE_CHECKING:
@@ -91,8 +90,10 @@ AGGREGATE_METRICS: tuple[MetricFacts, ...] = (
 METRIC_KEYS: tuple[str, ...] = tuple(m.key for m in AGGREGATE_METRICS)
 _FACTS = {m.key: m for m in AGGREGATE_METRICS}
 
-# Evaluator accuracies are means of attribute_accuracy rows of their feature's track.
-_ACCURACY_TRACKS = {m.feature: m.key for m in AGGREGATE_METRICS if m.key.endswith("_accuracy")}
+_SOURCES = leaderboard_declaration(__file__).instance_components
+"""Where every metric but delta-WPM comes from in the scores table (``leaderboard.yaml``): the
+sources of the per-instance components ``omnieval compare`` pairs, whose mean is the metric. Read at
+import, so a bad file fails the import of the benchmark, as a bad ``benchmark.yaml`` does."""
 
 
 # -- aggregation ----------------------------------------------------------------------------------
@@ -125,39 +126,25 @@ def _check(scores: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def _mean(values: Sequence[float]) -> float | None:
-    return sum(values) / len(values) if values else None
-
-
-def _percent(values: Sequence[float]) -> float | None:
-    mean = _mean(values)
-    return None if mean is None else 100.0 * mean
+def _declared_mean(valid: pd.DataFrame, source: ComponentSource) -> float | None:
+    """``times`` x the mean of the values ``source`` selects (0/1 against ``at_most`` when set)."""
+    for column, wanted in source.where.items():
+        valid = valid[valid[column] == wanted]
+    values = [float(v) for v in valid["value"]]
+    if source.at_most is not None:
+        values = [float(v <= source.at_most) for v in values]
+    return source.times * (sum(values) / len(values)) if values else None
 
 
 def _condition_metrics(rows: pd.DataFrame) -> dict[str, Any]:
     """Section 7's M for the rows of one system under one condition."""
     valid = rows[rows["status"].isin(VALUED_STATUSES)]
-
-    def values(component: str, **where: str) -> list[float]:
-        mask = valid["component"] == component
-        for column, wanted in where.items():
-            mask &= valid[column] == wanted
-        return [float(v) for v in valid.loc[mask, "value"]]
-
     wpm = valid[valid["component"] == "wpm"]
-    vfrs = values("vfr", criterion="whisper")
+    fast_and_slow = {"fast", "slow"} <= set(wpm["criterion"])
+    delta = delta_wpm(wpm["value"].tolist(), wpm["criterion"].tolist()) if fast_and_slow else None
     out: dict[str, Any] = {
-        "wer": _percent(values("wer")),
-        "delta_wpm": (
-            delta_wpm(wpm["value"].tolist(), wpm["criterion"].tolist())
-            if {"fast", "slow"} <= set(wpm["criterion"])
-            else None
-        ),
-        "per": _percent(values("per")),
-        "vfr_at_0_3": 100.0 * vfr_at(vfrs) if vfrs else None,
+        key: delta if key == "delta_wpm" else _declared_mean(valid, _SOURCES[key]) for key in METRIC_KEYS
     }
-    for track, key in _ACCURACY_TRACKS.items():
-        out[key] = _percent(values("attribute_accuracy", track=track))
     out["n"] = int(rows["instance_id"].nunique())
     out["not_computed"] = [k for k in METRIC_KEYS if out[k] is None]
     return out
@@ -213,17 +200,15 @@ def aggregate_acbench(scores: pd.DataFrame) -> dict[str, Any]:
         (20.0, 80.0, 2, ['per', 'vfr_at_0_3'])
     """
     frame = _check(scores)
-    systems: dict[str, Any] = {}
-    for system in sorted(set(frame["system"])):
-        of_system = frame[frame["system"] == system]
-        present = set(of_system["condition"])
-        systems[system] = {
+    groups = dict(list(frame.groupby(["system", "condition"])))  # rows keep the table's order
+    systems = {
+        system: {
             "conditions": {
-                condition: _condition_metrics(of_system[of_system["condition"] == condition])
-                for condition in CONDITIONS
-                if condition in present
+                c: _condition_metrics(groups[system, c]) for c in CONDITIONS if (system, c) in groups
             }
         }
+        for system in sorted(set(frame["system"]))
+    }
     return {"benchmark": BENCHMARK, "systems": systems, "metric_notes": dict(METRIC_NOTES)}
 
 
@@ -246,12 +231,38 @@ def mlflow_metrics(agg: Mapping[str, Any], system: str) -> dict[str, float]:
     return out
 
 
-# -- text rendering ------------------------------------------------------------------------------
+# -- the per-condition table (text and HTML) -------------------------------------------------------
+
+_REFERENCE_ROW: tuple[str, ...] = tuple(
+    f"{m.reference:.2f}" + ("" if m.comparable else NOT_COMPARABLE_MARK) for m in AGGREGATE_METRICS
+)
+"""The paper's Reference Scores as printed, marked where omnieval measures the column differently."""
+
+_BASELINE_ROW: tuple[str, ...] = tuple(
+    f"{m.chance:.1f}" if m.chance and m.key.endswith("accuracy") else "" for m in AGGREGATE_METRICS
+)
+"""The paper's random baselines (Emo 16.7, GA 33.3, Tim 25.0); empty for the other columns."""
+
+_FOOTNOTES: tuple[str, ...] = tuple(METRIC_NOTES[m.key] for m in AGGREGATE_METRICS if not m.comparable)
+"""Why a marked reference figure is not comparable (after :data:`NOT_COMPARABLE_MARK`)."""
 
 
-def _cell(value: Any, width: int) -> str:
-    text = "n/a" if value is None else (f"{value:.2f}" if isinstance(value, float) else str(value))
-    return text.rjust(width)
+def _board(agg: Mapping[str, Any]) -> list[tuple[str, str, list[str | None], Any]]:
+    """The rows both tables print: ``(system, condition, metric cells, n)`` per system and condition
+    in decomposition order; a cell is the value with two decimals, None where it is null."""
+    return [
+        (
+            system,
+            condition,
+            [
+                None if (v := metrics.get(m.key)) is None else f"{v:.2f}" if isinstance(v, float) else str(v)
+                for m in AGGREGATE_METRICS
+            ],
+            metrics.get("n", 0),
+        )
+        for system, entry in agg["systems"].items()
+        for condition, metrics in in_decomposition_order(entry["conditions"])
+    ]
 
 
 def leaderboard_text(agg: Mapping[str, Any]) -> str:
@@ -263,27 +274,23 @@ def leaderboard_text(agg: Mapping[str, Any]) -> str:
     """
     name_width = max([24, *(len(s) + 11 for s in agg["systems"])])
     widths = [max(8, len(m.label)) for m in AGGREGATE_METRICS]
-    header = "system / condition".ljust(name_width) + "".join(
-        f" {m.label.rjust(w)}" for m, w in zip(AGGREGATE_METRICS, widths, strict=True)
-    )
-    lines = [f"{BENCHMARK} leaderboard (valid rows only; WER and PER(word) in %)", header, "-" * len(header)]
-    for system, entry in agg["systems"].items():
-        for condition, metrics in in_decomposition_order(entry["conditions"]):
-            label = f"{system} / {condition}".ljust(name_width)
-            cells = "".join(
-                f" {_cell(metrics.get(m.key), w)}" for m, w in zip(AGGREGATE_METRICS, widths, strict=True)
-            )
-            lines.append(f"{label}{cells}  n={metrics.get('n', 0)}")
-    lines.append("-" * len(header))
-    reference = "".join(
-        f" {_reference_text(m).rjust(w)}" for m, w in zip(AGGREGATE_METRICS, widths, strict=True)
-    )
-    lines.append("Reference Scores (paper)".ljust(name_width) + reference)
-    baseline = "".join(
-        f" {(f'{m.chance:.1f}' if m.chance and m.key.endswith('accuracy') else '').rjust(w)}"
-        for m, w in zip(AGGREGATE_METRICS, widths, strict=True)
-    )
-    lines.append("Random baseline (paper)".ljust(name_width) + baseline)
+
+    def line(label: str, cells: Sequence[str | None]) -> str:
+        return label.ljust(name_width) + "".join(
+            f" {('n/a' if c is None else c).rjust(w)}" for c, w in zip(cells, widths, strict=True)
+        )
+
+    header = line("system / condition", [m.label for m in AGGREGATE_METRICS])
+    rule = "-" * len(header)
+    lines = [f"{BENCHMARK} leaderboard (valid rows only; WER and PER(word) in %)", header, rule]
+    lines += [
+        line(f"{system} / {condition}", cells) + f"  n={n}" for system, condition, cells, n in _board(agg)
+    ]
+    lines += [
+        rule,
+        line("Reference Scores (paper)", _REFERENCE_ROW),
+        line("Random baseline (paper)", _BASELINE_ROW),
+    ]
     missing = sorted(
         {
             key
@@ -295,15 +302,8 @@ def leaderboard_text(agg: Mapping[str, Any]) -> str:
     )
     if missing:
         lines.append(f"n/a = not computed (no valid row): {', '.join(missing)}")
-    for m in AGGREGATE_METRICS:
-        if not m.comparable:
-            lines.append(f"{NOT_COMPARABLE_MARK} {METRIC_NOTES[m.key]}")
+    lines += [f"{NOT_COMPARABLE_MARK} {note}" for note in _FOOTNOTES]
     return "\n".join(lines) + "\n"
-
-
-def _reference_text(facts: MetricFacts) -> str:
-    """The paper's reference figure, marked when omnieval measures that column differently."""
-    return f"{facts.reference:.2f}" + ("" if facts.comparable else NOT_COMPARABLE_MARK)
 
 
 # -- failure attribution --------------------------------------------------------------------------
@@ -537,44 +537,47 @@ def failure_attribution(
 # -- HTML -------------------------------------------------------------------------------------------
 
 
-def _html_cell(value: Any) -> str:
-    if value is None:
-        return '<td class="na">n/a</td>'
-    return f"<td>{value:.2f}</td>" if isinstance(value, float) else f"<td>{html.escape(str(value))}</td>"
-
-
 def _bar_chart(agg: Mapping[str, Any], facts: MetricFacts) -> str:
     """One metric, grouped bars (conditions x systems), as an ``<img>`` with an embedded PNG."""
     import numpy as np
 
-    from omnieval.analysis import figure
+    from omnieval.reporting import plot
 
     systems = list(agg["systems"])
     x = np.arange(len(CONDITIONS), dtype=np.float64)
     width = 0.8 / max(1, len(systems))
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / f"acbench_{facts.key}.png"
-        with figure(path, size=(5.6, 3.2)) as (_fig, axes):
-            ax = axes[0][0]
-            for i, system in enumerate(systems):
-                conditions = agg["systems"][system]["conditions"]
-                heights = [(conditions.get(c) or {}).get(facts.key) for c in CONDITIONS]
-                ax.bar(
-                    x + (i - (len(systems) - 1) / 2) * width,
-                    [np.nan if h is None else h for h in heights],
-                    width,
-                    label=system,
-                )
-            if facts.chance is not None and facts.key.endswith("accuracy"):
-                # The paper's Figure 3 marks the random baseline with a dashed red line.
-                ax.axhline(facts.chance, color="red", linestyle="--", linewidth=1, label="random")
-            ax.set_xticks(x, list(CONDITIONS))
-            unit = " (words/min)" if facts.key == "delta_wpm" else " (%)"
-            arrow = "higher is better" if facts.higher_is_better else "lower is better"
-            ax.set_title(f"{facts.label}{unit}, {arrow}", fontsize=9)
-            ax.legend(fontsize=7)
-        data = base64.b64encode(path.read_bytes()).decode("ascii")
+    with plot(size=(5.6, 3.2), dpi=110) as canvas:
+        ax = canvas.axes[0][0]
+        for i, system in enumerate(systems):
+            conditions = agg["systems"][system]["conditions"]
+            heights = [(conditions.get(c) or {}).get(facts.key) for c in CONDITIONS]
+            ax.bar(
+                x + (i - (len(systems) - 1) / 2) * width,
+                [np.nan if h is None else h for h in heights],
+                width,
+                label=system,
+            )
+        if facts.chance is not None and facts.key.endswith("accuracy"):
+            # The paper's Figure 3 marks the random baseline with a dashed red line.
+            ax.axhline(facts.chance, color="red", linestyle="--", linewidth=1, label="random")
+        ax.set_xticks(x, list(CONDITIONS))
+        unit = " (words/min)" if facts.key == "delta_wpm" else " (%)"
+        arrow = "higher is better" if facts.higher_is_better else "lower is better"
+        ax.set_title(f"{facts.label}{unit}, {arrow}", fontsize=9)
+        ax.legend(fontsize=7)
+    data = base64.b64encode(canvas.png).decode("ascii")
     return f'<img alt="acbench {html.escape(facts.label)}" src="data:image/png;base64,{data}" style="max-width:560px">'
+
+
+def _gain_cell(reading: Mapping[str, Any], name: str) -> str:
+    """One step's gain in the attribution table: ``*`` past the margin, and why a system missed the cue."""
+    gain = reading["gains"][name]
+    if gain is None:
+        return '<td class="na">n/a</td>'
+    flag = " *" if reading["loses_cue"][name] else ""
+    why = "input not seen" if reading["meaningful"][name] is False else (reading.get("notes") or {}).get(name)
+    note = f" ({why})" if why else ""
+    return f"<td>{gain:+.2f}{flag}{html.escape(note)}</td>"
 
 
 def report_html_section(
@@ -595,75 +598,46 @@ def report_html_section(
     """
     h, sub = f"h{heading_level}", f"h{heading_level + 1}"
     attribution = failure_attribution(agg) if attribution is None else attribution
-    head = "".join(
-        f"<th>{html.escape(m.label)}<br><small>{html.escape(m.feature)}</small></th>"
-        for m in AGGREGATE_METRICS
+    esc = html.escape
+    head = "".join(f"<th>{esc(m.label)}<br><small>{esc(m.feature)}</small></th>" for m in AGGREGATE_METRICS)
+    rows = "".join(
+        f"<tr><th>{esc(system)}</th><th>{esc(condition)}</th>"
+        + "".join('<td class="na">n/a</td>' if c is None else f"<td>{esc(c)}</td>" for c in cells)
+        + f"<td>{n}</td></tr>"
+        for system, condition, cells, n in _board(agg)
     )
-    rows = []
-    for system, entry in agg["systems"].items():
-        for condition, metrics in in_decomposition_order(entry["conditions"]):
-            cells = "".join(_html_cell(metrics.get(m.key)) for m in AGGREGATE_METRICS)
-            rows.append(
-                f"<tr><th>{html.escape(system)}</th><th>{html.escape(condition)}</th>{cells}"
-                f"<td>{metrics.get('n', 0)}</td></tr>"
-            )
     reference = "".join(
-        f"<td>{html.escape(_reference_text(m))}</td>"
+        f"<td>{esc(text)}</td>"
         if m.comparable
-        else f'<td title="{html.escape(METRIC_NOTES[m.key])}">{html.escape(_reference_text(m))}</td>'
-        for m in AGGREGATE_METRICS
+        else f'<td title="{esc(METRIC_NOTES[m.key])}">{esc(text)}</td>'
+        for m, text in zip(AGGREGATE_METRICS, _REFERENCE_ROW, strict=True)
     )
-    footnotes = "".join(
-        f'<p class="note">{html.escape(NOT_COMPARABLE_MARK)} {html.escape(METRIC_NOTES[m.key])}</p>'
-        for m in AGGREGATE_METRICS
-        if not m.comparable
-    )
-    baseline = "".join(
-        f"<td>{m.chance:.1f}</td>" if m.chance and m.key.endswith("accuracy") else "<td></td>"
-        for m in AGGREGATE_METRICS
-    )
+    footnotes = "".join(f'<p class="note">{esc(NOT_COMPARABLE_MARK)} {esc(note)}</p>' for note in _FOOTNOTES)
+    baseline = "".join(f"<td>{text}</td>" for text in _BASELINE_ROW)
     table = (
-        f"<table><tr><th>system</th><th>condition</th>{head}<th>n</th></tr>{''.join(rows)}"
+        f"<table><tr><th>system</th><th>condition</th>{head}<th>n</th></tr>{rows}"
         f'<tr class="ref"><th colspan=2>Reference Scores (paper)</th>{reference}<td></td></tr>'
         f'<tr class="ref"><th colspan=2>Random baseline (paper)</th>{baseline}<td></td></tr></table>'
     )
-    gain_head = "".join(
-        f"<th>{html.escape(c['from'])} &rarr; {html.escape(c['to'])}<br><small>{html.escape(c['cue'])}</small></th>"
-        for c in attribution["comparisons"]
-    )
+    steps = [(c, f"{esc(c['from'])} &rarr; {esc(c['to'])}") for c in attribution["comparisons"]]
+    gain_head = "".join(f"<th>{step}<br><small>{esc(c['cue'])}</small></th>" for c, step in steps)
     attr_rows = []
     for system, per_metric in attribution["systems"].items():
         for key, reading in per_metric.items():
-            gain_cells = []
-            for c in attribution["comparisons"]:
-                gain = reading["gains"][c["name"]]
-                flag = " *" if reading["loses_cue"][c["name"]] else ""
-                if reading["meaningful"][c["name"]] is False:
-                    note = " (input not seen)"
-                else:
-                    why = (reading.get("notes") or {}).get(c["name"])
-                    note = f" ({why})" if why else ""
-                gain_cells.append(
-                    '<td class="na">n/a</td>'
-                    if gain is None
-                    else f"<td>{gain:+.2f}{flag}{html.escape(note)}</td>"
-                )
-            pattern = reading["pattern"]
-            drops = reading.get("grounding_drops") or []
+            pattern, drops = reading["pattern"], reading.get("grounding_drops") or []
             if pattern == "multimodal_grounding" and drops:
                 pattern += f" ({', '.join(drops)} below all_to_t)"
+            gains = "".join(_gain_cell(reading, c["name"]) for c, _ in steps)
             attr_rows.append(
-                f"<tr><th>{html.escape(system)}</th><th>{html.escape(_FACTS[key].label)}</th>{''.join(gain_cells)}"
-                f"<td style='text-align:left'>{html.escape(pattern)}</td></tr>"
+                f"<tr><th>{esc(system)}</th><th>{esc(_FACTS[key].label)}</th>{gains}"
+                f"<td style='text-align:left'>{esc(pattern)}</td></tr>"
             )
     notes = "".join(
-        f"<li><b>{html.escape(c['from'])} &rarr; {html.escape(c['to'])}</b>: {html.escape(c['cue'])}; "
-        f"meaningful for {html.escape(c['meaningful_for'])}.</li>"
-        for c in attribution["comparisons"]
+        f"<li><b>{step}</b>: {esc(c['cue'])}; meaningful for {esc(c['meaningful_for'])}.</li>"
+        for c, step in steps
     )
     patterns = "".join(
-        f"<li><code>{html.escape(k)}</code>: {html.escape(v)}</li>"
-        for k, v in attribution["patterns"].items()
+        f"<li><code>{esc(k)}</code>: {esc(v)}</li>" for k, v in attribution["patterns"].items()
     )
     attr_table = (
         f"<table><tr><th>system</th><th>metric</th>{gain_head}<th>pattern</th></tr>{''.join(attr_rows)}</table>"

@@ -75,6 +75,16 @@ def read_records(path: Path) -> list[dict[str, Any]]:
     raise DataError(f"{path}: expected a .csv or .jsonl file")
 
 
+def _given_rows(path: Path | None, option: str, what: str) -> list[dict[str, Any]]:
+    """The rows of the file an analysis was given as ``option``; Skip when none was given or it is empty."""
+    if path is None:
+        raise Skip(f"no {what} given ({option}.csv|jsonl; format in docs/acbench.md)")
+    records = read_records(path)
+    if not records:
+        raise Skip(f"{path} holds no rows")
+    return records
+
+
 def _text(row: Mapping[str, Any], key: str, where: str) -> str:
     value = row.get(key)
     if value is None or str(value).strip() == "":
@@ -194,14 +204,7 @@ def _task_wer(scores: Any) -> dict[str, float | None]:
     inputs=("capabilities",),
 )
 def capability_diagnostics_analysis(ctx: AnalysisContext) -> AnalysisResult:
-    path = ctx.config.capabilities
-    if path is None:
-        raise Skip(
-            "no capability results given (--capabilities RESULTS.csv|jsonl; format in docs/acbench.md)"
-        )
-    records = read_records(Path(path))
-    if not records:
-        raise Skip(f"{path} holds no rows")
+    records = _given_rows(ctx.config.capabilities, "--capabilities RESULTS", "capability results")
     return AnalysisResult(capability_diagnostics(records, _task_wer(ctx.scores)))
 
 
@@ -212,17 +215,10 @@ def _evaluator_rows(scores: Any) -> dict[tuple[str, str, str], tuple[str, str, f
     """(system, condition, instance_id) -> (feature, target value, evaluator hit 0/1) of the valid
     ``attribute_accuracy`` rows of an acbench scores table."""
     frame = scores[(scores["component"] == "attribute_accuracy") & scores["status"].isin(VALUED_STATUSES)]
+    columns = ["system", "condition", "instance_id", "track", "criterion", "value"]
     return {
         (str(s), str(c), str(i)): (str(t), str(k), float(v))
-        for s, c, i, t, k, v in zip(
-            frame["system"],
-            frame["condition"],
-            frame["instance_id"],
-            frame["track"],
-            frame["criterion"],
-            frame["value"],
-            strict=True,
-        )
+        for s, c, i, t, k, v in frame[columns].itertuples(index=False)
     }
 
 
@@ -254,19 +250,18 @@ def human_validation(
     Raises:
         DataError: A missing field, or one annotator labelling the same clip twice.
     """
-    votes: dict[tuple[str, str, str], list[str]] = defaultdict(list)
-    annotators: dict[tuple[str, str, str], set[str]] = defaultdict(set)
+    votes: dict[tuple[str, str, str], dict[str, str]] = defaultdict(dict)  # clip -> annotator -> label
     for number, row in enumerate(records, start=1):
         where = f"row {number}"
         clip = (_text(row, "system", where), _text(row, "condition", where), _text(row, "instance_id", where))
         annotator = _text(row, "annotator", where)
-        if annotator in annotators[clip]:
+        if annotator in votes[clip]:
             raise DataError(f"{where}: annotator {annotator!r} labels {' / '.join(clip)} twice")
-        annotators[clip].add(annotator)
-        votes[clip].append(_text(row, "label", where))
+        votes[clip][annotator] = _text(row, "label", where)
     groups: dict[tuple[str, str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     unmatched: list[str] = []
-    for clip, labels in sorted(votes.items()):
+    for clip, by_annotator in sorted(votes.items()):
+        labels = list(by_annotator.values())
         if clip not in evaluator:
             unmatched.append(" / ".join(clip))
             continue
@@ -447,12 +442,7 @@ def read_study_labels(exports: Sequence[Path], key: Path) -> StudyLabels:
     inputs=("humans",),
 )
 def human_validation_analysis(ctx: AnalysisContext) -> AnalysisResult:
-    path = ctx.config.humans
-    if path is None:
-        raise Skip("no human labels given (--humans LABELS.csv|jsonl; format in docs/acbench.md)")
-    records = read_records(Path(path))
-    if not records:
-        raise Skip(f"{path} holds no rows")
+    records = _given_rows(ctx.config.humans, "--humans LABELS", "human labels")
     result = human_validation(records, _evaluator_rows(ctx.scores))
     if not result["groups"]:
         raise Skip("no labelled clip has a valid attribute_accuracy row in the scores table")

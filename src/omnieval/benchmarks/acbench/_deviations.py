@@ -44,46 +44,9 @@ def metric_backbone_asr(run: RunSettings) -> Deviation | None:
     )
 
 
-def wer_normalization(run: RunSettings) -> Deviation | None:
-    """The WER normalization and averaging the paper does not state."""
-    return Deviation(
-        "wer-normalization",
-        "WER compares script and transcript after Whisper's English text normalizer (the paper does not "
-        "state its normalization); the aggregate is the mean of per-instance WER.",
-        "WER can differ from the paper's by these two choices (a pooled WER weights long scripts more).",
-    )
-
-
-def per_word_level(run: RunSettings) -> Deviation | None:
-    """PER(word): a decision on the heteronym's reading, not free phone recognition."""
-    return Deviation(
-        "per-word-level",
-        "PER(word), omnieval's word-level decision: pocketsphinx forced alignment decides which of the "
-        "heteronym's reference readings (ARPAbet) was spoken, and only that word's phones are scored "
-        "against the target reading, instead of POWSM free phone recognition over the whole utterance "
-        "against the script's reference.",
-        "per is not comparable with the paper's PER (MLflow tag omnieval.metric_note.per says so too).",
-    )
-
-
-def wpm_definition(run: RunSettings) -> Deviation | None:
-    """The words and the duration WPM counts, which the paper does not define."""
-    return Deviation(
-        "wpm-definition",
-        f"WPM is ASR transcript words per minute of the speech trimmed at {_metrics(run).trim_top_db:g} dB "
-        "(the paper does not define the word count or the duration).",
-        "delta-WPM depends on this definition; its size can differ from the paper's.",
-    )
-
-
-def vfr_f0_detector(run: RunSettings) -> Deviation | None:
-    """The F0 detector behind VFR, which the paper does not name."""
-    return Deviation(
-        "vfr-f0-detector",
-        f"VFR is the share of pYIN ({_metrics(run).pitch_decoder} decoder, C2-C7) voiced frames over all "
-        "frames of the trimmed 16 kHz audio (the paper does not name its F0 detector).",
-        "VFR@0.3 depends on the detector's voicing decisions; it can differ from the paper's.",
-    )
+def _every_run(id: str, what: str, effect: str) -> Callable[[RunSettings], Deviation | None]:
+    """A departure every run has; ``what`` names the run's metric settings as ``{m.<setting>}``."""
+    return lambda run: Deviation(id, what.format(m=_metrics(run)), effect)
 
 
 def attribute_evaluator_missing(run: RunSettings) -> Deviation | None:
@@ -114,28 +77,44 @@ def attribute_evaluator_substitute(run: RunSettings) -> Deviation | None:
     )
 
 
-def silent_clips_invalid(run: RunSettings) -> Deviation | None:
-    """How unusable outputs count, which the paper does not say."""
-    peak = _metrics(run).silence_peak_dbfs
-    return Deviation(
+DECLARED: tuple[Callable[[RunSettings], Deviation | None], ...] = (
+    metric_backbone_asr,
+    _every_run(
+        "wer-normalization",
+        "WER compares script and transcript after Whisper's English text normalizer (the paper does not "
+        "state its normalization); the aggregate is the mean of per-instance WER.",
+        "WER can differ from the paper's by these two choices (a pooled WER weights long scripts more).",
+    ),
+    _every_run(  # PER(word): a decision on the heteronym's reading, not free phone recognition
+        "per-word-level",
+        "PER(word), omnieval's word-level decision: pocketsphinx forced alignment decides which of the "
+        "heteronym's reference readings (ARPAbet) was spoken, and only that word's phones are scored "
+        "against the target reading, instead of POWSM free phone recognition over the whole utterance "
+        "against the script's reference.",
+        "per is not comparable with the paper's PER (MLflow tag omnieval.metric_note.per says so too).",
+    ),
+    _every_run(
+        "wpm-definition",
+        "WPM is ASR transcript words per minute of the speech trimmed at {m.trim_top_db:g} dB "
+        "(the paper does not define the word count or the duration).",
+        "delta-WPM depends on this definition; its size can differ from the paper's.",
+    ),
+    _every_run(
+        "vfr-f0-detector",
+        "VFR is the share of pYIN ({m.pitch_decoder} decoder, C2-C7) voiced frames over all "
+        "frames of the trimmed 16 kHz audio (the paper does not name its F0 detector).",
+        "VFR@0.3 depends on the detector's voicing decisions; it can differ from the paper's.",
+    ),
+    attribute_evaluator_missing,
+    attribute_evaluator_substitute,
+    _every_run(  # how unusable outputs count, which the paper does not say
         "silent-clips-invalid",
-        f"Silent (peak below {peak:g} dBFS), undecodable, truncated or too long outputs are "
+        "Silent (peak below {m.silence_peak_dbfs:g} dBFS), undecodable, truncated or too long outputs are "
         "inference_error and absent or empty ones missing_output (the paper does not say how it counts "
         "them).",
         "Such clips drop out of every metric's numerator and denominator (valid rows only), so a system "
         "that often outputs silence is not marked down in the means; n counts every instance.",
-    )
-
-
-DECLARED: tuple[Callable[[RunSettings], Deviation | None], ...] = (
-    metric_backbone_asr,
-    wer_normalization,
-    per_word_level,
-    wpm_definition,
-    vfr_f0_detector,
-    attribute_evaluator_missing,
-    attribute_evaluator_substitute,
-    silent_clips_invalid,
+    ),
 )
 """Every departure the benchmark knows, in the order the ledger lists them."""
 

@@ -225,9 +225,9 @@ def find_heteronym(script: str) -> Heteronym | None:
         >>> find_heteronym("Look at that bass.").word, find_heteronym("The bus is late.") is None
         ('bass', True)
     """
-    found: list[tuple[int, Heteronym]] = []
-    for entry in HETERONYMS:
-        match = re.search(rf"\b{re.escape(entry.word)}\b", script, flags=re.IGNORECASE)
-        if match:
-            found.append((match.start(), entry))
+    found = [
+        (match.start(), entry)
+        for entry in HETERONYMS
+        if (match := re.search(rf"\b{re.escape(entry.word)}\b", script, flags=re.IGNORECASE))
+    ]
     return min(found, key=lambda pair: pair[0])[1] if found else None

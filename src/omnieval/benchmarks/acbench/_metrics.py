@@ -137,10 +137,6 @@ class AcbenchMetricsConfig(SpeechAnalysisConfig):
         return {feature: check_classifier_ref(ref) for feature, ref in value.items()}
 
 
-class AcbenchMetricsResult(MetricsOutput):
-    """:func:`compute_acbench_metrics`'s output: rows, lineage, clips analysed and cache hits."""
-
-
 # -- WER with Whisper's English normalizer ----------------------------------------------------------
 
 
@@ -417,7 +413,7 @@ def compute_acbench_metrics(
     cache_dir: Path | None,
     config: AcbenchMetricsConfig,
     progress: Callable[[int, int], None] | None = None,
-) -> AcbenchMetricsResult:
+) -> MetricsOutput:
     """Score one system's OmniACBench speech under one input condition.
 
     Args:
@@ -446,8 +442,7 @@ def compute_acbench_metrics(
     # Rows the system left out of its evaluated subset on purpose get no score row at all (a
     # missing output would count them as failures of the system).
     left_out = [inst.id for inst in instances if _not_evaluated(Path(candidates_root), inst.index)]
-    if left_out:
-        instances = [inst for inst in instances if inst.id not in set(left_out)]
+    instances = [inst for inst in instances if inst.id not in left_out]
     models = _Models(config)
     cache = MetricCache(cache_dir)
     identities: dict[str, dict[str, Any]] = {}
@@ -507,4 +502,4 @@ def compute_acbench_metrics(
             if measured[inst.index].status != AudioStatus.OK.value
         ][:500],
     }
-    return AcbenchMetricsResult(scores_frame(rows), lineage, len(todo), hits)
+    return MetricsOutput(scores_frame(rows), lineage, len(todo), hits)

@@ -22,7 +22,7 @@ gate never disagree about a line. The benchmark's ``validate`` returns the probl
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
@@ -126,11 +126,6 @@ class HeteronymRef:
     def target_phones(self) -> tuple[str, ...]:
         """ARPAbet phones of the target reading."""
         return self.readings[self.reading]
-
-    @property
-    def other_readings(self) -> dict[str, tuple[str, ...]]:
-        """The readings that are not the target (key -> phones)."""
-        return {k: v for k, v in self.readings.items() if k != self.reading}
 
     def to_json(self) -> dict[str, Any]:
         """The manifest form of this object."""
@@ -272,86 +267,60 @@ class AcbenchRecord(Record):
         if feature == PRONUNCIATION:
             if raw is None:
                 raise problem("missing field (required for pronunciation instances)")
-            found: list[tuple[str, str]] = []
-            ref = _check_heteronym(raw, info.data.get("script"), lambda name, why: found.append((name, why)))
+            found = _heteronym_problems(raw, info.data.get("script"))
             if found:
-                raise problems([(n.removeprefix("heteronym").lstrip("."), why) for n, why in found])
-            return ref
+                raise problems(found)
+            assert isinstance(raw, dict)
+            readings = {key: tuple(phones) for key, phones in raw["readings"].items()}
+            return HeteronymRef(str(raw["word"]).strip(), str(raw["reading"]), readings)
         if raw is not None and feature is not None:
             raise problem(f"only pronunciation instances carry one (this line's feature is {feature})")
         return None
 
     def instance(self, index: int, line: int) -> AcbenchInstance:
-        """The typed instance at position ``index`` (what the stages and metrics read)."""
-        return AcbenchInstance(
-            index=index,
-            id=self.id,
-            feature=self.feature,
-            target_value=self.target_value,
-            script=self.script,
-            instruction_audio=self.instruction_audio,
-            instruction_text=self.instruction_text,
-            image=self.image,
-            image_keywords=self.image_keywords,
-            heteronym=self.heteronym,
-        )
+        """The typed instance at position ``index`` (what the stages and metrics read): the
+        record's validated fields as they are."""
+        return AcbenchInstance(index=index, **dict(self))
 
 
 #: Where the records come from: ``manifest.jsonl``, its problems worded as the manifest benchmarks' are.
 SOURCE = JsonLines(MANIFEST_NAME, MANIFEST)
 
 
-def _check_heteronym(value: object, script: object, bad: Callable[[str, str], None]) -> HeteronymRef | None:
-    """The typed heteronym object, or None after reporting what is wrong with it through ``bad``."""
+def _heteronym_problems(value: object, script: object) -> list[tuple[str, str]]:
+    """What is wrong with a heteronym object: ``(field under heteronym, why)`` pairs ('' = the object)."""
     if not isinstance(value, dict):
-        bad("heteronym", f"expected an object with word, reading and readings, got {show_value(value)}")
-        return None
-    ok = True
-    for name in ("word", "reading", "readings"):
-        if name not in value:
-            bad(f"heteronym.{name}", "missing field")
-            ok = False
+        return [("", f"expected an object with word, reading and readings, got {show_value(value)}")]
+    found = [(name, "missing field") for name in ("word", "reading", "readings") if name not in value]
     word, reading, readings = value.get("word"), value.get("reading"), value.get("readings")
     if "word" in value and (not isinstance(word, str) or not word.strip()):
-        bad("heteronym.word", f"expected a non-empty string, got {show_value(word)}")
-        ok = False
+        found.append(("word", f"expected a non-empty string, got {show_value(word)}"))
     elif (
         isinstance(word, str)
         and isinstance(script, str)
         and not re.search(rf"\b{re.escape(word.strip())}\b", script, re.IGNORECASE)
     ):
-        bad("heteronym.word", f"{word!r} does not occur in the script")
-        ok = False
-    parsed: dict[str, tuple[str, ...]] = {}
+        found.append(("word", f"{word!r} does not occur in the script"))
     if "readings" in value:
         if not isinstance(readings, dict) or len(readings) < 2:
-            bad(
-                "heteronym.readings",
-                f"expected an object with at least two readings, got {show_value(readings)}",
+            found.append(
+                ("readings", f"expected an object with at least two readings, got {show_value(readings)}")
             )
-            ok = False
         else:
-            for key, phones in readings.items():
-                problem = _phones_problem(phones)
-                if problem:
-                    bad(f"heteronym.readings.{key}", problem)
-                    ok = False
-                else:
-                    parsed[key] = tuple(phones)
-            if ok and len(set(parsed.values())) < len(parsed):
-                bad("heteronym.readings", "two readings have the same phones")
-                ok = False
+            found += [
+                (f"readings.{key}", why)
+                for key, phones in readings.items()
+                if (why := _phones_problem(phones))
+            ]
+            if not found and len({tuple(phones) for phones in readings.values()}) < len(readings):
+                found.append(("readings", "two readings have the same phones"))
     if "reading" in value:
         if not isinstance(reading, str) or not reading:
-            bad("heteronym.reading", f"expected a reading key, got {show_value(reading)}")
-            ok = False
+            found.append(("reading", f"expected a reading key, got {show_value(reading)}"))
         elif isinstance(readings, dict) and reading not in readings:
             known = ", ".join(str(k) for k in readings)
-            bad("heteronym.reading", f"{reading!r} is not a key of heteronym.readings ({known})")
-            ok = False
-    if not ok:
-        return None
-    return HeteronymRef(str(word).strip(), str(reading), parsed)
+            found.append(("reading", f"{reading!r} is not a key of heteronym.readings ({known})"))
+    return found
 
 
 def _phones_problem(phones: object) -> str:

@@ -7,7 +7,7 @@ the shared report environment (autoescaping on)."""
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from omnieval.benchmarks.acbench._aggregate import failure_attribution, report_html_section
 
@@ -31,50 +31,42 @@ _SEEN_AS: dict[str, str] = {
 }
 
 
-def inputs_seen(config: ReportSuite) -> dict[str, Collection[str]]:
-    """System id -> inputs it read: the reference kinds' fixed sets, and for generating systems the
-    inputs their examples actually took in (the ``inputs`` facts of ``candidates/<id>.summary.json``,
-    counted from each example's raw file)."""
-    seen: dict[str, Collection[str]] = {
-        sid: INPUTS_SEEN[spec.kind] for sid, spec in config.systems.items() if spec.kind in INPUTS_SEEN
-    }
-    for sid, facts in _generation_inputs(config).items():
-        names = {name for part in facts for name, n in part.get("seen", {}).items() if n}
-        seen[sid] = sorted(_SEEN_AS[n] for n in names if n in _SEEN_AS)
-    return seen
+def system_inputs(config: ReportSuite) -> tuple[dict[str, Collection[str]], dict[str, dict[str, str]]]:
+    """What each system read, for the failure attribution: ``(seen, not_seen)``.
 
-
-def inputs_not_seen(config: ReportSuite) -> dict[str, dict[str, str]]:
-    """System id -> input -> why its examples could not take it in (e.g. ``image not seen: no vision
-    backend``), from the same facts as :func:`inputs_seen`."""
-    out: dict[str, dict[str, str]] = {}
-    for sid, facts in _generation_inputs(config).items():
-        for part in facts:
-            for name, reasons in part.get("not_seen", {}).items():
-                if name in _SEEN_AS and reasons:
-                    out.setdefault(sid, {})[_SEEN_AS[name]] = "; ".join(sorted(reasons))
-    return out
-
-
-def _generation_inputs(config: ReportSuite) -> dict[str, list[dict[str, Any]]]:
-    """System id -> the per-condition ``inputs`` facts of its generation summary (when it has them)."""
+    ``seen``: system id -> inputs it read: the reference kinds' fixed sets, and for generating
+    systems the inputs their examples actually took in (the ``inputs`` facts of
+    ``candidates/<id>.summary.json``, counted from each example's raw file). ``not_seen``: system id
+    -> input -> why its examples could not take it in (e.g. ``image not seen: no vision backend``),
+    from the same facts.
+    """
     from omnieval.jsonio import read_json
     from omnieval.paths import StatePaths
 
     paths = StatePaths(config.state)
-    out: dict[str, list[dict[str, Any]]] = {}
+    seen: dict[str, Collection[str]] = {
+        sid: INPUTS_SEEN[spec.kind] for sid, spec in config.systems.items() if spec.kind in INPUTS_SEEN
+    }
+    not_seen: dict[str, dict[str, str]] = {}
     for sid in config.systems:
         path = paths.summary(sid)
         if not path.is_file():
             continue
         summary = read_json(path)
         parts = (summary.get("conditions") or {"": summary}).values()
+        # the per-condition ``inputs`` facts of its generation summary (when it has them)
         facts = [
             p["lineage"]["inputs"] for p in parts if isinstance(p, dict) and "inputs" in p.get("lineage", {})
         ]
-        if facts:
-            out[sid] = facts
-    return out
+        if not facts:
+            continue
+        names = {name for part in facts for name, n in part.get("seen", {}).items() if n}
+        seen[sid] = sorted(_SEEN_AS[n] for n in names if n in _SEEN_AS)
+        for part in facts:
+            for name, reasons in part.get("not_seen", {}).items():
+                if name in _SEEN_AS and reasons:
+                    not_seen.setdefault(sid, {})[_SEEN_AS[name]] = "; ".join(sorted(reasons))
+    return seen, not_seen
 
 
 def write_acbench_report(job: ReportJob) -> None:
@@ -100,9 +92,8 @@ def write_acbench_report(job: ReportJob) -> None:
     )
 
     path, config, document, run_id = job.path, job.config, job.document, job.run_id
-    attribution = failure_attribution(
-        document, inputs_seen=inputs_seen(config), inputs_not_seen=inputs_not_seen(config)
-    )
+    seen, not_seen = system_inputs(config)
+    attribution = failure_attribution(document, inputs_seen=seen, inputs_not_seen=not_seen)
     section = report_html_section(document, attribution=attribution, heading_level=3)
     package = "omnieval.benchmarks.acbench"
     facts = render(

@@ -287,17 +287,6 @@ def render_delivery(delivery: Delivery, path: Path) -> None:
         tmp.replace(path)
 
 
-def _speak(out_root: Path, index: int, delivery: Delivery, counts: dict[str, int]) -> bool:
-    """Synthesize one clip; on failure record it as missing. True when a WAV was written."""
-    clear_index(out_root, index)
-    try:
-        render_delivery(delivery, output_path(out_root, Modality.SPEECH, index))
-    except SynthesisError as exc:
-        record_missing(out_root, Modality.SPEECH, index, str(exc), counts)
-        return False
-    return True
-
-
 class _EspeakSystem(System):
     """Speaks every instance's script with the delivery :meth:`deliver` picks, one WAV per index."""
 
@@ -333,7 +322,12 @@ class _EspeakSystem(System):
         for done, inst in enumerate(instances, start=1):
             delivery = self.deliver(inst, condition)
             deliveries.append((inst, delivery))
-            written += _speak(request.out_root, inst.index, delivery, counts)
+            clear_index(request.out_root, inst.index)
+            try:
+                render_delivery(delivery, output_path(request.out_root, Modality.SPEECH, inst.index))
+                written += 1
+            except SynthesisError as exc:  # the clip is missing; missing.txt says why
+                record_missing(request.out_root, Modality.SPEECH, inst.index, str(exc), counts)
             request.tick(done)
         lineage = {
             "tts": "espeak-ng",
@@ -372,13 +366,13 @@ class OracleControl(_EspeakSystem):
             }
             for inst, d in deliveries
         }
+
+        def targets(rendered: bool) -> list[str]:
+            return sorted({f"{i.feature}={i.target_value}" for i, d in deliveries if d.rendered == rendered})
+
         return {
-            "targets_rendered": sorted(
-                {f"{i.feature}={i.target_value}" for i, d in deliveries if d.rendered}
-            ),
-            "targets_left_neutral": sorted(
-                {f"{i.feature}={i.target_value}" for i, d in deliveries if not d.rendered}
-            ),
+            "targets_rendered": targets(True),
+            "targets_left_neutral": targets(False),
             "instances": per_instance,
         }
 

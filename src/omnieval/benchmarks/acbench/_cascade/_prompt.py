@@ -86,11 +86,6 @@ class Context:
     heteronym: Heteronym | None
 
 
-def reading_keys(heteronym: Heteronym) -> list[str]:
-    """The heteronym's reading keys in code order (code 1 = the first)."""
-    return list(heteronym.readings)
-
-
 def user_prompt(ctx: Context) -> str:
     """The per-example request: only what :class:`Context` holds, in a fixed order."""
     lines = [f"Script: {ctx.script}"]
@@ -145,7 +140,7 @@ def plan_labels(plan: Mapping[str, Any], ctx: Context) -> dict[str, Any]:
         "accent": ACCENTS[int(plan["accent"])],
     }
     if ctx.heteronym is not None:
-        labels["reading"] = reading_keys(ctx.heteronym)[int(plan["reading"]) - 1]
+        labels["reading"] = list(ctx.heteronym.readings)[int(plan["reading"]) - 1]  # code 1 = the first
     return labels
 
 
@@ -189,6 +184,5 @@ __all__ = [
     "delivery_from_plan",
     "plan_labels",
     "plan_schema",
-    "reading_keys",
     "user_prompt",
 ]

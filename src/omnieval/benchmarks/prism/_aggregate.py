@@ -111,42 +111,33 @@ def prism_scores(scores: pd.DataFrame, *, panel: str | None = None) -> pd.DataFr
     others = sorted(set(frame["benchmark"]) - {BENCHMARK})
     if others:
         raise DataError(f"prism aggregation got rows of other benchmarks: {', '.join(others)}")
-    problems: list[str] = []
-    problems += _rows_problem(
-        frame, ~frame["status"].isin(ALL_STATUSES), f"unknown status; known: {sorted(ALL_STATUSES)}"
-    )
-    problems += _rows_problem(
-        frame, ~frame["subset"].isin(SUBSETS), f"subset must be one of {', '.join(SUBSETS)}"
-    )
-    problems += _rows_problem(
-        frame, ~frame["track"].isin(DIMENSIONS), f"track must be a dimension ({', '.join(DIMENSIONS)})"
-    )
-    problems += _rows_problem(
-        frame,
-        ~frame["criterion"].isin(AUDIO_TYPES),
-        f"criterion must be an audio type ({', '.join(AUDIO_TYPES)})",
-    )
-    problems += _rows_problem(frame, frame["component"] != COMPONENT, f"component must be {COMPONENT!r}")
     valued = frame["status"].isin(VALUED_STATUSES)
     value = frame["value"]
     finite = value.map(math.isfinite)
-    problems += _rows_problem(frame, valued & ~finite, "status ok/repaired needs a finite value")
-    problems += _rows_problem(frame, ~valued & value.notna(), "only ok/repaired rows may carry a value")
     lo, hi = SCORE_RANGE
-    problems += _rows_problem(
-        frame, valued & finite & ((value < lo) | (value > hi)), f"value outside {lo:g}-{hi:g}"
-    )
     is_gt = frame["system"] == GROUND_TRUTH
-    problems += _rows_problem(
-        frame,
-        is_gt & frame["paired_with"].isin(["", GROUND_TRUTH]),
-        "paired_with must name the system a ground-truth row was judged beside",
+    checks = (
+        (~frame["status"].isin(ALL_STATUSES), f"unknown status; known: {sorted(ALL_STATUSES)}"),
+        (~frame["subset"].isin(SUBSETS), f"subset must be one of {', '.join(SUBSETS)}"),
+        (~frame["track"].isin(DIMENSIONS), f"track must be a dimension ({', '.join(DIMENSIONS)})"),
+        (
+            ~frame["criterion"].isin(AUDIO_TYPES),
+            f"criterion must be an audio type ({', '.join(AUDIO_TYPES)})",
+        ),
+        (frame["component"] != COMPONENT, f"component must be {COMPONENT!r}"),
+        (valued & ~finite, "status ok/repaired needs a finite value"),
+        (~valued & value.notna(), "only ok/repaired rows may carry a value"),
+        (valued & finite & ((value < lo) | (value > hi)), f"value outside {lo:g}-{hi:g}"),
+        (
+            is_gt & frame["paired_with"].isin(["", GROUND_TRUTH]),
+            "paired_with must name the system a ground-truth row was judged beside",
+        ),
+        (
+            ~is_gt & (frame["paired_with"] != GROUND_TRUTH),
+            f"paired_with of a system row must be {GROUND_TRUTH!r}",
+        ),
     )
-    problems += _rows_problem(
-        frame,
-        ~is_gt & (frame["paired_with"] != GROUND_TRUTH),
-        f"paired_with of a system row must be {GROUND_TRUTH!r}",
-    )
+    problems = [line for mask, why in checks for line in _rows_problem(frame, mask, why)]
     subsets_per_instance = frame.groupby("instance_id")["subset"].nunique()
     for iid in list(subsets_per_instance[subsets_per_instance > 1].index)[:_MAX_SHOWN]:
         found = sorted(set(frame.loc[frame["instance_id"] == iid, "subset"]))
@@ -263,36 +254,21 @@ def calibrate(
         'the ground truth paired with this system averaged 0, so the calibration ratio is undefined'
     """
     if system_mean is None:
-        return Calibration(None, None, gt_paired_mean, gt_global_mean, "no valid judge score for the system")
-    if gt_paired_mean is None:
-        return Calibration(
-            None,
-            system_mean,
-            gt_paired_mean,
-            gt_global_mean,
-            "no valid ground-truth score paired with this system",
-        )
-    if gt_global_mean is None:
-        return Calibration(
-            None,
-            system_mean,
-            gt_paired_mean,
-            gt_global_mean,
+        why = "no valid judge score for the system"
+    elif gt_paired_mean is None:
+        why = "no valid ground-truth score paired with this system"
+    elif gt_global_mean is None:
+        why = (
             "no valid ground-truth score beside a system under test (the global mean leaves out "
             "diagnostic systems and the ground truth beside itself; mark one as not diagnostic to "
-            "calibrate against it)",
+            "calibrate against it)"
         )
-    if gt_paired_mean == 0.0:
-        return Calibration(
-            None,
-            system_mean,
-            gt_paired_mean,
-            gt_global_mean,
-            "the ground truth paired with this system averaged 0, so the calibration ratio is undefined",
-        )
-    return Calibration(
-        system_mean / gt_paired_mean * gt_global_mean, system_mean, gt_paired_mean, gt_global_mean
-    )
+    elif gt_paired_mean == 0.0:
+        why = "the ground truth paired with this system averaged 0, so the calibration ratio is undefined"
+    else:
+        value = system_mean / gt_paired_mean * gt_global_mean
+        return Calibration(value, system_mean, gt_paired_mean, gt_global_mean)
+    return Calibration(None, system_mean, gt_paired_mean, gt_global_mean, why)
 
 
 def _sum(values: Iterable[float | None]) -> float | None:
@@ -319,20 +295,12 @@ def _unavailable(facts: Any) -> list[str]:
     return out
 
 
-def _diagnostic(facts: Any, diagnostic: Iterable[str] | None) -> frozenset[str]:
-    """The diagnostic system ids: the argument, else the facts' ``diagnostic``, else the defaults."""
-    if diagnostic is not None:
-        return frozenset(diagnostic)
-    given = facts.get("diagnostic") if isinstance(facts, Mapping) else getattr(facts, "diagnostic", None)
-    return frozenset(DEFAULT_DIAGNOSTIC if given is None else given)
-
-
-def _reference(facts: Any, reference: Iterable[str] | None) -> frozenset[str]:
-    """The reference-system ids: the argument, else the facts' ``reference``, else the defaults."""
-    if reference is not None:
-        return frozenset(reference)
-    given = facts.get("reference") if isinstance(facts, Mapping) else getattr(facts, "reference", None)
-    return frozenset(DEFAULT_REFERENCE if given is None else given)
+def _ids(facts: Any, given: Iterable[str] | None, key: str, default: tuple[str, ...]) -> frozenset[str]:
+    """Role ids: ``given``, else the facts' ``key`` (mapping key or attribute), else ``default``."""
+    if given is not None:
+        return frozenset(given)
+    found = facts.get(key) if isinstance(facts, Mapping) else getattr(facts, key, None)
+    return frozenset(default if found is None else found)
 
 
 def system_roles(
@@ -341,7 +309,10 @@ def system_roles(
     """(diagnostic ids, reference ids) as :func:`aggregate_prism` resolves them: the arguments, else
     the facts' ``diagnostic`` / ``reference`` (a :class:`~omnieval.benchmarks.RunFacts`, a mapping or
     any object with those attributes), else :data:`DEFAULT_DIAGNOSTIC` / :data:`DEFAULT_REFERENCE`."""
-    return _diagnostic(facts, diagnostic), _reference(facts, reference)
+    return (
+        _ids(facts, diagnostic, "diagnostic", DEFAULT_DIAGNOSTIC),
+        _ids(facts, reference, "reference", DEFAULT_REFERENCE),
+    )
 
 
 def under_test(systems: Iterable[str], probes: frozenset[str], references: frozenset[str]) -> frozenset[str]:

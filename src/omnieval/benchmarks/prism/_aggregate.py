@@ -611,6 +611,22 @@ def ranked_systems(document: Mapping[str, Any], subset: str) -> list[str]:
     return sorted(entries, key=lambda s: (entries[s]["final"] is None, -(entries[s]["final"] or 0.0), s))
 
 
+GT_LABEL = "Ground Truth"
+"""The name of the ground-truth reference row of a leaderboard table."""
+
+
+def board_rows(document: Mapping[str, Any], subset: str) -> list[tuple[str, Mapping[str, Any], bool]]:
+    """A subset's leaderboard rows as (name, entry, diagnostic): the ground-truth reference when the
+    document has it (:data:`GT_LABEL`), then every system by final (:func:`ranked_systems`)."""
+    gt = document.get("ground_truth", {}).get("subsets", {}).get(subset)
+    systems = document["systems"]
+    ranked = [
+        (s, systems[s]["subsets"][subset], bool(systems[s].get("diagnostic")))
+        for s in ranked_systems(document, subset)
+    ]
+    return ([(GT_LABEL, gt, False)] if gt is not None else []) + ranked
+
+
 def subsets_of(document: Mapping[str, Any]) -> list[str]:
     """The subsets the document holds, in the paper's order."""
     found = {sub for e in document["systems"].values() for sub in e["subsets"]}
@@ -664,24 +680,18 @@ def leaderboard_text(document: Mapping[str, Any]) -> str:
             | set(gt.get(subset, {}).get("dimensions", {})),
             DIMENSIONS,
         )
-        ranked = ranked_systems(document, subset)
-        shown = {
-            s: s + (_DIAGNOSTIC_MARK if document["systems"][s].get("diagnostic") else "") for s in ranked
-        }
-        names = ["Ground Truth", *shown.values()]
-        width = max(12, *(len(n) for n in names)) + 1
+        rows = [
+            (name + (_DIAGNOSTIC_MARK if probe else ""), entry)
+            for name, entry, probe in board_rows(document, subset)
+        ]
+        width = max([len(GT_LABEL), *(len(name) for name, _ in rows)]) + 1
         header = (
             "system".ljust(width)
             + "".join(f" {DIMENSION_LABELS[d].rjust(9)}" for d in dims)
             + f" {'Final'.rjust(9)}"
         )
         lines += ["", SUBSET_LABELS.get(subset, subset), header, "-" * len(header)]
-        rows = [("Ground Truth", gt.get(subset))] + [
-            (shown[s], document["systems"][s]["subsets"][subset]) for s in ranked
-        ]
         for name, entry in rows:
-            if entry is None:
-                continue
             cells = "".join(f" {_fmt(entry['dimensions'].get(d), 9)}" for d in dims)
             lines.append(f"{name.ljust(width)}{cells} {_fmt(entry['final'], 9)}")
         source = document.get("calibration", {}).get("subsets", {}).get(subset)

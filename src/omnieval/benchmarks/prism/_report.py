@@ -21,7 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 from omnieval.benchmarks.prism._aggregate import (
     DIMENSION_LABELS,
+    GT_LABEL,
     SUBSET_LABELS,
+    board_rows,
     ranked_systems,
     subsets_of,
 )
@@ -29,8 +31,6 @@ from omnieval.benchmarks.prism._tags import AUDIO_TYPES, DIMENSIONS
 
 if TYPE_CHECKING:
     from omnieval.benchmarks._base import ReportJob
-
-GT_LABEL = "Ground Truth"
 
 _TEMPLATES = "omnieval.benchmarks.prism"
 """The package whose ``templates/`` folder holds this page's section templates."""
@@ -128,7 +128,6 @@ def leaderboard_html(document: Mapping[str, Any]) -> str:
     from omnieval.reporting import fmt, table, trusted
 
     parts: list[tuple[str, Markup]] = []
-    gt_all = document.get("ground_truth", {}).get("subsets", {})
     for subset in subsets_of(document):
         spokes = _spokes(document, subset)
         dims = [d for d in DIMENSIONS if any(sd == d for sd, _ in spokes)]
@@ -138,13 +137,7 @@ def leaderboard_html(document: Mapping[str, Any]) -> str:
             head.append(str(Markup("<b>{} total</b>").format(DIMENSION_LABELS[d])))
         head.append("<b>Final</b>")
         rows: list[list[str]] = []
-        named = [(GT_LABEL, gt_all.get(subset))] + [
-            (s, document["systems"][s]["subsets"][subset]) for s in ranked_systems(document, subset)
-        ]
-        for name, entry in named:
-            if entry is None:
-                continue
-            mark = name != GT_LABEL and document["systems"][name].get("diagnostic")
+        for name, entry, mark in board_rows(document, subset):
             label = "<i>{}</i>" if name == GT_LABEL else "{} <small>[diagnostic]</small>" if mark else "{}"
             row = [str(Markup(label).format(name))]
             for d in dims:

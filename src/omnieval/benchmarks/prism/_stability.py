@@ -57,8 +57,6 @@ from omnieval.benchmarks.prism._tags import AUDIO_TYPES, DIMENSIONS, GROUND_TRUT
 if TYPE_CHECKING:
     import pandas as pd
 
-STAT_KEYS: tuple[str, ...] = ("std", "d_bias", "d_signal", "snr")
-
 
 def _mean(values: Sequence[float]) -> float:
     return math.fsum(values) / len(values)

@@ -61,18 +61,14 @@ SCORE_RANGE: Mapping[str, tuple[float, float]] = {"judge": (0.0, 10.0)}
 
 
 def _register_systems() -> None:
+    from omnieval.benchmarks.prism._cascade import CpuT2av
     from omnieval.benchmarks.prism._systems import GroundTruth, Muted, Offset, SwappedAudio
 
-    # The classes themselves, so that each kind's typed config (``config_model``) is found.
-    SYSTEMS.register("ground-truth")(GroundTruth)
-    SYSTEMS.register("muted")(Muted)
-    SYSTEMS.register("swapped-audio")(SwappedAudio)
-    SYSTEMS.register("offset")(Offset)
-
-    from omnieval.benchmarks.prism._cascade import CpuT2av
-
-    # A system under test that is NOT a generative model (a rule-based CPU cascade).
-    SYSTEMS.register("cpu-t2av")(CpuT2av)
+    # The classes themselves, so that each kind's typed config (``config_model``) is found; the
+    # reference systems, then a system under test that is NOT a generative model (a rule-based CPU
+    # cascade).
+    for system in (GroundTruth, Muted, SwappedAudio, Offset, CpuT2av):
+        SYSTEMS.register(system.kind)(system)
 
 
 _register_systems()

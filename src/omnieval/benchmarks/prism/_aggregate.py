@@ -111,42 +111,33 @@ def prism_scores(scores: pd.DataFrame, *, panel: str | None = None) -> pd.DataFr
     others = sorted(set(frame["benchmark"]) - {BENCHMARK})
     if others:
         raise DataError(f"prism aggregation got rows of other benchmarks: {', '.join(others)}")
-    problems: list[str] = []
-    problems += _rows_problem(
-        frame, ~frame["status"].isin(ALL_STATUSES), f"unknown status; known: {sorted(ALL_STATUSES)}"
-    )
-    problems += _rows_problem(
-        frame, ~frame["subset"].isin(SUBSETS), f"subset must be one of {', '.join(SUBSETS)}"
-    )
-    problems += _rows_problem(
-        frame, ~frame["track"].isin(DIMENSIONS), f"track must be a dimension ({', '.join(DIMENSIONS)})"
-    )
-    problems += _rows_problem(
-        frame,
-        ~frame["criterion"].isin(AUDIO_TYPES),
-        f"criterion must be an audio type ({', '.join(AUDIO_TYPES)})",
-    )
-    problems += _rows_problem(frame, frame["component"] != COMPONENT, f"component must be {COMPONENT!r}")
     valued = frame["status"].isin(VALUED_STATUSES)
     value = frame["value"]
     finite = value.map(math.isfinite)
-    problems += _rows_problem(frame, valued & ~finite, "status ok/repaired needs a finite value")
-    problems += _rows_problem(frame, ~valued & value.notna(), "only ok/repaired rows may carry a value")
     lo, hi = SCORE_RANGE
-    problems += _rows_problem(
-        frame, valued & finite & ((value < lo) | (value > hi)), f"value outside {lo:g}-{hi:g}"
-    )
     is_gt = frame["system"] == GROUND_TRUTH
-    problems += _rows_problem(
-        frame,
-        is_gt & frame["paired_with"].isin(["", GROUND_TRUTH]),
-        "paired_with must name the system a ground-truth row was judged beside",
+    checks = (
+        (~frame["status"].isin(ALL_STATUSES), f"unknown status; known: {sorted(ALL_STATUSES)}"),
+        (~frame["subset"].isin(SUBSETS), f"subset must be one of {', '.join(SUBSETS)}"),
+        (~frame["track"].isin(DIMENSIONS), f"track must be a dimension ({', '.join(DIMENSIONS)})"),
+        (
+            ~frame["criterion"].isin(AUDIO_TYPES),
+            f"criterion must be an audio type ({', '.join(AUDIO_TYPES)})",
+        ),
+        (frame["component"] != COMPONENT, f"component must be {COMPONENT!r}"),
+        (valued & ~finite, "status ok/repaired needs a finite value"),
+        (~valued & value.notna(), "only ok/repaired rows may carry a value"),
+        (valued & finite & ((value < lo) | (value > hi)), f"value outside {lo:g}-{hi:g}"),
+        (
+            is_gt & frame["paired_with"].isin(["", GROUND_TRUTH]),
+            "paired_with must name the system a ground-truth row was judged beside",
+        ),
+        (
+            ~is_gt & (frame["paired_with"] != GROUND_TRUTH),
+            f"paired_with of a system row must be {GROUND_TRUTH!r}",
+        ),
     )
-    problems += _rows_problem(
-        frame,
-        ~is_gt & (frame["paired_with"] != GROUND_TRUTH),
-        f"paired_with of a system row must be {GROUND_TRUTH!r}",
-    )
+    problems = [line for mask, why in checks for line in _rows_problem(frame, mask, why)]
     subsets_per_instance = frame.groupby("instance_id")["subset"].nunique()
     for iid in list(subsets_per_instance[subsets_per_instance > 1].index)[:_MAX_SHOWN]:
         found = sorted(set(frame.loc[frame["instance_id"] == iid, "subset"]))
@@ -263,36 +254,21 @@ def calibrate(
         'the ground truth paired with this system averaged 0, so the calibration ratio is undefined'
     """
     if system_mean is None:
-        return Calibration(None, None, gt_paired_mean, gt_global_mean, "no valid judge score for the system")
-    if gt_paired_mean is None:
-        return Calibration(
-            None,
-            system_mean,
-            gt_paired_mean,
-            gt_global_mean,
-            "no valid ground-truth score paired with this system",
-        )
-    if gt_global_mean is None:
-        return Calibration(
-            None,
-            system_mean,
-            gt_paired_mean,
-            gt_global_mean,
+        why = "no valid judge score for the system"
+    elif gt_paired_mean is None:
+        why = "no valid ground-truth score paired with this system"
+    elif gt_global_mean is None:
+        why = (
             "no valid ground-truth score beside a system under test (the global mean leaves out "
             "diagnostic systems and the ground truth beside itself; mark one as not diagnostic to "
-            "calibrate against it)",
+            "calibrate against it)"
         )
-    if gt_paired_mean == 0.0:
-        return Calibration(
-            None,
-            system_mean,
-            gt_paired_mean,
-            gt_global_mean,
-            "the ground truth paired with this system averaged 0, so the calibration ratio is undefined",
-        )
-    return Calibration(
-        system_mean / gt_paired_mean * gt_global_mean, system_mean, gt_paired_mean, gt_global_mean
-    )
+    elif gt_paired_mean == 0.0:
+        why = "the ground truth paired with this system averaged 0, so the calibration ratio is undefined"
+    else:
+        value = system_mean / gt_paired_mean * gt_global_mean
+        return Calibration(value, system_mean, gt_paired_mean, gt_global_mean)
+    return Calibration(None, system_mean, gt_paired_mean, gt_global_mean, why)
 
 
 def _sum(values: Iterable[float | None]) -> float | None:
@@ -319,20 +295,12 @@ def _unavailable(facts: Any) -> list[str]:
     return out
 
 
-def _diagnostic(facts: Any, diagnostic: Iterable[str] | None) -> frozenset[str]:
-    """The diagnostic system ids: the argument, else the facts' ``diagnostic``, else the defaults."""
-    if diagnostic is not None:
-        return frozenset(diagnostic)
-    given = facts.get("diagnostic") if isinstance(facts, Mapping) else getattr(facts, "diagnostic", None)
-    return frozenset(DEFAULT_DIAGNOSTIC if given is None else given)
-
-
-def _reference(facts: Any, reference: Iterable[str] | None) -> frozenset[str]:
-    """The reference-system ids: the argument, else the facts' ``reference``, else the defaults."""
-    if reference is not None:
-        return frozenset(reference)
-    given = facts.get("reference") if isinstance(facts, Mapping) else getattr(facts, "reference", None)
-    return frozenset(DEFAULT_REFERENCE if given is None else given)
+def _ids(facts: Any, given: Iterable[str] | None, key: str, default: tuple[str, ...]) -> frozenset[str]:
+    """Role ids: ``given``, else the facts' ``key`` (mapping key or attribute), else ``default``."""
+    if given is not None:
+        return frozenset(given)
+    found = facts.get(key) if isinstance(facts, Mapping) else getattr(facts, key, None)
+    return frozenset(default if found is None else found)
 
 
 def system_roles(
@@ -341,7 +309,10 @@ def system_roles(
     """(diagnostic ids, reference ids) as :func:`aggregate_prism` resolves them: the arguments, else
     the facts' ``diagnostic`` / ``reference`` (a :class:`~omnieval.benchmarks.RunFacts`, a mapping or
     any object with those attributes), else :data:`DEFAULT_DIAGNOSTIC` / :data:`DEFAULT_REFERENCE`."""
-    return _diagnostic(facts, diagnostic), _reference(facts, reference)
+    return (
+        _ids(facts, diagnostic, "diagnostic", DEFAULT_DIAGNOSTIC),
+        _ids(facts, reference, "reference", DEFAULT_REFERENCE),
+    )
 
 
 def under_test(systems: Iterable[str], probes: frozenset[str], references: frozenset[str]) -> frozenset[str]:
@@ -640,6 +611,22 @@ def ranked_systems(document: Mapping[str, Any], subset: str) -> list[str]:
     return sorted(entries, key=lambda s: (entries[s]["final"] is None, -(entries[s]["final"] or 0.0), s))
 
 
+GT_LABEL = "Ground Truth"
+"""The name of the ground-truth reference row of a leaderboard table."""
+
+
+def board_rows(document: Mapping[str, Any], subset: str) -> list[tuple[str, Mapping[str, Any], bool]]:
+    """A subset's leaderboard rows as (name, entry, diagnostic): the ground-truth reference when the
+    document has it (:data:`GT_LABEL`), then every system by final (:func:`ranked_systems`)."""
+    gt = document.get("ground_truth", {}).get("subsets", {}).get(subset)
+    systems = document["systems"]
+    ranked = [
+        (s, systems[s]["subsets"][subset], bool(systems[s].get("diagnostic")))
+        for s in ranked_systems(document, subset)
+    ]
+    return ([(GT_LABEL, gt, False)] if gt is not None else []) + ranked
+
+
 def subsets_of(document: Mapping[str, Any]) -> list[str]:
     """The subsets the document holds, in the paper's order."""
     found = {sub for e in document["systems"].values() for sub in e["subsets"]}
@@ -693,24 +680,18 @@ def leaderboard_text(document: Mapping[str, Any]) -> str:
             | set(gt.get(subset, {}).get("dimensions", {})),
             DIMENSIONS,
         )
-        ranked = ranked_systems(document, subset)
-        shown = {
-            s: s + (_DIAGNOSTIC_MARK if document["systems"][s].get("diagnostic") else "") for s in ranked
-        }
-        names = ["Ground Truth", *shown.values()]
-        width = max(12, *(len(n) for n in names)) + 1
+        rows = [
+            (name + (_DIAGNOSTIC_MARK if probe else ""), entry)
+            for name, entry, probe in board_rows(document, subset)
+        ]
+        width = max([len(GT_LABEL), *(len(name) for name, _ in rows)]) + 1
         header = (
             "system".ljust(width)
             + "".join(f" {DIMENSION_LABELS[d].rjust(9)}" for d in dims)
             + f" {'Final'.rjust(9)}"
         )
         lines += ["", SUBSET_LABELS.get(subset, subset), header, "-" * len(header)]
-        rows = [("Ground Truth", gt.get(subset))] + [
-            (shown[s], document["systems"][s]["subsets"][subset]) for s in ranked
-        ]
         for name, entry in rows:
-            if entry is None:
-                continue
             cells = "".join(f" {_fmt(entry['dimensions'].get(d), 9)}" for d in dims)
             lines.append(f"{name.ljust(width)}{cells} {_fmt(entry['final'], 9)}")
         source = document.get("calibration", {}).get("subsets", {}).get(subset)

@@ -25,10 +25,10 @@ import pandas as pd
 
 from omnieval.benchmarks._base import JudgeJob, JudgeOutput
 from omnieval.benchmarks.prism._tags import STAGE_DIMENSIONS
+from omnieval.judges import VALUED
 
 CANDIDATE_SIDE = "ground_truth"
 """``paired_with`` of a score row on the candidate's side of a call (the other side is the reference)."""
-VALUED = frozenset({"ok", "repaired"})
 
 ANCHOR_COLUMNS = (
     "system",

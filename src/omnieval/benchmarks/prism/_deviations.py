@@ -1,7 +1,9 @@
 """PRISM-Bench's departures from its paper's protocol, declared once (FORMATS.md section 12).
 
-Each declaration is a function of the run's settings that returns its :class:`Deviation` when the
-run has it and None otherwise; :func:`prism_deviations` applies them in this order. The run's
+A packaged panel's own departure is an entry of :data:`PANEL_DEVIATIONS` (it applies when the run
+judges with that panel); every other is a function of the run's settings that returns its
+:class:`Deviation` when the run has it and None otherwise; :func:`prism_deviations` lists them in
+this order. The run's
 ``lineage.json``, ``report.html``, ``omnieval lineage`` and the MLflow tag ``omnieval.deviations``
 all show the list this module returns (through ``Benchmark.deviation_ledger``).
 """
@@ -29,43 +31,37 @@ PAPER_PANELS = frozenset({"paper", ABLATION_PANEL})
 
 PACKAGED_PANELS = frozenset({CPU_PANEL, OMNI_PANEL, *PAPER_PANELS})
 
-
-def judge_substitute_cpu(run: RunSettings) -> Deviation | None:
-    """The ``cpu-cascade`` panel reads measured facts instead of watching and hearing the clips."""
-    if CPU_PANEL not in run.panels:
-        return None
-    return Deviation(
+PANEL_DEVIATIONS: dict[str, Deviation] = {
+    # The cpu-cascade panel reads measured facts instead of watching and hearing the clips.
+    CPU_PANEL: Deviation(
         "judge-substitute-cpu",
         "The cpu-cascade panel is a cascade, not the paper's omni judge (Gemini-3.1-pro-preview): its "
         "packaged Qwen2.5-Coder-1.5B text model reads audio and frame facts measured from each clip "
         "of the blinded pair instead of watching and hearing it.",
         "Its scores are a smoke test of the protocol: it cannot hear timbre or see lips, so compare them "
         "only with other cpu-cascade runs, never with the paper's.",
-    )
-
-
-def judge_substitute_omni(run: RunSettings) -> Deviation | None:
-    """The ``omni`` panel runs one of the paper's ablation judges as the judge."""
-    if OMNI_PANEL not in run.panels:
-        return None
-    return Deviation(
+    ),
+    # The omni panel runs one of the paper's ablation judges as the judge.
+    OMNI_PANEL: Deviation(
         "judge-substitute-omni",
         "Qwen3-Omni-30B-A3B-Instruct served by vLLM judges (the omni panel) instead of the paper's final "
         "judge Gemini-3.1-pro-preview; the paper ran it only in its judge ablation.",
         "Its scores are not the paper's judge's; the paper's ablation compares the two judges' stability.",
-    )
-
-
-def judge_ablation_model_id(run: RunSettings) -> Deviation | None:
-    """The ablation's "Gemini-3.1 Flash" runs under a model id the paper does not give."""
-    if ABLATION_PANEL not in run.panels:
-        return None
-    return Deviation(
+    ),
+    # The ablation's "Gemini-3.1 Flash" runs under a model id the paper does not give.
+    ABLATION_PANEL: Deviation(
         "judge-ablation-model-id",
         "The ablation's Gemini-3.1 Flash runs as gemini-3.1-flash-lite-preview, our guess at an API id "
         "the paper does not give.",
         "That judge's ablation row may come from another model than the paper's.",
-    )
+    ),
+}
+"""A packaged panel's departure, in ledger order: it applies when the run judges with that panel."""
+
+
+def panel_deviations(run: RunSettings) -> list[Deviation]:
+    """The :data:`PANEL_DEVIATIONS` of the panels ``run`` judges with."""
+    return [deviation for panel, deviation in PANEL_DEVIATIONS.items() if panel in run.panels]
 
 
 def judge_panel_custom(run: RunSettings) -> Deviation | None:
@@ -116,14 +112,12 @@ def _max_per_subset(metrics: BaseModel | None) -> int | None:
 
 
 DECLARED: tuple[Callable[[RunSettings], Deviation | None], ...] = (
-    judge_substitute_cpu,
-    judge_substitute_omni,
-    judge_ablation_model_id,
     judge_panel_custom,
     prompt_paraphrase,
     per_subset_limit,
 )
-"""Every departure the benchmark knows, in the order the ledger lists them."""
+"""The departures that depend on more than one panel, in the order the ledger lists them (after
+:data:`PANEL_DEVIATIONS`)."""
 
 
 def prism_deviations(run: RunSettings) -> list[Deviation]:
@@ -135,4 +129,4 @@ def prism_deviations(run: RunSettings) -> list[Deviation]:
         >>> prism_deviations(RunSettings(panels=()))
         []
     """
-    return [d for declared in DECLARED if (d := declared(run)) is not None]
+    return [*panel_deviations(run), *(d for declared in DECLARED if (d := declared(run)) is not None)]

@@ -46,7 +46,6 @@ ANALYSIS_SIZE = (64, 36)
 SILENCE_DBFS = -50.0
 CLIP_LEVEL = 0.999
 MATCH_TIGHT_MS = 40.0
-MATCH_CLOSE_MS = 100.0
 MATCH_SEARCH_MS = 500.0
 FUZZY_WORD_RATIO = 0.75
 SAID_SHARE = 0.6
@@ -135,23 +134,20 @@ def level_stats(y: FloatArray, sr: int) -> LevelStats:
     rms = float(np.sqrt(np.mean(y**2)))
     peak = float(np.max(np.abs(y)))
     clipping = float(np.mean(np.abs(y) >= CLIP_LEVEL))
-    win = max(1, int(0.05 * sr))
-    n = y.size // win
-    if n:
-        frames = y[: n * win].reshape(n, win)
-        levels = 20 * np.log10(np.maximum(np.sqrt(np.mean(frames**2, axis=1)), 1e-10))
-        silence = float(np.mean(levels < SILENCE_DBFS))
-    else:
-        silence = float(_db(rms) < SILENCE_DBFS)
-    long_win = max(1, int(0.4 * sr))
-    m = y.size // long_win
-    spread = 0.0
-    if m >= 2:
-        blocks = y[: m * long_win].reshape(m, long_win)
-        block_db = 20 * np.log10(np.maximum(np.sqrt(np.mean(blocks**2, axis=1)), 1e-10))
-        loud = block_db[block_db >= SILENCE_DBFS]
-        spread = float(np.std(loud)) if loud.size >= 2 else 0.0
+    levels = _window_db(y, int(0.05 * sr))
+    silence = float(np.mean(levels < SILENCE_DBFS)) if levels.size else float(_db(rms) < SILENCE_DBFS)
+    block_db = _window_db(y, int(0.4 * sr))
+    loud = block_db[block_db >= SILENCE_DBFS] if block_db.size >= 2 else block_db[:0]
+    spread = float(np.std(loud)) if loud.size >= 2 else 0.0
     return LevelStats(_db(rms), _db(peak), clipping, silence, spread)
+
+
+def _window_db(y: npt.NDArray[np.floating[Any]], win: int) -> npt.NDArray[np.float64]:
+    """RMS level (dBFS) of each whole window of ``win`` samples (at least 1); empty when none fits."""
+    win = max(1, win)
+    n = y.size // win
+    frames = y[: n * win].reshape(n, win)
+    return np.asarray(20 * np.log10(np.maximum(np.sqrt(np.mean(frames**2, axis=1)), 1e-10)), dtype=np.float64)
 
 
 def integrated_loudness(y: FloatArray, sr: int) -> tuple[float, str]:
@@ -262,7 +258,6 @@ def motion_audio_correlation(
     n = g.shape[0]
     if n < 6 or y.size == 0:
         return None
-    h, w = g.shape[1], g.shape[2]
     diffs = np.abs(np.diff(g, axis=0))
     hop = sr / fps
     env = np.zeros(n - 1)
@@ -274,15 +269,13 @@ def motion_audio_correlation(
     if float(np.std(env)) < 1e-9:
         return None
     best: float | None = None
-    for r in range(grid):
-        for c in range(grid):
-            cell = diffs[:, r * h // grid : (r + 1) * h // grid, c * w // grid : (c + 1) * w // grid]
-            motion = np.convolve(cell.mean(axis=(1, 2)), kernel, mode="same")
-            if float(np.std(motion)) < 1e-9:
-                continue
-            value = float(np.corrcoef(motion, env)[0, 1])
-            if np.isfinite(value) and (best is None or value > best):
-                best = value
+    for region in _cell_means(diffs, grid).T:
+        motion = np.convolve(region, kernel, mode="same")
+        if float(np.std(motion)) < 1e-9:
+            continue
+        value = float(np.corrcoef(motion, env)[0, 1])
+        if np.isfinite(value) and (best is None or value > best):
+            best = value
     return None if best is None else round(best, 3)
 
 
@@ -492,6 +485,7 @@ def measure_clip(path: Path, *, transcribe: bool, asr_model: str = "whisper-tiny
 
 Grade = Literal["good", "partial", "poor", "unknown"]
 _RANK: dict[str, int] = {"poor": 0, "partial": 1, "good": 2}
+_RANK_ORDER: tuple[Grade, ...] = ("good", "partial", "poor")
 _BPM = re.compile(r"(\d{2,3})\s*(?:beats per minute|bpm)", re.I)
 
 
@@ -505,6 +499,13 @@ class CellReading:
 
     text: str
     grade: Grade
+
+
+def _graded(template: str, good: bool, partial: bool, words: tuple[str, str, str]) -> CellReading:
+    """``template`` with the word of the grade: good when ``good``, else partial when ``partial``,
+    else poor (``words`` in that order)."""
+    grade: Grade = "good" if good else "partial" if partial else "poor"
+    return CellReading(template.format(words[_RANK_ORDER.index(grade)]), grade)
 
 
 def _worst(*grades: Grade) -> Grade:
@@ -521,11 +522,8 @@ def sync_reading(facts: ClipFacts) -> CellReading:
     hit = facts.events_within(MATCH_TIGHT_MS)
     landed = sum(any(abs(o - e) * 1000 <= MATCH_TIGHT_MS for e in events) for o in facts.audio_onsets_s)
     numbers = f"{hit} of {n} visual events have a sound onset within {MATCH_TIGHT_MS:.0f} ms, {landed} of {len(facts.audio_onsets_s)} onsets fall on one"
-    if hit >= 2 and hit * 2 >= n:
-        return CellReading(f"{numbers}: in sync", "good")
-    if hit >= 1:
-        return CellReading(f"{numbers}: partly out of sync", "partial")
-    return CellReading(f"{numbers}: out of sync", "poor")
+    sync = ("in sync", "partly out of sync", "out of sync")
+    return _graded(numbers + ": {}", hit >= 2 and hit * 2 >= n, hit >= 1, sync)
 
 
 def motion_reading(facts: ClipFacts) -> CellReading:
@@ -533,11 +531,8 @@ def motion_reading(facts: ClipFacts) -> CellReading:
     r = facts.motion_audio_r
     if r is None:
         return CellReading("motion vs loudness not measurable", "unknown")
-    if r >= 0.6:
-        return CellReading(f"motion follows loudness (r={r:.2f})", "good")
-    if r >= 0.35:
-        return CellReading(f"motion loosely follows loudness (r={r:.2f})", "partial")
-    return CellReading(f"motion does not follow loudness (r={r:.2f})", "poor")
+    how = ("follows", "loosely follows", "does not follow")
+    return _graded(f"motion {{}} loudness (r={r:.2f})", r >= 0.6, r >= 0.35, how)
 
 
 def level_reading(facts: ClipFacts) -> CellReading:
@@ -575,11 +570,9 @@ def line_reading(facts: ClipFacts, caption: str) -> CellReading:
     if match is None:
         return CellReading("the description quotes no line to check", "unknown")
     numbers = f"{match.heard} of {match.requested} requested words heard ({round(100 * match.share)}%)"
-    if match.share >= SAID_SHARE:
-        return CellReading(f"{numbers}: the requested line is said", "good")
-    if match.share >= PARTLY_SAID_SHARE:
-        return CellReading(f"{numbers}: the requested line is partly said", "partial")
-    return CellReading(f"{numbers}: the requested line is NOT said", "poor")
+    said = ("said", "partly said", "NOT said")
+    text = numbers + ": the requested line is {}"
+    return _graded(text, match.share >= SAID_SHARE, match.share >= PARTLY_SAID_SHARE, said)
 
 
 def music_reading(facts: ClipFacts) -> CellReading:
@@ -610,12 +603,8 @@ def tempo_reading(facts: ClipFacts, caption: str) -> CellReading:
         return CellReading(f"no steady beat found (asked {want:.0f} BPM)", "poor")
     got = facts.tempo_bpm
     error = min(abs(got - want * k) / (want * k) for k in (0.5, 1.0, 2.0))
-    text = f"tempo {got:.0f} BPM vs asked {want:.0f} BPM"
-    if error <= 0.08:
-        return CellReading(text + ": matches", "good")
-    if error <= 0.2:
-        return CellReading(text + ": close", "partial")
-    return CellReading(text + ": does not match", "poor")
+    text = f"tempo {got:.0f} BPM vs asked {want:.0f} BPM: {{}}"
+    return _graded(text, error <= 0.08, error <= 0.2, ("matches", "close", "does not match"))
 
 
 def onset_reading(facts: ClipFacts) -> CellReading:

@@ -57,11 +57,12 @@ def frozen_video(instance: PrismInstance, out: Path, *, at_s: float = 0.0) -> No
     """Write ``instance``'s reference with the frame on screen at ``at_s`` held for the whole clip
     (same size, frame rate and frame count) under the reference's own audio."""
     from omnieval.benchmarks.prism._media import decode_audio, encode_clip, extract_frames, probe
+    from omnieval.benchmarks.prism._systems import DEFAULT_AUDIO_RATE
 
     info = probe(instance.reference_video)
     frame = extract_frames(instance.reference_video, times_s=[at_s])[0]
     frames = np.repeat(frame[np.newaxis], max(1, info.n_frames), axis=0)
-    rate = info.audio_rate or 48000
+    rate = info.audio_rate or DEFAULT_AUDIO_RATE
     audio = decode_audio(instance.reference_video, sr=rate) if info.has_audio else np.zeros(0, np.float32)
     encode_clip(frames, max(1, round(info.fps)), audio, rate, out)
 
@@ -131,8 +132,8 @@ class PrismKnownSet:
         }
 
     def build(self, folder: Path, tracks: Collection[str]) -> dict[str, str]:
-        from omnieval.benchmarks.prism._media import MediaError, decode_audio, probe, replace_audio
-        from omnieval.benchmarks.prism._systems import Muted
+        from omnieval.benchmarks.prism._media import MediaError
+        from omnieval.benchmarks.prism._systems import Muted, give_audio
 
         built: dict[str, str] = {}
         for item in self.manifest.items:
@@ -155,10 +156,7 @@ class PrismKnownSet:
                         donor = self.by_id[str(variant.params["source"])]
                         if donor.id == inst.id:
                             raise DataError(f"{self.source}: {name} takes its own audio")
-                        rate = probe(inst.reference_video).audio_rate or 48000
-                        replace_audio(
-                            inst.reference_video, decode_audio(donor.reference_video, sr=rate), rate, out
-                        )
+                        give_audio(inst, donor, out)
                     elif variant.derive == "frozen_video":
                         frozen_video(inst, out, at_s=float(variant.params.get("at_s", 0.0)))
                     else:

@@ -145,15 +145,21 @@ def run_ffmpeg(
     command = [_binary("ffmpeg"), "-hide_banner", "-loglevel", "error", "-y"]
     if stdin is None:
         command.insert(1, "-nostdin")
-    command += [str(a) for a in args]
-    try:
-        done = subprocess.run(command, input=stdin, capture_output=True, timeout=TIMEOUT_S, check=False)
-    except subprocess.TimeoutExpired:
-        raise MediaError(path, f"ffmpeg took longer than {TIMEOUT_S} s") from None
+    done = _run([*command, *(str(a) for a in args)], path, stdin)
     if done.returncode != 0:
         reason = _tail(done.stderr.decode("utf-8", "replace")) or f"exit code {done.returncode}"
         raise MediaError(path, f"ffmpeg failed: {reason}")
     return done
+
+
+def _run(
+    command: list[str], path: Path | str | None, stdin: bytes | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """Run an ffmpeg or ffprobe ``command`` (its exit status is the caller's to read)."""
+    try:
+        return subprocess.run(command, input=stdin, capture_output=True, timeout=TIMEOUT_S, check=False)
+    except subprocess.TimeoutExpired:
+        raise MediaError(path, f"{Path(command[0]).name} took longer than {TIMEOUT_S} s") from None
 
 
 def _ratio(text: object) -> float:
@@ -199,12 +205,10 @@ def probe(path: Path | str, *, decode_s: float | None = None) -> MediaInfo:
         "json",
         str(path),
     ]
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
-    except subprocess.TimeoutExpired:
-        raise MediaError(path, f"ffprobe took longer than {TIMEOUT_S} s") from None
+    done = _run(command, path)
+    stderr = done.stderr.decode("utf-8", "replace")
     if done.returncode != 0:
-        raise MediaError(path, f"not a readable media file ({_tail(done.stderr) or 'ffprobe failed'})")
+        raise MediaError(path, f"not a readable media file ({_tail(stderr) or 'ffprobe failed'})")
     info = json.loads(done.stdout or "{}")
     streams = info.get("streams") or []
     video = next((s for s in streams if s.get("codec_type") == "video"), None)
@@ -212,8 +216,8 @@ def probe(path: Path | str, *, decode_s: float | None = None) -> MediaInfo:
     if video is None:
         raise MediaError(path, "no video stream")
     if decode_s:
-        if done.stderr.strip():
-            raise MediaError(path, f"decoding failed ({_tail(done.stderr)})")
+        if stderr.strip():
+            raise MediaError(path, f"decoding failed ({_tail(stderr)})")
         if not any(f.get("media_type") == "video" for f in info.get("frames") or []):
             raise MediaError(path, f"no video frame decodes in the first {decode_s:g} s")
     duration = _float((info.get("format") or {}).get("duration"))
@@ -237,64 +241,27 @@ def probe(path: Path | str, *, decode_s: float | None = None) -> MediaInfo:
     )
 
 
-def check_decodes(path: Path | str, *, seconds: float | None = 1.0) -> None:
-    """Decode the start of every stream (``seconds``; ``None`` = the whole file) and discard it.
-
-    ffprobe reads headers only; this catches streams whose packets are garbage.
-
-    Raises:
-        MediaError: ffmpeg reports a decoding error.
-    """
-    limit = [] if seconds is None else ["-t", f"{seconds:g}"]
-    args = ["-xerror", "-i", str(path), *limit, "-f", "null", "-"]
-    run_ffmpeg(args, path=path)
+def _audio_track(path: Path | str, sr: int) -> list[str]:
+    """ffmpeg arguments that read the first audio stream of ``path`` as mono at ``sr`` Hz."""
+    return ["-i", str(path), "-vn", "-map", "0:a:0", "-ac", "1", "-ar", str(sr)]
 
 
-def decode_audio(path: Path | str, *, sr: int = 16000, mono: bool = True) -> FloatArray:
-    """The audio track of a clip (or an audio file) as float32 samples in [-1, 1].
+def decode_audio(path: Path | str, *, sr: int = 16000) -> FloatArray:
+    """The audio track of a clip (or an audio file) as mono float32 samples in [-1, 1], shape ``(n,)``.
 
     Args:
         path: Media file.
         sr: Output sample rate in Hz.
-        mono: Down-mix to one channel (shape ``(n,)``); else shape ``(n, channels)``.
 
     Raises:
         MediaError: no audio stream or undecodable.
     """
-    channels = ["-ac", "1"] if mono else []
-    done = run_ffmpeg(
-        ["-i", str(path), "-vn", "-map", "0:a:0", *channels, "-ar", str(sr), "-f", "f32le", "pipe:1"],
-        path=path,
-    )
-    samples = np.frombuffer(done.stdout, dtype="<f4").astype(np.float32)
-    if not mono:
-        n_channels = probe_audio_channels(path)
-        samples = samples.reshape(-1, n_channels)
-    return samples
+    done = run_ffmpeg([*_audio_track(path, sr), "-f", "f32le", "pipe:1"], path=path)
+    return np.frombuffer(done.stdout, dtype="<f4").astype(np.float32)
 
 
-def probe_audio_channels(path: Path | str) -> int:
-    """Channels of the first audio stream (ffprobe)."""
-    command = [
-        _binary("ffprobe"),
-        "-v",
-        "error",
-        "-select_streams",
-        "a:0",
-        "-show_entries",
-        "stream=channels",
-        "-of",
-        "csv=p=0",
-        str(path),
-    ]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
-    if done.returncode != 0 or not done.stdout.strip():
-        raise MediaError(path, "no audio stream")
-    return int(done.stdout.strip().split(",")[0])
-
-
-def extract_audio(video: Path | str, wav_out: Path | str, *, sr: int = 16000, mono: bool = True) -> Path:
-    """Write a clip's audio track as 16-bit PCM WAV (``sr`` Hz, mono by default), atomically.
+def extract_audio(video: Path | str, wav_out: Path | str, *, sr: int = 16000) -> Path:
+    """Write a clip's audio track as mono 16-bit PCM WAV (``sr`` Hz), atomically.
 
     Returns:
         ``wav_out``.
@@ -302,25 +269,8 @@ def extract_audio(video: Path | str, wav_out: Path | str, *, sr: int = 16000, mo
     wav_out = Path(wav_out)
     wav_out.parent.mkdir(parents=True, exist_ok=True)
     tmp = wav_out.with_name(wav_out.stem + ".partial.wav")
-    channels = ["-ac", "1"] if mono else []
     try:
-        run_ffmpeg(
-            [
-                "-i",
-                str(video),
-                "-vn",
-                "-map",
-                "0:a:0",
-                *channels,
-                "-ar",
-                str(sr),
-                "-c:a",
-                "pcm_s16le",
-                *BITEXACT_ARGS,
-                str(tmp),
-            ],
-            path=video,
-        )
+        run_ffmpeg([*_audio_track(video, sr), "-c:a", "pcm_s16le", *BITEXACT_ARGS, str(tmp)], path=video)
         tmp.replace(wav_out)
     finally:
         tmp.unlink(missing_ok=True)

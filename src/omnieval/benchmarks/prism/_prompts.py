@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -220,22 +220,22 @@ def _humanize(name: str) -> str:
     return name.replace("_", " ")
 
 
-def criteria_block(cells: Sequence[Cell], tags: Sequence[str], *, compact: bool) -> str:
-    """The cells to score with their criteria: full questions, or (compact) names only."""
+def _cells(cells: Sequence[Cell]) -> list[Cell]:
+    """``cells`` in the order the prompts and the answer list them (dimension, then audio type)."""
+    return [Cell(dim, audio_type) for dim, types in _grouped(cells).items() for audio_type in types]
+
+
+def criteria_block(cells: Sequence[Cell], tags: Sequence[str]) -> str:
+    """The cells to score with their criteria's full questions, under each dimension's focus."""
     lines: list[str] = []
     for dim, types in _grouped(cells).items():
         info = dimension_info(dim)
         lines.append(f"[{dim}] {info.title}: {info.focus}")
         for audio_type in types:
-            found = criteria_for(Cell(dim, audio_type), tags)
-            if compact:
-                names = list(dict.fromkeys(_humanize(c.name) for c in found))
-                lines.append(f"  {dim}.{audio_type}: " + "; ".join(names))
-            else:
-                lines.append(f"  {dim}.{audio_type}:")
-                for c in found:
-                    where = "" if c.visibility == "any" else f" ({c.visibility.replace('_', '-')} source)"
-                    lines.append(f"    - {_humanize(c.name)}{where}: {c.question}")
+            lines.append(f"  {dim}.{audio_type}:")
+            for c in criteria_for(Cell(dim, audio_type), tags):
+                where = "" if c.visibility == "any" else f" ({c.visibility.replace('_', '-')} source)"
+                lines.append(f"    - {_humanize(c.name)}{where}: {c.question}")
     return "\n".join(lines)
 
 
@@ -288,21 +288,20 @@ def build_messages(kind: PromptKind, inputs: StageInputs, framing: Framing) -> t
         if inputs.facts is None:
             raise ValueError("a cascade judge needs the measured facts of both clips")
         body = _head(inputs)
-        criteria_lines = []
-        for dim, types in _grouped(inputs.cells).items():
-            for audio_type in types:
-                cell = Cell(dim, audio_type)
-                names = "; ".join(dict.fromkeys(_humanize(c.name) for c in criteria_for(cell, inputs.tags)))
-                criteria_lines.append(f"- {dim}.{audio_type}: {names}")
+        cells = _cells(inputs.cells)
+        criteria_lines = [
+            f"- {cell.dimension}.{cell.audio_type}: "
+            + "; ".join(dict.fromkeys(_humanize(c.name) for c in criteria_for(cell, inputs.tags)))
+            for cell in cells
+        ]
         body.append("Cells and what they cover:\n" + "\n".join(criteria_lines))
         # One block per clip, in the order the answer is written, each line led by its grade: the
         # small model then scores each clip from the lines right above, not from the other clip's.
         for slot, facts in zip(SLOTS, inputs.facts, strict=True):
             lines = [f"Clip {slot} (candidate_{slot}) measured:"]
-            for dim, types in _grouped(inputs.cells).items():
-                for audio_type in types:
-                    reading = cell_reading(facts, Cell(dim, audio_type), caption=inputs.caption)
-                    lines.append(f"- {dim}.{audio_type}: {reading.grade.upper()}: {reading.text}")
+            for cell in cells:
+                reading = cell_reading(facts, cell, caption=inputs.caption)
+                lines.append(f"- {cell.dimension}.{cell.audio_type}: {reading.grade.upper()}: {reading.text}")
             body.append("\n".join(lines))
         body.append(GRADE_GUIDE)
         limit = (
@@ -316,7 +315,7 @@ def build_messages(kind: PromptKind, inputs: StageInputs, framing: Framing) -> t
     body_text = "\n\n".join(
         [
             *_head(inputs),
-            "What to judge (only these cells):\n" + criteria_block(inputs.cells, inputs.tags, compact=False),
+            "What to judge (only these cells):\n" + criteria_block(inputs.cells, inputs.tags),
             f"Answer with this JSON shape only: {shape}",
         ]
     )
@@ -367,15 +366,6 @@ def template_sha256(kind: PromptKind, stage: int) -> str:
 def repair_prompt_sha256() -> str:
     payload = {"version": PROMPT_VERSION, "system": REPAIR_SYSTEM, "user": REPAIR_USER}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
-
-
-def prompt_catalog() -> list[Mapping[str, str]]:
-    """Every (kind, stage) template hash, for lineage and ``judge prompts`` style listings."""
-    return [
-        {"kind": kind, "stage": str(stage), "sha256": template_sha256(kind, stage)}
-        for kind in ("native", "cascade")
-        for stage in STAGE_DIMENSIONS
-    ]
 
 
 def judge_prompt_rows() -> list[dict[str, Any]]:

@@ -40,7 +40,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
@@ -332,19 +332,10 @@ class PrismRecord(Record):
 
     def instance(self, index: int, line: int) -> PrismInstance:
         """The typed instance at position ``index`` from manifest line ``line`` (what stages read)."""
-        return PrismInstance(
-            id=self.id,
-            index=index,
-            subset=self.subset,
-            active_tags=self.active_tags,
-            caption=self.caption,
-            reference_video=self.reference_video,
-            line=line,
-            visual_events=self.visual_events,
-            speaker=self.speaker,
-            notes=self.notes,
-            meta=self.meta,
-        )
+        own = {
+            f.name: getattr(self, f.name) for f in fields(PrismInstance) if f.name not in ("index", "line")
+        }
+        return PrismInstance(index=index, line=line, **own)
 
 
 def _clip_duration(context: object) -> float | None:

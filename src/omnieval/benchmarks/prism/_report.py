@@ -21,7 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 from omnieval.benchmarks.prism._aggregate import (
     DIMENSION_LABELS,
+    GT_LABEL,
     SUBSET_LABELS,
+    board_rows,
     ranked_systems,
     subsets_of,
 )
@@ -29,8 +31,6 @@ from omnieval.benchmarks.prism._tags import AUDIO_TYPES, DIMENSIONS
 
 if TYPE_CHECKING:
     from omnieval.benchmarks._base import ReportJob
-
-GT_LABEL = "Ground Truth"
 
 _TEMPLATES = "omnieval.benchmarks.prism"
 """The package whose ``templates/`` folder holds this page's section templates."""
@@ -41,13 +41,6 @@ def _render(name: str, /, **context: Any) -> str:
     from omnieval.reporting import render
 
     return render(name, package=_TEMPLATES, **context)
-
-
-def _fmt(value: Any, digits: int = 2) -> str:
-    if value is None or isinstance(value, bool):
-        return "n/a"
-    x = float(value)
-    return f"{x:.{digits}f}" if math.isfinite(x) else "n/a"
 
 
 def _spokes(document: Mapping[str, Any], subset: str) -> list[tuple[str, str]]:
@@ -132,10 +125,9 @@ def leaderboard_html(document: Mapping[str, Any]) -> str:
     """One table per subset: systems by final, the dimension totals and final, cells on hover rows."""
     from markupsafe import Markup
 
-    from omnieval.reporting import table, trusted
+    from omnieval.reporting import fmt, table, trusted
 
     parts: list[tuple[str, Markup]] = []
-    gt_all = document.get("ground_truth", {}).get("subsets", {})
     for subset in subsets_of(document):
         spokes = _spokes(document, subset)
         dims = [d for d in DIMENSIONS if any(sd == d for sd, _ in spokes)]
@@ -145,32 +137,26 @@ def leaderboard_html(document: Mapping[str, Any]) -> str:
             head.append(str(Markup("<b>{} total</b>").format(DIMENSION_LABELS[d])))
         head.append("<b>Final</b>")
         rows: list[list[str]] = []
-        named = [(GT_LABEL, gt_all.get(subset))] + [
-            (s, document["systems"][s]["subsets"][subset]) for s in ranked_systems(document, subset)
-        ]
-        for name, entry in named:
-            if entry is None:
-                continue
-            mark = name != GT_LABEL and document["systems"][name].get("diagnostic")
+        for name, entry, mark in board_rows(document, subset):
             label = "<i>{}</i>" if name == GT_LABEL else "{} <small>[diagnostic]</small>" if mark else "{}"
             row = [str(Markup(label).format(name))]
             for d in dims:
-                row += [_fmt(entry["cells"].get(d, {}).get(t)) for sd, t in spokes if sd == d]
-                row.append(str(Markup("<b>{}</b>").format(_fmt(entry["dimensions"].get(d)))))
-            row.append(str(Markup("<b>{}</b>").format(_fmt(entry["final"]))))
+                row += [fmt(entry["cells"].get(d, {}).get(t)) for sd, t in spokes if sd == d]
+                row.append(str(Markup("<b>{}</b>").format(fmt(entry["dimensions"].get(d)))))
+            row.append(str(Markup("<b>{}</b>").format(fmt(entry["final"]))))
             rows.append(row)
         parts.append((SUBSET_LABELS.get(subset, subset), trusted(table(head, rows))))
     return _render("leaderboard.html.j2", subsets=parts)
 
 
 def _stats_row(label: str, block: Mapping[str, Any] | None) -> list[str]:
-    from omnieval.reporting import esc
+    from omnieval.reporting import esc, fmt
 
     block = block or {}  # cells are numbers; only the label needs escaping
     return [
         esc(label),
-        *(_fmt(block.get(k), 3) for k in ("std", "d_bias", "d_signal")),
-        _fmt(block.get("snr")),
+        *(fmt(block.get(k), 3) for k in ("std", "d_bias", "d_signal")),
+        fmt(block.get("snr")),
     ]
 
 
@@ -179,7 +165,7 @@ STATS_HEAD = ["", "Std", "d<sub>bias</sub>", "d<sub>signal</sub>", "SNR"]
 
 def stability_html(doc: Mapping[str, Any]) -> str:
     """The subset table (Table 2), the per-dimension table (Table 3 by dimension) and the pairs."""
-    from omnieval.reporting import esc, table, trusted
+    from omnieval.reporting import esc, fmt, table, trusted
 
     if doc.get("not_computed"):
         return _list([], f"Not computed: {doc['not_computed']}.")
@@ -196,9 +182,9 @@ def stability_html(doc: Mapping[str, Any]) -> str:
             esc(SUBSET_LABELS.get(p["subset"], p["subset"])),
             esc(p["system_a"]),
             esc(p["system_b"]),
-            _fmt(p.get("d_bias"), 3),
-            _fmt(p.get("d_signal"), 3),
-            _fmt(p.get("snr")),
+            fmt(p.get("d_bias"), 3),
+            fmt(p.get("d_signal"), 3),
+            fmt(p.get("snr")),
         ]
         for p in doc.get("pairs", [])
     ]
@@ -230,17 +216,15 @@ def ablation_html(doc: Mapping[str, Any]) -> str:
 
 
 def _agreement_rows(block: Mapping[str, Any], grouping: str) -> list[list[str]]:
-    from omnieval.reporting import esc
+    from omnieval.reporting import esc, pct
 
     def row(label: str, a: Mapping[str, Any]) -> list[str]:
-        rate = a.get("rate")
-        untied = a.get("rate_untied")
         return [
             esc(label),
             str(a.get("n", 0)),
-            "n/a" if rate is None else f"{100 * rate:.1f}%",
+            pct(a.get("rate"), 1),
             str(a.get("n_untied", 0)),
-            "n/a" if untied is None else f"{100 * untied:.1f}%",
+            pct(a.get("rate_untied"), 1),
         ]
 
     rows = [row("overall", block["overall"])]
@@ -280,7 +264,7 @@ def swap_html(swap: Mapping[str, Any]) -> str:
     ``swap`` is the judge's summary (``{"stage_1": {"flip_rate", ...}, "stage_2": {...}}``, possibly
     with a ``panel`` key) or a flat mapping with a top-level ``flip_rate``.
     """
-    from omnieval.reporting import esc, table, trusted
+    from omnieval.reporting import esc, fmt, table, trusted
 
     def finite(value: Any) -> bool:
         return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(float(value))
@@ -297,7 +281,7 @@ def swap_html(swap: Mapping[str, Any]) -> str:
         figures = value.items() if isinstance(value, Mapping) else [("", value)]
         for name, figure in figures:
             label = f"{key}.{name}" if name else key
-            text = _fmt(figure, 4) if finite(figure) else json.dumps(figure, default=str)[:200]
+            text = fmt(figure, 4) if finite(figure) else json.dumps(figure, default=str)[:200]
             rows.append([esc(label), esc(text)])
     return _render(
         "swap.html.j2", rates=shown, table=trusted(table(["figure", "value"], rows) if rows else "")
@@ -308,29 +292,22 @@ def _list(items: Sequence[str], empty: str) -> str:
     return _render("blocks/items.html.j2", items=list(items), empty=empty)
 
 
-def _analysis(analyses_dir: Path, name: str) -> dict[str, Any] | None:
-    path = analyses_dir / f"{name}.json"
-    if not path.is_file():
-        return None
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(doc, dict) or doc.get("status") == "skipped":
-        return None
-    return doc
-
-
-def _skip_reason(analyses_dir: Path, name: str) -> str | None:
+def _analysis(analyses_dir: Path, name: str) -> tuple[dict[str, Any] | None, str | None]:
+    """(the analysis document ``<name>.json``, None when absent, unreadable or skipped; the reason
+    it was skipped, None when it was not)."""
     path = analyses_dir / f"{name}.json"
     try:
         doc = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
     except (OSError, ValueError):
-        return None
-    return doc.get("reason") if isinstance(doc, dict) and doc.get("status") == "skipped" else None
+        return None, None
+    if not isinstance(doc, dict):
+        return None, None
+    return (None, doc.get("reason")) if doc.get("status") == "skipped" else (doc, None)
 
 
 def _headline(document: Mapping[str, Any], stability: Mapping[str, Any] | None) -> list[str]:
+    from omnieval.reporting import fmt
+
     lines = []
     for subset in subsets_of(document):
         ranked = ranked_systems(document, subset)
@@ -338,14 +315,14 @@ def _headline(document: Mapping[str, Any], stability: Mapping[str, Any] | None) 
             top = document["systems"][ranked[0]]["subsets"][subset]
             gt = document.get("ground_truth", {}).get("subsets", {}).get(subset, {})
             lines.append(
-                f"{SUBSET_LABELS.get(subset, subset)}: {ranked[0]} leads with Final {_fmt(top['final'])} "
-                f"(ground-truth reference {_fmt(gt.get('final'))})."
+                f"{SUBSET_LABELS.get(subset, subset)}: {ranked[0]} leads with Final {fmt(top['final'])} "
+                f"(ground-truth reference {fmt(gt.get('final'))})."
             )
     if stability:
         for subset, block in stability.get("subsets", {}).items():
             lines.append(
-                f"{SUBSET_LABELS.get(subset, subset)} stability: d_bias {_fmt(block.get('d_bias'), 3)} vs "
-                f"d_signal {_fmt(block.get('d_signal'), 3)}."
+                f"{SUBSET_LABELS.get(subset, subset)} stability: d_bias {fmt(block.get('d_bias'), 3)} vs "
+                f"d_signal {fmt(block.get('d_signal'), 3)}."
             )
     return lines
 
@@ -385,9 +362,10 @@ def write_prism_report(
 
     path, config, document = job.path, job.config, dict(job.document)
     analyses_dir, page_dir = job.analyses_dir, job.path.parent
-    stability_doc = stability if stability is not None else _analysis(analyses_dir, "stability")
-    ablation = _analysis(analyses_dir, "judge_ablation")
-    human = _analysis(analyses_dir, "human_preference")
+    stability_file, stability_skipped = _analysis(analyses_dir, "stability")
+    stability_doc = stability if stability is not None else stability_file
+    ablation, _ = _analysis(analyses_dir, "judge_ablation")
+    human, _ = _analysis(analyses_dir, "human_preference")
 
     radar_path = radar_png(document, page_dir / f"{path.stem}_radar.png")
     has_systems = bool(document.get("systems"))
@@ -424,7 +402,8 @@ def write_prism_report(
             stability_html(stability_doc)
             if stability_doc
             else _list(
-                [], f"Not computed: {_skip_reason(analyses_dir, 'stability') or 'no stability analysis ran'}."
+                [],
+                f"Not computed: {stability_skipped or 'no stability analysis ran'}.",
             ),
         ),
     ]

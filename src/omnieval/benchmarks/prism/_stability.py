@@ -57,8 +57,6 @@ from omnieval.benchmarks.prism._tags import AUDIO_TYPES, DIMENSIONS, GROUND_TRUT
 if TYPE_CHECKING:
     import pandas as pd
 
-STAT_KEYS: tuple[str, ...] = ("std", "d_bias", "d_signal", "snr")
-
 
 def _mean(values: Sequence[float]) -> float:
     return math.fsum(values) / len(values)
@@ -275,26 +273,22 @@ def _empty(header: dict[str, Any]) -> dict[str, Any]:
 def stability_from_cells(cells: pd.DataFrame, facts: Any = None) -> dict[str, Any]:
     """:func:`stability` on already computed :func:`judge_cells`."""
     who = participants(cells, facts)
+    doc = _empty(who.header())
     if who.not_computed:
-        return _empty(who.header())
+        return doc
     cells = _only(cells, who.under_test)
     present = {
         (str(s), str(d), str(t))
         for s, d, t in zip(cells["subset"], cells["dimension"], cells["audio_type"], strict=True)
     }
     subsets = [s for s in SUBSETS if any(p[0] == s for p in present)]
-    out_subsets: dict[str, Any] = {}
-    out_dims: dict[str, Any] = {}
-    out_cells: dict[str, Any] = {}
-    ratio: dict[str, Any] = {"subsets": {}, "dimensions": {}}
-    pairs: list[dict[str, Any]] = []
-    dim_pairs: list[dict[str, Any]] = []
+    out_dims, out_cells, ratio = doc["dimensions"], doc["cells"], doc["ratio_of_means"]
     all_totals = item_totals(cells)
     for subset in subsets:
         summary = summarize(*_split(all_totals, subset))
-        out_subsets[subset] = summary.as_dict()
+        doc["subsets"][subset] = summary.as_dict()
         ratio["subsets"][subset] = summary.ratio_of_means
-        pairs += [_pair_dict(p, with_n=False, subset=subset) for p in summary.pairs]
+        doc["pairs"] += [_pair_dict(p, with_n=False, subset=subset) for p in summary.pairs]
         out_dims[subset], out_cells[subset], ratio["dimensions"][subset] = {}, {}, {}
         for dim in DIMENSIONS:
             types = [t for t in AUDIO_TYPES if (subset, dim, t) in present]
@@ -303,20 +297,14 @@ def stability_from_cells(cells: pd.DataFrame, facts: Any = None) -> dict[str, An
             dim_summary = summarize(*_split(item_totals(cells, dimension=dim), subset))
             out_dims[subset][dim] = dim_summary.as_dict()
             ratio["dimensions"][subset][dim] = dim_summary.ratio_of_means
-            dim_pairs += [_pair_dict(p, with_n=True, subset=subset, dimension=dim) for p in dim_summary.pairs]
+            doc["dimension_pairs"] += [
+                _pair_dict(p, with_n=True, subset=subset, dimension=dim) for p in dim_summary.pairs
+            ]
             out_cells[subset][dim] = {
                 t: summarize(*_split(item_totals(cells, dimension=dim, audio_type=t), subset)).as_dict()
                 for t in types
             }
-    return {
-        **who.header(),
-        "subsets": out_subsets,
-        "dimensions": out_dims,
-        "pairs": pairs,
-        "cells": out_cells,
-        "dimension_pairs": dim_pairs,
-        "ratio_of_means": ratio,
-    }
+    return doc
 
 
 def stability(scores: pd.DataFrame, panel: str | None = None, facts: Any = None) -> dict[str, Any]:

@@ -118,6 +118,13 @@ def _audio_rate(path: Path) -> int:
     return info.audio_rate or DEFAULT_AUDIO_RATE
 
 
+def give_audio(instance: PrismInstance, donor: PrismInstance, out: Path) -> None:
+    """Write ``instance``'s reference picture at ``out`` with ``donor``'s reference audio, resampled
+    to the reference's rate and cut or padded to its length."""
+    rate = _audio_rate(instance.reference_video)
+    replace_audio(instance.reference_video, decode_audio(donor.reference_video, sr=rate), rate, out)
+
+
 class GroundTruth(ClipSystem):
     """The reference clip as the candidate.
 
@@ -244,10 +251,7 @@ class SwappedAudio(ClipSystem):
         donor_index = self._partners(instances).get(instance.index)
         if donor_index is None:
             raise MediaError(None, "no other instance to take the audio from (needs at least two)")
-        donor = next(i for i in instances if i.index == donor_index)
-        rate = _audio_rate(instance.reference_video)
-        audio = decode_audio(donor.reference_video, sr=rate)
-        replace_audio(instance.reference_video, audio, rate, out)
+        give_audio(instance, next(i for i in instances if i.index == donor_index), out)
 
     def describe(self, instances: Sequence[PrismInstance]) -> dict[str, Any]:
         """The seed and which instance gave its audio to which."""

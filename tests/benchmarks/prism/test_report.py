@@ -152,3 +152,29 @@ def test_swap_check_shows_each_stages_flip_rate_as_the_judge_reports_it() -> Non
 
     html = swap_html({"panel": "cpu-cascade", "stage_1": {"flip_rate": 0.25}, "stage_2": {"flip_rate": 0.0}})
     assert "stage 1: <b>25.0%</b>" in html and "stage 2: <b>0.0%</b>" in html
+
+
+def test_the_page_lists_uncomputed_cells_once_and_what_no_judge_could_judge_apart(tmp_path: Path) -> None:
+    """ "Could not be judged here" names what a panel could not judge (the judge stage's lineage);
+    "Cells not computed" names the aggregate's cells; a cell is never listed under both."""
+    from omnieval.benchmarks.prism._report import unavailable_judging
+
+    table = make_prism_scores(seed=3, items_per_subset=3)
+    document = {
+        **aggregate_prism(table),
+        "not_computed": ["muted off_screen expressiveness/music: ratio undefined"],
+    }
+    lineage = {
+        "panels": {"omni": {"unavailable": "av_coherence: needs an omni model"}, "cpu": {"unavailable": []}}
+    }
+    page = tmp_path / "r.html"
+    write_prism_report(
+        ReportJob(page, _config(), document, tmp_path / "analyses"),  # type: ignore[arg-type]
+        stability=None,
+        swap=None,
+        unavailable=unavailable_judging(lineage),
+    )
+    html = page.read_text(encoding="utf-8")
+    assert html.count("muted off_screen expressiveness/music") == 1
+    judged, cells = html.split("Could not be judged here")[1].split("Cells not computed")
+    assert "omni: av_coherence: needs an omni model" in judged and "ratio undefined" in cells

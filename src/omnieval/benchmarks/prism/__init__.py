@@ -271,18 +271,23 @@ class Prism(DeclaredBenchmark[PrismRecord, PrismMetricsConfig]):
     def write_report(self, job: api.ReportJob) -> None:
         import json
 
-        from omnieval.benchmarks.prism._report import write_prism_report
+        from omnieval.benchmarks.prism._report import unavailable_judging, write_prism_report
 
         stability_path = job.analyses_dir / "stability.json"
         stability = (
             json.loads(stability_path.read_text(encoding="utf-8")) if stability_path.is_file() else None
         )
         document = job.document
+        # What the judges could not judge here, from the judge stage's lineage; the cells the
+        # aggregate could not compute are the document's own section (``not_computed``).
+        judge_lineage = job.config.state / "judge" / "lineage.json"
         write_prism_report(
             job,
             stability=stability,
             swap=_first_swap(document.get("swap_check")),
-            unavailable=[str(x) for x in document.get("not_computed", [])],
+            unavailable=unavailable_judging(
+                json.loads(judge_lineage.read_text(encoding="utf-8")) if judge_lineage.is_file() else {}
+            ),
         )
 
     def deviations(self, run: api.RunSettings) -> list[Deviation]:

@@ -327,6 +327,23 @@ def _headline(document: Mapping[str, Any], stability: Mapping[str, Any] | None) 
     return lines
 
 
+def unavailable_judging(judge_lineage: Mapping[str, Any]) -> list[str]:
+    """``<panel>: <reason>`` for each thing a panel could not judge here (the judge stage's
+    ``lineage.json`` ``panels.<name>.unavailable``: a list, or one ``; ``-joined string).
+
+    >>> unavailable_judging({"panels": {"omni": {"unavailable": "av: needs an omni model"}, "cpu": {"unavailable": []}}})
+    ['omni: av: needs an omni model']
+    """
+    found: list[str] = []
+    panels = judge_lineage.get("panels")
+    for name, panel in (panels if isinstance(panels, Mapping) else {}).items():
+        entries = panel.get("unavailable") if isinstance(panel, Mapping) else None
+        if isinstance(entries, str):
+            entries = entries.split("; ")
+        found += [f"{name}: {entry}" for entry in entries or [] if str(entry).strip()]
+    return found
+
+
 def write_prism_report(
     job: ReportJob,
     *,

@@ -165,6 +165,28 @@ def export_tasks(export: Any, source: str) -> list[Any]:
     return export
 
 
+def export_items(
+    export: Any, source: str, counts: MutableMapping[str, int] | None = None
+) -> Iterator[tuple[Mapping[str, Any], str, Mapping[str, Any]]]:
+    """Each task of a decoded Label Studio JSON export: (task, where it is, its ``data`` object).
+
+    ``where`` (``<source>: task <id>``) names the task in messages; ``counts`` gets ``tasks`` added.
+
+    Raises:
+        DataError: not a list of tasks, a task that is not an object, or one without a ``data`` object.
+    """
+    for t_idx, task in enumerate(export_tasks(export, source)):
+        if counts is not None:
+            counts["tasks"] += 1
+        if not isinstance(task, Mapping):
+            raise DataError(f"{source}: task #{t_idx}: not an object")
+        where = f"{source}: task {task.get('id', f'#{t_idx}')}"
+        data = task.get("data")
+        if not isinstance(data, Mapping):
+            raise DataError(f"{where}: field data: missing or not an object")
+        yield task, where, data
+
+
 def submitted_annotations(
     task: Mapping[str, Any], where: str, counts: MutableMapping[str, int]
 ) -> Iterator[tuple[Mapping[str, Any], str, list[Any]]]:
@@ -227,6 +249,7 @@ __all__ = [
     "annotator",
     "candidate_item",
     "dispatch",
+    "export_items",
     "export_tasks",
     "labels_parser",
     "load_json",

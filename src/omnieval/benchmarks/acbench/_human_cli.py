@@ -21,7 +21,6 @@ Output folder::
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +30,7 @@ from omnieval.benchmarks._human_tasks import (
     candidate_item,
     dispatch,
     labels_parser,
+    load_json,
     put_in_place,
     refuse_systems,
     repeatable,
@@ -41,7 +41,7 @@ from omnieval.benchmarks._human_tasks import (
 from omnieval.errors import ConfigError, DataError
 
 if TYPE_CHECKING:
-    from omnieval.benchmarks.acbench._human_sample import BalancedSample, BlindClip, ClassDraw
+    from omnieval.benchmarks.acbench._human_sample import BalancedSample, BlindClip
     from omnieval.benchmarks.acbench._record import AcbenchDataset
 
 _RUN_CONFIG = "config.resolved.yaml"
@@ -367,10 +367,10 @@ def _check_same_dataset(run: Path, dataset: AcbenchDataset) -> None:
     recorded = run / _RUN_DATASET
     if not recorded.is_file():
         return
-    try:
-        expected = json.loads(recorded.read_text(encoding="utf-8")).get("digest")
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError) as exc:
-        raise DataError(f"{recorded}: cannot read: {exc}") from None
+    manifest = load_json(recorded, "the run's dataset manifest")
+    if not isinstance(manifest, Mapping):
+        raise DataError(f"{recorded}: cannot read: not a JSON object")
+    expected = manifest.get("digest")
     actual = fingerprint_acbench(dataset).digest
     if expected and expected != actual:
         raise DataError(
@@ -442,9 +442,10 @@ def _summary(
 
         deviations.append(f"totals {shown(config.totals)} (the paper: {shown(PAPER_TOTALS)})")
     if sample.short:
-        deviations.append(
-            f"{_count(len(sample.short), 'class')} short, taken as they are: {_short_text(sample.short)}"
+        short = "; ".join(
+            f"{d.feature} / {d.target_value} {len(d.instances)} of {d.wanted}" for d in sample.short
         )
+        deviations.append(f"{_count(len(sample.short), 'class')} short, taken as they are: {short}")
     if len(systems) != 2:
         deviations.append(f"{_count(len(systems), 'system')} (the paper: two models)")
     if list(conditions) != list(PAPER_CONDITIONS):
@@ -473,10 +474,6 @@ def _summary(
 
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}es" if noun.endswith("s") else f"{n} {noun}s"
-
-
-def _short_text(short: Sequence[ClassDraw]) -> str:
-    return "; ".join(f"{d.feature} / {d.target_value} {len(d.instances)} of {d.wanted}" for d in short)
 
 
 def _summary_text(summary: Mapping[str, Any], out: Path) -> str:

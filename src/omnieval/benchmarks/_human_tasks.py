@@ -60,19 +60,25 @@ def labels_parser(
     return parser
 
 
-def candidate_item(item: str, taken: Iterable[str]) -> tuple[str, Path]:
-    """``--candidates ID=DIR`` as (system, folder), not checked to exist.
+def candidate_folders(items: Sequence[str], taken: Iterable[str] = ()) -> dict[str, Path]:
+    """``--candidates ID=DIR`` options as system -> folder, every folder checked to exist.
 
     Raises:
-        ConfigError: not ``ID=DIR``, or a system already in ``taken``.
+        ConfigError: an item that is not ``ID=DIR``, or a system given twice (or already in ``taken``).
+        DataError: the folders that do not exist, each listed.
     """
-    system, sep, folder = item.partition("=")
-    system, folder = system.strip(), folder.strip()
-    if not sep or not system or not folder:
-        raise ConfigError(f"--candidates {item!r}: expected ID=DIR")
-    if system in taken:
-        raise ConfigError(f"--candidates {item!r}: system {system!r} is given twice")
-    return system, Path(folder)
+    folders: dict[str, Path] = {}
+    for item in items:
+        system, sep, folder = (part.strip() for part in item.partition("="))
+        if not sep or not system or not folder:
+            raise ConfigError(f"--candidates {item!r}: expected ID=DIR")
+        if system in folders or system in taken:
+            raise ConfigError(f"--candidates {item!r}: system {system!r} is given twice")
+        folders[system] = Path(folder)
+    absent = [f"--candidates {s}={f}: no such folder" for s, f in folders.items() if not f.is_dir()]
+    if absent:
+        raise DataError("candidate folders not found", absent)
+    return folders
 
 
 def named_twice(names: Sequence[str]) -> list[str]:
@@ -138,13 +144,6 @@ def put_in_place(scratch: Path, target: Path) -> None:
     os.replace(scratch, target)
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
-
-
-def write_jsonl_atomic(path: Path, rows: Iterable[Mapping[str, Any]]) -> None:
-    """Write ``rows`` as JSON lines (UTF-8, one object a line) via a temporary file and a rename."""
-    from omnieval.jsonio import write_text_atomic
-
-    write_text_atomic(path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
 
 
 # -- reading a Label Studio export ----------------------------------------------------------------
@@ -247,7 +246,7 @@ def rating(
 
 __all__ = [
     "annotator",
-    "candidate_item",
+    "candidate_folders",
     "dispatch",
     "export_items",
     "export_tasks",
@@ -261,6 +260,5 @@ __all__ = [
     "seeded_rng",
     "staged_folder",
     "submitted_annotations",
-    "write_jsonl_atomic",
     "written_by",
 ]

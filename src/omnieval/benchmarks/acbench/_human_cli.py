@@ -21,13 +21,14 @@ Output folder::
 from __future__ import annotations
 
 import argparse
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from omnieval.benchmarks._human_tasks import (
-    candidate_item,
+    candidate_folders,
     dispatch,
     labels_parser,
     load_json,
@@ -35,7 +36,6 @@ from omnieval.benchmarks._human_tasks import (
     refuse_systems,
     repeatable,
     staged_folder,
-    write_jsonl_atomic,
     written_by,
 )
 from omnieval.errors import ConfigError, DataError
@@ -243,10 +243,7 @@ def _resolve_inputs(args: argparse.Namespace) -> _Inputs:
                     raise DataError(
                         f"{folder / 'IMPORTED.json'}: not a readable import pointer: {exc}"
                     ) from None
-    for item in args.candidates:
-        system, folder = candidate_item(item, roots)
-        if not folder.is_dir():
-            raise DataError(f"--candidates {item}: no such folder")
+    for system, folder in candidate_folders(args.candidates, roots).items():
         roots[system] = {c: folder / c for c in CONDITIONS}
     if not roots:
         raise ConfigError("give a run folder or at least one --candidates ID=DIR")
@@ -569,6 +566,7 @@ def _write_clip(source: Path, target: Path) -> None:
 
 def _labels_main(argv: list[str], prog: str) -> int:
     from omnieval.benchmarks.acbench._analyses import read_study_labels
+    from omnieval.jsonio import write_text_atomic
 
     args = labels_parser(
         prog,
@@ -586,7 +584,7 @@ def _labels_main(argv: list[str], prog: str) -> int:
             f"no labels in {', '.join(map(str, args.exports))} "
             f"({labels.counts['annotations']} annotations, {labels.counts['skipped']} cancelled or empty)"
         )
-    write_jsonl_atomic(args.out, labels.records)
+    write_text_atomic(args.out, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in labels.records))
     counts = labels.counts
     print(
         f"{counts['labels']} labels from {counts['tasks']} tasks ({counts['skipped']} annotations skipped: "

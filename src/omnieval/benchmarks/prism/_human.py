@@ -191,8 +191,7 @@ def parse_two_stage_export(tasks: Any, source: str = "export") -> HumanExport:
                 if not name.startswith(("v1_", "v2_")):
                     continue  # comments and other controls
                 match = _SCORE_NAME.match(name)
-                dims = [d for d in DIMENSIONS if match and match.group(2) == d]
-                if not match or not dims or match.group(3) not in AUDIO_TYPES:
+                if not match or match.group(2) not in DIMENSIONS or match.group(3) not in AUDIO_TYPES:
                     raise DataError(
                         f"{r_where}: not a score name v1_/v2_<dimension>_<audio type> "
                         f"(dimensions {', '.join(DIMENSIONS)}; audio types {', '.join(AUDIO_TYPES)})"
@@ -200,7 +199,7 @@ def parse_two_stage_export(tasks: Any, source: str = "export") -> HumanExport:
                 score = _score(res.get("value"), r_where)
                 if score is None:
                     continue
-                cell = Cell(dims[0], match.group(3))
+                cell = Cell(match.group(2), match.group(3))
                 if cell not in cells:
                     counts["inactive_scores_ignored"] += 1
                     continue

@@ -60,19 +60,25 @@ def labels_parser(
     return parser
 
 
-def candidate_item(item: str, taken: Iterable[str]) -> tuple[str, Path]:
-    """``--candidates ID=DIR`` as (system, folder), not checked to exist.
+def candidate_folders(items: Sequence[str], taken: Iterable[str] = ()) -> dict[str, Path]:
+    """``--candidates ID=DIR`` options as system -> folder, every folder checked to exist.
 
     Raises:
-        ConfigError: not ``ID=DIR``, or a system already in ``taken``.
+        ConfigError: an item that is not ``ID=DIR``, or a system given twice (or already in ``taken``).
+        DataError: the folders that do not exist, each listed.
     """
-    system, sep, folder = item.partition("=")
-    system, folder = system.strip(), folder.strip()
-    if not sep or not system or not folder:
-        raise ConfigError(f"--candidates {item!r}: expected ID=DIR")
-    if system in taken:
-        raise ConfigError(f"--candidates {item!r}: system {system!r} is given twice")
-    return system, Path(folder)
+    folders: dict[str, Path] = {}
+    for item in items:
+        system, sep, folder = (part.strip() for part in item.partition("="))
+        if not sep or not system or not folder:
+            raise ConfigError(f"--candidates {item!r}: expected ID=DIR")
+        if system in folders or system in taken:
+            raise ConfigError(f"--candidates {item!r}: system {system!r} is given twice")
+        folders[system] = Path(folder)
+    absent = [f"--candidates {s}={f}: no such folder" for s, f in folders.items() if not f.is_dir()]
+    if absent:
+        raise DataError("candidate folders not found", absent)
+    return folders
 
 
 def named_twice(names: Sequence[str]) -> list[str]:
@@ -140,13 +146,6 @@ def put_in_place(scratch: Path, target: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def write_jsonl_atomic(path: Path, rows: Iterable[Mapping[str, Any]]) -> None:
-    """Write ``rows`` as JSON lines (UTF-8, one object a line) via a temporary file and a rename."""
-    from omnieval.jsonio import write_text_atomic
-
-    write_text_atomic(path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
-
-
 # -- reading a Label Studio export ----------------------------------------------------------------
 
 
@@ -163,6 +162,28 @@ def export_tasks(export: Any, source: str) -> list[Any]:
     if not isinstance(export, list):
         raise DataError(f"{source}: a Label Studio JSON export is a list of tasks")
     return export
+
+
+def export_items(
+    export: Any, source: str, counts: MutableMapping[str, int] | None = None
+) -> Iterator[tuple[Mapping[str, Any], str, Mapping[str, Any]]]:
+    """Each task of a decoded Label Studio JSON export: (task, where it is, its ``data`` object).
+
+    ``where`` (``<source>: task <id>``) names the task in messages; ``counts`` gets ``tasks`` added.
+
+    Raises:
+        DataError: not a list of tasks, a task that is not an object, or one without a ``data`` object.
+    """
+    for t_idx, task in enumerate(export_tasks(export, source)):
+        if counts is not None:
+            counts["tasks"] += 1
+        if not isinstance(task, Mapping):
+            raise DataError(f"{source}: task #{t_idx}: not an object")
+        where = f"{source}: task {task.get('id', f'#{t_idx}')}"
+        data = task.get("data")
+        if not isinstance(data, Mapping):
+            raise DataError(f"{where}: field data: missing or not an object")
+        yield task, where, data
 
 
 def submitted_annotations(
@@ -225,8 +246,9 @@ def rating(
 
 __all__ = [
     "annotator",
-    "candidate_item",
+    "candidate_folders",
     "dispatch",
+    "export_items",
     "export_tasks",
     "labels_parser",
     "load_json",
@@ -238,6 +260,5 @@ __all__ = [
     "seeded_rng",
     "staged_folder",
     "submitted_annotations",
-    "write_jsonl_atomic",
     "written_by",
 ]

@@ -28,20 +28,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from omnieval.benchmarks._human_tasks import (
-    candidate_item,
+    candidate_folders,
     dispatch,
     labels_parser,
+    load_json,
     put_in_place,
     refuse_systems,
     repeatable,
     staged_folder,
-    write_jsonl_atomic,
     written_by,
 )
 from omnieval.errors import ConfigError, DataError
 
 if TYPE_CHECKING:
-    from omnieval.benchmarks.acbench._human_sample import BalancedSample, BlindClip, ClassDraw
+    from omnieval.benchmarks.acbench._human_sample import BalancedSample, BlindClip
     from omnieval.benchmarks.acbench._record import AcbenchDataset
 
 _RUN_CONFIG = "config.resolved.yaml"
@@ -243,10 +243,7 @@ def _resolve_inputs(args: argparse.Namespace) -> _Inputs:
                     raise DataError(
                         f"{folder / 'IMPORTED.json'}: not a readable import pointer: {exc}"
                     ) from None
-    for item in args.candidates:
-        system, folder = candidate_item(item, roots)
-        if not folder.is_dir():
-            raise DataError(f"--candidates {item}: no such folder")
+    for system, folder in candidate_folders(args.candidates, roots).items():
         roots[system] = {c: folder / c for c in CONDITIONS}
     if not roots:
         raise ConfigError("give a run folder or at least one --candidates ID=DIR")
@@ -367,10 +364,10 @@ def _check_same_dataset(run: Path, dataset: AcbenchDataset) -> None:
     recorded = run / _RUN_DATASET
     if not recorded.is_file():
         return
-    try:
-        expected = json.loads(recorded.read_text(encoding="utf-8")).get("digest")
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError) as exc:
-        raise DataError(f"{recorded}: cannot read: {exc}") from None
+    manifest = load_json(recorded, "the run's dataset manifest")
+    if not isinstance(manifest, Mapping):
+        raise DataError(f"{recorded}: cannot read: not a JSON object")
+    expected = manifest.get("digest")
     actual = fingerprint_acbench(dataset).digest
     if expected and expected != actual:
         raise DataError(
@@ -442,9 +439,10 @@ def _summary(
 
         deviations.append(f"totals {shown(config.totals)} (the paper: {shown(PAPER_TOTALS)})")
     if sample.short:
-        deviations.append(
-            f"{_count(len(sample.short), 'class')} short, taken as they are: {_short_text(sample.short)}"
+        short = "; ".join(
+            f"{d.feature} / {d.target_value} {len(d.instances)} of {d.wanted}" for d in sample.short
         )
+        deviations.append(f"{_count(len(sample.short), 'class')} short, taken as they are: {short}")
     if len(systems) != 2:
         deviations.append(f"{_count(len(systems), 'system')} (the paper: two models)")
     if list(conditions) != list(PAPER_CONDITIONS):
@@ -473,10 +471,6 @@ def _summary(
 
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}es" if noun.endswith("s") else f"{n} {noun}s"
-
-
-def _short_text(short: Sequence[ClassDraw]) -> str:
-    return "; ".join(f"{d.feature} / {d.target_value} {len(d.instances)} of {d.wanted}" for d in short)
 
 
 def _summary_text(summary: Mapping[str, Any], out: Path) -> str:
@@ -572,6 +566,7 @@ def _write_clip(source: Path, target: Path) -> None:
 
 def _labels_main(argv: list[str], prog: str) -> int:
     from omnieval.benchmarks.acbench._analyses import read_study_labels
+    from omnieval.jsonio import write_text_atomic
 
     args = labels_parser(
         prog,
@@ -589,7 +584,7 @@ def _labels_main(argv: list[str], prog: str) -> int:
             f"no labels in {', '.join(map(str, args.exports))} "
             f"({labels.counts['annotations']} annotations, {labels.counts['skipped']} cancelled or empty)"
         )
-    write_jsonl_atomic(args.out, labels.records)
+    write_text_atomic(args.out, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in labels.records))
     counts = labels.counts
     print(
         f"{counts['labels']} labels from {counts['tasks']} tasks ({counts['skipped']} annotations skipped: "

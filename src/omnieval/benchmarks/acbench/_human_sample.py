@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 from xml.sax.saxutils import escape, quoteattr
 
@@ -377,14 +377,7 @@ def study_key(clips: Mapping[str, Sequence[BlindClip]], **facts: Any) -> dict[st
         'm1'
     """
     tasks = {
-        clip.task: {
-            "feature": clip.feature,
-            "target_value": clip.target_value,
-            "instance_id": clip.instance_id,
-            "index": clip.index,
-            "system": clip.system,
-            "condition": clip.condition,
-        }
+        clip.task: {name: value for name, value in asdict(clip).items() if name != "task"}
         for feature_clips in clips.values()
         for clip in feature_clips
     }

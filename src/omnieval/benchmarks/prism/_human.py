@@ -37,16 +37,16 @@ tied. Rates are per comparison (unweighted), overall and per subset, dimension (
 
 from __future__ import annotations
 
-import math
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
+from statistics import fmean, median
 from typing import TYPE_CHECKING, Any
 
-from omnieval.benchmarks._human_tasks import annotator, export_tasks, load_json, rating, submitted_annotations
+from omnieval.benchmarks._human_tasks import annotator, export_items, load_json, rating, submitted_annotations
 from omnieval.benchmarks.prism._aggregate import judge_cells
 from omnieval.benchmarks.prism._tags import (
     AUDIO_TYPES,
@@ -77,22 +77,18 @@ class HumanComparison:
     """One annotator's scores of one blind GT-vs-system task.
 
     Attributes:
-        task: Label Studio task id (for messages).
         annotator: Who annotated.
         instance_id: The item.
         subset: Its subset.
         system: The system compared with the ground truth.
         cells: Active cells scored for both clips -> (system score, ground-truth score), 0-10.
-        complete: Every active cell of the item was scored for both clips.
     """
 
-    task: str
     annotator: str
     instance_id: str
     subset: str
     system: str
     cells: Mapping[Cell, tuple[float, float]]
-    complete: bool
 
 
 @dataclass(frozen=True)
@@ -147,14 +143,7 @@ def parse_two_stage_export(tasks: Any, source: str = "export") -> HumanExport:
     counts = dict.fromkeys(
         ("tasks", "annotations", "scored", "skipped", "discarded", "incomplete", "inactive_scores_ignored"), 0
     )
-    for t_idx, task in enumerate(export_tasks(tasks, source)):
-        counts["tasks"] += 1
-        if not isinstance(task, Mapping):
-            raise DataError(f"{source}: task #{t_idx}: not an object")
-        where = f"{source}: task {task.get('id', f'#{t_idx}')}"
-        data = task.get("data")
-        if not isinstance(data, Mapping):
-            raise DataError(f"{where}: field data: missing or not an object")
+    for task, where, data in export_items(tasks, source, counts):
         if "system" not in data and "order" not in data:
             raise DataError(
                 f"{where}: field data.system: missing: a blind export; apply the study's key first "
@@ -202,8 +191,7 @@ def parse_two_stage_export(tasks: Any, source: str = "export") -> HumanExport:
                 if not name.startswith(("v1_", "v2_")):
                     continue  # comments and other controls
                 match = _SCORE_NAME.match(name)
-                dims = [d for d in DIMENSIONS if match and match.group(2) == d]
-                if not match or not dims or match.group(3) not in AUDIO_TYPES:
+                if not match or match.group(2) not in DIMENSIONS or match.group(3) not in AUDIO_TYPES:
                     raise DataError(
                         f"{r_where}: not a score name v1_/v2_<dimension>_<audio type> "
                         f"(dimensions {', '.join(DIMENSIONS)}; audio types {', '.join(AUDIO_TYPES)})"
@@ -211,7 +199,7 @@ def parse_two_stage_export(tasks: Any, source: str = "export") -> HumanExport:
                 score = _score(res.get("value"), r_where)
                 if score is None:
                     continue
-                cell = Cell(dims[0], match.group(3))
+                cell = Cell(match.group(2), match.group(3))
                 if cell not in cells:
                     counts["inactive_scores_ignored"] += 1
                     continue
@@ -225,15 +213,9 @@ def parse_two_stage_export(tasks: Any, source: str = "export") -> HumanExport:
                 for c in cells
                 if c in side["system"] and c in side[GROUND_TRUTH]
             }
-            complete = len(pairs) == len(cells)
-            counts["scored" if complete else "incomplete"] += 1
-            if not pairs:
-                continue
-            comparisons.append(
-                HumanComparison(
-                    str(task.get("id", t_idx)), annotator(ann), instance_id, subset, system, pairs, complete
-                )
-            )
+            counts["scored" if len(pairs) == len(cells) else "incomplete"] += 1
+            if pairs:
+                comparisons.append(HumanComparison(annotator(ann), instance_id, subset, system, pairs))
     return HumanExport(tuple(comparisons), active, counts)
 
 
@@ -274,11 +256,7 @@ def apply_key(
         )
     entries: Mapping[str, Any] = key["tasks"]
     keyed: list[dict[str, Any]] = []
-    for t_idx, task in enumerate(export_tasks(tasks, source)):
-        if not isinstance(task, Mapping) or not isinstance(task.get("data"), Mapping):
-            raise DataError(f"{source}: task #{t_idx}: not an object with a data object")
-        where = f"{source}: task {task.get('id', f'#{t_idx}')}"
-        data = task["data"]
+    for task, where, data in export_items(tasks, source):
         entry = entries.get(str(data.get("num")))
         if not isinstance(entry, Mapping):
             raise DataError(
@@ -367,39 +345,47 @@ class _Block:
         for grouping, key in keys.items():
             self.groups[grouping][key].add(h, j)
 
-    def as_dict(self, orders: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"overall": self.overall.as_dict()}
         for grouping, tallies in self.groups.items():
-            order = orders.get(grouping)
+            order = _GROUP_ORDERS.get(grouping)
             keys = [k for k in order if k in tallies] if order else sorted(tallies)
             out[grouping] = {k: tallies[k].as_dict() for k in keys}
         return out
 
 
-def _add_item(
-    cells: _Block, totals: _Block, gaps: Sequence[tuple[Cell, tuple[float, float] | None]], **keys: str
-) -> None:
-    """Tally one rated item (a system against the truth, or two systems): each cell, then the whole.
+_Score = tuple[str, str, str, Cell]
+"""(item, system, side, cell): side ``"system"``, or the ground truth judged beside that system."""
 
-    ``gaps`` holds each active cell's (human, judge) score difference, None where either side lacks
-    a score. The item's totals (sums over its active cells) count only when no cell lacks one, since
-    a partial sum would compare unlike quantities.
-    """
-    h_tot = j_tot = 0.0
-    whole = True
-    for cell, gap in gaps:
-        if gap is None:
-            whole = False
-            continue
-        cells.add(gap[0], gap[1], by_dimension=cell.dimension, **keys)
-        h_tot += gap[0]
-        j_tot += gap[1]
-    if whole:
-        totals.add(h_tot, j_tot, **keys)
+_GROUP_ORDERS: dict[str, Sequence[str]] = {
+    "by_subset": ("on_screen", "off_screen", "mixed"),
+    "by_dimension": DIMENSIONS,
+}
+"""Groupings shown in a fixed order (any other: sorted)."""
 
 
-def _mean(values: Sequence[float]) -> float:
-    return math.fsum(values) / len(values)
+class _Comparisons:
+    """Tallies of one kind of comparison (GT-vs-model or model-vs-model): per cell and per item total."""
+
+    def __init__(self, by: str) -> None:
+        self.cells = _Block(("by_subset", "by_dimension", by))
+        self.totals = _Block(("by_subset", by))
+
+    def add_item(self, gaps: Sequence[tuple[Cell, tuple[float, float] | None]], **keys: str) -> None:
+        """Tally one rated item (a system against the truth, or two systems): each cell, then the whole.
+
+        ``gaps`` holds each active cell's (human, judge) score difference, None where either side
+        lacks a score. The item's totals (sums over its active cells) count only when no cell lacks
+        one, since a partial sum would compare unlike quantities.
+        """
+        scored = [(cell, gap) for cell, gap in gaps if gap is not None]
+        for cell, (human, judge) in scored:
+            self.cells.add(human, judge, by_dimension=cell.dimension, **keys)
+        if len(scored) == len(gaps):
+            self.totals.add(sum(g[0] for _, g in scored), sum(g[1] for _, g in scored), **keys)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"cells": self.cells.as_dict(), "totals": self.totals.as_dict()}
 
 
 def majority_label(ratings: Sequence[float]) -> tuple[float, bool]:
@@ -412,9 +398,6 @@ def majority_label(ratings: Sequence[float]) -> tuple[float, bool]:
         >>> majority_label([8, 8, 2]), majority_label([3, 9, 5]), majority_label([4, 6]), majority_label([7])
         ((8, True), (5, False), (5.0, False), (7, True))
     """
-    from collections import Counter
-    from statistics import median
-
     if not ratings:
         raise ValueError("majority_label needs at least one rating")
     ranked = Counter(ratings).most_common()
@@ -442,7 +425,7 @@ def preference_agreement(
     """
     cells = judge_cells(scores, panel=panel)
     valid = cells[cells["value"].notna()]
-    judge: dict[tuple[str, str, str, Cell], float] = {}
+    judge: dict[_Score, float] = {}
     for system, paired, iid, dim, atype, value in zip(
         valid["system"],
         valid["paired_with"],
@@ -452,63 +435,59 @@ def preference_agreement(
         valid["value"],
         strict=True,
     ):
-        if system == GROUND_TRUTH:
-            judge[(str(iid), str(paired), GROUND_TRUTH, Cell(str(dim), str(atype)))] = float(value)
-        else:
-            judge[(str(iid), str(system), "system", Cell(str(dim), str(atype)))] = float(value)
+        side = (str(paired), GROUND_TRUTH) if system == GROUND_TRUTH else (str(system), "system")
+        judge[(str(iid), *side, Cell(str(dim), str(atype)))] = float(value)
 
-    # Human score per (item, system, cell) and side: the majority vote of the annotations that scored it.
-    sums: dict[tuple[str, str, Cell], list[tuple[float, float]]] = defaultdict(list)
+    # Human score of each side: the majority vote of the annotations that scored it.
+    votes: dict[_Score, list[float]] = defaultdict(list)
     subset_of: dict[str, str] = {}
     for comp in export.comparisons:
         subset_of[comp.instance_id] = comp.subset
-        for cell, pair in comp.cells.items():
-            sums[(comp.instance_id, comp.system, cell)].append(pair)
-    human: dict[tuple[str, str, Cell], tuple[float, float]] = {}
+        for cell, (own, ref) in comp.cells.items():
+            votes[(comp.instance_id, comp.system, "system", cell)].append(own)
+            votes[(comp.instance_id, comp.system, GROUND_TRUTH, cell)].append(ref)
+    human: dict[_Score, float] = {}
     without_majority = 0
-    for key, pairs in sums.items():
-        (own, own_voted), (ref, ref_voted) = (majority_label([p[side] for p in pairs]) for side in (0, 1))
-        human[key] = (own, ref)
-        without_majority += (not own_voted) + (not ref_voted)
-    rated = sorted({(iid, system) for iid, system, _ in human})
+    for key, ratings in votes.items():
+        human[key], voted = majority_label(ratings)
+        without_majority += not voted
+    rated = sorted({(iid, system) for iid, system, _, _ in human})
     counts = dict(export.counts)
-    counts["labels"] = 2 * len(human)
+    counts["labels"] = len(human)
     counts["labels_without_majority"] = without_majority
     counts["items_rated"] = len(rated)
     counts["items_without_judge"] = sum(
         1 for iid, system in rated if not any((iid, system, "system", c) in judge for c in export.active[iid])
     )
 
-    orders = {"by_subset": ("on_screen", "off_screen", "mixed"), "by_dimension": DIMENSIONS}
-    gt_cells, gt_totals = (
-        _Block(("by_subset", "by_dimension", "by_system")),
-        _Block(("by_subset", "by_system")),
-    )
-    for iid, system in rated:
-        gaps: list[tuple[Cell, tuple[float, float] | None]] = []
+    def gaps(
+        iid: str, a: tuple[str, str], b: tuple[str, str]
+    ) -> list[tuple[Cell, tuple[float, float] | None]]:
+        """Per active cell of the item: (human, judge) score of side ``a`` minus that of side ``b``."""
+        out: list[tuple[Cell, tuple[float, float] | None]] = []
         for cell in export.active[iid]:
-            h = human.get((iid, system, cell))
-            js, jg = judge.get((iid, system, "system", cell)), judge.get((iid, system, GROUND_TRUTH, cell))
-            gaps.append((cell, None if h is None or js is None or jg is None else (h[0] - h[1], js - jg)))
-        _add_item(gt_cells, gt_totals, gaps, by_subset=subset_of[iid], by_system=system)
+            ha, hb = (human.get((iid, *side, cell)) for side in (a, b))
+            ja, jb = (judge.get((iid, *side, cell)) for side in (a, b))
+            if ha is None or hb is None or ja is None or jb is None:
+                out.append((cell, None))
+            else:
+                out.append((cell, (ha - hb, ja - jb)))
+        return out
 
-    mm_cells, mm_totals = _Block(("by_subset", "by_dimension", "by_pair")), _Block(("by_subset", "by_pair"))
+    gt, mm = _Comparisons("by_system"), _Comparisons("by_pair")
     systems_of: dict[str, list[str]] = defaultdict(list)
     for iid, system in rated:
+        gt.add_item(
+            gaps(iid, (system, "system"), (system, GROUND_TRUTH)), by_subset=subset_of[iid], by_system=system
+        )
         systems_of[iid].append(system)
     for iid, systems in sorted(systems_of.items()):
         for a, b in combinations(sorted(systems), 2):
-            gaps = []
-            for cell in export.active[iid]:
-                ha, hb = human.get((iid, a, cell)), human.get((iid, b, cell))
-                ja, jb = judge.get((iid, a, "system", cell)), judge.get((iid, b, "system", cell))
-                if ha is None or hb is None or ja is None or jb is None:
-                    gaps.append((cell, None))
-                else:
-                    gaps.append((cell, (ha[0] - hb[0], ja - jb)))
-            _add_item(mm_cells, mm_totals, gaps, by_subset=subset_of[iid], by_pair=f"{a} vs {b}")
+            mm.add_item(
+                gaps(iid, (a, "system"), (b, "system")), by_subset=subset_of[iid], by_pair=f"{a} vs {b}"
+            )
 
-    gt_doc = {"cells": gt_cells.as_dict(orders), "totals": gt_totals.as_dict(orders)}
+    gt_doc = gt.as_dict()
     dim_rates = [v["rate"] for v in gt_doc["cells"]["by_dimension"].values() if v["rate"] is not None]
     return {
         "counts": counts,
@@ -516,6 +495,6 @@ def preference_agreement(
         "rater_rule": "each clip's cell is labelled by the raters' majority vote; without a majority "
         "(all raters differ, or an even split) by the median of their ratings",
         "gt_vs_model": gt_doc,
-        "model_vs_model": {"cells": mm_cells.as_dict(orders), "totals": mm_totals.as_dict(orders)},
-        "mean_dimension_agreement": _mean(dim_rates) if dim_rates else None,
+        "model_vs_model": mm.as_dict(),
+        "mean_dimension_agreement": fmean(dim_rates) if dim_rates else None,
     }

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from omnieval.benchmarks._human_tasks import (
-    candidate_item,
+    candidate_folders,
     dispatch,
     labels_parser,
     put_in_place,
@@ -191,17 +191,6 @@ def _check_systems(systems: Sequence[str], candidates: Mapping[str, Path]) -> No
     )
 
 
-def _candidates(items: Sequence[str]) -> dict[str, Path]:
-    candidates: dict[str, Path] = {}
-    for item in items:
-        system, folder = candidate_item(item, candidates)
-        candidates[system] = folder
-    absent = [f"--candidates {s}={f}: no such folder" for s, f in candidates.items() if not f.is_dir()]
-    if absent:
-        raise DataError("candidate folders not found", absent)
-    return candidates
-
-
 # -- where the files go ---------------------------------------------------------------------------
 
 
@@ -285,7 +274,7 @@ def _tasks_main(argv: list[str], prog: str) -> int:
 
     args = _parser(prog).parse_args(argv)
     out, key_path, media = _targets(args.out, args.key)
-    candidates = _candidates(args.candidates)
+    candidates = candidate_folders(args.candidates)
     _check_systems(args.system, candidates)
     if not candidates and not args.allow_missing_media:
         raise ConfigError(

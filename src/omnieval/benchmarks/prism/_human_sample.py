@@ -187,15 +187,11 @@ def stratified_pairs(
                 for system in systems:
                     pairs.append(_pair(len(pairs) + 1, inst, system, seed, candidates))
     if candidates is not None:
-        _check_clips(pairs, candidates, {inst.id: inst for inst in instances})
+        _check_clips(pairs, {inst.id: inst.index for inst in instances})
     return PairSample(tuple(pairs), items, shortfall)
 
 
-def _check_clips(
-    pairs: Sequence[PairTask],
-    candidates: Mapping[str, Path],
-    instances: Mapping[str, PrismInstanceLike],
-) -> None:
+def _check_clips(pairs: Sequence[PairTask], rows: Mapping[str, int]) -> None:
     """Refuse tasks that link a candidate clip that is not there: a rater would get a broken player.
     (The reference clips are the dataset's, checked when it was loaded.)
 
@@ -204,10 +200,11 @@ def _check_clips(
     """
     problems = []
     for pair in pairs:
-        inst = instances[pair.instance_id]
-        clip = candidate_video(Path(candidates[pair.system]), inst.index)
-        if not clip.is_file():
-            problems.append(f"system {pair.system}, instance {inst.id} (row {inst.index}): no clip at {clip}")
+        clip = pair.video1 if pair.order == "system_first" else pair.video2
+        if clip is not None and not clip.is_file():
+            problems.append(
+                f"system {pair.system}, instance {pair.instance_id} (row {rows[pair.instance_id]}): no clip at {clip}"
+            )
     if problems:
         raise DataError(
             f"stratified_pairs: {len(problems)} linked candidate clip(s) do not exist "

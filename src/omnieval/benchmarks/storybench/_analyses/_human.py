@@ -28,7 +28,13 @@ from omnieval.analysis import (
     pearson,
     spearman,
 )
-from omnieval.benchmarks._human_tasks import annotator, export_tasks, load_json, rating
+from omnieval.benchmarks._human_tasks import (
+    annotator,
+    export_tasks,
+    load_json,
+    rating,
+    submitted_annotations,
+)
 from omnieval.benchmarks.storybench._aggregate import policy_scores
 from omnieval.benchmarks.storybench._analyses._context import StoryContext, story_analysis
 from omnieval.benchmarks.storybench._names import RUBRICS, TRACKS
@@ -73,7 +79,7 @@ def read_label_studio(path: Path) -> HumanRatings:
     """Parse a Label Studio JSON export into human evaluations (see the module docstring)."""
     tasks = export_tasks(load_json(path, "Label Studio export"), str(path))
     evaluations: list[HumanEvaluation] = []
-    submitted = skipped = incomplete = 0
+    counts = {"annotations": 0, "skipped": 0, "incomplete": 0}
     problems: list[str] = []
     for t_idx, task in enumerate(tasks):
         data = task.get("data", {}) if isinstance(task, Mapping) else {}
@@ -86,14 +92,9 @@ def read_label_studio(path: Path) -> HumanRatings:
         if track not in RUBRICS:
             problems.append(f"{where}: unknown track {data['track']!r}; known: {list(TRACKS)}")
             continue
-        for a_idx, ann in enumerate(task.get("annotations") or []):
-            submitted += 1
-            a_where = f"{where} annotation {ann.get('id', a_idx)}"
-            if ann.get("was_cancelled") or not ann.get("result"):
-                skipped += 1
-                continue
+        for ann, a_where, results in submitted_annotations(task, where, counts):
             scores: dict[str, int] = {}
-            for res in ann["result"]:
+            for res in results:
                 key = res.get("from_name")
                 score = _score(res.get("value"), a_where)
                 if score is None:
@@ -105,14 +106,14 @@ def read_label_studio(path: Path) -> HumanRatings:
                     continue
                 scores[key] = score
             if len(scores) != len(RUBRICS[track]):
-                incomplete += 1
+                counts["incomplete"] += 1
                 continue
             evaluations.append(
                 HumanEvaluation(annotator(ann), data["system"], data["instance_id"], track, scores)
             )
     if problems:
         raise DataError(f"{path}: invalid Label Studio export", problems)
-    return HumanRatings(tuple(evaluations), submitted, skipped, incomplete)
+    return HumanRatings(tuple(evaluations), counts["annotations"], counts["skipped"], counts["incomplete"])
 
 
 def _corr(xs: FloatArray, ys: FloatArray) -> dict[str, Any]:
@@ -191,11 +192,17 @@ def human_agreement(ctx: StoryContext) -> AnalysisResult:
     }
     human = {t: human_means(evs, systems, t) for t in rated_tracks}
     judge = {t: ps.components[f"judge.{t}"] for t in compared}
-    agreement: dict[str, Any] = {t: _corr(human[t], judge[t]) for t in compared}
-    if len(compared) >= 2:
-        agreement["composite"] = _corr(
-            _composite([human[t] for t in compared]), _composite([judge[t] for t in compared])
-        )
+    # Read only where a track is compared (composite, paradigm tiers).
+    judge_composite = _composite([judge[t] for t in compared]) if compared else np.full(len(systems), np.nan)
+
+    def agreement_of(means: Mapping[str, FloatArray]) -> dict[str, Any]:
+        """Per compared track, and their composite when there are two or more: human vs judges."""
+        out = {t: _corr(means[t], judge[t]) for t in compared}
+        if len(compared) >= 2:
+            out["composite"] = _corr(_composite([means[t] for t in compared]), judge_composite)
+        return out
+
+    agreement = agreement_of(human)
     by_criterion = {
         t: {
             c: _corr(human_means(evs, systems, t, c), ps.per_criterion[t][:, k])
@@ -210,13 +217,8 @@ def human_agreement(ctx: StoryContext) -> AnalysisResult:
         runs: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for held_out in window:
             rest = [e for e in evs if e.instance_id != held_out]
-            hm = {t: human_means(rest, systems, t) for t in compared}
-            for t in compared:
-                runs[t].append(_corr(hm[t], judge[t]))
-            if len(compared) >= 2:
-                runs["composite"].append(
-                    _corr(_composite([hm[t] for t in compared]), _composite([judge[t] for t in compared]))
-                )
+            for t, run in agreement_of({t: human_means(rest, systems, t) for t in compared}).items():
+                runs[t].append(run)
         for t, rs in runs.items():
             loto[t] = {
                 key: [min(r[key] for r in rs if key in r), max(r[key] for r in rs if key in r)]
@@ -246,22 +248,24 @@ def human_agreement(ctx: StoryContext) -> AnalysisResult:
         }
     tiers: dict[str, Any] = {}
     if ctx.config.system_groups and len(compared) >= 1:
-        hc = _composite([human[t] for t in compared])
-        jc = _composite([judge[t] for t in compared])
+        composite = {
+            "human": _composite([human[t] for t in compared]),
+            "judges": judge_composite,
+        }
         for g, members in ctx.config.system_groups.items():
             mask = np.isin(np.array(systems, dtype=object), list(members))
             tiers[g] = {
-                "human": float(np.nanmean(hc[mask])) if np.isfinite(hc[mask]).any() else None,
-                "judges": float(np.nanmean(jc[mask])) if np.isfinite(jc[mask]).any() else None,
+                who: float(np.nanmean(v[mask])) if np.isfinite(v[mask]).any() else None
+                for who, v in composite.items()
             }
         tiers = {
             "groups": tiers,
-            "order_human": sorted(
-                (g for g in tiers if tiers[g]["human"] is not None), key=lambda g: -tiers[g]["human"]
-            ),
-            "order_judges": sorted(
-                (g for g in tiers if tiers[g]["judges"] is not None), key=lambda g: -tiers[g]["judges"]
-            ),
+            **{
+                f"order_{who}": sorted(
+                    (g for g in tiers if tiers[g][who] is not None), key=lambda g: -tiers[g][who]
+                )
+                for who in composite
+            },
         }
     out = {
         "counts": counts,

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Final
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Final, Self
 
 from pydantic import (
     ConfigDict,
@@ -217,8 +217,8 @@ class StoryBenchRecord(Record):
     @model_validator(mode="wrap")
     @classmethod
     def _whole_row(
-        cls, data: Any, handler: ModelWrapValidatorHandler[StoryBenchRecord], info: ValidationInfo
-    ) -> StoryBenchRecord:
+        cls, data: Any, handler: ModelWrapValidatorHandler[Self], info: ValidationInfo
+    ) -> Self:
         """The fields' checks, then the row's own (id, text files, metadata and sample JSON), every
         problem named by its column and ordered as the loader has always listed them: strings, id,
         speech labels, characters, files, metadata JSON, sample JSON."""

@@ -204,3 +204,25 @@ def test_an_unreachable_server_is_said_in_one_line_and_the_local_record_is_print
     assert "machines" not in json.loads(down.stdout)
     missing = _omnieval("night", "2026-11-05", cwd=b, server=f"http://127.0.0.1:{_free_port()}")
     assert missing.returncode == 2 and "no night record for 2026-11-05" in missing.stderr
+
+
+def test_in_a_local_store_a_night_logged_before_machines_were_named_is_updated_not_doubled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from omnieval.tracking.nights import log_night, night_tags
+
+    for key in list(os.environ):
+        if key.startswith(("MLFLOW_TRACKING_", "OMNIEVAL_MLFLOW_CREDENTIALS", "OMNIEVAL_OFFLINE")):
+            monkeypatch.delenv(key)
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'mlflow.db'}")
+    monkeypatch.setenv("OMNIEVAL_MLFLOW_ARTIFACTS", str(tmp_path / "artifacts"))
+    date, tags = "2026-11-06", night_tags("2026-11-06", "GO", {}, [])
+    old = log_night(night=date, tags=tags, metrics={}, artifacts=[])  # no machine: as before issue 47
+    here = night_machine(tmp_path / "runs")
+    assert log_night(night=date, tags=tags, metrics={}, artifacts=[], machine=here) == old
+    other = log_night(night=date, tags=tags, metrics={}, artifacts=[], machine="elsewhere:/runs")
+    assert other != old
+    assert {r["run_id"]: r.get(MACHINE_TAG) for r in _night_runs(date)} == {
+        old: here,
+        other: "elsewhere:/runs",
+    }

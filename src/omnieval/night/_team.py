@@ -151,7 +151,8 @@ def team_night(nights_dir: Path, night: str | None, *, server: str) -> CombinedN
             if night is None:
                 find_record(nights_dir)  # raises the usual "no night record under ..."
                 raise DataError(f"no night record under {nights_dir} nor on the tracking server")
-        runs = night_runs_on_server(night)
+        path = night_folder(nights_dir, night) / NIGHT_FILE
+        runs = night_runs_on_server(night, leave_out=here if path.is_file() else None)
     except OmnievalError:
         raise
     except Exception as exc:  # refused, an error answer: say so, the local record still stands
@@ -159,7 +160,6 @@ def team_night(nights_dir: Path, night: str | None, *, server: str) -> CombinedN
             f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
         ) from None
     nights: list[MachineNight] = []
-    path = night_folder(nights_dir, night) / NIGHT_FILE
     if path.is_file():
         nights.append(MachineNight(here, read_record(path), _local_time(path), str(path), here=True))
     problems: list[str] = []

@@ -18,10 +18,12 @@ of a date back (``omnieval night`` combines them, docs/nightly.md "One night on 
 from __future__ import annotations
 
 import json
+import os
 import re
 import socket
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -156,6 +158,21 @@ class ServerNight:
     """Its ``night.json`` artifact, as JSON (not validated here)."""
 
 
+@contextmanager
+def _no_progress_bar() -> Iterator[None]:
+    """MLflow's download progress bar off (it would print on stderr under ``omnieval night``)."""
+    key = "MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR"
+    before = os.environ.get(key)
+    os.environ[key] = "false"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = before
+
+
 def latest_night_on_server(experiment: str = NIGHTS_EXPERIMENT) -> str | None:
     """The latest date of a night run in ``experiment`` on the configured store; None when none.
 
@@ -183,9 +200,12 @@ def latest_night_on_server(experiment: str = NIGHTS_EXPERIMENT) -> str | None:
     return max(dates) if dates else None
 
 
-def night_runs_on_server(night: str, experiment: str = NIGHTS_EXPERIMENT) -> list[ServerNight]:
+def night_runs_on_server(
+    night: str, experiment: str = NIGHTS_EXPERIMENT, *, leave_out: str | None = None
+) -> list[ServerNight]:
     """Every finished night run of ``night`` (a date) in ``experiment``, oldest first, each with its
-    ``night.json`` artifact downloaded; runs without that artifact are left out.
+    ``night.json`` artifact downloaded; runs without that artifact, and the runs of the machine
+    ``leave_out`` (this one, whose record is here), are left out.
 
     Raises whatever MLflow raises when the store cannot be read (callers name the server).
     """
@@ -210,15 +230,18 @@ def night_runs_on_server(night: str, experiment: str = NIGHTS_EXPERIMENT) -> lis
         for k, run in enumerate(runs):
             if run.info.status != "FINISHED":
                 continue
+            if leave_out is not None and run.data.tags.get(MACHINE_TAG) == leave_out:
+                continue
             names = {Path(a.path).name for a in client.list_artifacts(run.info.run_id)}
             if NIGHT_ARTIFACT not in names:
                 continue
-            local = download_artifacts(
-                run_id=run.info.run_id,
-                artifact_path=NIGHT_ARTIFACT,
-                dst_path=str(Path(scratch) / str(k)),
-                tracking_uri=uri,
-            )
+            with _no_progress_bar():
+                local = download_artifacts(
+                    run_id=run.info.run_id,
+                    artifact_path=NIGHT_ARTIFACT,
+                    dst_path=str(Path(scratch) / str(k)),
+                    tracking_uri=uri,
+                )
             document = json.loads(Path(local).read_text(encoding="utf-8"))
             if not isinstance(document, dict):
                 continue

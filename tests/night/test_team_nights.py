@@ -40,7 +40,7 @@ def _client_env(**extra: str) -> dict[str, str]:
     env = {
         k: v
         for k, v in os.environ.items()
-        if not k.startswith(("MLFLOW_TRACKING_", "OMNIEVAL_MLFLOW_CREDENTIALS", "OMNIEVAL_OFFLINE"))
+        if not k.startswith(("MLFLOW_TRACKING_", "OMNIEVAL_MLFLOW_CREDENTIALS", "OMNIEVAL_TRACKING_OFFLINE"))
     }
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT / "src"), env.get("PYTHONPATH")) if p)
     env.update(extra)
@@ -88,7 +88,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 @pytest.fixture
 def machines(tmp_path: Path, server: str, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
     for key in list(os.environ):
-        if key.startswith(("MLFLOW_TRACKING_", "OMNIEVAL_MLFLOW_CREDENTIALS", "OMNIEVAL_OFFLINE")):
+        if key.startswith(("MLFLOW_TRACKING_", "OMNIEVAL_MLFLOW_CREDENTIALS", "OMNIEVAL_TRACKING_OFFLINE")):
             monkeypatch.delenv(key)
     monkeypatch.setenv("MLFLOW_TRACKING_URI", server)
     a, b = tmp_path / "machine-a", tmp_path / "machine-b"
@@ -212,7 +212,7 @@ def test_in_a_local_store_a_night_logged_before_machines_were_named_is_updated_n
     from omnieval.tracking.nights import log_night, night_tags
 
     for key in list(os.environ):
-        if key.startswith(("MLFLOW_TRACKING_", "OMNIEVAL_MLFLOW_CREDENTIALS", "OMNIEVAL_OFFLINE")):
+        if key.startswith(("MLFLOW_TRACKING_", "OMNIEVAL_MLFLOW_CREDENTIALS", "OMNIEVAL_TRACKING_OFFLINE")):
             monkeypatch.delenv(key)
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'mlflow.db'}")
     monkeypatch.setenv("OMNIEVAL_MLFLOW_ARTIFACTS", str(tmp_path / "artifacts"))

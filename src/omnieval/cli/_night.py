@@ -7,8 +7,12 @@ import json
 import re
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from omnieval.errors import ConfigError
+
+if TYPE_CHECKING:
+    from omnieval.night import CombinedNight
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
@@ -25,7 +29,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
             "--run SUITE ... runs the suites one after another now, in this process, and writes it "
             "(night.json, night.html, an MLflow run in omnieval/nights, one notification). Exit code 2 "
             "when there is no such record or DATE is not a date; with --fail-on-regression, 3 when the "
-            "night is NO-GO (docs/nightly.md, 'The night record')."
+            "night is NO-GO. With a shared tracking server (MLFLOW_TRACKING_URI=http(s)://...), the night "
+            "combines this machine's record with the other machines' night runs of DATE on the server, "
+            "each suite naming its machine (--json: the combined night.json plus 'machines'); a server "
+            "that cannot be reached is said on stderr and the local record printed (docs/nightly.md, "
+            "'The night record', 'One night on several machines')."
         ),
     )
     parser.add_argument(
@@ -94,7 +102,11 @@ def _handle(args: argparse.Namespace) -> int:
             extra.append(f"MLflow: run {summary['mlflow_run_id']} in experiment omnieval/nights")
         extra += [f"problem: {line}" for line in summary.get("problems") or []]
     else:
-        path = find_record(nights_dir or Path("runs") / "nights", args.date)
+        nights = nights_dir or Path("runs") / "nights"
+        team = _team_night(nights, args.date)
+        if team is not None:
+            return _print_team(team, args)
+        path = find_record(nights, args.date)
     record = read_record(path)
     if args.json:
         print(json.dumps(json.loads(path.read_text(encoding="utf-8")), indent=2))
@@ -108,6 +120,40 @@ def _handle(args: argparse.Namespace) -> int:
             print(line)
     if args.fail_on_regression and record.verdict == "NO-GO":
         print(f"night {record.date}: NO-GO; exit code 3 (--fail-on-regression)", file=sys.stderr)
+        return 3
+    return 0
+
+
+def _team_night(nights: Path, date: str | None) -> CombinedNight | None:
+    """With a tracking server (team mode): the night combined from every machine's record; None
+    without one, or (said in one line on stderr) when it cannot be reached: the local record then."""
+    from omnieval.compare import tracking_server
+    from omnieval.night import ServerUnreachable, team_night
+    from omnieval.security import redact
+
+    server = tracking_server()
+    if server is None:
+        return None
+    try:
+        return team_night(nights, date, server=server)
+    except ServerUnreachable as exc:
+        print(
+            f"tracking server {redact(server)} cannot be reached ({exc}): this machine's record only",
+            file=sys.stderr,
+        )
+        return None
+
+
+def _print_team(team: CombinedNight, args: argparse.Namespace) -> int:
+    from omnieval.night import combined_document, team_lines
+
+    if args.json:
+        print(json.dumps(combined_document(team), indent=2))
+    else:
+        for line in team_lines(team):
+            print(line)
+    if args.fail_on_regression and team.record.verdict == "NO-GO":
+        print(f"night {team.record.date}: NO-GO; exit code 3 (--fail-on-regression)", file=sys.stderr)
         return 3
     return 0
 

@@ -8,6 +8,8 @@
   ``records/``, :func:`kept_records`) and ``night.html``, the MLflow run of the
   night, and its one notification; :func:`find_record` / :func:`read_record` /
   :func:`night_lines` read it back (``omnieval night``).
+- :func:`team_night` / :func:`combine_nights`: with a shared tracking server, the night of every
+  machine that logged one, as one record (:func:`combined_document`, :func:`team_lines`).
 
 Running the suites is the night flow's job (``omnieval.flows.night``); this package only reads
 their run folders and writes what the night leaves behind (docs/nightly.md, "The night record").
@@ -45,22 +47,39 @@ from omnieval.night._record import (
     sum_usage,
     write_record,
 )
+from omnieval.night._team import (
+    MACHINES_KEY,
+    CombinedNight,
+    MachineNight,
+    ServerUnreachable,
+    combine_nights,
+    combined_document,
+    server_reachable,
+    team_lines,
+    team_night,
+)
 
 __all__ = [
     "FAILED",
+    "MACHINES_KEY",
     "NIGHTS_FOLDER",
     "NIGHT_FILE",
     "NIGHT_PAGE",
     "RECORDS_FOLDER",
+    "CombinedNight",
     "Decider",
+    "MachineNight",
     "NightOutcome",
     "NightRecord",
     "NightUsage",
     "NightVerdict",
+    "ServerUnreachable",
     "SuiteNight",
     "UsageTotal",
     "build_record",
     "check_date",
+    "combine_nights",
+    "combined_document",
     "deciders",
     "failed_suite",
     "find_record",
@@ -77,10 +96,13 @@ __all__ = [
     "notify_night",
     "read_record",
     "record_document",
+    "server_reachable",
     "subject_line",
     "suite_night",
     "suite_usage",
     "sum_usage",
+    "team_lines",
+    "team_night",
     "union_notifiers",
     "what_moved",
     "write_night_page",

@@ -83,7 +83,7 @@ def finish_night(
         problems.append(f"night.html not written: {type(exc).__name__}: {exc}")
     run_id: str | None = None
     if track:
-        from omnieval.tracking.nights import log_night, night_tags
+        from omnieval.tracking.nights import log_night, night_machine, night_tags
 
         try:
             run_id = log_night(
@@ -97,6 +97,7 @@ def finish_night(
                 metrics=night_metrics(record),
                 artifacts=[p for p in (record_path, page_path) if p is not None],
                 suite_runs=[s.run_id for s in suites.values() if s.run_id and s.run_folder],
+                machine=night_machine(Path(nights_dir).parent),
             )
         except Exception as exc:  # the record on disk stands without its MLflow copy
             problems.append(f"MLflow night run not logged: {type(exc).__name__}: {exc}")

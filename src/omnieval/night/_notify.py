@@ -8,7 +8,7 @@ a suite's message (docs/nightly.md, "Notifications") where they apply, so one we
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -113,8 +113,13 @@ def _usage_line(what: str, total: UsageTotal) -> str:
     return f"{what} {total.calls} calls ({total.cached_calls} cached), {tokens}, {total.seconds:.1f} s{cost}"
 
 
-def night_lines(record: NightRecord, *, record_path: Path | None = None) -> list[str]:
+def night_lines(
+    record: NightRecord, *, record_path: Path | None = None, machines: Mapping[str, str] | None = None
+) -> list[str]:
     """The terminal summary of a night: verdict, reasons, one line per suite, usage.
+
+    ``machines`` (suite -> the machine whose record it came from) adds ``on <machine>`` to each
+    suite's line (a night combined from several machines, :func:`~omnieval.night.combine_nights`).
 
     >>> from omnieval.night._record import SuiteNight, build_record, failed_suite
     >>> ok = SuiteNight(run_id="r1", run_folder="/runs/a/r1", verdict="GO", reasons=("fine",))
@@ -140,6 +145,8 @@ def night_lines(record: NightRecord, *, record_path: Path | None = None) -> list
             + (f"  mde_max {suite.mde_max:.3g}" if suite.mde_max is not None else "")
             + f"  {suite.run_folder}"
         )
+        if machines is not None and name in machines:
+            where += f"  on {machines[name]}"
         lines.append(f"  {name.ljust(width)}  {suite.verdict.ljust(12)}  {where}")
     usage = record.usage
     lines.append(

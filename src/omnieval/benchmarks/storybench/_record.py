@@ -216,9 +216,7 @@ class StoryBenchRecord(Record):
 
     @model_validator(mode="wrap")
     @classmethod
-    def _whole_row(
-        cls, data: Any, handler: ModelWrapValidatorHandler[Self], info: ValidationInfo
-    ) -> Self:
+    def _whole_row(cls, data: Any, handler: ModelWrapValidatorHandler[Self], info: ValidationInfo) -> Self:
         """The fields' checks, then the row's own (id, text files, metadata and sample JSON), every
         problem named by its column and ordered as the loader has always listed them: strings, id,
         speech labels, characters, files, metadata JSON, sample JSON."""

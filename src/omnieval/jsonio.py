@@ -69,6 +69,24 @@ def read_json(path: Path | str) -> Any:
     return json.loads(Path(path).read_text(encoding="utf-8"))
 
 
+def read_json_object(path: Path | str) -> dict[str, Any]:
+    """The JSON object in ``path`` (UTF-8), for files a person or another machine may have damaged
+    (a kept record, a night record), unlike :func:`read_json`'s own outputs.
+
+    Raises:
+        DataError: ``path`` cannot be read, is not JSON or holds no object; the message names it.
+    """
+    from omnieval.errors import DataError
+
+    try:
+        document = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise DataError(f"{path}: unreadable ({exc})") from None
+    if not isinstance(document, dict):
+        raise DataError(f"{path}: expected a JSON object")
+    return document
+
+
 @dataclass(frozen=True)
 class JsonlLine:
     """One non-blank line of a JSON-lines file: its object, or why it has none.

@@ -18,7 +18,6 @@ to MLflow: the night flow (``omnieval.flows.night``) does, with these pieces.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -31,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from omnieval.backends.llm import Usage
 from omnieval.errors import DataError, OmnievalError
-from omnieval.jsonio import write_json_atomic
+from omnieval.jsonio import read_json_object, write_json_atomic
 
 NIGHT_FILE = "night.json"
 NIGHT_PAGE = "night.html"
@@ -211,15 +210,7 @@ def _component(suite: SuiteNight) -> str:
 
 def _read_object(path: Path) -> dict[str, Any] | None:
     """A JSON object file; None when absent. Raises DataError when it is not a readable object."""
-    if not path.is_file():
-        return None
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise DataError(f"{path}: unreadable ({exc})") from None
-    if not isinstance(doc, dict):
-        raise DataError(f"{path}: expected a JSON object")
-    return doc
+    return read_json_object(path) if path.is_file() else None
 
 
 def mde_max(regression: Mapping[str, Any]) -> float | None:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from omnieval.errors import DataError, OmnievalError
+from omnieval.jsonio import read_json_object
 
 PENDING_FILE = "tracking_pending.json"
 """In a run folder written while the server was unreachable: what :func:`read_pending` reads."""
@@ -164,12 +165,7 @@ def read_pending(folder: Path) -> PendingUpload:
                 else f"no {PENDING_FILE} (only a run whose tracking server could not be reached has one)"
             )
         )
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise DataError(f"{path}: unreadable ({exc})") from None
-    if not isinstance(document, Mapping):
-        raise DataError(f"{path}: expected a JSON object")
+    document = read_json_object(path)
     required = {"experiment": str, "suite": str, "tracking_uri": str, "reason": str, "started_at": str}
     for name, kind in required.items():
         if not isinstance(document.get(name), kind):

@@ -561,11 +561,9 @@ def upload_pending(folder: Path) -> TrackOutcome:
         target = folder.parent / run_id
         if target.exists():
             shutil.rmtree(target)
-        for path in folder.rglob("*"):
-            if path.is_file() and path.relative_to(folder).as_posix() not in PENDING_FILES:
-                dest = target / path.relative_to(folder)
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(path, dest)
+        _copy_tree(folder, target)
+        for name in PENDING_FILES:
+            (target / name).unlink()
         lineage = read_json(target / "lineage.json")
         write_json(target / "lineage.json", {**lineage, "run_id": run_id, "local_run_id": folder.name})
         holder["folder"] = target
@@ -604,12 +602,12 @@ def upload_pending(folder: Path) -> TrackOutcome:
     from omnieval.tracking.gates_log import log_gate_results
 
     log_gate_results(ids.parent, target / "gates")
-    health = target / "health.json"
-    if health.is_file() and isinstance(read_json(health).get("meta_eval"), dict):
+    health = read_json(target / "health.json") if (target / "health.json").is_file() else {}
+    if isinstance(health.get("meta_eval"), dict):
         from omnieval.judges import meta_eval_metrics
         from omnieval.tracking.judge_checks import log_judge_checks
 
-        log_judge_checks(ids.parent, *meta_eval_metrics(read_json(health)))
+        log_judge_checks(ids.parent, *meta_eval_metrics(health))
     write_json(
         target / "mlflow.json", {"parent": ids.parent, "systems": ids.systems, "analyses": ids.analyses}
     )

@@ -25,6 +25,7 @@ import secrets
 import socket
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -239,6 +240,28 @@ def _record(process: Any) -> dict[str, Any]:
     return {"pid": process.pid, "started": start_time(process.pid)}
 
 
+def _start_server(
+    config: TeamConfig,
+    services: dict[str, Any],
+    timings: dict[str, float],
+    *,
+    name: str,
+    what: str,
+    argv: list[str],
+    env: dict[str, str],
+    port: int,
+    ready: Callable[[], bool],
+) -> None:
+    """Start the server ``name`` (its log ``logs/<name>.log``), record it in the state file before
+    waiting (so ``team down`` finds a server that never became ready) and wait until ``ready``."""
+    paths = _paths(config.folder)
+    log = paths["logs"] / f"{name}.log"
+    process = spawn([sys.executable, "-m", *argv], _service_env(env), log, paths["root"])
+    services[name] = {**_record(process), "port": port}
+    _write_state(config.folder, _document(config, services, timings))
+    _wait(what, ready, process, log, config.startup_timeout_s)
+
+
 def up(config: TeamConfig) -> dict[str, Any]:
     """Start whatever of the team's servers is not running; return the state (no secret in it).
 
@@ -288,11 +311,13 @@ def up(config: TeamConfig) -> dict[str, Any]:
     mlflow_url = f"http://{probe}:{config.mlflow_port}"
     started = time.monotonic()
     if not _running(services.get("mlflow")):
-        log = paths["logs"] / "mlflow.log"
-        process = spawn(
-            [
-                sys.executable,
-                "-m",
+        _start_server(
+            config,
+            services,
+            timings,
+            name="mlflow",
+            what="the MLflow server",
+            argv=[
                 "mlflow",
                 "server",
                 "--backend-store-uri",
@@ -309,26 +334,15 @@ def up(config: TeamConfig) -> dict[str, Any]:
                 "--workers",
                 str(config.mlflow_workers),
             ],
-            _service_env(
-                {
-                    **pg_env,
-                    "MLFLOW_AUTH_CONFIG_PATH": str(auth_ini),
-                    "MLFLOW_AUTH_ADMIN_USERNAME": "admin",
-                    "MLFLOW_AUTH_ADMIN_PASSWORD": made.admin,
-                    "MLFLOW_FLASK_SERVER_SECRET_KEY": made.session_key,
-                }
-            ),
-            log,
-            paths["root"],
-        )
-        services["mlflow"] = {**_record(process), "port": config.mlflow_port}
-        _write_state(config.folder, _document(config, services, timings))
-        _wait(
-            "the MLflow server",
-            lambda: http_ok(f"{mlflow_url}/health"),
-            process,
-            log,
-            config.startup_timeout_s,
+            env={
+                **pg_env,
+                "MLFLOW_AUTH_CONFIG_PATH": str(auth_ini),
+                "MLFLOW_AUTH_ADMIN_USERNAME": "admin",
+                "MLFLOW_AUTH_ADMIN_PASSWORD": made.admin,
+                "MLFLOW_FLASK_SERVER_SECRET_KEY": made.session_key,
+            },
+            port=config.mlflow_port,
+            ready=lambda: http_ok(f"{mlflow_url}/health"),
         )
     created = _accounts.ensure_accounts(
         mlflow_url, ("admin", made.admin), {name: made.account(name) for name in ("evaluator", "viewer")}
@@ -338,53 +352,38 @@ def up(config: TeamConfig) -> dict[str, Any]:
     started = time.monotonic()
     prefect_url = f"http://{probe}:{config.prefect_port}/api"
     if not _running(services.get("prefect")):
-        log = paths["logs"] / "prefect.log"
-        process = spawn(
-            [
-                sys.executable,
-                "-m",
-                "prefect",
-                "server",
-                "start",
-                "--host",
-                config.host,
-                "--port",
-                str(config.prefect_port),
-            ],
-            _service_env(
-                {
-                    **pg_env,
-                    "PREFECT_HOME": str(paths["prefect"]),
-                    "PREFECT_API_DATABASE_CONNECTION_URL": _postgres.uri(
-                        config.postgres_port, "prefect", "postgresql+asyncpg"
-                    ),
-                    "PREFECT_SERVER_API_HOST": config.host,
-                    "PREFECT_SERVER_API_PORT": str(config.prefect_port),
-                    "PREFECT_SERVER_SERVICES_SCHEDULER_ENABLED": "true",
-                }
-            ),
-            log,
-            paths["root"],
-        )
-        services["prefect"] = {**_record(process), "port": config.prefect_port}
-        _write_state(config.folder, _document(config, services, timings))
-        _wait(
-            "the Prefect server",
-            lambda: http_ok(f"{prefect_url}/health"),
-            process,
-            log,
-            config.startup_timeout_s,
+        _start_server(
+            config,
+            services,
+            timings,
+            name="prefect",
+            what="the Prefect server",
+            argv=["prefect", "server", "start", "--host", config.host, "--port", str(config.prefect_port)],
+            env={
+                **pg_env,
+                "PREFECT_HOME": str(paths["prefect"]),
+                "PREFECT_API_DATABASE_CONNECTION_URL": _postgres.uri(
+                    config.postgres_port, "prefect", "postgresql+asyncpg"
+                ),
+                "PREFECT_SERVER_API_HOST": config.host,
+                "PREFECT_SERVER_API_PORT": str(config.prefect_port),
+                "PREFECT_SERVER_SERVICES_SCHEDULER_ENABLED": "true",
+            },
+            port=config.prefect_port,
+            ready=lambda: http_ok(f"{prefect_url}/health"),
         )
     timings["prefect"] = round(time.monotonic() - started, 1)
 
     if config.dask:
         started = time.monotonic()
         if not _running(services.get("dask-scheduler")):
-            log = paths["logs"] / "dask-scheduler.log"
-            process = spawn(
-                [
-                    sys.executable,
-                    "-m",
+            _start_server(
+                config,
+                services,
+                timings,
+                name="dask-scheduler",
+                what="the Dask scheduler",
+                argv=[
                     "distributed.cli.dask_scheduler",
                     "--host",
                     config.host,
@@ -392,18 +391,9 @@ def up(config: TeamConfig) -> dict[str, Any]:
                     str(config.dask_port),
                     "--no-dashboard",
                 ],
-                _service_env({}),
-                log,
-                paths["root"],
-            )
-            services["dask-scheduler"] = {**_record(process), "port": config.dask_port}
-            _write_state(config.folder, _document(config, services, timings))
-            _wait(
-                "the Dask scheduler",
-                lambda: port_open(probe, config.dask_port),
-                process,
-                log,
-                config.startup_timeout_s,
+                env={},
+                port=config.dask_port,
+                ready=lambda: port_open(probe, config.dask_port),
             )
         if config.dask_workers and not _running(services.get("dask-workers")):
             log = paths["logs"] / "dask-workers.log"

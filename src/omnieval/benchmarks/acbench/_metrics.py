@@ -502,4 +502,4 @@ def compute_acbench_metrics(
             if measured[inst.index].status != AudioStatus.OK.value
         ][:500],
     }
-    return MetricsOutput(scores_frame(rows), lineage, len(todo), hits)
+    return MetricsOutput(scores_frame(rows), lineage, computed=len(todo), cache_hits=hits)

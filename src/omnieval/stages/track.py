@@ -467,7 +467,6 @@ def _keep_for_upload(
     """The tracking server did not answer: finish the run folder without it (under a local id
     unless the server had already numbered the run), record what its MLflow runs would hold, and
     fail naming the folder and the command that uploads it."""
-    from omnieval.compare import tracking_server
     from omnieval.security import redact
     from omnieval.tracking.pending import (
         PendingUpload,
@@ -484,7 +483,7 @@ def _keep_for_upload(
     pending = PendingUpload(
         experiment=config.experiment,
         suite=config.suite,
-        tracking_uri=redact(tracking_server() or os.environ.get("MLFLOW_TRACKING_URI", "")),
+        tracking_uri=redact(os.environ.get("MLFLOW_TRACKING_URI", "")),
         reason=redact(reason),
         started_at=started_at.isoformat(),
         partial_run_id=partial,

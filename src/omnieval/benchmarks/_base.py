@@ -628,7 +628,6 @@ class Benchmark(ABC):
     @final
     def has_known_set(self) -> bool:
         """Whether the judge scorer declares a known set (without building it)."""
-
         return self.judging is not None and self.judging.known_set is not Judging.known_set
 
     @final

@@ -15,9 +15,8 @@ zero-filled means with bootstrap intervals, a typed leaderboard, a terminal tabl
 - ``score_range``: each component's native range (the scores gate checks values against it);
 - :meth:`DeclaredBenchmark.score`: the metric, one instance at a time.
 
-A benchmark overrides whichever other :class:`~omnieval.benchmarks.Benchmark` method differs
-(a fingerprint that covers media files, its own report...). The maths of the aggregate is the
-pure :func:`summarize`.
+A benchmark overrides whichever other hook of :class:`~omnieval.benchmarks.Benchmark` differs
+(its own metrics, its own report...). The maths of the aggregate is the pure :func:`summarize`.
 
 Example (``hooks.py`` beside a ``benchmark.yaml`` whose headline component is ``exact``)::
 

@@ -1,4 +1,4 @@
-"""Records of a declared benchmark: the model of one row, where rows come from, media files in them.
+"""Records of a benchmark: the model of one row, where rows come from, media files, the dataset.
 
 A benchmark's dataset is a table of rows (JSON lines or a parquet file) whose pydantic model
 (:class:`Record`) is the one statement of what a valid row is. From it this module derives:
@@ -13,7 +13,8 @@ A benchmark's dataset is a table of rows (JSON lines or a parquet file) whose py
 - the dataset gate (:func:`dataset_suite`, :func:`gate_records`): a Great Expectations suite built
   from the model over a table with one row per source row and check columns per field;
 - the fingerprint (:func:`fingerprint_records`): the table file, every media file a record names
-  and the declared text fields, hashed as :func:`omnieval.data.manifest_digest` does.
+  and the declared text fields, hashed as :func:`omnieval.data.manifest_digest` does;
+- the validated dataset (:func:`validate_records`, :class:`RecordDataset`).
 
 Validators on the model carry the benchmark's own rules (a target that must be a value of the
 row's feature); they raise :func:`problem` or, for several sub-fields at once, :func:`problems`.
@@ -716,11 +717,6 @@ class RecordDataset(InstanceDataset[InstT]):
     """The rows' file (resolved): what the fingerprint hashes as the table."""
     records: tuple[Record, ...] = field(repr=False, compare=False)
     """The validated records the instances were built from (what the fingerprint hashes)."""
-
-    @property
-    def manifest_path(self) -> Path:
-        """The rows' file under the name JSON-lines benchmarks use for it."""
-        return self.table
 
     def summary(self) -> DatasetSummary:
         """How ``omnieval validate`` describes the dataset (default: ``"<n> instances"``)."""

@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from benchmarks.toy_caption import TOY_BENCHMARKS, Caption
-from omnieval.benchmarks import DeclaredBenchmark, RunFacts, read_records, record_expectations, summarize
+from omnieval.benchmarks import DeclaredBenchmark, RunFacts, summarize
 from omnieval.benchmarks._declared import Record
+from omnieval.benchmarks._records import JsonLines, dataset_suite, read_rows
 from omnieval.errors import ConfigError
 from omnieval.scores import ScoreRow, scores_frame
 
@@ -36,7 +37,7 @@ def test_every_problem_names_file_line_id_and_field(tmp_path: Path) -> None:
         '{"id": "a", "prompt": "p", "reference": "r"}',
         '{"prompt": "p", "reference": "r"}',
     )
-    found = read_records(root / "captions.jsonl", Caption, "captions.jsonl")
+    found = read_rows(root, JsonLines("captions.jsonl"), Caption)
     assert found.problems == [
         "captions.jsonl:3: not a JSON line (JSONDecodeError)",
         "captions.jsonl:4: not a JSON object",
@@ -57,7 +58,7 @@ def test_a_missing_file_is_one_problem(tmp_path: Path) -> None:
 
 
 def test_the_gate_suite_is_derived_from_the_record_model() -> None:
-    suite = record_expectations(Caption, "toy_caption")
+    suite = dataset_suite(Caption, "toy_caption")
     assert suite["name"] == "toy_caption_dataset"
     assert [(e["type"], e["kwargs"].get("column")) for e in suite["expectations"]] == [
         ("expect_table_row_count_to_be_between", None),

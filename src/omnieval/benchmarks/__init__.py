@@ -47,8 +47,6 @@ from omnieval.benchmarks._declared import (
     Outputs,
     Record,
     RecordDataset,
-    read_records,
-    record_expectations,
     summarize,
 )
 from omnieval.benchmarks._external import (
@@ -85,11 +83,7 @@ def get_benchmark(name: str) -> Benchmark:
 
 def detect_benchmark(root: Path) -> Benchmark | None:
     """The benchmark whose dataset layout ``root`` has (by its marker file), or None."""
-    for name in BENCHMARKS.names():
-        bench = BENCHMARKS.get(name)
-        if bench.detect(root):
-            return bench
-    return None
+    return next((b for b in map(BENCHMARKS.get, BENCHMARKS.names()) if b.detect(root)), None)
 
 
 __all__ = [
@@ -123,8 +117,6 @@ __all__ = [
     "detect_benchmark",
     "get_benchmark",
     "load_folder",
-    "read_records",
-    "record_expectations",
     "resolve_benchmark",
     "summarize",
 ]

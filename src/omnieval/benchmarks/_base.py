@@ -8,6 +8,8 @@ and MLflow metric keys. Everything outside ``benchmarks/<name>/`` reaches those 
 
 from __future__ import annotations
 
+import importlib
+import json
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
@@ -18,8 +20,20 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final, Protocol, final
 from pydantic import BaseModel
 
 from omnieval.benchmarks._leaderboard import dump_document
-from omnieval.benchmarks._spec import SPEC_ATTRIBUTES, SPEC_FILE, BenchmarkSpec, cached_spec, spec_beside
-from omnieval.errors import ConfigError
+from omnieval.benchmarks._records import DatasetReport as DatasetReport
+from omnieval.benchmarks._records import DatasetSummary as DatasetSummary
+from omnieval.benchmarks._records import (
+    Instance,
+    JsonLines,
+    Record,
+    RecordDataset,
+    RowSource,
+    fingerprint_records,
+    gate_records,
+    validate_records,
+)
+from omnieval.benchmarks._spec import SPEC_FILE, BenchmarkSpec, cached_spec, spec_beside
+from omnieval.errors import ConfigError, DataError
 from omnieval.lineage import Deviation, check_ledger
 from omnieval.registry import Registry
 
@@ -34,24 +48,6 @@ if TYPE_CHECKING:
     from omnieval.systems import GenerationLimit, GenerationSummary, System, SystemSpec, Task
 
 Progress = Callable[[int, int], None]
-
-
-@dataclass(frozen=True)
-class DatasetReport:
-    """Outcome of strict dataset validation; ``dataset`` is set only when ``ok``."""
-
-    ok: bool
-    problems: list[str]
-    n_rows: int
-    dataset: Any = None
-
-
-@dataclass(frozen=True)
-class DatasetSummary:
-    """A one-line description of a valid dataset and the facts behind it (``omnieval validate``)."""
-
-    text: str
-    facts: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -356,9 +352,11 @@ class Judging(ABC):
 class Benchmark(ABC):
     """One evaluation protocol. Subclasses are registered with :func:`benchmark`.
 
-    The class attributes up to ``headline_metric_patterns`` that :data:`SPEC_ATTRIBUTES` names are
-    data: they come from the ``benchmark.yaml`` beside the subclass's module (``_spec.py``), which
-    :func:`benchmark` loads; ``metrics_config`` and ``score_range`` stay in code.
+    The class attributes up to ``headline_metric_patterns`` that
+    :meth:`~omnieval.benchmarks._spec.BenchmarkSpec.class_attributes` sets are data: they come from
+    the ``benchmark.yaml`` beside the subclass's module (``_spec.py``), which :func:`benchmark`
+    loads; ``metrics_config`` and ``score_range`` stay in code. The data side (loader, gate,
+    instances, fingerprint) follows from the record model (:attr:`record`).
     """
 
     spec: ClassVar[BenchmarkSpec | None] = None
@@ -423,8 +421,19 @@ class Benchmark(ABC):
     """Metric key -> how it measures something other than the paper's figure of that name. The
     track stage tags every MLflow run with them (``omnieval.metric_note.<key>``) and the run's
     description lists them, so the number is not read beside the paper's without the note."""
+    record: ClassVar[type[Record]]
+    """The pydantic model of one row (the loader's, the gate's and the fingerprint's check)."""
+    source: ClassVar[RowSource | None] = None
+    """Where the rows come from; None: the dataset marker read as JSON lines."""
+    dataset_type: ClassVar[type[RecordDataset[Any]]] = RecordDataset
+    """The loaded dataset's class (:class:`RecordDataset` or a subclass)."""
+    targets: ClassVar[tuple[str, ...]] = ()
+    """Record fields a generating system never sees (the references)."""
+    paper_deviations: ClassVar[tuple[Deviation, ...]] = ()
+    """Departures from the benchmark's paper that every run has (the run's ledger, FORMATS.md
+    section 12); default none. Override :meth:`deviations` for ones that depend on the run."""
 
-    # -- data: declarations (DeclaredBenchmark implements the rest from its record model) --------
+    # -- data: all of it follows from the record model (:attr:`record`, :attr:`source`) ----------
     @final
     def detect(self, root: Path) -> bool:
         """Whether ``root`` looks like a dataset of this benchmark: its marker file exists and, where
@@ -438,39 +447,53 @@ class Benchmark(ABC):
         keys = first_record_keys(marker)
         return not keys or bool(keys & self.dataset_fields)
 
-    @abstractmethod
+    @final
+    def row_source(self) -> RowSource:
+        """Where the rows come from (:attr:`source`, default the marker read as JSON lines)."""
+        return self.source if self.source is not None else JsonLines(self.dataset_marker)
+
+    @final
     def validate(self, root: Path) -> DatasetReport:
-        """Strictly validate a dataset folder; never raises on bad data (problems name row and field)."""
+        """Strictly validate a dataset folder through the record model (:func:`validate_records`);
+        never raises on bad data (problems name row and field)."""
+        return validate_records(root, self.record, self.row_source(), self.dataset_type)
 
-    @abstractmethod
+    @final
     def gate(self, root: Path, out_json: Path | None) -> GateResult:
-        """Run the dataset's Great Expectations suite; save the result to ``out_json``."""
+        """Run the dataset's Great Expectations suite, derived from the record model; save the result
+        to ``out_json``."""
+        return gate_records(Path(root), self.row_source(), self.record, self.name, out_json)
 
-    @abstractmethod
-    def instances(self, dataset: Any) -> tuple[Any, ...]:
+    @final
+    def instances(self, dataset: RecordDataset[Any]) -> tuple[Any, ...]:
         """The evaluation instances of a validated dataset, in canonical (index) order."""
+        return tuple(dataset.instances)
 
-    @abstractmethod
-    def fingerprint(self, dataset: Any) -> Manifest:
-        """SHA-256 manifest of everything the dataset's scores depend on."""
+    @final
+    def fingerprint(self, dataset: RecordDataset[Any]) -> Manifest:
+        """SHA-256 manifest of everything the dataset's scores depend on: the table, every media
+        file the records name and their declared texts."""
+        return fingerprint_records(dataset.root, dataset.table, self.record, dataset.records)
 
-    @abstractmethod
+    @final
     def dataset_frame(self, root: Path) -> pd.DataFrame:
         """A flat table of the dataset at ``root``, logged as the MLflow dataset input."""
+        frame: pd.DataFrame = self.load(root).frame()
+        return frame
 
-    @abstractmethod
-    def dataset_summary(self, dataset: Any) -> DatasetSummary:
+    @final
+    def dataset_summary(self, dataset: RecordDataset[Any]) -> DatasetSummary:
         """How ``omnieval validate`` describes a valid dataset."""
+        return dataset.summary()
 
-    @abstractmethod
-    def audit_inputs(self, dataset: Any) -> AuditInputs:
+    @final
+    def audit_inputs(self, dataset: RecordDataset[Any]) -> AuditInputs:
         """What ``omnieval audit`` reads from a validated dataset (:mod:`omnieval.audit`)."""
+        return dataset.audit_inputs(self.fingerprint(dataset).digest, self.name)
 
     @final
     def load(self, root: Path) -> Any:
         """Validate and return the dataset; raise :class:`~omnieval.errors.DataError` on bad data."""
-        from omnieval.errors import DataError
-
         report = self.validate(root)
         if not report.ok:
             raise DataError(
@@ -503,7 +526,7 @@ class Benchmark(ABC):
     def visible_task(self, instance: object, condition: str = "") -> Task:
         """Hook: one instance as a generating system sees it, a :class:`omnieval.systems.Task`
         holding only the task inputs (never a target field), for ``condition`` where the benchmark
-        has them. Default: refused (the benchmark serves no generating system).
+        has them. Default: the record's fields but :attr:`targets` (and the id), as plain JSON.
 
         Example (a record whose ``answer`` is the target)::
 
@@ -512,9 +535,11 @@ class Benchmark(ABC):
                 inputs = instance.record.model_dump(mode="json", exclude={"id", "answer"})
                 return Task(self.name, instance.index, instance.id, condition, inputs)
         """
-        from omnieval.errors import ConfigError
+        from omnieval.systems import Task
 
-        raise ConfigError(f"benchmark {self.name} does not expose task inputs to generating systems")
+        assert isinstance(instance, Instance)
+        inputs = instance.record.model_dump(mode="json", exclude={"id", *self.targets})
+        return Task(self.name, instance.index, instance.id, condition, inputs)
 
     # -- scoring ------------------------------------------------------------------------------
     @abstractmethod
@@ -569,8 +594,6 @@ class Benchmark(ABC):
         Raises:
             ConfigError: ``track`` is not one of this benchmark's judge tracks.
         """
-        from omnieval.errors import ConfigError
-
         scorer = self.judges()
         if scorer is None:
             raise ConfigError(f"benchmark {self.name} has no judge answer reader for track {track!r}")
@@ -585,8 +608,6 @@ class Benchmark(ABC):
     @final
     def judge(self, job: JudgeJob) -> JudgeOutput:
         """Run one judge panel over every system (:meth:`Judging.judge`)."""
-        from omnieval.errors import ConfigError
-
         scorer = self.judges()
         if scorer is None:
             raise ConfigError(f"benchmark {self.name} has no judge tracks (panel {job.panel})")
@@ -607,7 +628,6 @@ class Benchmark(ABC):
     @final
     def has_known_set(self) -> bool:
         """Whether the judge scorer declares a known set (without building it)."""
-
         return self.judging is not None and self.judging.known_set is not Judging.known_set
 
     @final
@@ -669,14 +689,19 @@ class Benchmark(ABC):
         Returns columns ``system, instance_id, component, value``: per (system, instance) the value
         of each headline component on its aggregate scale, valid instances only (no row where the
         instance has no valid value). The mean of a component's values over instances is its
-        valid-only aggregate (up to how the benchmark weights judges).
+        valid-only aggregate (up to how the benchmark weights judges). Default: the scores table's
+        valid values, ``<condition>.<component>`` where there are conditions.
 
         Example (components declared in ``leaderboard.yaml``)::
 
             def instance_components(self, scores: pd.DataFrame) -> pd.DataFrame:
                 return declared_instance_components(scores, __file__)
         """
-        raise NotImplementedError(f"benchmark {self.name} has no per-instance components")
+        from omnieval.scores import VALUED_STATUSES
+
+        valid = scores[scores["status"].isin(VALUED_STATUSES)]
+        keys = [f"{c}.{k}" if c else k for c, k in zip(valid["condition"], valid["component"], strict=True)]
+        return valid.assign(component=keys)[["system", "instance_id", "component", "value"]]
 
     @abstractmethod
     def leaderboard_text(self, document: Mapping[str, object]) -> str:
@@ -734,7 +759,7 @@ class Benchmark(ABC):
 
     def deviations(self, run: RunSettings) -> list[Deviation]:
         """Hook: this benchmark's departures from its paper's protocol that apply to ``run``
-        (default none). Each benchmark declares them once, in one place; :meth:`deviation_ledger`
+        (default: :attr:`paper_deviations`, whatever the run). Each benchmark declares them once, in one place; :meth:`deviation_ledger`
         adds the framework's own and is what lineage and report show.
 
         Example::
@@ -743,7 +768,7 @@ class Benchmark(ABC):
                 cpu = "cpu" in run.panels
                 return [Deviation("judge-substitute-cpu", "A 1.5B judge ...", "Scores ...")] if cpu else []
         """
-        return []
+        return list(self.paper_deviations)
 
     @final
     def deviation_ledger(self, run: RunSettings) -> list[Deviation]:
@@ -776,8 +801,6 @@ class Benchmark(ABC):
 
         Returns the exit status; a benchmark without that command says so and returns 2.
         """
-        import importlib
-
         target = self.commands.get(command)
         if target is None:
             what = COMMANDS.get(command, command)
@@ -820,8 +843,6 @@ def first_record_keys(path: Path, *, max_lines: int = 50) -> frozenset[str]:
     Benchmarks sharing the ``manifest.jsonl`` marker tell their layouts apart by these keys; lines
     that are not JSON objects are skipped so one broken line does not hide the layout.
     """
-    import json
-
     try:
         with Path(path).open(encoding="utf-8", errors="replace") as handle:
             for number, line in enumerate(handle):
@@ -847,7 +868,8 @@ def benchmark(
     """Class decorator: read the class's ``benchmark.yaml`` and register one instance of it.
 
     The declaration is the ``benchmark.yaml`` in the folder of the module defining the class; its
-    values become the class attributes of :data:`SPEC_ATTRIBUTES` and its ``name`` the registry key.
+    values become the class attributes of :meth:`~omnieval.benchmarks._spec.BenchmarkSpec.class_attributes`
+    and its ``name`` the registry key.
     A class without one sets those attributes in code and passes ``name``.
 
     Args:
@@ -870,10 +892,6 @@ def benchmark(
     """
 
     def deco(cls: type[Benchmark]) -> type[Benchmark]:
-        import sys
-
-        from omnieval.errors import ConfigError
-
         module = sys.modules.get(cls.__module__)
         path = spec_beside(getattr(module, "__file__", None))
         key = name
@@ -881,13 +899,14 @@ def benchmark(
             spec = cached_spec(path)  # the same object the package's constants were read from
             if name is not None and name != spec.name:
                 raise ConfigError(f"{path}: name {spec.name!r} but {cls.__qualname__} registers {name!r}")
-            doubled = sorted(a for a in SPEC_ATTRIBUTES if a in vars(cls))
+            attributes = spec.class_attributes()
+            doubled = sorted(a for a in attributes if a in vars(cls))
             if doubled:
                 raise ConfigError(
                     f"{cls.__module__}.{cls.__qualname__} sets {', '.join(doubled)} in code; "
                     f"{path} declares them (one home per fact)"
                 )
-            for attribute, value in spec.class_attributes().items():
+            for attribute, value in attributes.items():
                 setattr(cls, attribute, value)
             cls.spec = spec
             key = spec.name

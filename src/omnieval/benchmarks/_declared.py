@@ -10,14 +10,13 @@ zero-filled means with bootstrap intervals, a typed leaderboard, a terminal tabl
   returns, in display order, with their direction);
 - ``record``: a :class:`Record` subclass, the pydantic model of one line. It is both the strict
   loader's check (every problem named by file, line, id and field; never half a dataset) and the
-  dataset gate's Great Expectations suite (:func:`record_expectations`);
+  dataset gate's Great Expectations suite (:func:`~._records.dataset_suite`);
 - ``targets``: the record fields a system must never see (the rest is its task);
 - ``score_range``: each component's native range (the scores gate checks values against it);
 - :meth:`DeclaredBenchmark.score`: the metric, one instance at a time.
 
-A benchmark overrides whichever other :class:`~omnieval.benchmarks.Benchmark` method differs
-(a fingerprint that covers media files, its own report...). The maths of the aggregate is the
-pure :func:`summarize`.
+A benchmark overrides whichever other hook of :class:`~omnieval.benchmarks.Benchmark` differs
+(its own metrics, its own report...). The maths of the aggregate is the pure :func:`summarize`.
 
 Example (``hooks.py`` beside a ``benchmark.yaml`` whose headline component is ``exact``)::
 
@@ -39,7 +38,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, NamedTuple, TypeVar, final
 
@@ -47,14 +46,11 @@ from pydantic import BaseModel, ConfigDict
 
 from omnieval.benchmarks._base import (
     Benchmark,
-    DatasetReport,
-    DatasetSummary,
     Leaderboard,
     MetricsJob,
     MetricsOutput,
     ReportJob,
     RunFacts,
-    RunSettings,
 )
 from omnieval.benchmarks._leaderboard import (
     DocumentModel,
@@ -63,30 +59,13 @@ from omnieval.benchmarks._leaderboard import (
     MlflowMetrics,
     RunUsage,
 )
-from omnieval.benchmarks._records import (
-    Instance,
-    JsonLines,
-    Record,
-    RowSource,
-    dataset_suite,
-    dataset_table,
-    fingerprint_records,
-    gate_records,
-    read_rows,
-)
-from omnieval.data import Identified, InstanceDataset
+from omnieval.benchmarks._records import Instance, Record, RecordDataset, load_records, validate_records
 from omnieval.errors import ConfigError
-from omnieval.lineage import Deviation
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
     import pandas as pd
-
-    from omnieval.audit import AuditInputs
-    from omnieval.data import Manifest
-    from omnieval.gates import GateResult
-    from omnieval.systems import Task
 
 
 class NoOptions(BaseModel):
@@ -104,50 +83,6 @@ class Outputs:
     def text(self, modality: str = "text") -> str:
         """The output of ``modality`` read as UTF-8 text."""
         return self.paths[modality].read_text(encoding="utf-8")
-
-
-class RecordLines(NamedTuple):
-    """What :func:`read_records` found: the instances (empty unless the file had no problem), one
-    problem per bad field or line, and one gate row per non-blank line (keyed by line number)."""
-
-    instances: tuple[Instance, ...]
-    problems: list[str]
-    rows: dict[int, dict[str, Any]]
-
-
-def read_records(path: Path, model: type[Record], label: str) -> RecordLines:
-    """Read and check a JSONL file against ``model``; ``label`` names the file in problems.
-
-    Problems read ``<label>:<line> (<id>): <field>: <why>``; the instances are returned only when
-    there is none, so a caller never works on half a dataset (:func:`~._records.read_rows` over
-    one :class:`~._records.JsonLines` source).
-
-    Example:
-        >>> import tempfile
-        >>> class Row(Record):
-        ...     text: str
-        >>> path = Path(tempfile.mkdtemp()) / "rows.jsonl"
-        >>> _ = path.write_text('{"id": "a", "text": "x"}\\n{"id": "a", "txt": "y"}\\n')
-        >>> read_records(path, Row, "rows.jsonl").problems
-        ['rows.jsonl:2 (a): text: Field required', 'rows.jsonl:2 (a): txt: Extra inputs are not permitted']
-    """
-    found = read_rows(path.parent, JsonLines(path.name, label=label), model)
-    return RecordLines(found.instances, found.problems, found.rows)
-
-
-def record_expectations(model: type[Record], name: str) -> dict[str, Any]:
-    """The dataset gate's Great Expectations suite (suite-file form) derived from ``model``: at
-    least one line, every line a valid record, no required field null, ids unique (and a column
-    per media, ``Literal`` and declared gate field: :func:`~._records.dataset_suite`).
-
-    Example:
-        >>> class Row(Record):
-        ...     text: str
-        ...     note: str = ""
-        >>> [e["kwargs"].get("column") for e in record_expectations(Row, "toy")["expectations"]]
-        [None, 'record__parses', 'id', 'text', 'id']
-    """
-    return dataset_suite(model, name)
 
 
 class Summary(NamedTuple):
@@ -242,89 +177,13 @@ def _interval(ci: tuple[float, float] | None) -> list[float] | None:
 
 RecordT = TypeVar("RecordT", bound=Record)
 ConfigT = TypeVar("ConfigT", bound=BaseModel)
-InstT = TypeVar("InstT", bound=Identified)
-DataT = TypeVar("DataT", bound="RecordDataset[Any]")
-
-
-@dataclass(frozen=True)
-class RecordDataset(InstanceDataset[InstT]):
-    """A validated dataset of a :class:`DeclaredBenchmark`: its instances (what each record's
-    :meth:`Record.instance` made) in source order, the rows' file and the records themselves.
-
-    A benchmark subclasses it (``dataset_type``) for what only its data knows: a summary line, an
-    MLflow dataset table of its own, the inputs of ``omnieval audit``.
-    """
-
-    table: Path
-    """The rows' file (resolved): what the fingerprint hashes as the table."""
-    records: tuple[Record, ...] = field(repr=False, compare=False)
-    """The validated records the instances were built from (what the fingerprint hashes)."""
-
-    @property
-    def manifest_path(self) -> Path:
-        """The rows' file under the name JSON-lines benchmarks use for it."""
-        return self.table
-
-    def summary(self) -> DatasetSummary:
-        """How ``omnieval validate`` describes the dataset (default: ``"<n> instances"``)."""
-        return DatasetSummary(f"{len(self)} instances", {"n_rows": len(self)})
-
-    def frame(self) -> pd.DataFrame:
-        """The MLflow dataset input: ``index`` then each record's JSON form, media paths relative."""
-        if not self.records:
-            import pandas as pd
-
-            return pd.DataFrame()
-        rows = [Instance(index, r.id, r) for index, r in enumerate(self.records)]
-        return dataset_table(type(self.records[0]), rows, self.root)
-
-    def audit_inputs(self, digest: str, benchmark: str) -> AuditInputs:
-        """What ``omnieval audit`` reads (pages, targets, conditions); ``digest`` is the dataset's
-        fingerprint. Default: refused (the benchmark has no dataset audit)."""
-        raise ConfigError(f"benchmark {benchmark} has no dataset audit")
-
-
-def validate_records(
-    root: Path, record: type[Record], source: RowSource, dataset_type: type[RecordDataset[Any]]
-) -> DatasetReport:
-    """Read every row of ``source`` under ``root`` through ``record``; the dataset (of
-    ``dataset_type``, one instance per row from :meth:`Record.instance`) only when no row has a
-    problem. Never raises on bad data: problems name file, row, id and field."""
-    root = Path(root)
-    found = read_rows(root, source, record)
-    dataset = None
-    if not found.problems:
-        lines = list(found.rows)  # every row is an instance when nothing is wrong
-        records = tuple(i.record for i in found.instances)
-        instances = tuple(r.instance(i, lines[i]) for i, r in enumerate(records))
-        dataset = dataset_type(root.resolve(), instances, table=source.path(root).resolve(), records=records)
-    return DatasetReport(not found.problems, found.problems, len(found.rows), dataset)
-
-
-def load_records(
-    name: str, root: Path, record: type[Record], source: RowSource, dataset_type: type[DataT]
-) -> DataT:
-    """:func:`validate_records`'s dataset, or raise with every problem.
-
-    Raises:
-        DataError: ``<name> dataset <root> failed validation (<n> problems)`` listing each problem
-            (exit code 2 in the CLI).
-    """
-    from omnieval.errors import DataError
-
-    report = validate_records(root, record, source, dataset_type)
-    if not isinstance(report.dataset, dataset_type):
-        n = len(report.problems)
-        raise DataError(
-            f"{name} dataset {root} failed validation ({n} problem{'s' if n != 1 else ''})", report.problems
-        )
-    return report.dataset
 
 
 class DeclaredBenchmark(Benchmark, Generic[RecordT, ConfigT]):
-    """The one benchmark API: a :class:`~omnieval.benchmarks.Benchmark` whose data side follows from
-    declarations (module docstring) and whose differences are at most ten hooks. Register a
-    subclass with ``@benchmark()`` beside its ``benchmark.yaml``.
+    """The one benchmark API: a :class:`~omnieval.benchmarks.Benchmark` typed by its record model and
+    ``metrics:`` config, whose metrics and aggregate follow from :meth:`score` and :func:`summarize`
+    and whose differences are at most ten hooks. Register a subclass with ``@benchmark()`` beside its
+    ``benchmark.yaml``.
 
     Hooks (everything else is ``@final``): :meth:`score` or :meth:`compute_metrics`,
     :meth:`visible_task`, :meth:`leaderboard`, :meth:`instance_components`, :meth:`leaderboard_text`,
@@ -332,20 +191,9 @@ class DeclaredBenchmark(Benchmark, Generic[RecordT, ConfigT]):
     is a declared component (:attr:`judging`), the commands are declared (:attr:`commands`).
     """
 
-    record: ClassVar[type[Record]]
-    """The pydantic model of one row (the loader's, the gate's and the fingerprint's check)."""
-    source: ClassVar[RowSource | None] = None
-    """Where the rows come from; None: the dataset marker read as JSON lines."""
-    dataset_type: ClassVar[type[RecordDataset[Any]]] = RecordDataset
-    """The loaded dataset's class (:class:`RecordDataset` or a subclass)."""
-    targets: ClassVar[tuple[str, ...]] = ()
-    """Record fields a generating system never sees (the references)."""
     metrics_config: ClassVar[type[BaseModel]] = NoOptions
     bootstrap_draws: ClassVar[int] = 2000
     """Resamples of the leaderboard's bootstrap intervals (seeded: the same table, the same CIs)."""
-    paper_deviations: ClassVar[tuple[Deviation, ...]] = ()
-    """Departures from the benchmark's paper that every run has (the run's ledger, FORMATS.md
-    section 12); default none. Override :meth:`deviations` for ones that depend on the run."""
     default_leaderboard: ClassVar[type[BaseModel] | None] = DeclaredLeaderboard
 
     def __init__(self) -> None:
@@ -364,10 +212,6 @@ class DeclaredBenchmark(Benchmark, Generic[RecordT, ConfigT]):
                 f"{where}: score_range must give the range of each headline component "
                 f"({', '.join(self.components)}), got {', '.join(self.score_range) or 'none'}"
             )
-
-    def deviations(self, run: RunSettings) -> list[Deviation]:
-        """Default: :attr:`paper_deviations`, whatever the run."""
-        return list(self.paper_deviations)
 
     @property
     @final
@@ -389,59 +233,6 @@ class DeclaredBenchmark(Benchmark, Generic[RecordT, ConfigT]):
         """
         raise NotImplementedError(f"{type(self).__qualname__} declares no score()")
 
-    # -- data -----------------------------------------------------------------------------------
-    @final
-    def row_source(self) -> RowSource:
-        """Where the rows come from (:attr:`source`, default the marker read as JSON lines)."""
-        return self.source if self.source is not None else JsonLines(self.dataset_marker)
-
-    @final
-    def validate(self, root: Path) -> DatasetReport:
-        """Read every row through the record model (:func:`validate_records`)."""
-        return validate_records(root, self.record, self.row_source(), self.dataset_type)
-
-    @final
-    def expectation_suite(self) -> dict[str, Any]:
-        """The dataset gate's suite, from the record model (:func:`record_expectations`)."""
-        return record_expectations(self.record, self.name)
-
-    @final
-    def gate(self, root: Path, out_json: Path | None) -> GateResult:
-        return gate_records(
-            Path(root), self.row_source(), self.record, self.name, out_json, suite=self.expectation_suite()
-        )
-
-    @final
-    def instances(self, dataset: RecordDataset[Any]) -> tuple[Any, ...]:
-        return tuple(dataset.instances)
-
-    @final
-    def fingerprint(self, dataset: RecordDataset[Any]) -> Manifest:
-        # The table, every media file the records name and their declared texts.
-        return fingerprint_records(dataset.root, dataset.table, self.record, dataset.records)
-
-    @final
-    def dataset_frame(self, root: Path) -> pd.DataFrame:
-        frame: pd.DataFrame = self.load(root).frame()
-        return frame
-
-    @final
-    def dataset_summary(self, dataset: RecordDataset[Any]) -> DatasetSummary:
-        return dataset.summary()
-
-    @final
-    def audit_inputs(self, dataset: RecordDataset[Any]) -> AuditInputs:
-        return dataset.audit_inputs(self.fingerprint(dataset).digest, self.name)
-
-    # -- generation -----------------------------------------------------------------------------
-    def visible_task(self, instance: object, condition: str = "") -> Task:
-        """Default: the record's fields but :attr:`targets` (and the id), as plain JSON."""
-        from omnieval.systems import Task
-
-        assert isinstance(instance, Instance)
-        inputs = instance.record.model_dump(mode="json", exclude={"id", *self.targets})
-        return Task(self.name, instance.index, instance.id, condition, inputs)
-
     # -- scoring --------------------------------------------------------------------------------
     def compute_metrics(self, job: MetricsJob) -> MetricsOutput:
         """Default: :meth:`score` per instance whose every declared modality was written."""
@@ -460,15 +251,10 @@ class DeclaredBenchmark(Benchmark, Generic[RecordT, ConfigT]):
                         raise ConfigError(
                             f"{self.name}: score() returned {sorted(values)}, declared {list(self.components)}"
                         )
+                unvalued = Status.NOT_APPLICABLE if values else Status.MISSING_OUTPUT
                 for component in self.components:
                     value = values.get(component)
-                    status = (
-                        Status.OK
-                        if value is not None
-                        else Status.MISSING_OUTPUT
-                        if not values
-                        else Status.NOT_APPLICABLE
-                    )
+                    status = Status.OK if value is not None else unvalued
                     rows.append(
                         ScoreRow(
                             self.name,
@@ -531,15 +317,6 @@ class DeclaredBenchmark(Benchmark, Generic[RecordT, ConfigT]):
         )
         return Leaderboard.typed(document, metrics)
 
-    def instance_components(self, scores: pd.DataFrame) -> pd.DataFrame:
-        """Default: the scores table's valid values, ``<condition>.<component>`` where there are
-        conditions."""
-        from omnieval.scores import VALUED_STATUSES
-
-        valid = scores[scores["status"].isin(VALUED_STATUSES)]
-        keys = [f"{c}.{k}" if c else k for c, k in zip(valid["condition"], valid["component"], strict=True)]
-        return valid.assign(component=keys)[["system", "instance_id", "component", "value"]]
-
     def _table(self, document: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
         """Header and rows of the leaderboard: per component the valid-only mean [95% CI], the
         zero-filled mean and valid/asked; systems as the document orders them."""
@@ -594,11 +371,8 @@ __all__ = [
     "Outputs",
     "Record",
     "RecordDataset",
-    "RecordLines",
     "Summary",
     "load_records",
-    "read_records",
-    "record_expectations",
     "summarize",
     "validate_records",
 ]

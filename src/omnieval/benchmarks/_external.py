@@ -122,11 +122,6 @@ class _FolderFinder(importlib.abc.MetaPathFinder):
         return spec
 
 
-def _install_finder() -> None:
-    if not any(isinstance(f, _FolderFinder) for f in sys.meta_path):
-        sys.meta_path.append(_FolderFinder())
-
-
 def _registered_from(package: str) -> Benchmark | None:
     """The benchmark a class of ``package`` (or one of its modules) registered, if any."""
     for bench in BENCHMARKS.registered().values():
@@ -165,7 +160,6 @@ def load_folder(folder: Path | str) -> Benchmark:
         raise ConfigError(
             f"{folder}: no {SPEC_FILE} in the folder (a benchmark folder holds {SPEC_FILE} and its hooks)"
         )
-    _install_finder()
     name = f"{NAMESPACE}.{folder_key(folder)}"
     if name not in sys.modules:
         before = set(BENCHMARKS.registered())
@@ -233,7 +227,8 @@ def enable_plugins() -> None:
     BENCHMARKS.use_entry_points(ENTRY_POINT_GROUP, error=ConfigError)
 
 
-_install_finder()
+if not any(isinstance(f, _FolderFinder) for f in sys.meta_path):  # once, if this module is reloaded
+    sys.meta_path.append(_FolderFinder())
 
 __all__ = [
     "ENTRY_POINT_GROUP",

@@ -335,7 +335,7 @@ class LeaderboardDeclaration(_Strict):
         >>> declaration = LeaderboardDeclaration.model_validate({"document": {
         ...     "ToyLeaderboard": {"doc": "The toy document.", "fields": {
         ...         "benchmark": 'Literal["toy"]', "systems": "dict[str, float | None]"}}}})
-        >>> model = build_document(declaration)
+        >>> model = build_blocks(declaration)["ToyLeaderboard"]
         >>> dump_document(model.model_validate({"benchmark": "toy", "systems": {"a": None}}))
         {'benchmark': 'toy', 'systems': {'a': None}}
     """
@@ -389,8 +389,8 @@ def _type_of(expression: str, block: Callable[[str], type[Any]]) -> Any:
     return evaluate(tree.body)
 
 
-def build_document(declaration: LeaderboardDeclaration) -> type[LeaderboardDocument]:
-    """The pydantic model of a declared document (its first block); :func:`build_blocks` gives all.
+def build_blocks(declaration: LeaderboardDeclaration) -> dict[str, type[DocumentModel]]:
+    """Block name -> its pydantic model, in declared order (the document first).
 
     Each block becomes a frozen :class:`DocumentModel` (the first a :class:`LeaderboardDocument`)
     named after it, with the block's ``doc`` as docstring and its fields in declared order, so its
@@ -400,13 +400,6 @@ def build_document(declaration: LeaderboardDeclaration) -> type[LeaderboardDocum
         ValueError: a type names an unknown block, blocks hold each other in a cycle, or a type
             expression is not declarable.
     """
-    document = next(iter(build_blocks(declaration).values()))
-    assert issubclass(document, LeaderboardDocument)
-    return document
-
-
-def build_blocks(declaration: LeaderboardDeclaration) -> dict[str, type[DocumentModel]]:
-    """Block name -> its pydantic model, in declared order (the document first)."""
     return _build(declaration, _make_block)
 
 
@@ -511,8 +504,7 @@ def _sources_problem(declaration: LeaderboardDeclaration, spec: BenchmarkSpec) -
 
 
 def _declaration_path(module_file: str) -> Path:
-    spec = spec_beside(module_file)
-    return (spec.parent if spec else Path(module_file).resolve().parent) / LEADERBOARD_FILE
+    return Path(module_file).resolve().parent / LEADERBOARD_FILE
 
 
 def leaderboard_declaration(module_file: str) -> LeaderboardDeclaration:
@@ -676,7 +668,6 @@ __all__ = [
     "UsageEntry",
     "UsageTotal",
     "build_blocks",
-    "build_document",
     "components_frame",
     "declared_blocks",
     "declared_document",

@@ -1,4 +1,4 @@
-"""Records of a declared benchmark: the model of one row, where rows come from, media files in them.
+"""Records of a benchmark: the model of one row, where rows come from, media files, the dataset.
 
 A benchmark's dataset is a table of rows (JSON lines or a parquet file) whose pydantic model
 (:class:`Record`) is the one statement of what a valid row is. From it this module derives:
@@ -13,7 +13,8 @@ A benchmark's dataset is a table of rows (JSON lines or a parquet file) whose py
 - the dataset gate (:func:`dataset_suite`, :func:`gate_records`): a Great Expectations suite built
   from the model over a table with one row per source row and check columns per field;
 - the fingerprint (:func:`fingerprint_records`): the table file, every media file a record names
-  and the declared text fields, hashed as :func:`omnieval.data.manifest_digest` does.
+  and the declared text fields, hashed as :func:`omnieval.data.manifest_digest` does;
+- the validated dataset (:func:`validate_records`, :class:`RecordDataset`).
 
 Validators on the model carry the benchmark's own rules (a target that must be a value of the
 row's feature); they raise :func:`problem` or, for several sub-fields at once, :func:`problems`.
@@ -24,19 +25,21 @@ from __future__ import annotations
 import json
 import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, NamedTuple, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PlainValidator, ValidationError, ValidationInfo
 from pydantic_core import PydanticCustomError, core_schema
 
-from omnieval.data import show_value
+from omnieval.data import Identified, InstanceDataset, show_value
+from omnieval.errors import ConfigError, DataError
 
 if TYPE_CHECKING:
     import pandas as pd
     from pydantic import GetCoreSchemaHandler
 
+    from omnieval.audit import AuditInputs
     from omnieval.data import Manifest
     from omnieval.gates import GateResult
 
@@ -600,10 +603,8 @@ def gate_records(
     model: type[Record],
     name: str,
     out_json: Path | None,
-    *,
-    suite: Mapping[str, Any] | None = None,
 ) -> GateResult:
-    """Run the suite :func:`dataset_suite` derives from ``model`` (or ``suite``) over the rows of ``source``.
+    """Run the suite :func:`dataset_suite` derives from ``model`` over the rows of ``source``.
 
     A dataset that cannot be read at all (no folder, no file, no row) fails first with the
     source's ``unreadable_check``. The result is written to ``out_json`` (pass or fail) unless None.
@@ -619,7 +620,7 @@ def gate_records(
     columns = gate_columns(model)
     frame = pd.DataFrame(list(found.rows.values()), index=list(found.rows), columns=columns)
     frame = frame.reset_index(drop=True)  # row labels are positions; the reasons name the lines
-    suite = dict(suite or dataset_suite(model, name))
+    suite = dataset_suite(model, name)
     with tempfile.TemporaryDirectory(prefix="omnieval-gate-") as tmp:
         path = Path(tmp) / f"{suite['name']}.json"
         path.write_text(json.dumps(suite), encoding="utf-8")
@@ -651,13 +652,8 @@ def dataset_table(model: type[Record], instances: Iterable[Instance], root: Path
 # -- the fingerprint -------------------------------------------------------------------------------
 
 
-class _Identified(Protocol):
-    @property
-    def id(self) -> str: ...
-
-
 def fingerprint_records(
-    root: Path, table: Path, model: type[Record], items: Sequence[_Identified]
+    root: Path, table: Path, model: type[Record], items: Sequence[Identified]
 ) -> Manifest:
     """Hash the table file, every media file the items name (each once) and their declared texts.
 
@@ -683,9 +679,104 @@ def fingerprint_records(
     return Manifest(n, entry, files, texts, manifest_digest(n, entry, files, texts))
 
 
+# -- the dataset -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DatasetReport:
+    """Outcome of strict dataset validation; ``dataset`` is set only when ``ok``."""
+
+    ok: bool
+    problems: list[str]
+    n_rows: int
+    dataset: Any = None
+
+
+@dataclass(frozen=True)
+class DatasetSummary:
+    """A one-line description of a valid dataset and the facts behind it (``omnieval validate``)."""
+
+    text: str
+    facts: dict[str, Any] = field(default_factory=dict)
+
+
+InstT = TypeVar("InstT", bound=Identified)
+DataT = TypeVar("DataT", bound="RecordDataset[Any]")
+
+
+@dataclass(frozen=True)
+class RecordDataset(InstanceDataset[InstT]):
+    """A validated dataset of a declared benchmark: its instances (what each record's
+    :meth:`Record.instance` made) in source order, the rows' file and the records themselves.
+
+    A benchmark subclasses it (``dataset_type``) for what only its data knows: a summary line, an
+    MLflow dataset table of its own, the inputs of ``omnieval audit``.
+    """
+
+    table: Path
+    """The rows' file (resolved): what the fingerprint hashes as the table."""
+    records: tuple[Record, ...] = field(repr=False, compare=False)
+    """The validated records the instances were built from (what the fingerprint hashes)."""
+
+    def summary(self) -> DatasetSummary:
+        """How ``omnieval validate`` describes the dataset (default: ``"<n> instances"``)."""
+        return DatasetSummary(f"{len(self)} instances", {"n_rows": len(self)})
+
+    def frame(self) -> pd.DataFrame:
+        """The MLflow dataset input: ``index`` then each record's JSON form, media paths relative."""
+        if not self.records:
+            import pandas as pd
+
+            return pd.DataFrame()
+        rows = [Instance(index, r.id, r) for index, r in enumerate(self.records)]
+        return dataset_table(type(self.records[0]), rows, self.root)
+
+    def audit_inputs(self, digest: str, benchmark: str) -> AuditInputs:
+        """What ``omnieval audit`` reads (pages, targets, conditions); ``digest`` is the dataset's
+        fingerprint. Default: refused (the benchmark has no dataset audit)."""
+        raise ConfigError(f"benchmark {benchmark} has no dataset audit")
+
+
+def validate_records(
+    root: Path, record: type[Record], source: RowSource, dataset_type: type[RecordDataset[Any]]
+) -> DatasetReport:
+    """Read every row of ``source`` under ``root`` through ``record``; the dataset (of
+    ``dataset_type``, one instance per row from :meth:`Record.instance`) only when no row has a
+    problem. Never raises on bad data: problems name file, row, id and field."""
+    root = Path(root)
+    found = read_rows(root, source, record)
+    dataset = None
+    if not found.problems:
+        lines = list(found.rows)  # every row is an instance when nothing is wrong
+        records = tuple(i.record for i in found.instances)
+        instances = tuple(r.instance(i, lines[i]) for i, r in enumerate(records))
+        dataset = dataset_type(root.resolve(), instances, table=source.path(root).resolve(), records=records)
+    return DatasetReport(not found.problems, found.problems, len(found.rows), dataset)
+
+
+def load_records(
+    name: str, root: Path, record: type[Record], source: RowSource, dataset_type: type[DataT]
+) -> DataT:
+    """:func:`validate_records`'s dataset, or raise with every problem.
+
+    Raises:
+        DataError: ``<name> dataset <root> failed validation (<n> problems)`` listing each problem
+            (exit code 2 in the CLI).
+    """
+    report = validate_records(root, record, source, dataset_type)
+    if not isinstance(report.dataset, dataset_type):
+        n = len(report.problems)
+        raise DataError(
+            f"{name} dataset {root} failed validation ({n} problem{'s' if n != 1 else ''})", report.problems
+        )
+    return report.dataset
+
+
 __all__ = [
     "DECLARED",
     "MANIFEST",
+    "DatasetReport",
+    "DatasetSummary",
     "Instance",
     "JsonLines",
     "Media",
@@ -693,6 +784,7 @@ __all__ = [
     "ParquetRows",
     "RawRow",
     "Record",
+    "RecordDataset",
     "RecordRows",
     "RowContext",
     "RowSource",
@@ -703,8 +795,10 @@ __all__ = [
     "fingerprint_records",
     "gate_columns",
     "gate_records",
+    "load_records",
     "media_fields",
     "problem",
     "problems",
     "read_rows",
+    "validate_records",
 ]

@@ -44,28 +44,6 @@ SPEC_FILE: Final = "benchmark.yaml"
 _NAME = r"^[a-z][a-z0-9_]*$"
 """Benchmark, condition and track names: they become MLflow key parts and scores-table values."""
 
-SPEC_ATTRIBUTES: Final[tuple[str, ...]] = (
-    "title",
-    "description",
-    "default_dataset",
-    "dataset_marker",
-    "dataset_fields",
-    "conditions",
-    "default_conditions",
-    "system_kinds",
-    "modalities",
-    "judge_tracks",
-    "judge_criteria",
-    "default_panels",
-    "drift_anchors",
-    "judge_shards_by_system",
-    "headline_components",
-    "lower_is_better",
-    "headline_metric_patterns",
-)
-"""``Benchmark`` class attributes a spec sets; a class body that also sets one is refused, so each
-fact has one home."""
-
 
 class _Strict(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -264,7 +242,8 @@ class BenchmarkSpec(_Strict):
 
     def class_attributes(self) -> dict[str, Any]:
         """The values :class:`~omnieval.benchmarks.Benchmark`'s class attributes take, in the
-        types they always had (tuples, frozensets, a ``Path``); keys are :data:`SPEC_ATTRIBUTES`."""
+        types they always had (tuples, frozensets, a ``Path``). A class body that also sets one of
+        them is refused (:func:`~omnieval.benchmarks.benchmark`), so each fact has one home."""
         conditions = self.conditions or ("",)
         judge = self.judge
         return {
@@ -362,12 +341,11 @@ def declaration_error(module_file: str, field: str, problem: str) -> ConfigError
     track) but must agree with the declaration; a module checks that at import and raises this, worded
     like a schema error: the ``benchmark.yaml`` path, then ``field: problem``.
     """
-    path = spec_beside(module_file) or Path(module_file).resolve().parent / SPEC_FILE
+    path = Path(module_file).resolve().parent / SPEC_FILE
     return ConfigError(f"{path}: invalid benchmark declaration\n  - {field}: {problem}")
 
 
 __all__ = [
-    "SPEC_ATTRIBUTES",
     "SPEC_FILE",
     "BenchmarkSpec",
     "DatasetSpec",

@@ -156,6 +156,28 @@ def test_a_fetched_candidate_that_differs_from_the_manifest_is_named(machines: t
     assert "beta" not in message.split("\n", 1)[1]  # beta checked out
 
 
+def test_a_blob_whose_bytes_do_not_match_its_hash_is_refused(
+    machines: tuple[Path, Path], tmp_path: Path
+) -> None:
+    import hashlib
+
+    from mlflow.tracking import MlflowClient
+
+    a, b = machines
+    run_id, _ = _track_on_a(a, suite="badblob")
+    sha = hashlib.sha256(BETA["text/2/generated.txt"].encode()).hexdigest()
+    forged = tmp_path / "forged" / sha
+    forged.parent.mkdir()
+    forged.write_text("not the bytes the manifest names")
+    MlflowClient().log_artifact(run_id, str(forged), artifact_path="candidates/blobs")  # overwrites it
+    folder = _fetch_on_b(b, "badblob")
+    with pytest.raises(DataError) as raised:
+        locate_candidates(read_run(folder), ["alpha", "beta"])
+    assert f"beta: candidates/blobs/{sha} on http://127.0.0.1:" in str(raised.value)
+    assert f"not {sha[:12]}" in str(raised.value)
+    assert not (folder / FETCHED_CANDIDATES / "beta").exists()  # nothing half-fetched is left to judge
+
+
 def test_a_run_tracked_without_candidates_fails_the_rejudge_block_clearly(
     machines: tuple[Path, Path], tmp_path: Path
 ) -> None:

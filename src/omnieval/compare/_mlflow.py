@@ -12,7 +12,8 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -364,6 +365,10 @@ def _manifest(folder: Path, run_id: str, uri: str) -> tuple[CandidateManifest | 
     return manifest, None
 
 
+FETCH_WORKERS = 8
+"""Blobs downloaded at once (one request each; the server answers them in parallel)."""
+
+
 def _fetch_imported(folder: Path, run_id: str, uri: str, system: str, entry: SystemCandidates) -> int:
     """Fetch an imported system's files from ``candidates/blobs`` into ``fetched_candidates/<system>``,
     each checked against its SHA-256; return how many were downloaded (0: an earlier copy checks out).
@@ -372,8 +377,10 @@ def _fetch_imported(folder: Path, run_id: str, uri: str, system: str, entry: Sys
         DataError: a blob is missing, unreadable or not the bytes its name says.
     """
     import hashlib
+    from concurrent.futures import ThreadPoolExecutor
 
-    from mlflow.artifacts import download_artifacts
+    from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
+    from mlflow.tracking import MlflowClient
 
     from omnieval.errors import DataError
 
@@ -381,41 +388,62 @@ def _fetch_imported(folder: Path, run_id: str, uri: str, system: str, entry: Sys
     if target.is_dir() and not _mismatches(target, entry):
         return 0
     target.parent.mkdir(parents=True, exist_ok=True)
-    downloaded = 0
+    try:
+        # One artifact repository for every blob: a `runs:/` download per blob would look the run
+        # (and its logged models) up again each time.
+        repo = get_artifact_repository(MlflowClient(uri).get_run(run_id).info.artifact_uri, tracking_uri=uri)
+    except Exception as exc:
+        raise DataError(f"{system}: cannot reach run {run_id}'s artifacts on {_shown(uri)}: {exc}") from None
+    # Content-addressed: one download per distinct content, whatever number of files share it.
+    wanted = {file.sha256: file for file in entry.files}
     with tempfile.TemporaryDirectory(dir=target.parent, prefix=f".fetch-{system}-") as scratch:
         blobs, tree = Path(scratch) / "blobs", Path(scratch) / "tree"
+        blobs.mkdir()
+
+        def fetch_one(sha: str) -> str | None:
+            """Download one blob into ``blobs/<sha>``; the problem with it, or None."""
+            file = wanted[sha]
+            try:
+                scratch_dir = blobs / ".download" / sha
+                scratch_dir.mkdir(parents=True)
+                local = Path(repo.download_artifacts(file.blob_path, dst_path=str(scratch_dir)))  # type: ignore[no-untyped-call]
+            except Exception as exc:
+                return f"{system}: cannot fetch {file.path} ({file.blob_path}) from {_shown(uri)}: {exc}"
+            found = hashlib.sha256(local.read_bytes()).hexdigest()
+            if found != sha:
+                return f"{system}: {file.blob_path} on {_shown(uri)} has SHA-256 {found[:12]}, not {sha[:12]}"
+            os.replace(local, blobs / sha)
+            return None
+
+        with _quiet_downloads(), ThreadPoolExecutor(max_workers=FETCH_WORKERS) as pool:
+            problems = [p for p in pool.map(fetch_one, sorted(wanted)) if p is not None]
+        if problems:
+            more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
+            raise DataError(problems[0] + more)
         for file in entry.files:
-            blob = blobs / file.sha256
-            if not blob.is_file():  # content-addressed: one download per distinct content
-                try:
-                    local = Path(
-                        download_artifacts(
-                            run_id=run_id,
-                            artifact_path=file.blob_path,
-                            dst_path=str(blobs / ".download"),
-                            tracking_uri=uri,
-                        )
-                    )
-                except Exception as exc:
-                    raise DataError(
-                        f"{system}: cannot fetch {file.path} ({file.blob_path}) from {_shown(uri)}: {exc}"
-                    ) from None
-                found = hashlib.sha256(local.read_bytes()).hexdigest()
-                if found != file.sha256:
-                    raise DataError(
-                        f"{system}: {file.blob_path} on {_shown(uri)} has SHA-256 {found[:12]}, "
-                        f"not {file.sha256[:12]}"
-                    )
-                os.replace(local, blob)
-                downloaded += 1
             placed = tree / file.path
             placed.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(blob, placed)
+            shutil.copyfile(blobs / file.sha256, placed)
         tree.mkdir(exist_ok=True)  # a system with no file at all is an empty folder, as it was
         if target.exists():  # an incomplete or stale earlier copy
             shutil.rmtree(target)
         os.replace(tree, target)
-    return downloaded
+    return len(wanted)
+
+
+@contextmanager
+def _quiet_downloads() -> Iterator[None]:
+    """MLflow's per-download progress bar off while blobs are fetched (hundreds of bars on stderr)."""
+    key = "MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR"
+    before = os.environ.get(key)
+    os.environ[key] = "false"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = before
 
 
 def fetch_candidates(folder: Path, systems: Sequence[str]) -> FetchedCandidates:

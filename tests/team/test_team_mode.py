@@ -266,6 +266,10 @@ def test_a_run_as_evaluator_is_tracked_on_the_team_server(
         assert run.info.status == "FINISHED"
         assert run.info.artifact_uri.startswith("mlflow-artifacts:")
         assert any(a.path == "report.html" or a.is_dir for a in client.list_artifacts(summary["run_id"]))
+        # The candidate manifest another machine's re-judging verifies against; the oracle's
+        # candidates are copied into the run folder (run/), so no blob is uploaded for them.
+        listed = {a.path for a in client.list_artifacts(summary["run_id"], "candidates")}
+        assert listed == {"candidates/manifest.json"}, listed
     # The run's flow ran on the team's Prefect server (PostgreSQL), not a temporary one.
     api = team["state"]["urls"]["PREFECT_API_URL"]
     request = urllib.request.Request(

@@ -10,9 +10,16 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Mapping
+import shutil
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from omnieval.tracking.candidates import CandidateManifest, SystemCandidates
 
 RUN_FOLDER_TAG = "omnieval.run_folder"
 REGRESSION_TAG = "omnieval.regression"
@@ -245,3 +252,291 @@ def fetch_run_folder(run_id: str, runs_dir: Path) -> Path:
             shutil.rmtree(target)
         os.replace(folder, target)
     return target
+
+
+FETCHED_CANDIDATES = "fetched_candidates"
+"""Folder of a fetched run folder holding the candidate manifest and the imported systems'
+candidates fetched from the server for re-judging (``fetched_candidates/<system>/...``)."""
+
+
+@dataclass(frozen=True)
+class FetchedCandidates:
+    """Where a fetched run's candidates are on this machine, and how they got there.
+
+    Attributes:
+        roots: Per system, the folder its candidates are judged from.
+        sources: Per system, the ``rejudge.candidates`` entry: ``source`` (``run_folder``: copied
+            into the run folder fetched from ``run/``; ``server``: an imported system's files
+            fetched from ``candidates/blobs``), ``files``, ``bytes``, ``downloaded`` (files fetched
+            now; 0 when an earlier copy checked out) and ``verified`` (against the run's manifest).
+        run_id: The server's run.
+        tracking_uri: The server (credentials masked).
+        note: Why the copied candidates are unverified (no manifest), else None.
+    """
+
+    roots: dict[str, Path]
+    sources: dict[str, dict[str, Any]]
+    run_id: str
+    tracking_uri: str
+    note: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The ``rejudge.candidates`` block."""
+        out: dict[str, Any] = {
+            "fetched_from": {"run_id": self.run_id, "tracking_uri": self.tracking_uri},
+            "systems": {s: dict(v) for s, v in self.sources.items()},
+        }
+        if self.note:
+            out["note"] = self.note
+        return out
+
+
+def fetched_from(folder: Path) -> dict[str, Any] | None:
+    """The ``fetched.json`` of a run folder fetched from a tracking server (None for a local run)."""
+    import json
+
+    path = Path(folder) / FETCHED_FILE
+    if not path.is_file():
+        return None
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {"run_id": Path(folder).name, "tracking_uri": "(unreadable fetched.json)"}
+    return document if isinstance(document, dict) else {"run_id": Path(folder).name}
+
+
+def _mismatches(folder: Path, entry: SystemCandidates) -> list[str]:
+    """How ``folder`` differs from a manifest entry (files missing, changed or extra); empty when equal."""
+    from omnieval.tracking import candidate_table
+
+    table = candidate_table(folder) if folder.is_dir() else None
+    have = {} if table is None else dict(zip(table.frame["path"], table.frame["sha256"], strict=True))
+    want = {f.path: f.sha256 for f in entry.files}
+    out = [f"{p} missing" for p in sorted(set(want) - set(have))]
+    out += [
+        f"{p} has SHA-256 {have[p][:12]}, the run logged {want[p][:12]}"
+        for p in sorted(want)
+        if p in have and have[p] != want[p]
+    ]
+    out += [f"{p} is not in the run's manifest" for p in sorted(set(have) - set(want))]
+    return out
+
+
+def _manifest(folder: Path, run_id: str, uri: str) -> tuple[CandidateManifest | None, str | None]:
+    """The run's candidate manifest (cached in ``fetched_candidates/manifest.json``), or None and why."""
+    from mlflow.artifacts import download_artifacts
+    from mlflow.tracking import MlflowClient
+    from pydantic import ValidationError
+
+    from omnieval.errors import DataError
+    from omnieval.tracking.candidates import CANDIDATES_ARTIFACTS, MANIFEST_NAME, CandidateManifest
+
+    cached = folder / FETCHED_CANDIDATES / MANIFEST_NAME
+    if not cached.is_file():
+        try:
+            listed = {
+                Path(a.path).name for a in MlflowClient(uri).list_artifacts(run_id, CANDIDATES_ARTIFACTS)
+            }
+            if MANIFEST_NAME not in listed:
+                return None, (
+                    f"run {run_id} has no {CANDIDATES_ARTIFACTS}/{MANIFEST_NAME} among its artifacts "
+                    "(tracked before candidates were logged, or without a tracking server, or their upload failed)"
+                )
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryDirectory(dir=cached.parent, prefix=".manifest-") as scratch:
+                local = download_artifacts(
+                    run_id=run_id,
+                    artifact_path=f"{CANDIDATES_ARTIFACTS}/{MANIFEST_NAME}",
+                    dst_path=scratch,
+                    tracking_uri=uri,
+                )
+                os.replace(local, cached)
+        except Exception as exc:
+            raise DataError(
+                f"cannot fetch run {run_id}'s candidate manifest from {_shown(uri)}: {exc}"
+            ) from None
+    try:
+        manifest = CandidateManifest.model_validate_json(cached.read_text(encoding="utf-8"))
+    except (OSError, ValidationError) as exc:
+        cached.unlink(missing_ok=True)  # fetched again next time
+        raise DataError(f"{cached}: not a candidate manifest ({str(exc).splitlines()[0]})") from None
+    if manifest.run_id != run_id:
+        raise DataError(f"{cached} is run {manifest.run_id}'s manifest, not run {run_id}'s")
+    return manifest, None
+
+
+FETCH_WORKERS = 8
+"""Blobs downloaded at once (one request each; the server answers them in parallel)."""
+
+
+def _fetch_imported(folder: Path, run_id: str, uri: str, system: str, entry: SystemCandidates) -> int:
+    """Fetch an imported system's files from ``candidates/blobs`` into ``fetched_candidates/<system>``,
+    each checked against its SHA-256; return how many were downloaded (0: an earlier copy checks out).
+
+    Raises:
+        DataError: a blob is missing, unreadable or not the bytes its name says.
+    """
+    import hashlib
+    from concurrent.futures import ThreadPoolExecutor
+
+    from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
+    from mlflow.tracking import MlflowClient
+
+    from omnieval.errors import DataError
+
+    target = folder / FETCHED_CANDIDATES / system
+    if target.is_dir() and not _mismatches(target, entry):
+        return 0
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        # One artifact repository for every blob: a `runs:/` download per blob would look the run
+        # (and its logged models) up again each time.
+        repo = get_artifact_repository(MlflowClient(uri).get_run(run_id).info.artifact_uri, tracking_uri=uri)
+    except Exception as exc:
+        raise DataError(f"{system}: cannot reach run {run_id}'s artifacts on {_shown(uri)}: {exc}") from None
+    # Content-addressed: one download per distinct content, whatever number of files share it.
+    wanted = {file.sha256: file for file in entry.files}
+    with tempfile.TemporaryDirectory(dir=target.parent, prefix=f".fetch-{system}-") as scratch:
+        blobs, tree = Path(scratch) / "blobs", Path(scratch) / "tree"
+        blobs.mkdir()
+
+        def fetch_one(sha: str) -> str | None:
+            """Download one blob into ``blobs/<sha>``; the problem with it, or None."""
+            file = wanted[sha]
+            try:
+                scratch_dir = blobs / ".download" / sha
+                scratch_dir.mkdir(parents=True)
+                local = Path(repo.download_artifacts(file.blob_path, dst_path=str(scratch_dir)))  # type: ignore[no-untyped-call]
+            except Exception as exc:
+                return f"{system}: cannot fetch {file.path} ({file.blob_path}) from {_shown(uri)}: {exc}"
+            found = hashlib.sha256(local.read_bytes()).hexdigest()
+            if found != sha:
+                return f"{system}: {file.blob_path} on {_shown(uri)} has SHA-256 {found[:12]}, not {sha[:12]}"
+            os.replace(local, blobs / sha)
+            return None
+
+        with _quiet_downloads(), ThreadPoolExecutor(max_workers=FETCH_WORKERS) as pool:
+            problems = [p for p in pool.map(fetch_one, sorted(wanted)) if p is not None]
+        if problems:
+            more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
+            raise DataError(problems[0] + more)
+        for file in entry.files:
+            placed = tree / file.path
+            placed.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(blobs / file.sha256, placed)
+        tree.mkdir(exist_ok=True)  # a system with no file at all is an empty folder, as it was
+        if target.exists():  # an incomplete or stale earlier copy
+            shutil.rmtree(target)
+        os.replace(tree, target)
+    return len(wanted)
+
+
+@contextmanager
+def _quiet_downloads() -> Iterator[None]:
+    """MLflow's per-download progress bar off while blobs are fetched (hundreds of bars on stderr)."""
+    key = "MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR"
+    before = os.environ.get(key)
+    os.environ[key] = "false"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = before
+
+
+def fetch_candidates(folder: Path, systems: Sequence[str]) -> FetchedCandidates:
+    """The candidates of ``systems`` in a run folder fetched from the tracking server, ready to judge.
+
+    A system whose candidates were copied into the run folder is judged from the fetched folder's
+    ``candidates/<system>``; an ``import`` system (whose ``IMPORTED.json`` names a folder on the
+    machine that ran it, never read here) from its files fetched from the run's
+    ``candidates/blobs``. Both are checked file by file against the run's candidate manifest; without
+    a manifest (a run tracked before it was logged) copied candidates are used unverified (said in
+    :attr:`FetchedCandidates.note`) and imported ones are missing.
+
+    Raises:
+        DataError: naming every system whose candidates are missing or differ from the manifest.
+    """
+    from omnieval.errors import DataError
+    from omnieval.tracking import tracking_uri
+
+    folder = Path(folder)
+    fetched = fetched_from(folder) or {}
+    run_id = str(fetched.get("run_id") or folder.name)
+    shown = str(fetched.get("tracking_uri") or "the tracking server")
+    server = tracking_server()
+    manifest: CandidateManifest | None = None
+    why: str | None = None
+    if server is None:
+        why = f"no tracking server is configured here (MLFLOW_TRACKING_URI); run A came from {shown}"
+    else:
+        manifest, why = _manifest(folder, run_id, tracking_uri())
+        shown = _shown(server)
+    roots: dict[str, Path] = {}
+    sources: dict[str, dict[str, Any]] = {}
+    missing: list[str] = []
+    for system in systems:
+        kept = folder / "candidates" / system
+        entry = manifest.systems.get(system) if manifest is not None else None
+        pointer = kept / "IMPORTED.json"
+        if pointer.is_file():
+            if entry is None or entry.imported_from is None:
+                missing.append(
+                    f"{system}: imported from {_imported_from(kept)} on the machine that ran it, "
+                    f"and not on {shown}: "
+                    + (why or f"the run's manifest has no imported entry for {system}")
+                )
+                continue
+            try:
+                downloaded = _fetch_imported(folder, run_id, tracking_uri(), system, entry)
+            except DataError as exc:
+                missing.append(str(exc))
+                continue
+            roots[system] = folder / FETCHED_CANDIDATES / system
+            sources[system] = {"source": "server", "downloaded": downloaded}
+        else:
+            if not kept.is_dir():
+                missing.append(f"{system}: {kept} is not in the fetched run folder")
+                continue
+            if entry is not None:
+                wrong = _mismatches(kept, entry)
+                if wrong:
+                    shown_wrong = "; ".join(wrong[:3]) + (
+                        f" (+{len(wrong) - 3} more)" if len(wrong) > 3 else ""
+                    )
+                    missing.append(f"{system}: {kept} differs from the run's manifest: {shown_wrong}")
+                    continue
+            roots[system] = kept
+            sources[system] = {"source": "run_folder", "downloaded": 0}
+        files = entry.files if entry is not None else ()
+        sources[system].update(
+            files=len(files) if entry is not None else _count_files(roots[system]),
+            bytes=sum(f.bytes for f in files) if entry is not None else _count_bytes(roots[system]),
+            verified=entry is not None,
+        )
+    if missing:
+        raise DataError(
+            f"cannot re-judge run A ({folder}, run {run_id} fetched from {shown}): its candidates "
+            "are missing or differ from what the run logged:\n" + "\n".join(f"  - {m}" for m in missing)
+        )
+    return FetchedCandidates(roots, sources, run_id, shown, note=None if manifest is not None else why)
+
+
+def _imported_from(kept: Path) -> str:
+    """The folder an ``import`` system's pointer names (only named in messages, never read here)."""
+    from omnieval.systems import resolve_candidates_root
+
+    try:
+        return str(resolve_candidates_root(kept))
+    except (OSError, ValueError, KeyError, TypeError):
+        return f"(unreadable {kept / 'IMPORTED.json'})"
+
+
+def _count_files(root: Path) -> int:
+    return sum(1 for p in root.rglob("*") if p.is_file())
+
+
+def _count_bytes(root: Path) -> int:
+    return sum(p.stat().st_size for p in root.rglob("*") if p.is_file())

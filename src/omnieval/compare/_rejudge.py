@@ -19,6 +19,13 @@ instances invalid in one of its two runs, so the sum can differ by the instances
 A' is judged once per pair of runs: every verdict B's judges already gave to the same candidate
 bytes (the common case when a system did not change) is a cache hit, so the cost is only the
 candidates that changed. The cost is reported in the ``rejudge`` block.
+
+When run A's folder was fetched from the tracking server (team mode, another machine's run), its
+candidates are the ones that run logged: those copied into its folder come with the fetched folder,
+an ``import`` system's are fetched from the run's artifacts (``omnieval.tracking.candidates``), and
+all are checked against the run's manifest (:func:`locate_candidates`); the ``rejudge`` block's
+``candidates`` says so. What the server does not hold is named as missing, never replaced by
+whatever this machine has at the path the other machine imported from.
 """
 
 from __future__ import annotations
@@ -138,6 +145,28 @@ def candidate_roots(run: RunFolder, systems: Sequence[str]) -> dict[str, Path]:
     return roots
 
 
+def locate_candidates(
+    run: RunFolder, systems: Sequence[str]
+) -> tuple[dict[str, Path], dict[str, Any] | None]:
+    """Where run ``run``'s candidates of ``systems`` are judged from, and, for a run folder fetched
+    from the tracking server, the ``rejudge.candidates`` block saying how they were fetched.
+
+    A local run: :func:`candidate_roots` (its folder, or the folder an ``import`` system names).
+    A fetched run (``fetched.json``): :func:`~omnieval.compare._mlflow.fetch_candidates`, the copied
+    candidates of the fetched folder and the imported ones fetched from the server, checked against
+    the run's manifest; an ``import`` pointer is never followed to this machine's files.
+
+    Raises:
+        DataError: Naming every missing candidate folder (none is judged when one is missing).
+    """
+    from omnieval.compare._mlflow import fetch_candidates, fetched_from
+
+    if fetched_from(run.folder) is None:
+        return candidate_roots(run, systems), None
+    found = fetch_candidates(run.folder, systems)
+    return found.roots, found.as_dict()
+
+
 def _is_judge_row(scores: pd.DataFrame) -> Any:
     """Rows the judge stage wrote (a judge or a panel named); the rest are automatic metrics."""
     mask = scores["judge"].astype(str) != ""
@@ -146,7 +175,13 @@ def _is_judge_row(scores: pd.DataFrame) -> Any:
     return mask
 
 
-def rejudged_scores(run_a: RunFolder, config: SuiteConfig, systems: Sequence[str]) -> tuple[Any, RejudgeCost]:
+def rejudged_scores(
+    run_a: RunFolder,
+    config: SuiteConfig,
+    systems: Sequence[str],
+    *,
+    roots: Mapping[str, Path] | None = None,
+) -> tuple[Any, RejudgeCost]:
     """Run A's scores table with its judge rows replaced by ``config``'s panels judging A's candidates.
 
     Automatic rows are kept as they are (they do not depend on the judges). The judging goes
@@ -158,6 +193,7 @@ def rejudged_scores(run_a: RunFolder, config: SuiteConfig, systems: Sequence[str
         run_a: The baseline run.
         config: Run B's suite (its panels, metrics config, dataset and state folder).
         systems: The systems to re-judge (those of both runs).
+        roots: Where each system's candidates are (:func:`locate_candidates`); found when None.
 
     Returns:
         ``(A' scores, cost)``.
@@ -172,7 +208,7 @@ def rejudged_scores(run_a: RunFolder, config: SuiteConfig, systems: Sequence[str
     from omnieval.progress import note
     from omnieval.scores import coerce_scores
 
-    roots = candidate_roots(run_a, systems)
+    roots = dict(roots) if roots is not None else locate_candidates(run_a, systems)[0]
     bench = config.bench
     wanted = set(run_a.scores["instance_id"].astype(str))
     instances = [i for i in bench.instances(bench.load(config.dataset_path)) if str(i.id) in wanted]
@@ -295,7 +331,8 @@ def rejudge_comparison(
         }
         return document
     systems = sorted(set(run_a.scores["system"].astype(str)) & set(run_b.scores["system"].astype(str)))
-    scores, cost = rejudged_scores(run_a, suite, systems)
+    roots, fetched = locate_candidates(run_a, systems)
+    scores, cost = rejudged_scores(run_a, suite, systems, roots=roots)
     rejudged = counterfactual_run(run_a, run_b, scores)
     effects, system_doc = split_effects(run_a, rejudged, run_b, config, drift=drift)
     plain_verdict, plain_reasons = document["verdict"], list(document.get("reasons") or [])
@@ -321,6 +358,8 @@ def rejudge_comparison(
             "with run B's panels; paired bootstrap over the shared instances as for the plain delta"
         ),
     }
+    if fetched is not None:  # run A came from the tracking server: say where its candidates came from
+        document["rejudge"]["candidates"] = fetched
     return document
 
 
@@ -355,6 +394,19 @@ def rejudge_lines(document: Mapping[str, Any]) -> list[str]:
         ci = "" if low is None or high is None else f" [{low:+.3f}, {high:+.3f}]"
         return f"{delta:+.3f}{ci}"
 
+    fetched = block.get("candidates")
+    if isinstance(fetched, Mapping):
+        origin = fetched.get("fetched_from") or {}
+        counts = [
+            f"{system} {entry.get('files', 0)} files ({entry.get('source')}, "
+            f"{'verified' if entry.get('verified') else 'not verified'})"
+            for system, entry in (fetched.get("systems") or {}).items()
+        ]
+        lines.append(
+            f"  run A's candidates from run {origin.get('run_id')} on {origin.get('tracking_uri')}: "
+            + ", ".join(counts)
+            + (f"; {fetched['note']}" if fetched.get("note") else "")
+        )
     for system, per in (block.get("systems") or {}).items():
         for component, cell in per.items():
             lines.append(

@@ -293,6 +293,7 @@ def run(
             deviations,
         )
     folder = folder_holder["folder"]
+    _log_candidates(ids.parent, folder)
     from omnieval.tracking.gates_log import log_gate_results
 
     log_gate_results(ids.parent, folder / "gates")
@@ -335,6 +336,40 @@ def run(
     (paths.root / STARTED_FILE).unlink(missing_ok=True)
     note(f"[track] MLflow run {ids.parent}; run folder {folder}")
     return TrackOutcome(ids.parent, folder, ids.systems)
+
+
+def _log_candidates(run_id: str, folder: Path) -> None:
+    """With a tracking server, log the run's candidate manifest and its imported systems' files on
+    the parent run (``omnieval.tracking.candidates``), so a machine comparing with this run can fetch
+    and verify what it re-judges. Nothing with the embedded store (no other machine reads it); a
+    failure is noted, never raised (the run is complete; a re-judging elsewhere says what is missing).
+    """
+    from omnieval.compare import tracking_server
+
+    candidates = folder / "candidates"
+    if tracking_server() is None or not candidates.is_dir():
+        return
+    from omnieval.systems import resolve_candidates_root
+    from omnieval.tracking.candidates import log_run_candidates
+
+    try:
+        roots = {
+            kept.name: resolve_candidates_root(kept) for kept in sorted(candidates.iterdir()) if kept.is_dir()
+        }
+        missing = sorted(system for system, root in roots.items() if not root.is_dir())
+        manifest = log_run_candidates(run_id, folder, {s: r for s, r in roots.items() if s not in missing})
+    except Exception as exc:  # the run is complete; the manifest is what a re-judging elsewhere lacks
+        from omnieval.security import redact
+
+        note(f"[track] candidates not logged for re-judging on other machines: {redact(str(exc))}")
+        return
+    imported = sorted(s for s, entry in manifest.systems.items() if entry.imported_from is not None)
+    note(
+        f"[track] candidate manifest logged ({len(manifest.systems)} systems"
+        + (f"; imported {', '.join(imported)} uploaded by content" if imported else "")
+        + (f"; imported folder gone: {', '.join(missing)}" if missing else "")
+        + ")"
+    )
 
 
 VERDICT_TRACES_TAG = "omnieval.judge_traces"
@@ -591,6 +626,7 @@ def upload_pending(folder: Path) -> TrackOutcome:
             ) from None
         raise
     target = holder["folder"]
+    _log_candidates(ids.parent, target)
     regression = target / "regression.json"
     if regression.is_file():
         document = read_json(regression)

@@ -813,21 +813,6 @@ class Benchmark(ABC):
         )
         return int(main(argv, prog))
 
-    @final
-    def make_sample(self, argv: Sequence[str], prog: str) -> int:
-        """``omnieval make-sample <benchmark>``: the sample generator (:meth:`run_command`)."""
-        return self.run_command("make-sample", argv, prog)
-
-    @final
-    def human_tasks_command(self, argv: Sequence[str], prog: str) -> int:
-        """``omnieval human-tasks <benchmark>``: the tasks a human study rates (:meth:`run_command`)."""
-        return self.run_command("human-tasks", argv, prog)
-
-    @final
-    def metrics_command(self, argv: Sequence[str], prog: str) -> int:
-        """``omnieval metrics <benchmark>``: the metrics of one candidate folder (:meth:`run_command`)."""
-        return self.run_command("metrics", argv, prog)
-
 
 COMMANDS: Final[Mapping[str, str]] = {
     "make-sample": "sample generator",

@@ -29,4 +29,4 @@ def _handle(args: argparse.Namespace) -> int:
     from omnieval.cli._registries import registered_benchmark
 
     bench = registered_benchmark(args.benchmark)
-    return int(bench.human_tasks_command(list(args.args), prog=f"omnieval human-tasks {args.benchmark}"))
+    return bench.run_command("human-tasks", list(args.args), prog=f"omnieval human-tasks {args.benchmark}")

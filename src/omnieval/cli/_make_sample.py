@@ -30,4 +30,4 @@ def _handle(args: argparse.Namespace) -> int:
     from omnieval.cli._registries import registered_benchmark
 
     bench = registered_benchmark(args.benchmark)
-    return int(bench.make_sample(list(args.args), prog=f"omnieval make-sample {args.benchmark}"))
+    return bench.run_command("make-sample", list(args.args), prog=f"omnieval make-sample {args.benchmark}")

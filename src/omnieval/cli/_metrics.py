@@ -240,4 +240,4 @@ def _benchmark_metrics(args: argparse.Namespace) -> int:
     from omnieval.cli._registries import registered_benchmark
 
     name = args.metrics_benchmark
-    return registered_benchmark(name).metrics_command(list(args.args), prog=f"omnieval metrics {name}")
+    return registered_benchmark(name).run_command("metrics", list(args.args), prog=f"omnieval metrics {name}")

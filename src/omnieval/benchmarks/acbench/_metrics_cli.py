@@ -2,7 +2,7 @@
 
 ``omnieval metrics acbench``. The ``omnieval metrics`` command offers ``omnieval metrics <benchmark>`` for every benchmark package
 holding a ``_metrics_cli.py``; it reads this docstring's first line for its help and hands the
-remaining arguments to :func:`metrics_main` through :meth:`Benchmark.metrics_command`, so the
+remaining arguments to :func:`metrics_main` through :meth:`Benchmark.run_command`, so the
 command line names no benchmark and its own parsing stays free of the heavy imports.
 """
 

@@ -29,17 +29,19 @@ from typing import Any
 from omnieval.errors import ConfigError, DataError
 
 
-def dispatch(
-    argv: Sequence[str],
-    prog: str,
-    tasks: Callable[[list[str], str], int],
-    labels: Callable[[list[str], str], int],
-) -> int:
-    """Run the ``labels`` step when ``argv`` starts with it, else the ``tasks`` step; their exit status."""
-    argv = list(argv)
-    if argv[:1] == ["labels"]:
-        return labels(argv[1:], f"{prog} labels")
-    return tasks(argv, prog)
+def human_tasks_command(
+    tasks: Callable[[list[str], str], int], labels: Callable[[list[str], str], int]
+) -> Callable[[Sequence[str], str], int]:
+    """A benchmark's ``human-tasks`` command ``(argv, prog) -> exit status``: its ``labels`` step
+    when ``argv`` starts with it, else its ``tasks`` step."""
+
+    def command(argv: Sequence[str], prog: str) -> int:
+        argv = list(argv)
+        if argv[:1] == ["labels"]:
+            return labels(argv[1:], f"{prog} labels")
+        return tasks(argv, prog)
+
+    return command
 
 
 def repeatable(parser: argparse.ArgumentParser, flag: str, metavar: str, help: str, **more: Any) -> None:
@@ -247,9 +249,9 @@ def rating(
 __all__ = [
     "annotator",
     "candidate_folders",
-    "dispatch",
     "export_items",
     "export_tasks",
+    "human_tasks_command",
     "labels_parser",
     "load_json",
     "named_twice",

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from omnieval.analysis import AnalysisContext, AnalysisResult, Skip, analysis
-from omnieval.benchmarks._human_tasks import export_tasks, load_json, submitted_annotations
+from omnieval.benchmarks._human_tasks import export_items, load_json, submitted_annotations
 from omnieval.benchmarks.acbench._aggregate import BENCHMARK, aggregate_acbench
 from omnieval.benchmarks.acbench._human_sample import LABEL_CONTROL, STUDY, TASK_FIELD
 from omnieval.benchmarks.acbench._record import FEATURES, canonical_target
@@ -354,7 +354,7 @@ def study_labels(exports: Sequence[tuple[str, Any]], key: Any, key_source: str =
 
     Raises:
         DataError: naming the export, task and annotation: a key that is not this study's, an export
-            that is not a list of tasks, a task id not in the key, a label that is not one of the
+            that is not a list of task objects, a task id not in the key, a label that is not one of the
             feature's classes, more than one label in an annotation, or one annotator labelling the
             same clip twice.
     """
@@ -363,14 +363,7 @@ def study_labels(exports: Sequence[tuple[str, Any]], key: Any, key_source: str =
     counts = dict.fromkeys(("tasks", "annotations", "labels", "skipped", "unlabelled_tasks"), 0)
     seen: dict[tuple[str, str], str] = {}
     for source, tasks in exports:
-        for t_idx, task in enumerate(export_tasks(tasks, source)):
-            counts["tasks"] += 1
-            where = (
-                f"{source}: task {task.get('id', f'#{t_idx}') if isinstance(task, Mapping) else f'#{t_idx}'}"
-            )
-            data = task.get("data") if isinstance(task, Mapping) else None
-            if not isinstance(data, Mapping):
-                raise DataError(f"{where}: field data: missing or not an object")
+        for task, where, data in export_items(tasks, source, counts):
             blind = data.get(TASK_FIELD)
             if not isinstance(blind, str) or blind not in clips:
                 raise DataError(

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from omnieval.benchmarks._human_tasks import (
     candidate_folders,
-    dispatch,
+    human_tasks_command,
     labels_parser,
     load_json,
     put_in_place,
@@ -138,16 +138,6 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         f"{_DEFAULT_URL_PREFIX}<feature>/<task>.wav with DIR/media as its document root)",
     )
     return parser
-
-
-def human_tasks_main(argv: Sequence[str], prog: str) -> int:
-    """Run ``omnieval human-tasks acbench`` (or its ``labels`` step); returns the exit status.
-
-    Raises:
-        ConfigError: a malformed option (exit code 2).
-        DataError: unreadable inputs, a subset the dataset cannot give, missing clips (exit code 2).
-    """
-    return dispatch(argv, prog, _tasks_main, _labels_main)
 
 
 # -- inputs -------------------------------------------------------------------------------------------
@@ -596,3 +586,9 @@ def _labels_main(argv: list[str], prog: str) -> int:
         print(f"  {counts['unlabelled_tasks']} task(s) of {args.key} have no label")
     print(f"next: omnieval analyze SCORES.parquet --only human_validation --humans {args.out} --out DIR")
     return 0
+
+
+human_tasks_main = human_tasks_command(_tasks_main, _labels_main)
+"""Run ``omnieval human-tasks acbench`` (or its ``labels`` step); returns the exit status. Raises
+ConfigError for a malformed option and DataError for unreadable inputs, a subset the dataset cannot
+give or missing clips (both exit code 2)."""

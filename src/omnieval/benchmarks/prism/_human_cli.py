@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from omnieval.benchmarks._human_tasks import (
     candidate_folders,
-    dispatch,
+    human_tasks_command,
     labels_parser,
     put_in_place,
     refuse_systems,
@@ -112,18 +112,6 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         "media folder as its document root); default: the clip's absolute path",
     )
     return parser
-
-
-def human_tasks_main(argv: Sequence[str], prog: str) -> int:
-    """Run ``omnieval human-tasks prism`` (or its ``labels`` step); returns the exit status.
-
-    Raises:
-        ConfigError: a malformed option, a system that is not under test or named twice, tasks
-            without clips, an ``--out`` that cannot be a file (exit code 2).
-        DataError: an unreadable dataset, a missing candidate folder or clip, a bad quota, an
-            export or key that cannot be read (exit code 2).
-    """
-    return dispatch(argv, prog, _tasks_main, _labels_main)
 
 
 # -- which systems a study may rate ---------------------------------------------------------------
@@ -350,3 +338,10 @@ def _labels_main(argv: list[str], prog: str) -> int:
     )
     print(f"next: omnieval analyze SCORES.parquet --only human_preference --humans {args.out} --out DIR")
     return 0
+
+
+human_tasks_main = human_tasks_command(_tasks_main, _labels_main)
+"""Run ``omnieval human-tasks prism`` (or its ``labels`` step); returns the exit status. Raises
+ConfigError for a malformed option, a system that is not under test or named twice, tasks without
+clips or an ``--out`` that cannot be a file, and DataError for an unreadable dataset, a missing
+candidate folder or clip, a bad quota or an export or key that cannot be read (both exit code 2)."""

@@ -1,7 +1,8 @@
 """Omni-StoryBench's departures from its paper's protocol, declared once (FORMATS.md section 12).
 
-Each declaration is a function of the run's settings that returns its :class:`Deviation` when the
-run has it and None otherwise; :func:`storybench_deviations` applies them in this order. The run's
+The cpu panel's own departures are :data:`CPU_PANEL_DEVIATIONS` (they apply when the run judges
+with it); every other is a function of the run's settings that returns its :class:`Deviation` when
+the run has it and None otherwise; :func:`storybench_deviations` lists them in this order. The run's
 ``lineage.json``, ``report.html``, ``omnieval lineage`` and the MLflow tag ``omnieval.deviations``
 all show the list this module returns (through ``Benchmark.deviation_ledger``).
 """
@@ -37,11 +38,9 @@ def _metrics(run: RunSettings) -> MetricsConfig:
     return run.metrics if isinstance(run.metrics, MetricsConfig) else MetricsConfig()
 
 
-def judge_substitute_cpu(run: RunSettings) -> Deviation | None:
-    """The ``cpu`` panel stands in for the paper's three judges per track."""
-    if not CPU_PANELS & set(run.panels):
-        return None
-    return Deviation(
+CPU_PANEL_DEVIATIONS: tuple[Deviation, ...] = (
+    # The cpu panel stands in for the paper's three judges per track.
+    Deviation(
         "judge-substitute-cpu",
         "The cpu panel's packaged Qwen2.5-Coder-1.5B (llama.cpp, Q4_K_M) judges every track instead of "
         "the paper's three judges per track: the text track from the narrations, and through cascades "
@@ -54,14 +53,9 @@ def judge_substitute_cpu(run: RunSettings) -> Deviation | None:
         "judge's scores, not the paper's three-judge means: compare them only with other cpu-panel "
         "runs; judge.image and judge.integrated rest on embedding similarity to the reference image, "
         "not on seeing the picture.",
-    )
-
-
-def prompt_cpu_own(run: RunSettings) -> Deviation | None:
-    """The ``cpu`` panel's prompts are its own, not a paraphrase of the paper's rubric."""
-    if not CPU_PANELS & set(run.panels):
-        return None
-    return Deviation(
+    ),
+    # The cpu panel's prompts are its own, not a paraphrase of the paper's rubric.
+    Deviation(
         "prompt-cpu-own",
         "The cpu panel's prompts (variants cpu and cpu-cascade) are the project's own reference-guided "
         "prompts with a block of facts measured by counting words and delivery and by image "
@@ -70,7 +64,14 @@ def prompt_cpu_own(run: RunSettings) -> Deviation | None:
         "criterion.",
         "The cpu panel's judge scores follow the measured facts; they are not what the paper's rubric "
         "would give, even from the paper's judges.",
-    )
+    ),
+)
+"""The cpu panel's departures, in ledger order: they apply when the run judges with it or its twin."""
+
+
+def cpu_panel_deviations(run: RunSettings) -> list[Deviation]:
+    """The :data:`CPU_PANEL_DEVIATIONS` when ``run`` judges with a panel of :data:`CPU_PANELS`."""
+    return list(CPU_PANEL_DEVIATIONS) if CPU_PANELS & set(run.panels) else []
 
 
 def prompt_paraphrase(run: RunSettings) -> Deviation | None:
@@ -232,8 +233,6 @@ def silent_clips_missing(run: RunSettings) -> Deviation | None:
 
 
 DECLARED: tuple[Callable[[RunSettings], Deviation | None], ...] = (
-    judge_substitute_cpu,
-    prompt_cpu_own,
     prompt_paraphrase,
     judge_panel_custom,
     metric_backbone_bertscore,
@@ -242,7 +241,8 @@ DECLARED: tuple[Callable[[RunSettings], Deviation | None], ...] = (
     speech_metadata_fields,
     silent_clips_missing,
 )
-"""Every departure the benchmark knows, in the order the ledger lists them."""
+"""Every other departure the benchmark knows, in the order the ledger lists them (after
+:data:`CPU_PANEL_DEVIATIONS`)."""
 
 
 def storybench_deviations(run: RunSettings) -> list[Deviation]:
@@ -255,4 +255,4 @@ def storybench_deviations(run: RunSettings) -> list[Deviation]:
         ['judge-substitute-cpu', 'prompt-cpu-own', 'metric-backbone-bertscore', 'metric-backbone-image',
          'metric-backbone-asr', 'speech-metadata-fields', 'silent-clips-missing']
     """
-    return [d for declared in DECLARED if (d := declared(run)) is not None]
+    return [*cpu_panel_deviations(run), *(d for declared in DECLARED if (d := declared(run)) is not None)]

@@ -210,12 +210,11 @@ def completeness_rows(board: dict[str, Any]) -> list[CompletenessRow]:
         examples = int(gen_done.get("examples") or 0) or int(
             next((o.get("n_instances", 0) for o in outputs.values()), 0) or board.get("n_instances") or 0
         )
-        missing = {}
-        for modality, _letter in _MODALITIES:
-            if modality in outputs:
-                missing[modality] = int(outputs[modality].get("missing", 0))
-            else:
-                missing[modality] = int((gen_done.get("missing") or {}).get(modality, 0))
+        gen_missing = gen_done.get("missing") or {}
+        missing = {
+            m: int(outputs[m].get("missing", 0) if m in outputs else gen_missing.get(m, 0))
+            for m, _letter in _MODALITIES
+        }
         seconds: dict[str, float] = {}
         if generation is not None and examples:
             seconds = {k: float(v) / examples for k, v in (generation.get("seconds") or {}).items()}

@@ -203,3 +203,19 @@ def test_omnieval_analyze_runs_both_from_csv_and_jsonl(tmp_path: Path) -> None:
     skipped = json.loads((tmp_path / "bare" / "capability_diagnostics.json").read_text())
     assert skipped["status"] == "skipped" and "--capabilities" in skipped["reason"]
     assert "--humans" in json.loads((tmp_path / "bare" / "human_validation.json").read_text())["reason"]
+
+
+def test_a_non_utf8_capabilities_file_is_a_one_line_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scores = tmp_path / "scores.parquet"
+    write_scores(_scores(), scores)
+    capabilities = tmp_path / "capabilities.csv"
+    capabilities.write_bytes(b"system,setting\nm,\xff\n")
+    with pytest.raises(DataError, match=r"capabilities\.csv: not UTF-8 text \(byte 17\)"):
+        read_records(capabilities)
+    argv = ["analyze", str(scores), "--out", str(tmp_path / "out"), "--only", "capability_diagnostics"]
+    assert main([*argv, "--capabilities", str(capabilities)]) != 0
+    err = capsys.readouterr().err
+    assert "not UTF-8 text" in err and "Traceback" not in err
+    assert not (tmp_path / "out" / "capability_diagnostics.json").exists()

@@ -50,13 +50,15 @@ def read_records(path: Path) -> list[dict[str, Any]]:
     """Rows of a ``.csv`` (header line, comma-separated) or ``.jsonl`` (one JSON object a line) file.
 
     Raises:
-        DataError: Another suffix, an unreadable file, a line that is not a JSON object.
+        DataError: Another suffix, an unreadable or non-UTF-8 file, a line that is not a JSON object.
     """
     suffix = path.suffix.lower()
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise DataError(f"{path}: cannot read: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     if suffix == ".csv":
         return [dict(row) for row in csv.DictReader(text.splitlines())]
     if suffix == ".jsonl":

@@ -195,3 +195,13 @@ def test_inter_judge_agreement(frame: pd.DataFrame, tmp_path: Path) -> None:
     assert cal["between_system_sd"] == pytest.approx(np.std(np.nanmean(jt.example[:, :, 2], axis=1), ddof=1))
     comps = doc["panels"]["comparisons"]
     assert len(comps) == 6 and {c["score"] for c in comps} == {"composite", "total_average"}
+
+
+def test_an_annotation_without_annotator_is_refused(frame: pd.DataFrame, tmp_path: Path) -> None:
+    """Ratings with no ``completed_by`` would pool several people as one annotator."""
+    tasks = _export(frame, sorted(frame["instance_id"].unique())[:1], ("text",))
+    del tasks[0]["annotations"][1]["completed_by"]
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps(tasks))
+    with pytest.raises(DataError, match=r"annotation \d+: field completed_by: no annotator"):
+        read_label_studio(path)

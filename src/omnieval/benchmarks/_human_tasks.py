@@ -214,10 +214,23 @@ def submitted_annotations(
         yield ann, a_where, results
 
 
-def annotator(annotation: Mapping[str, Any]) -> str:
-    """Who made an annotation: ``completed_by``'s id (or e-mail), as text."""
+def annotator(annotation: Mapping[str, Any], where: str) -> str:
+    """Who made an annotation: ``completed_by``'s id (or e-mail), as text.
+
+    Raises:
+        DataError: no ``completed_by`` (annotations without one would pool as one person).
+
+    Example:
+        >>> annotator({"completed_by": {"id": 3, "email": "a@b.c"}}, "task 1 annotation 9")
+        '3'
+    """
     who = annotation.get("completed_by")
-    return str(who.get("id", who.get("email")) if isinstance(who, Mapping) else who)
+    if isinstance(who, Mapping):
+        who = who.get("id", who.get("email"))
+    text = "" if who is None else str(who).strip()
+    if not text:
+        raise DataError(f"{where}: field completed_by: no annotator")
+    return text
 
 
 def rating(

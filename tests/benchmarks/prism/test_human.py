@@ -229,6 +229,8 @@ def _broken(edit: Any) -> list[dict[str, Any]]:
             ["task 3 annotation 31", "discard"],
         ),
         (lambda t: t[1]["data"].update(tags="SPEECH_B,MUSIC_B"), ["task 2", "other tags"]),
+        # Without an annotator the ratings of several people would pool as one.
+        (lambda t: t[0]["annotations"][0].pop("completed_by"), ["task 1 annotation 11", "completed_by"]),
     ],
 )
 def test_malformed_exports_name_task_and_field(edit: Any, fragments: list[str]) -> None:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from omnieval.analysis import AnalysisContext, AnalysisResult, Skip, analysis
-from omnieval.benchmarks._human_tasks import export_items, load_json, submitted_annotations
+from omnieval.benchmarks._human_tasks import annotator, export_items, load_json, submitted_annotations
 from omnieval.benchmarks.acbench._aggregate import BENCHMARK, aggregate_acbench
 from omnieval.benchmarks.acbench._human_sample import LABEL_CONTROL, STUDY, TASK_FIELD
 from omnieval.benchmarks.acbench._record import FEATURES, canonical_target
@@ -335,13 +335,6 @@ def _study_key(key: Any, source: str) -> dict[str, dict[str, str]]:
     return tasks
 
 
-def _annotator(annotation: Mapping[str, Any]) -> str:
-    who = annotation.get("completed_by")
-    if isinstance(who, Mapping):
-        who = who.get("id", who.get("email"))
-    return "" if who is None else str(who).strip()
-
-
 def study_labels(exports: Sequence[tuple[str, Any]], key: Any, key_source: str = "key") -> StudyLabels:
     """Turn Label Studio exports of the human-validation tasks into :func:`human_validation` rows.
 
@@ -392,18 +385,16 @@ def study_labels(exports: Sequence[tuple[str, Any]], key: Any, key_source: str =
                         f"{a_where}: field {LABEL_CONTROL}: {choices[0]!r} is not one of the {clip['feature']} "
                         f"classes ({', '.join(FEATURES.get(clip['feature'], ()))})"
                     )
-                annotator = _annotator(ann)
-                if not annotator:
-                    raise DataError(f"{a_where}: field completed_by: no annotator")
-                first = seen.setdefault((blind, annotator), a_where)
+                who = annotator(ann, a_where)
+                first = seen.setdefault((blind, who), a_where)
                 if first != a_where:
-                    raise DataError(f"{a_where}: annotator {annotator!r} labelled {blind} already ({first})")
+                    raise DataError(f"{a_where}: annotator {who!r} labelled {blind} already ({first})")
                 records.append(
                     {
                         "system": clip["system"],
                         "condition": clip["condition"],
                         "instance_id": clip["instance_id"],
-                        "annotator": annotator,
+                        "annotator": who,
                         "label": label,
                         "task": blind,
                         "feature": clip["feature"],

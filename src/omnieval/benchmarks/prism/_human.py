@@ -215,7 +215,9 @@ def parse_two_stage_export(tasks: Any, source: str = "export") -> HumanExport:
             }
             counts["scored" if len(pairs) == len(cells) else "incomplete"] += 1
             if pairs:
-                comparisons.append(HumanComparison(annotator(ann), instance_id, subset, system, pairs))
+                comparisons.append(
+                    HumanComparison(annotator(ann, a_where), instance_id, subset, system, pairs)
+                )
     return HumanExport(tuple(comparisons), active, counts)
 
 

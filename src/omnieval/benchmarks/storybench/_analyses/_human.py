@@ -109,7 +109,7 @@ def read_label_studio(path: Path) -> HumanRatings:
                 counts["incomplete"] += 1
                 continue
             evaluations.append(
-                HumanEvaluation(annotator(ann), data["system"], data["instance_id"], track, scores)
+                HumanEvaluation(annotator(ann, a_where), data["system"], data["instance_id"], track, scores)
             )
     if problems:
         raise DataError(f"{path}: invalid Label Studio export", problems)

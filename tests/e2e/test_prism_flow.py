@@ -175,7 +175,8 @@ def test_ground_truth_beats_swapped_audio(prism_run: dict[str, Any]) -> None:
 
     Compared cell by cell (instance, dimension, audio type) between the reference and the
     swapped-audio clip it was judged beside, on AV coherence (where the cascade measures audio
-    onsets against the drawn events and speech against the moving mouth) and over all dimensions.
+    onsets against the drawn events and speech against the moving mouth), over all dimensions, and
+    on prompt following per subset.
     """
     import pandas as pd
 
@@ -191,6 +192,12 @@ def test_ground_truth_beats_swapped_audio(prism_run: dict[str, Any]) -> None:
     assert pairs["value_gt"].mean() > pairs["value_swapped"].mean(), pairs[
         [*keys, "value_gt", "value_swapped"]
     ]
+    # Stage 2 reads each audio type against the caption (the quoted line, the tempo, the events asked
+    # for): in every subset the run judges, the clip's own sound follows the prompt better.
+    follow = pairs[pairs["track"] == "prompt_following"].groupby("subset")[["value_gt", "value_swapped"]]
+    means = follow.mean()
+    assert set(means.index) == {"on_screen", "off_screen", "mixed"}
+    assert (means["value_gt"] > means["value_swapped"]).all(), means
 
 
 # -- the commands that read a run, on this one (console script, new processes) ------------------------

@@ -316,12 +316,12 @@ def _graded_prism(tmp_path: Path) -> Path:
 
 
 RECORDED_PRISM = {
-    "document": "2087714a01dada9dea9b7c4bbac3c49b5278c3aa9a0e6cf17c427c8880ad0d41",
-    "verdicts": "00ee0afd4769d3055921ca83f73fbbe0bc195234d9c3b9aa9af48bf5ecb14a78",
-    "cached": "da9ba1d897935b8222cc7de853840e2fd64dfd19d7e9f14739ac113589eee7a8",
-    "health": "e37fdcef51dd3ebd20741f6ceb1b5d536d321371a9498bf8d04294df681a8a37",
-    "report": "8feaef69cc781e7508fef0d69861b1fe59c3f0d937d0302a61d1e0b045bca3b5",
-    "mlflow": "8ab69f1aa00981d6e885a9e639753ff55e3d589489025ded51cdc316f3f5dabc",
+    "document": "79f805861cabd209c504322c059ad761297cb69faaf81e450ca9fbf3035baf78",
+    "verdicts": "ced1d2d75fd19eddc50c8775c5bbaed23f7a0a2c6bf06f73f57c59b6601aeb8d",
+    "cached": "3a00aa48dcc321395fa409d68592a445377c660073a310bef2696c51b4d6a6d7",
+    "health": "de237389d09a666e195a17ee7739490777cbbac7543231ca128cf490d1bc2a60",
+    "report": "5b7d77795320b3085602b44ce02a05953a991cb86a6d522ba88635c922b211a5",
+    "mlflow": "63d1d789d43dd8fe476c29783ccd88eb49074122fcbe8ffbdcd0bb40bc9bd88a",
 }
 
 

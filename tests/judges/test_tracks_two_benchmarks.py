@@ -178,8 +178,8 @@ STORY_KEYS = {
     ],
 }
 PRISM_TEMPLATE_SHA256 = {
-    "stage_1": "656a14b09f83e7b21db60c6dd37437d1cdf354495a90df43bba593f4aa01a19f",
-    "stage_2": "96d1d0a6cc5c76b1d884259e53ce1614261178c0885ad89ec2d1e1ba3efb84d4",
+    "stage_1": "263c140d812d3b57b815e8d9e81a47390ae0de3e183afec577863b9f4b2af614",
+    "stage_2": "e91fafa2dfb0ab04fcc3c1cabdf80010e1b026c5a2d6925ecb1ef909a11f07e6",
 }
 
 

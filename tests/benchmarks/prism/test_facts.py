@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -10,13 +11,20 @@ import pytest
 
 from omnieval.benchmarks.prism._facts import (
     ClipFacts,
+    RequestedSound,
     cell_reading,
     colour_names,
+    events_reading,
+    fit_grade,
     level_stats,
+    line_reading,
+    line_similarity,
     match_events,
     measure_clip,
+    measured_fit,
     motion_audio_correlation,
     quoted_lines,
+    requested_sound,
     requested_words_heard,
     tempo_reading,
     visual_events,
@@ -147,3 +155,131 @@ def test_transcript_of_a_sample_clip(prism_sample: Path) -> None:
         facts, Cell("prompt_following", "speech"), caption='He says "The kettle is finally boiling."'
     )
     assert reading.grade == "good"
+
+
+# -- readings that rank: each cell's fit from its own measurement (facts version 2) ---------------
+
+KNOCKS = "On a stage a hammer knocks on a wooden block three times, each knock heard as a crisp knock."
+WIND_AND_LINE = (
+    'A man says "Let us paint the fence on Sunday." in a calm voice. A gusty wind howls off screen.'
+)
+
+
+def _clip(**values: object) -> ClipFacts:
+    base: dict[str, object] = {"loudness": -22.0, "loudness_unit": "dBFS RMS", "silence_share": 0.1}
+    return ClipFacts(3.0, True, **(base | values))  # type: ignore[arg-type]
+
+
+def test_measured_fit_is_linear_through_the_grade_edges() -> None:
+    # 4 + 3 * (value - partial) / (good - partial), rounded half up, clamped to 0-10.
+    assert measured_fit(0.45, 0.3, 0.6) == 6  # 4 + 3 * 0.5 = 5.5 -> 6
+    assert measured_fit(0.0, 0.3, 0.6) == 1  # 4 - 3 = 1
+    assert measured_fit(-1.0, 0.3, 0.6) == 0 and measured_fit(5.0, 0.3, 0.6) == 10
+    assert measured_fit(0.14, 0.2, 0.08) == 6  # less is better: 4 + 3 * 0.5 = 5.5 -> 6
+    assert [fit_grade(f) for f in (0, 3, 4, 6, 7, 10)] == [
+        "poor",
+        "poor",
+        "partial",
+        "partial",
+        "good",
+        "good",
+    ]
+
+
+def test_requested_sound_from_the_caption() -> None:
+    assert requested_sound(KNOCKS) == RequestedSound(3, "hits")
+    assert requested_sound("a ball bounces twice") == RequestedSound(2, "hits")
+    assert requested_sound("a drum is hit 12 times") == RequestedSound(12, "hits")
+    assert requested_sound("Steady rain patters outside.") == RequestedSound(None, "steady")
+    assert requested_sound("a door slams") == RequestedSound(None, "hits")
+    assert requested_sound("a quiet scene") == RequestedSound(None, "unknown")
+
+
+def test_requested_hits_heard_on_the_visible_impacts_rank_above_a_borrowed_tone() -> None:
+    # The on-03 reference: three knocks, each within 10 ms of the hammer's impact.
+    right = _clip(
+        audio_onsets_s=(0.74, 1.61, 2.47),
+        visual_events_s=(0.733, 1.6, 2.467),
+        event_offsets_ms=(7.0, 10.0, 3.0),
+        tonal_share=0.001,
+    )
+    reading = events_reading(right, KNOCKS, on_screen=True, alone=True)
+    assert (reading.grade, reading.fit) == ("good", 10)
+    assert "3 of 3 land within 40 ms of a visible impact" in reading.text
+    # Another clip's beeping tune: 4 onsets (count off by one: 10 - 3 = 7), none on an impact
+    # (4 - 3 * 0.34 / 0.33 = 0.9 -> 1), tonal 100 % (-4): max(7, 1) - 4 = 3.
+    tone = _clip(
+        audio_onsets_s=(0.12, 1.12, 2.12, 3.0),
+        visual_events_s=(0.733, 1.6, 2.467),
+        event_offsets_ms=(387.0, -480.0, -347.0),
+        tonal_share=1.0,
+    )
+    reading = events_reading(tone, KNOCKS, on_screen=True, alone=True)
+    assert (reading.grade, reading.fit) == ("poor", 3)
+    assert "not the described sound" in reading.text
+    # Beside music in the same track, a tonal share says nothing about the hits: no penalty.
+    assert events_reading(tone, KNOCKS, on_screen=True, alone=False).fit == 7
+
+
+def test_a_lasting_sound_is_read_from_how_much_of_the_clip_sounds() -> None:
+    # heard 1.0: 4 + 3 * 0.5 / 0.4 = 7.75 -> 8; heard 0.8: 4 + 3 * 0.3 / 0.4 = 6.25 -> 6.
+    assert events_reading(_clip(silence_share=0.0), WIND_AND_LINE, on_screen=False, alone=False).fit == 8
+    partly = events_reading(_clip(silence_share=0.2), WIND_AND_LINE, on_screen=False, alone=False)
+    assert (partly.grade, partly.fit) == ("partial", 6)
+    unknown = events_reading(_clip(), "a quiet scene", on_screen=False, alone=True)
+    assert (unknown.grade, unknown.fit) == ("unknown", None)
+
+
+def test_a_misheard_line_counts_by_its_letters() -> None:
+    misheard = "Let us aim to defend Son's own fate."  # Whisper tiny.en on the mix-03 reference
+    alike = line_similarity(misheard, WIND_AND_LINE)
+    # difflib: 2 x 17 matching letters over 28 heard ("letusaimtodefendson'sownfate") + 26 requested.
+    assert alike == pytest.approx(34 / 54)
+    reading = line_reading(_clip(transcript=misheard), WIND_AND_LINE)
+    # words 2 of 7 (0.29): 3.86 -> 4; letters 0.63: 4 + 3 * 0.0796 / 0.25 = 4.96 -> 5; the better one.
+    assert (reading.grade, reading.fit) == ("partial", 5)
+    beeps = line_reading(_clip(transcript="Beep beep beep beep"), WIND_AND_LINE)
+    assert beeps.grade == "poor" and beeps.fit is not None and beeps.fit <= 1
+
+
+def test_tempo_needs_a_tune_and_a_held_tune_is_partly_verified() -> None:
+    caption = "slow organ music at 120 beats per minute"
+    # A voice at the asked pace is not the tune: tempo fit 9, tonal 0.23 caps it at 4 + 3 * 0.03 / 0.2 = 4.45 -> 4.
+    assert tempo_reading(ClipFacts(3.0, True, tempo_bpm=120.0, tonal_share=0.23), caption).fit == 4
+    held = tempo_reading(ClipFacts(3.0, True, tonal_share=1.0), caption)
+    assert (held.grade, held.fit) == ("partial", 6) and "no beat to time" in held.text
+    assert tempo_reading(ClipFacts(3.0, True, tonal_share=0.1), caption).grade == "poor"
+
+
+def test_a_silent_track_fails_every_cell_and_a_still_picture_fails_av_coherence() -> None:
+    silent = _clip(silence_share=1.0, loudness=-200.0)
+    for dim in ("av_coherence", "audio_quality", "expressiveness", "prompt_following"):
+        reading = cell_reading(silent, Cell(dim, "speech"), caption=WIND_AND_LINE, tags=("SPEECH_A",))
+        assert (reading.grade, reading.fit) == ("poor", 0) and "silent" in reading.text
+    still = _clip(
+        motion_energy=0.0,
+        motion_audio_r=0.61,
+        transcript="let us paint the fence on sunday",
+        words_per_second=2.3,
+    )
+    av = cell_reading(still, Cell("av_coherence", "speech"))
+    assert (av.grade, av.fit) == ("poor", 1) and "picture is still" in av.text
+    moving = cell_reading(replace(still, motion_energy=0.0003), Cell("av_coherence", "speech"))
+    assert (moving.grade, moving.fit) == ("good", 7)  # r 0.61: 4 + 3 * 0.26 / 0.25 = 7.12 -> 7
+    assert cell_reading(still, Cell("audio_quality", "speech")).grade == "good"
+
+
+def test_two_cells_of_one_clip_measured_apart_read_apart() -> None:
+    # The mix-02 reference: its line is heard (5 of 6 words), its music 19 % off the asked tempo.
+    caption = 'A woman says "I found the keys under the sofa." Soft organ music plays at 90 beats per minute.'
+    facts = _clip(
+        transcript="I found the key under the solvent.",
+        words_per_second=2.3,
+        tempo_bpm=107.0,
+        tonal_share=0.62,
+    )
+    tags = ("SPEECH_A", "MUSIC_B")
+    speech = cell_reading(facts, Cell("prompt_following", "speech"), caption=caption, tags=tags)
+    music = cell_reading(facts, Cell("prompt_following", "music"), caption=caption, tags=tags)
+    assert (speech.grade, music.grade) == ("good", "partial")
+    assert speech.fit is not None and music.fit is not None and speech.fit > music.fit

@@ -108,12 +108,12 @@ def test_blind_pairs_become_known_pairs_per_dimension(
     runner = PrismKnownSet(instances, source=_one_item(tmp_path))
     doc = check_known_set(runner, "cpu-cascade", cache_dir=tmp_path / "cache")
     figures = {t: (e["n_pairs"], e["correct"], e["ties"]) for t, e in doc["judges"]["fake"].items()}
-    # muted counts on every dimension, the swapped soundtrack on AV coherence and prompt following,
-    # the frozen picture on AV coherence only (where the fake judge ties it).
+    # muted counts on every dimension, the swapped soundtrack on AV coherence, expressiveness and
+    # prompt following, the frozen picture on AV coherence only (where the fake judge ties it).
     assert figures == {
         "av_coherence": (3, 2, 1),
         "audio_quality": (1, 1, 0),
-        "expressiveness": (1, 1, 0),
+        "expressiveness": (2, 2, 0),
         "prompt_following": (2, 2, 0),
     }
     assert doc["below_floor"] == [
@@ -130,7 +130,7 @@ def test_blind_pairs_become_known_pairs_per_dimension(
 
 def test_shipped_manifest_is_valid_and_names_sample_instances(instances: list[Any]) -> None:
     manifest = load_known_set(KNOWN_SET)
-    assert manifest.benchmark == "prism" and len(manifest.known_pairs()) == 3 * (4 + 2 + 1)
+    assert manifest.benchmark == "prism" and len(manifest.known_pairs()) == 3 * (4 + 3 + 1)
     assert manifest.items and all(i.variants for i in manifest.items)
     assert all(v.sha256 for i in manifest.items for v in i.variants)
     PrismKnownSet(instances)  # every item and donor is in the sample

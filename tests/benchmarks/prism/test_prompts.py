@@ -117,8 +117,8 @@ def test_repair_prompt_embeds_the_answer_and_schema() -> None:
 TEMPLATE_SHA256 = {
     ("native", 1): "5b3272ed17783719d74087b3db969ae1fa8fe04df0a7aeb2f0a13d78cfb8ecb8",
     ("native", 2): "30865912355a31c7e4c2b2a4116a171fee4f7a03e5649cba8ead854dbfef489f",
-    ("cascade", 1): "656a14b09f83e7b21db60c6dd37437d1cdf354495a90df43bba593f4aa01a19f",
-    ("cascade", 2): "96d1d0a6cc5c76b1d884259e53ce1614261178c0885ad89ec2d1e1ba3efb84d4",
+    ("cascade", 1): "263c140d812d3b57b815e8d9e81a47390ae0de3e183afec577863b9f4b2af614",
+    ("cascade", 2): "e91fafa2dfb0ab04fcc3c1cabdf80010e1b026c5a2d6925ecb1ef909a11f07e6",
 }
 
 

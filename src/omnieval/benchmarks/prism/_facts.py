@@ -6,7 +6,14 @@ difference peaks), how far each visual event is from the nearest onset, whether 
 rises and falls with loudness, picture brightness and colours, and simple music measures (tempo,
 beat steadiness, tonal share). :func:`cell_reading` picks, per (dimension, audio type) cell, the
 measurements that speak to it, states them with their plain meaning ("4 of 4 visual events have a
-sound onset within 40 ms: in sync") and sums them up as a grade (good, partial, poor, unknown).
+sound onset within 40 ms: in sync") and sums them up as a grade (good, partial, poor, unknown)
+and a *fit*: the measurement placed on the judge's 0-10 scale, linear through 4 at the edge of
+partial and 7 at the edge of good (:func:`measured_fit`), so two cells or two clips graded alike but
+measured apart read apart. Stage 2 reads each type against the caption: the quoted line heard
+(words, and letters for a misheard line), the named tempo and a tune's tonal share, the sound
+events asked for (counted hits on the visible impacts, or a lasting sound such as wind or rain).
+A silent soundtrack fails every cell and a still picture fails AV coherence, whatever else is
+measured.
 
 Loudness is integrated LUFS (ITU-R BS.1770) when ``pyloudnorm`` is installed, else the RMS level
 in dBFS; the unit is always stated.
@@ -33,11 +40,11 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from omnieval.benchmarks.prism._tags import Cell
+from omnieval.benchmarks.prism._tags import Cell, parse_tag
 
 FloatArray = npt.NDArray[np.float32]
 
-FACTS_VERSION = "prism-facts-1"
+FACTS_VERSION = "prism-facts-2"
 """Changes whenever a measurement or its wording changes (part of cache keys and lineage)."""
 ANALYSIS_SR = 16_000
 ANALYSIS_FPS = 25.0
@@ -484,9 +491,43 @@ def measure_clip(path: Path, *, transcribe: bool, asr_model: str = "whisper-tiny
 # -- plain readings for the judge, per cell -------------------------------------------------------
 
 Grade = Literal["good", "partial", "poor", "unknown"]
-_RANK: dict[str, int] = {"poor": 0, "partial": 1, "good": 2}
 _RANK_ORDER: tuple[Grade, ...] = ("good", "partial", "poor")
 _BPM = re.compile(r"(\d{2,3})\s*(?:beats per minute|bpm)", re.I)
+_COUNT_WORDS: dict[str, int] = {
+    "once": 1,
+    "twice": 2,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+}
+_TIMES = re.compile(
+    r"\b(once|twice|(?:one|two|three|four|five|six|seven|eight|nine|ten|\d{1,2})\s+times)\b", re.I
+)
+# Words that name a sound made of separate hits, and words that name a sound that lasts (ambience).
+_HIT_WORDS = re.compile(
+    r"\b(knock|hit|strik|bounc|thud|bang|clap|tap|slam|crash|drop|footstep|stomp)\w*", re.I
+)
+_STEADY_WORDS = re.compile(
+    r"\b(rain|wind|wave|surf|howl|patter|hum|rumbl|traffic|crowd|stream|buzz|hiss|breez)\w*", re.I
+)
+
+SILENT_TRACK_SHARE = 0.98
+"""Share of silent 50 ms windows from which a soundtrack counts as silent: nothing to judge in any cell."""
+STILL_MOTION = 0.0001
+"""Mean frame change (0-1 scale) below which the picture counts as still (a frozen frame)."""
+TONAL_SHARE = 0.6
+"""Tonal energy share from which a track counts as a tune or a tone rather than noise or hits."""
+LINE_ALIKE = 0.8
+LINE_PARTLY_ALIKE = 0.55
+"""Letter similarity of the heard line to the requested one (said / partly said): small ASR models
+mishear synthetic voices word by word ("paint the fence" -> "aim to defend") but keep its letters."""
 
 
 @dataclass(frozen=True)
@@ -494,27 +535,66 @@ class CellReading:
     """What the measurements say about one clip for one (dimension, audio type) cell.
 
     ``text`` states the numbers with their plain meaning; ``grade`` sums it up (``unknown`` when
-    nothing measured speaks to the cell).
+    nothing measured speaks to the cell); ``fit`` is the measurement placed on the judge's 0-10
+    scale (None when unknown), so two cells graded alike but measured apart read apart.
     """
 
     text: str
     grade: Grade
+    fit: int | None = None
 
 
-def _graded(template: str, good: bool, partial: bool, words: tuple[str, str, str]) -> CellReading:
-    """``template`` with the word of the grade: good when ``good``, else partial when ``partial``,
-    else poor (``words`` in that order)."""
-    grade: Grade = "good" if good else "partial" if partial else "poor"
-    return CellReading(template.format(words[_RANK_ORDER.index(grade)]), grade)
+def measured_fit(value: float, partial_at: float, good_at: float) -> int:
+    """``value`` on the 0-10 scale, linear through 4 at ``partial_at`` and 7 at ``good_at``, clamped.
+
+    Works for measures where less is better too (``good_at < partial_at``).
+
+    Example:
+        >>> measured_fit(0.6, 0.3, 0.6), measured_fit(0.3, 0.3, 0.6), measured_fit(1.0, 0.3, 0.6)
+        (7, 4, 10)
+        >>> measured_fit(0.02, 0.2, 0.08), measured_fit(0.5, 0.2, 0.08)
+        (9, 0)
+    """
+    x = 4.0 + 3.0 * (value - partial_at) / (good_at - partial_at)
+    return int(min(10.0, max(0.0, np.floor(x + 0.5))))
 
 
-def _worst(*grades: Grade) -> Grade:
-    known = [g for g in grades if g != "unknown"]
-    return min(known, key=lambda g: _RANK[g]) if known else "unknown"
+def fit_grade(fit: int) -> Grade:
+    """The grade of a fit: 7-10 good, 4-6 partial, 0-3 poor (the judge's scale bands)."""
+    return "good" if fit >= 7 else "partial" if fit >= 4 else "poor"
+
+
+def _fitted(template: str, fit: int, words: tuple[str, str, str]) -> CellReading:
+    """``template`` with the word of the fit's grade (``words`` in the order good, partial, poor)."""
+    grade = fit_grade(fit)
+    return CellReading(template.format(words[_RANK_ORDER.index(grade)]), grade, fit)
+
+
+def silent_reading(facts: ClipFacts) -> CellReading | None:
+    """A missing or silent soundtrack fails every cell: None when something is heard."""
+    if not facts.has_audio:
+        return CellReading("NO audio track (silent clip)", "poor", 0)
+    if facts.silence_share is not None and facts.silence_share >= SILENT_TRACK_SHARE:
+        silent = round(facts.silence_share * 100)
+        return CellReading(
+            f"the soundtrack is silent ({silent}% of the clip below -50 dBFS): nothing is heard", "poor", 0
+        )
+    return None
+
+
+def still_reading(facts: ClipFacts) -> CellReading | None:
+    """A picture that never changes shows no source acting, whatever the sound: None when it moves."""
+    if facts.motion_energy is None or facts.motion_energy >= STILL_MOTION:
+        return None
+    return CellReading(
+        f"the picture is still (mean frame change {facts.motion_energy * 100:.2f}%): no visible action for the sound to follow",
+        "poor",
+        1,
+    )
 
 
 def sync_reading(facts: ClipFacts) -> CellReading:
-    """Sound onsets against abrupt visual events (within 40 ms)."""
+    """Sound onsets against abrupt visual events (within 40 ms); fit from the share of events met."""
     events = facts.visual_events_s
     if not events:
         return CellReading("no abrupt visual event to time sounds against", "unknown")
@@ -523,88 +603,198 @@ def sync_reading(facts: ClipFacts) -> CellReading:
     landed = sum(any(abs(o - e) * 1000 <= MATCH_TIGHT_MS for e in events) for o in facts.audio_onsets_s)
     numbers = f"{hit} of {n} visual events have a sound onset within {MATCH_TIGHT_MS:.0f} ms, {landed} of {len(facts.audio_onsets_s)} onsets fall on one"
     sync = ("in sync", "partly out of sync", "out of sync")
-    return _graded(numbers + ": {}", hit >= 2 and hit * 2 >= n, hit >= 1, sync)
+    return _fitted(numbers + ": {}", measured_fit(hit / n, 0.2, 0.5), sync)
 
 
 def motion_reading(facts: ClipFacts) -> CellReading:
-    """Picture motion against loudness (best region's Pearson r)."""
+    """Picture motion against loudness (best region's Pearson r; 0.35 partial, 0.6 good)."""
     r = facts.motion_audio_r
     if r is None:
         return CellReading("motion vs loudness not measurable", "unknown")
     how = ("follows", "loosely follows", "does not follow")
-    return _graded(f"motion {{}} loudness (r={r:.2f})", r >= 0.6, r >= 0.35, how)
+    return _fitted(f"motion {{}} loudness (r={r:.2f})", measured_fit(r, 0.35, 0.6), how)
 
 
 def level_reading(facts: ClipFacts) -> CellReading:
     """Level, clipping and silence: a technical floor for audio quality."""
     if facts.loudness is None:
-        return CellReading("no audio track", "poor")
+        return CellReading("no audio track", "poor", 0)
     clipped = (facts.clipping_share or 0.0) * 100
     silent = (facts.silence_share or 0.0) * 100
     text = f"level {facts.loudness:.0f} {facts.loudness_unit}, clipped {clipped:.1f}%, silent {silent:.0f}%"
     if clipped >= 0.5 or facts.loudness < -50:
-        return CellReading(text + ": distorted or nearly inaudible", "poor")
-    return CellReading(text + ": clean", "good")
+        return CellReading(text + ": distorted or nearly inaudible", "poor", 2)
+    return CellReading(text + ": clean", "good", 8)
 
 
 def speech_reading(facts: ClipFacts) -> CellReading:
-    """Whether the ASR found words, at a speaking pace."""
+    """Whether the ASR found words, at a speaking pace (1.5-4 words/s natural, 1-5 plausible)."""
     if facts.transcript is None:
         return CellReading("speech not measured", "unknown")
     text = facts.transcript
     if not words(text):
-        return CellReading("no words recognised", "poor")
+        return CellReading("no words recognised", "poor", 1)
     shown = text if len(text) <= 70 else text[:67] + "..."
     wps = facts.words_per_second or 0.0
-    pace = "normal pace" if 1.0 <= wps <= 5.0 else "odd pace"
-    return CellReading(
-        f'heard "{shown}" ({wps:.1f} words/s, {pace})', "good" if pace == "normal pace" else "partial"
-    )
+    fit = 9 if 1.5 <= wps <= 4.0 else 7 if 1.0 <= wps <= 5.0 else 3
+    pace = ("natural pace", "plausible pace", "odd pace")
+    return _fitted(f'heard "{shown}" ({wps:.1f} words/s, {{}})', fit, pace)
+
+
+def line_similarity(transcript: str, caption: str) -> float | None:
+    """How alike the heard text's letters are to the caption's quoted lines' (difflib ratio, 0-1).
+
+    Example:
+        >>> round(line_similarity("Let us aim to defend Son's own fate.", 'says "Let us paint the fence on Sunday."'), 2)
+        0.63
+    """
+    quoted = quoted_lines(caption)
+    if not quoted:
+        return None
+    heard = "".join(words(transcript))
+    wanted = "".join(w for line in quoted for w in words(line))
+    return difflib.SequenceMatcher(None, heard, wanted, autojunk=False).ratio()
 
 
 def line_reading(facts: ClipFacts, caption: str) -> CellReading:
-    """How much of the caption's quoted line the transcript contains."""
+    """How much of the caption's quoted line the transcript contains: distinct words heard (0.3
+    partial, 0.6 good) or, for a misheard line, its letters alike (0.55 partial, 0.8 good)."""
     if facts.transcript is None:
         return CellReading("speech not measured", "unknown")
     match = requested_words_heard(facts.transcript, caption)
-    if match is None:
+    alike = line_similarity(facts.transcript, caption)
+    if match is None or alike is None:
         return CellReading("the description quotes no line to check", "unknown")
-    numbers = f"{match.heard} of {match.requested} requested words heard ({round(100 * match.share)}%)"
-    said = ("said", "partly said", "NOT said")
-    text = numbers + ": the requested line is {}"
-    return _graded(text, match.share >= SAID_SHARE, match.share >= PARTLY_SAID_SHARE, said)
+    fit = max(
+        measured_fit(match.share, PARTLY_SAID_SHARE, SAID_SHARE),
+        measured_fit(alike, LINE_PARTLY_ALIKE, LINE_ALIKE),
+    )
+    numbers = (
+        f"{match.heard} of {match.requested} requested words heard ({round(100 * match.share)}%), "
+        f"heard line {round(100 * alike)}% alike in letters"
+    )
+    return _fitted(numbers + ": the requested line is {}", fit, ("said", "partly said", "NOT said"))
 
 
 def music_reading(facts: ClipFacts) -> CellReading:
-    """Tempo, beat steadiness and tonal share."""
-    parts: list[str] = []
-    grade: Grade = "unknown"
-    if facts.tonal_share is not None:
-        tonal = facts.tonal_share >= 0.6
-        parts.append(f"tonal share {facts.tonal_share * 100:.0f}%")
-        grade = "good" if tonal else "partial"
+    """Tempo, beat steadiness and tonal share (0.4 partial, 0.6 good; an unsteady beat costs 2)."""
+    if facts.tonal_share is None:
+        return CellReading("no tone or beat found", "poor", 1)
+    fit = measured_fit(facts.tonal_share, 0.4, TONAL_SHARE)
+    parts = [f"tonal share {facts.tonal_share * 100:.0f}%"]
     if facts.tempo_bpm is not None:
         parts.append(f"tempo {facts.tempo_bpm:.0f} BPM")
     if facts.beat_cv is not None:
         steady = facts.beat_cv <= 0.1
         parts.append(f"beat spacing varies {facts.beat_cv * 100:.0f}%" + ("" if steady else " (unsteady)"))
-        if not steady:
-            grade = _worst(grade, "partial")
-    return CellReading(", ".join(parts) or "no tone or beat found", grade if parts else "poor")
+        fit = fit if steady else max(0, fit - 2)
+    return CellReading(", ".join(parts), fit_grade(fit), fit)
 
 
 def tempo_reading(facts: ClipFacts, caption: str) -> CellReading:
-    """Measured tempo against a tempo the caption names (half and double tempo count as a match)."""
+    """Measured tempo against a tempo the caption names (half and double tempo count as a match;
+    relative error 0.2 partial, 0.08 good), and whether the track is tonal enough to be a tune."""
     asked = _BPM.search(caption)
     if asked is None:
         return music_reading(facts)
     want = float(asked.group(1))
+    tonal = facts.tonal_share
     if facts.tempo_bpm is None:
-        return CellReading(f"no steady beat found (asked {want:.0f} BPM)", "poor")
+        if tonal is None or tonal < TONAL_SHARE:
+            return CellReading(f"no steady beat found (asked {want:.0f} BPM)", "poor", 1)
+        # Slow pads and held notes have no onsets to time: the tune is there, its tempo unverified.
+        fit = min(6, measured_fit(tonal, 0.4, TONAL_SHARE))
+        text = f"tonal share {tonal * 100:.0f}%: a tune is heard, but it has no beat to time (asked {want:.0f} BPM)"
+        return CellReading(text, fit_grade(fit), fit)
     got = facts.tempo_bpm
     error = min(abs(got - want * k) / (want * k) for k in (0.5, 1.0, 2.0))
-    text = f"tempo {got:.0f} BPM vs asked {want:.0f} BPM: {{}}"
-    return _graded(text, error <= 0.08, error <= 0.2, ("matches", "close", "does not match"))
+    fit = measured_fit(error, 0.2, 0.08)
+    text = f"tempo {got:.0f} BPM vs asked {want:.0f} BPM (off by {error * 100:.0f}%)"
+    if tonal is not None:
+        # A beat alone is not music: hits or a voice at the asked pace must not pass for the tune.
+        text += f", tonal share {tonal * 100:.0f}%"
+        fit = min(fit, measured_fit(tonal, 0.2, 0.4))
+    return _fitted(text + ": {}", fit, ("matches", "partly matches", "does not match"))
+
+
+@dataclass(frozen=True)
+class RequestedSound:
+    """What the caption asks of its sound effects: a number of hits, a lasting sound, or neither."""
+
+    hits: int | None
+    """How many separate hits (``three times`` -> 3), None when no count is given."""
+    kind: Literal["hits", "steady", "unknown"]
+
+
+def requested_sound(caption: str) -> RequestedSound:
+    """The sound the caption describes: counted hits, a lasting (ambient) sound, or unknown.
+
+    A count (``three times``, ``twice``) means hits; else words of a lasting sound (rain, wind,
+    waves) mean a steady sound; else words of hits (knock, bounce, thud) mean hits, uncounted.
+
+    Example:
+        >>> requested_sound("a hammer knocks on a wooden block three times")
+        RequestedSound(hits=3, kind='hits')
+        >>> requested_sound("A gusty wind howls off screen.")
+        RequestedSound(hits=None, kind='steady')
+    """
+    counted = _TIMES.search(caption)
+    if counted is not None:
+        first = counted.group(1).lower().split()[0]
+        n = _COUNT_WORDS.get(first) or int(first)
+        return RequestedSound(n, "hits")
+    if _STEADY_WORDS.search(caption):
+        return RequestedSound(None, "steady")
+    if _HIT_WORDS.search(caption):
+        return RequestedSound(None, "hits")
+    return RequestedSound(None, "unknown")
+
+
+def events_reading(facts: ClipFacts, caption: str, *, on_screen: bool, alone: bool) -> CellReading:
+    """The sound events the caption asks for against what is heard.
+
+    Counted hits: on screen, how many of the requested hits have a sound onset within 40 ms of a
+    visible impact (a third partial, two thirds good); else (or when better) the onset count
+    against the request (each hit too many or too few costs 3). A lasting sound: the share of the
+    clip where sound is heard (0.5 partial, 0.9 good). When the track carries this type ``alone``,
+    a tonal track (a tune, a beep) is not hits or ambience and costs 4.
+    """
+    asked = requested_sound(caption)
+    onsets = len(facts.audio_onsets_s)
+    tonal = facts.tonal_share
+    heard = 1.0 - (facts.silence_share or 0.0)
+    parts: list[str] = []
+    if asked.kind == "hits" and asked.hits:
+        n = asked.hits
+        fit = max(0, 10 - 3 * abs(onsets - n))
+        parts.append(f"{onsets} sharp sound onsets for {n} requested hits")
+        if on_screen and facts.visual_events_s:
+            met = min(n, facts.events_within(MATCH_TIGHT_MS))
+            parts.append(f"{met} of {n} land within {MATCH_TIGHT_MS:.0f} ms of a visible impact")
+            fit = max(fit, measured_fit(met / n, 0.34, 0.67))
+    elif asked.kind == "steady":
+        fit = measured_fit(heard, 0.5, 0.9)
+        parts.append(f"a lasting sound is asked for; sound is heard in {heard * 100:.0f}% of the clip")
+    else:
+        what = (
+            "hits are asked for, uncounted"
+            if asked.kind == "hits"
+            else "the description names no countable sound"
+        )
+        return CellReading(
+            f"{what}; {onsets} sharp sound onsets, sound heard in {heard * 100:.0f}% of the clip", "unknown"
+        )
+    if alone and tonal is not None:
+        parts.append(f"tonal share {tonal * 100:.0f}%")
+        if tonal >= TONAL_SHARE:
+            parts[-1] += " (a tune or tone, not the described sound)"
+            fit = max(0, fit - 4)
+    verdict = (
+        "the described sound is heard",
+        "the described sound is partly heard",
+        "the described sound is NOT heard",
+    )
+    return _fitted("; ".join(parts) + ": {}", fit, verdict)
 
 
 def onset_reading(facts: ClipFacts) -> CellReading:
@@ -614,37 +804,51 @@ def onset_reading(facts: ClipFacts) -> CellReading:
 
 def dynamics_reading(facts: ClipFacts) -> CellReading:
     if facts.loudness_range_db is None:
-        return CellReading("no audio track", "poor")
+        return CellReading("no audio track", "poor", 0)
     spread = facts.loudness_range_db
     label = "lively" if spread >= 4 else ("some variation" if spread >= 2 else "flat")
     return CellReading(f"loudness moves {spread:.0f} dB ({label})", "unknown")
 
 
-def cell_reading(facts: ClipFacts, cell: Cell, *, caption: str | None = None) -> CellReading:
-    """The measured facts that speak to ``cell`` for one clip, joined, with an overall grade.
+def cell_reading(
+    facts: ClipFacts, cell: Cell, *, caption: str | None = None, tags: Sequence[str] = ()
+) -> CellReading:
+    """The measured facts that speak to ``cell`` for one clip, joined, with an overall grade and fit.
 
     ``caption`` is given in stage 2 only (prompt following and expressiveness compare against it).
+    ``tags`` (the sample's active tags) say whether the type's source is on screen and whether it
+    shares the track with other types; without them it counts as on screen and alone.
     """
-    if not facts.has_audio:
-        return CellReading("NO audio track (silent clip)", "poor")
     dim, kind = cell.dimension, cell.audio_type
+    if dim in ("expressiveness", "prompt_following") and caption is None:
+        raise ValueError(f"{cell} is judged with the caption")
+    silent = silent_reading(facts)
+    if silent is not None:
+        return silent
+    parsed = [parse_tag(t) for t in tags]
+    on_screen = any(t.on_screen for t in parsed if t.audio_type == kind) if parsed else True
+    alone = all(t.audio_type == kind for t in parsed)
     parts: list[CellReading]
     if dim == "av_coherence":
         parts = [motion_reading(facts)] if kind == "speech" else [sync_reading(facts), motion_reading(facts)]
-        grade = parts[0].grade if parts[0].grade != "unknown" else parts[-1].grade
+        lead = parts[0] if parts[0].grade != "unknown" else parts[-1]
+        still = still_reading(facts)
+        if still is not None:
+            parts, lead = [still, *parts], still
     elif dim == "audio_quality":
         extra = {"speech": speech_reading, "music": music_reading, "sound": onset_reading}[kind](facts)
         parts = [level_reading(facts), extra]
-        grade = _worst(*(p.grade for p in parts))
+        # A faulty level decides; a clean one is a floor, and the type's own line decides above it.
+        level = parts[0]
+        lead = level if level.grade == "poor" or extra.fit is None else extra
     else:
-        if caption is None:
-            raise ValueError(f"{cell} is judged with the caption")
+        assert caption is not None
         if kind == "speech":
             content = line_reading(facts, caption)
         elif kind == "music":
             content = tempo_reading(facts, caption)
         else:
-            content = onset_reading(facts)
+            content = events_reading(facts, caption, on_screen=on_screen, alone=alone)
         parts = [content, dynamics_reading(facts)] if dim == "expressiveness" else [content]
-        grade = content.grade
-    return CellReading("; ".join(p.text for p in parts), grade)
+        lead = content
+    return CellReading("; ".join(p.text for p in parts), lead.grade, lead.fit)

@@ -8,8 +8,8 @@ own media code (nothing binary is committed; ffmpeg writes bit-exactly):
 ``muted``
     the picture with a silent track (every dimension: the ground truth should win all four);
 ``swapped_audio`` (``source``: the instance whose audio it takes)
-    the picture with another clip's audio, cut or padded to length (AV coherence and prompt
-    following);
+    the picture with another clip's audio, cut or padded to length (AV coherence,
+    expressiveness and prompt following);
 ``frozen_video`` (``at_s``)
     the frame on screen at ``at_s`` held for the whole clip, under the clip's own audio (AV
     coherence).

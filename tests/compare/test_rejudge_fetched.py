@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +32,8 @@ from .conftest import LINEAGE, storybench_scores
 
 server = test_team_nights.server
 """The real ``mlflow server`` (module-scoped here too)."""
+machines = test_team_nights.machines
+"""Machines A and B: two project folders tracking on that server, credentials and offline mode cleared."""
 
 EXPERIMENT = "omnieval/fetch-rejudge"
 CONFIG = RegressionConfig(bootstrap_draws=200)
@@ -51,16 +52,17 @@ def _write(root: Path, files: dict[str, str]) -> None:
         (root / rel).write_text(text, encoding="utf-8")
 
 
-@pytest.fixture
-def machines(tmp_path: Path, server: str, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
-    for key in list(os.environ):
-        if key.startswith(("MLFLOW_TRACKING_", "OMNIEVAL_MLFLOW_CREDENTIALS", "OMNIEVAL_TRACKING_OFFLINE")):
-            monkeypatch.delenv(key)
-    monkeypatch.setenv("MLFLOW_TRACKING_URI", server)
-    a, b = tmp_path / "machine-a", tmp_path / "machine-b"
-    for folder in (a, b):
-        (folder / "runs").mkdir(parents=True)
-    return a, b
+def _rejudging_suite(name: str, b: Path, tmp_path: Path) -> SuiteConfig:
+    """Machine B's suite ``name`` with ``regression.rejudge`` on, over systems alpha and beta."""
+    return SuiteConfig.model_validate(
+        {
+            "suite": name,
+            "systems": {"alpha": {"kind": "oracle"}, "beta": {"kind": "oracle"}},
+            "runs_dir": str(b / "runs"),
+            "state_dir": str(tmp_path / "state"),
+            "regression": {"bootstrap_draws": 200, "rejudge": True},
+        }
+    )
 
 
 def _track_on_a(a: Path, *, log_candidates: bool = True, suite: str = "demo") -> tuple[str, Path]:
@@ -199,15 +201,7 @@ def test_a_run_tracked_without_candidates_fails_the_rejudge_block_clearly(
     (new / "lineage.json").write_text(json.dumps({"run_id": "bbbb0002", **lineage}))
     storybench_scores().to_parquet(new / "scores.parquet")
     run_b = read_run(new)
-    suite = SuiteConfig.model_validate(
-        {
-            "suite": "old",
-            "systems": {"alpha": {"kind": "oracle"}, "beta": {"kind": "oracle"}},
-            "runs_dir": str(b / "runs"),
-            "state_dir": str(tmp_path / "state"),
-            "regression": {"bootstrap_draws": 200, "rejudge": True},
-        }
-    )
+    suite = _rejudging_suite("old", b, tmp_path)
     document = compare_runs(run_a, run_b, CONFIG)
     out = rejudge_document(document, run_a, run_b, suite, CONFIG)
     assert out["rejudge"]["performed"] is False
@@ -245,15 +239,7 @@ def test_the_rejudge_block_names_the_fetched_candidates(
         return run_b.scores, RejudgeCost(0, 60, {"cpu": {"model_calls": 0, "cache_hits": 60}})
 
     monkeypatch.setattr("omnieval.compare._rejudge.rejudged_scores", stand_in)
-    suite = SuiteConfig.model_validate(
-        {
-            "suite": "block",
-            "systems": {"alpha": {"kind": "oracle"}, "beta": {"kind": "oracle"}},
-            "runs_dir": str(b / "runs"),
-            "state_dir": str(tmp_path / "state"),
-            "regression": {"bootstrap_draws": 200, "rejudge": True},
-        }
-    )
+    suite = _rejudging_suite("block", b, tmp_path)
     out = rejudge_comparison(compare_runs(run_a, run_b, CONFIG), run_a, run_b, suite, CONFIG)
     assert given["roots"] == {
         "alpha": folder / "candidates" / "alpha",

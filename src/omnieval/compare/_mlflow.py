@@ -12,8 +12,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -383,6 +382,7 @@ def _fetch_imported(folder: Path, run_id: str, uri: str, system: str, entry: Sys
     from mlflow.tracking import MlflowClient
 
     from omnieval.errors import DataError
+    from omnieval.tracking import no_artifact_progress_bar
 
     target = folder / FETCHED_CANDIDATES / system
     if target.is_dir() and not _mismatches(target, entry):
@@ -415,7 +415,7 @@ def _fetch_imported(folder: Path, run_id: str, uri: str, system: str, entry: Sys
             os.replace(local, blobs / sha)
             return None
 
-        with _quiet_downloads(), ThreadPoolExecutor(max_workers=FETCH_WORKERS) as pool:
+        with no_artifact_progress_bar(), ThreadPoolExecutor(max_workers=FETCH_WORKERS) as pool:
             problems = [p for p in pool.map(fetch_one, sorted(wanted)) if p is not None]
         if problems:
             more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
@@ -429,21 +429,6 @@ def _fetch_imported(folder: Path, run_id: str, uri: str, system: str, entry: Sys
             shutil.rmtree(target)
         os.replace(tree, target)
     return len(wanted)
-
-
-@contextmanager
-def _quiet_downloads() -> Iterator[None]:
-    """MLflow's per-download progress bar off while blobs are fetched (hundreds of bars on stderr)."""
-    key = "MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR"
-    before = os.environ.get(key)
-    os.environ[key] = "false"
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = before
 
 
 def fetch_candidates(folder: Path, systems: Sequence[str]) -> FetchedCandidates:

@@ -34,6 +34,7 @@ from omnieval.tracking._store import (
     EXPERIMENT_KIND,
     EXPERIMENT_KIND_TAG,
     configure_mlflow,
+    no_artifact_progress_bar,
     tracking_uri,
 )
 from omnieval.tracking.judgment_traces import VerdictTraces, log_judgment_traces
@@ -58,6 +59,7 @@ __all__ = [
     "log_failed_run",
     "log_judgment_traces",
     "log_suite_run",
+    "no_artifact_progress_bar",
     "read_credentials",
     "short_sha",
     "suite_run_name",

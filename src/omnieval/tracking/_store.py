@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from omnieval.tracking._credentials import apply_credentials
@@ -60,3 +62,18 @@ def configure_mlflow(experiment: str) -> str:
     )
     mlflow.set_experiment(experiment)
     return str(exp_id)
+
+
+@contextmanager
+def no_artifact_progress_bar() -> Iterator[None]:
+    """MLflow's per-download progress bar off within the block (it prints on stderr, one bar per file)."""
+    key = "MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR"
+    before = os.environ.get(key)
+    os.environ[key] = "false"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = before

@@ -18,16 +18,16 @@ of a date back (``omnieval night`` combines them, docs/nightly.md "One night on 
 from __future__ import annotations
 
 import json
-import os
 import re
 import socket
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from omnieval.tracking._store import no_artifact_progress_bar
 
 NIGHTS_EXPERIMENT = "omnieval/nights"
 NIGHT_TAG = "omnieval.night"
@@ -158,21 +158,6 @@ class ServerNight:
     """Its ``night.json`` artifact, as JSON (not validated here)."""
 
 
-@contextmanager
-def _no_progress_bar() -> Iterator[None]:
-    """MLflow's download progress bar off (it would print on stderr under ``omnieval night``)."""
-    key = "MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR"
-    before = os.environ.get(key)
-    os.environ[key] = "false"
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = before
-
-
 def latest_night_on_server(experiment: str = NIGHTS_EXPERIMENT) -> str | None:
     """The latest date of a night run in ``experiment`` on the configured store; None when none.
 
@@ -235,7 +220,7 @@ def night_runs_on_server(
             names = {Path(a.path).name for a in client.list_artifacts(run.info.run_id)}
             if NIGHT_ARTIFACT not in names:
                 continue
-            with _no_progress_bar():
+            with no_artifact_progress_bar():
                 local = download_artifacts(
                     run_id=run.info.run_id,
                     artifact_path=NIGHT_ARTIFACT,

@@ -495,12 +495,11 @@ def fetch_candidates(folder: Path, systems: Sequence[str]) -> FetchedCandidates:
                     continue
             roots[system] = kept
             sources[system] = {"source": "run_folder", "downloaded": 0}
-        files = entry.files if entry is not None else ()
-        sources[system].update(
-            files=len(files) if entry is not None else _count_files(roots[system]),
-            bytes=sum(f.bytes for f in files) if entry is not None else _count_bytes(roots[system]),
-            verified=entry is not None,
-        )
+        if entry is not None:
+            count, size = len(entry.files), sum(f.bytes for f in entry.files)
+        else:
+            count, size = _tree_size(roots[system])
+        sources[system].update(files=count, bytes=size, verified=entry is not None)
     if missing:
         raise DataError(
             f"cannot re-judge run A ({folder}, run {run_id} fetched from {shown}): its candidates "
@@ -519,9 +518,7 @@ def _imported_from(kept: Path) -> str:
         return f"(unreadable {kept / 'IMPORTED.json'})"
 
 
-def _count_files(root: Path) -> int:
-    return sum(1 for p in root.rglob("*") if p.is_file())
-
-
-def _count_bytes(root: Path) -> int:
-    return sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
+def _tree_size(root: Path) -> tuple[int, int]:
+    """Files below ``root`` and their total bytes, in one walk."""
+    sizes = [p.stat().st_size for p in root.rglob("*") if p.is_file()]
+    return len(sizes), sum(sizes)
